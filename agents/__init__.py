@@ -1,0 +1,9 @@
+"""External policies for connect4_env: each consumes ``(observation, action_mask)`` and returns a column."""
+
+from __future__ import annotations
+
+from agents.base import NoLegalMoveError, Policy
+from agents.random_agent import RandomAgent
+from agents.registry import agent_names, make_agent, register_agent
+
+__all__ = ["Policy", "NoLegalMoveError", "RandomAgent", "make_agent", "register_agent", "agent_names"]

@@ -1,0 +1,28 @@
+"""connect4_env: a fast, correct Connect Four for reinforcement learning.
+
+- :mod:`connect4_env.core`: the pure rules (bitboards, any size and ``win_length``).
+- :mod:`connect4_env.connect4_v0`: the PettingZoo AEC environment (``env()`` / ``raw_env()``).
+- ``gymnasium.make("Connect4-v0")``: the single-agent view against a fixed opponent (registered on import).
+"""
+
+from __future__ import annotations
+
+import gymnasium
+
+from connect4_env import connect4_v0
+from connect4_env.core import Board, IllegalMoveError, Rules
+from connect4_env.encoding import action_mask, board_from_observation, observation_planes
+
+__all__ = [
+    "Board",
+    "Rules",
+    "IllegalMoveError",
+    "connect4_v0",
+    "observation_planes",
+    "action_mask",
+    "board_from_observation",
+]
+__version__ = "0.1.0"
+
+if "Connect4-v0" not in gymnasium.registry:
+    gymnasium.register(id="Connect4-v0", entry_point="connect4_env.gym_env:Connect4Env")

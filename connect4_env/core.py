@@ -1,0 +1,433 @@
+"""Pure Connect Four rules on bitboards, for any board size and win length.
+
+No Gymnasium, PettingZoo or pygame here: every other module calls this one, and nobody repeats the rules.
+
+Bit layout (the classic one): column ``c`` owns bits ``c * (rows + 1)`` .. ``c * (rows + 1) + rows``; bit
+``c * (rows + 1) + r`` is the cell ``r`` rows above the bottom. The top bit of every column is a sentinel that
+is never set, so a run of stones can never wrap from one column into the next. Python ints serve any size.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+from collections.abc import Iterable
+
+__all__ = [
+    "Rules",
+    "Board",
+    "IllegalMoveError",
+    "as_column",
+    "check_size",
+]
+
+
+class IllegalMoveError(ValueError):
+    """A move that the rules do not allow (full or missing column, game already over)."""
+
+
+def _check_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r} ({type(value).__name__})")
+    value = int(value)
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
+    return value
+
+
+def as_column(action: object) -> int:
+    """Return ``action`` as a plain int if it is an integer (Python or numpy, or a 0-d integer array).
+
+    Raises:
+        TypeError: floats, strings, None, booleans, arrays with one or more dimensions.
+    """
+    if isinstance(action, bool) or action is None:
+        raise TypeError(f"action {action!r} is not an integer column")
+    if getattr(action, "ndim", 0) > 0:
+        raise TypeError(f"action {action!r} must be a single integer column, not an array of shape {action.shape}")  # type: ignore[attr-defined]
+    try:
+        return operator.index(action)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(
+            f"action {action!r} ({type(action).__name__}) is not an integer column"
+        ) from None
+
+
+def check_size(rows: object, columns: object, win_length: object) -> tuple[int, int, int]:
+    """Validate a board configuration and return it as plain ints.
+
+    Raises:
+        TypeError: a value is not an integer (``rows=2.5``, ``columns="7"``, ``win_length=True``).
+        ValueError: a value is out of range (``rows=0``), or ``win_length`` fits neither a row nor a column.
+    """
+    rows_i = _check_int("rows", rows, 1)
+    columns_i = _check_int("columns", columns, 1)
+    win_i = _check_int("win_length", win_length, 2)
+    if win_i > max(rows_i, columns_i):
+        raise ValueError(
+            f"win_length={win_i} does not fit a {rows_i}x{columns_i} board: "
+            f"allowed 2..{max(rows_i, columns_i)} (at most max(rows, columns))"
+        )
+    return rows_i, columns_i, win_i
+
+
+def _two_shift_win_check(
+    first: tuple[int, ...], second: tuple[int, ...], third: tuple[int, ...], fourth: tuple[int, ...]
+):  # noqa: ANN202
+    """An unrolled ``has_won`` for win lengths whose check needs two shifts per direction (3 and 4)."""
+    (a1, b1), (a2, b2), (a3, b3), (a4, b4) = first, second, third, fourth
+
+    def has_won(stones: int) -> bool:
+        run = stones & (stones >> a1)
+        if run & (run >> b1):
+            return True
+        run = stones & (stones >> a2)
+        if run & (run >> b2):
+            return True
+        run = stones & (stones >> a3)
+        if run & (run >> b3):
+            return True
+        run = stones & (stones >> a4)
+        return bool(run & (run >> b4))
+
+    return has_won
+
+
+class Rules:
+    """An immutable board configuration with the bit masks the rules need.
+
+    Args:
+        rows: number of rows (>= 1).
+        columns: number of columns (>= 1).
+        win_length: stones in a line needed to win (2 .. max(rows, columns)).
+    """
+
+    __slots__ = (
+        "rows",
+        "columns",
+        "win_length",
+        "height",
+        "cells",
+        "bottom_mask",
+        "board_mask",
+        "top_masks",
+        "column_masks",
+        "bottom_bits",
+        "_win_steps",
+        "has_won",
+    )
+
+    def __init__(self, rows: int = 6, columns: int = 7, win_length: int = 4) -> None:
+        rows, columns, win_length = check_size(rows, columns, win_length)
+        height = rows + 1
+        set_ = object.__setattr__
+        set_(self, "rows", rows)
+        set_(self, "columns", columns)
+        set_(self, "win_length", win_length)
+        set_(self, "height", height)
+        set_(self, "cells", rows * columns)
+        column_mask = (1 << rows) - 1
+        set_(self, "column_masks", tuple(column_mask << (c * height) for c in range(columns)))
+        set_(self, "bottom_bits", tuple(1 << (c * height) for c in range(columns)))
+        set_(self, "top_masks", tuple(1 << (c * height + rows - 1) for c in range(columns)))
+        set_(self, "bottom_mask", sum(self.bottom_bits))
+        set_(self, "board_mask", sum(self.column_masks))
+        # Shifts that AND a bitboard with itself until only the starts of win_length-long runs remain:
+        # double the run length while we can, then one last overlapping step.
+        steps = []
+        for direction in (1, height, height - 1, height + 1):  # vertical, horizontal, two diagonals
+            run, shifts = 1, []
+            while 2 * run <= win_length:
+                shifts.append(run * direction)
+                run *= 2
+            if run < win_length:
+                shifts.append((win_length - run) * direction)
+            steps.append(tuple(shifts))
+        set_(self, "_win_steps", tuple(steps))
+        # has_won(stones): True if the bitboard holds win_length in a line in any direction.
+        if all(len(shifts) == 2 for shifts in steps):
+            set_(self, "has_won", _two_shift_win_check(*steps))
+        else:
+            set_(self, "has_won", self._has_won_generic)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Rules is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Rules) and self.shape_key == other.shape_key
+
+    def __hash__(self) -> int:
+        return hash(self.shape_key)
+
+    def __repr__(self) -> str:
+        return f"Rules(rows={self.rows}, columns={self.columns}, win_length={self.win_length})"
+
+    def __reduce__(self) -> tuple[type[Rules], tuple[int, int, int]]:
+        return (Rules, self.shape_key)
+
+    @property
+    def shape_key(self) -> tuple[int, int, int]:
+        """``(rows, columns, win_length)``."""
+        return (self.rows, self.columns, self.win_length)
+
+    def _has_won_generic(self, stones: int) -> bool:
+        for shifts in self._win_steps:
+            run = stones
+            for shift in shifts:
+                run &= run >> shift
+                if not run:
+                    break
+            else:
+                return True
+        return False
+
+    def cell_bit(self, row: int, column: int) -> int:
+        """The bit of the cell ``row`` (0 = top, as in observations) and ``column``."""
+        return 1 << (column * self.height + self.rows - 1 - row)
+
+
+class Board:
+    """A mutable Connect Four position. ``copy()`` is cheap (a handful of ints).
+
+    ``stones[p]`` is player ``p``'s bitboard (player 0 moves first), ``heights[c]`` the number of stones in
+    column ``c``, ``ply`` the number of moves played, ``winner`` 0 or 1 once someone has a line (else None).
+    """
+
+    __slots__ = ("rules", "stones", "heights", "ply", "winner", "last_move")
+
+    def __init__(self, rules: Rules | None = None) -> None:
+        self.rules = rules if rules is not None else Rules()
+        self.stones = [0, 0]
+        self.heights = [0] * self.rules.columns
+        self.ply = 0
+        self.winner: int | None = None
+        self.last_move: int | None = None
+
+    @classmethod
+    def empty(cls, rows: int = 6, columns: int = 7, win_length: int = 4) -> Board:
+        """An empty board of the given size."""
+        return cls(Rules(rows, columns, win_length))
+
+    # -- state -------------------------------------------------------------------------------------------
+    @property
+    def to_move(self) -> int:
+        """The player to move: 0 (first player) or 1."""
+        return self.ply & 1
+
+    @property
+    def mask(self) -> int:
+        """Bitboard of all stones."""
+        return self.stones[0] | self.stones[1]
+
+    @property
+    def is_full(self) -> bool:
+        return self.ply == self.rules.cells
+
+    @property
+    def is_draw(self) -> bool:
+        return self.winner is None and self.ply == self.rules.cells
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.winner is not None or self.ply == self.rules.cells
+
+    def is_legal(self, column: int) -> bool:
+        """True if ``column`` is an int in range, not full, and the game is not over."""
+        return (
+            self.winner is None
+            and isinstance(column, int)
+            and 0 <= column < self.rules.columns
+            and self.heights[column] < self.rules.rows
+        )
+
+    def legal_moves(self) -> list[int]:
+        """Columns that can be played (empty once the game is over)."""
+        if self.winner is not None:
+            return []
+        rows = self.rules.rows
+        return [c for c, h in enumerate(self.heights) if h < rows]
+
+    def legal_mask(self) -> list[int]:
+        """One 0/1 entry per column: 1 where a move is legal."""
+        if self.winner is not None:
+            return [0] * self.rules.columns
+        rows = self.rules.rows
+        return [1 if h < rows else 0 for h in self.heights]
+
+    # -- moves -------------------------------------------------------------------------------------------
+    def play(self, column: int) -> bool:
+        """Drop a stone for the player to move. Returns True if that move wins.
+
+        Raises:
+            IllegalMoveError: the game is over, or ``column`` is out of range or full.
+        """
+        if type(column) is not int:
+            column = as_column(column)
+        rules = self.rules
+        heights = self.heights
+        if self.winner is not None or self.ply == rules.cells:
+            raise IllegalMoveError(f"column {column!r} cannot be played: the game is over")
+        if not 0 <= column < rules.columns or heights[column] >= rules.rows:
+            raise IllegalMoveError(
+                f"column {column!r} is not a legal move; legal columns are {self.legal_moves()}"
+            )
+        player = self.ply & 1
+        stones = self.stones[player] | (rules.bottom_bits[column] << heights[column])
+        self.stones[player] = stones
+        heights[column] += 1
+        self.ply += 1
+        self.last_move = column
+        if rules.has_won(stones):
+            self.winner = player
+            return True
+        return False
+
+    def play_moves(self, moves: Iterable[int]) -> Board:
+        """Play a sequence of columns; returns self."""
+        for column in moves:
+            self.play(int(column))
+        return self
+
+    def copy(self) -> Board:
+        new = Board.__new__(Board)
+        new.rules = self.rules
+        new.stones = self.stones[:]
+        new.heights = self.heights[:]
+        new.ply = self.ply
+        new.winner = self.winner
+        new.last_move = self.last_move
+        return new
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo: dict) -> Board:
+        return self.copy()
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Board)
+            and self.rules == other.rules
+            and self.stones == other.stones
+            and self.winner == other.winner
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.rules, self.stones[0], self.stones[1]))
+
+    def __getstate__(self) -> dict:
+        return {
+            "rules": self.rules.shape_key,
+            "stones": list(self.stones),
+            "winner": self.winner,
+            "last_move": self.last_move,
+        }
+
+    def __setstate__(self, state: dict) -> None:
+        board = Board.from_stones(Rules(*state["rules"]), *state["stones"])
+        self.rules, self.stones, self.heights = board.rules, board.stones, board.heights
+        self.ply, self.winner, self.last_move = board.ply, board.winner, state["last_move"]
+
+    # -- cells, constructors, ASCII ------------------------------------------------------------------------
+    def cell(self, row: int, column: int) -> int | None:
+        """Owner of a cell (``row`` 0 = top): 0, 1 or None for empty."""
+        bit = self.rules.cell_bit(row, column)
+        if self.stones[0] & bit:
+            return 0
+        if self.stones[1] & bit:
+            return 1
+        return None
+
+    @classmethod
+    def from_moves(
+        cls, moves: Iterable[int] | str, rows: int = 6, columns: int = 7, win_length: int = 4
+    ) -> Board:
+        """Play ``moves`` (0-based columns; a string of digits also works for <= 10 columns) from empty."""
+        if isinstance(moves, str):
+            if not moves.isdigit() and moves:
+                raise ValueError(f"move string {moves!r} must hold only digits 0-9 (0-based columns)")
+            moves = [int(ch) for ch in moves]
+        return cls(Rules(rows, columns, win_length)).play_moves(moves)
+
+    @classmethod
+    def from_stones(cls, rules: Rules, first: int, second: int) -> Board:
+        """Build a position from each player's bitboard, checking that it can arise in a game.
+
+        Raises:
+            ValueError: stones overlap, float above empty cells, lie outside the board, the counts are not
+                equal or one more for the first player, or both players have a line.
+        """
+        board_mask = rules.board_mask
+        if first < 0 or second < 0 or (first | second) & ~board_mask:
+            raise ValueError("stones lie outside the board")
+        if first & second:
+            raise ValueError("a cell holds stones of both players")
+        n_first, n_second = first.bit_count(), second.bit_count()
+        if n_first - n_second not in (0, 1):
+            raise ValueError(
+                f"impossible stone counts: first player {n_first}, second player {n_second} "
+                "(the first player has as many stones as the second, or one more)"
+            )
+        mask = first | second
+        heights = []
+        for c in range(rules.columns):
+            col = (mask >> (c * rules.height)) & ((1 << rules.rows) - 1)
+            h = col.bit_count()
+            if col != (1 << h) - 1:
+                raise ValueError(f"column {c} has a stone above an empty cell")
+            heights.append(h)
+        board = cls(rules)
+        board.stones = [first, second]
+        board.heights = heights
+        board.ply = n_first + n_second
+        first_won, second_won = rules.has_won(first), rules.has_won(second)
+        if first_won and second_won:
+            raise ValueError("both players have a line: not a reachable position")
+        board.winner = 0 if first_won else 1 if second_won else None
+        return board
+
+    @classmethod
+    def from_ascii(cls, text: str, win_length: int = 4) -> Board:
+        """Parse a board drawn as text, top row first.
+
+        ``X`` (or ``x``) is the first player, ``O`` (``o``) the second, ``.`` (or ``_``) empty; spaces are
+        ignored, as are blank lines and a trailing line of column numbers. Which player is to move follows
+        from the stone counts.
+        """
+        lines = [line.replace(" ", "") for line in text.strip("\n").splitlines()]
+        lines = [line for line in lines if line and not line.isdigit()]
+        if not lines:
+            raise ValueError("empty board text")
+        width = len(lines[0])
+        for line in lines:
+            if len(line) != width:
+                raise ValueError(f"board rows have different lengths: {[len(x) for x in lines]}")
+            bad = set(line) - set("XxOo._")
+            if bad:
+                raise ValueError(f"unknown board characters {sorted(bad)}; allowed are X, O and .")
+        rules = Rules(len(lines), width, win_length)
+        first = second = 0
+        for row, line in enumerate(lines):
+            for column, ch in enumerate(line):
+                if ch in "Xx":
+                    first |= rules.cell_bit(row, column)
+                elif ch in "Oo":
+                    second |= rules.cell_bit(row, column)
+        return cls.from_stones(rules, first, second)
+
+    def to_ascii(self, column_numbers: bool = True) -> str:
+        """The board as text, top row first: ``X`` first player, ``O`` second, ``.`` empty."""
+        symbols = {0: "X", 1: "O", None: "."}
+        lines = [
+            " ".join(symbols[self.cell(row, column)] for column in range(self.rules.columns))
+            for row in range(self.rules.rows)
+        ]
+        if column_numbers:
+            lines.append(" ".join(str(c % 10) for c in range(self.rules.columns)))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_ascii()
+
+    def __repr__(self) -> str:
+        return f"Board.from_ascii('''\n{self.to_ascii(column_numbers=False)}\n''', win_length={self.rules.win_length})"
+

@@ -1,0 +1,209 @@
+"""Single-agent Gymnasium view: the learner plays Connect Four against a fixed opponent policy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from connect4_env.core import IllegalMoveError, Rules, as_column
+from connect4_env.encoding import TrackedBoard
+from connect4_env.render import RENDER_MODES, BoardRenderer
+
+__all__ = ["Connect4Env", "resolve_opponent", "ILLEGAL_ACTION_MODES"]
+
+ILLEGAL_ACTION_MODES = ("lose", "raise")
+
+
+def resolve_opponent(opponent: Any, opponent_kwargs: dict[str, Any] | None = None) -> Any:
+    """An object with ``act(observation, action_mask)``, or a name for ``agents.make_agent``.
+
+    Raises:
+        TypeError: ``opponent`` is neither a name nor an object with ``act``.
+        ValueError: an unknown agent name.
+    """
+    if isinstance(opponent, str):
+        from agents import make_agent  # the policies sit above the env; import on use only
+
+        return make_agent(opponent, **(opponent_kwargs or {}))
+    if not callable(getattr(opponent, "act", None)):
+        raise TypeError(
+            f"opponent must be an agent name (e.g. 'random') or an object with act(observation, action_mask), "
+            f"got {opponent!r}"
+        )
+    if opponent_kwargs:
+        raise ValueError("opponent_kwargs only apply when opponent is given by name")
+    return opponent
+
+
+class Connect4Env(gym.Env):
+    """Connect Four for one learner against a fixed opponent policy (``gym.make("Connect4-v0")``).
+
+    ## Description
+    The learner and the opponent take turns dropping stones; the first to line up ``win_length`` stones
+    horizontally, vertically or diagonally wins, a full board is a draw. Each ``step`` plays the learner's
+    move and then, unless the game ended, the opponent's reply.
+
+    ## Action Space
+    `Discrete(columns)`: the column for the learner's stone. Python/numpy integers are accepted.
+
+    ## Observation Space
+    `Box(0, 1, (rows, columns, 2), int8)` from the learner's side: plane 0 the learner's stones, plane 1 the
+    opponent's, row 0 the top row. `info["action_mask"]` (int8, one entry per column) comes with every reset
+    and step; `env.unwrapped.action_masks()` returns it as bool for sb3-contrib's MaskablePPO.
+
+    ## Rewards
+    +1 when the learner wins, -1 when it loses (or makes an illegal move under `illegal_action="lose"`),
+    0 for a draw and every other step.
+
+    ## Starting State
+    An empty board. If the learner moves second, `reset()` returns the position after the opponent's first
+    move. `reset(seed=s)` seeds the env's RNG, which also reseeds the opponent (through its
+    `reset(seed=...)`, if it has one) and picks the side when `agent_first=None`: the whole episode is then
+    reproducible. Later resets without a seed continue that RNG.
+
+    ## Episode End
+    Terminated on a win, a loss, a draw or (under `"lose"`) an illegal move. Never truncated.
+    `info["outcome"]` is then `"win"`, `"loss"` or `"draw"`; `info["illegal_action"]` is True after an
+    illegal move.
+
+    ## Arguments
+    | argument | default | meaning |
+    |---|---|---|
+    | `rows`, `columns`, `win_length` | 6, 7, 4 | board size and line length, as the rules core |
+    | `opponent` | `"random"` | an agent name for `agents.make_agent`, or any object with `act(observation, action_mask)` |
+    | `opponent_kwargs` | None | keyword arguments for `make_agent` when `opponent` is a name |
+    | `agent_first` | True | True: learner moves first; False: second; None: a random side each episode |
+    | `illegal_action` | `"lose"` | a full column: `"lose"` ends the episode with -1; `"raise"` raises `IllegalMoveError` |
+    | `render_mode` | None | `"ansi"`, `"rgb_array"` or `"human"` |
+    | `tile` | 48 | pixels per cell for images |
+
+    Out-of-range columns and non-integer actions are not moves of the action space: they always raise
+    (`IllegalMoveError`, a `ValueError`, or `TypeError`), leaving the position unchanged.
+
+    ## Version History
+    * v0: initial release.
+    """
+
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2}
+
+    def __init__(
+        self,
+        rows: int = 6,
+        columns: int = 7,
+        win_length: int = 4,
+        opponent: Any = "random",
+        opponent_kwargs: dict[str, Any] | None = None,
+        agent_first: bool | None = True,
+        illegal_action: str = "lose",
+        render_mode: str | None = None,
+        tile: int = 48,
+    ) -> None:
+        self.rules = Rules(rows, columns, win_length)
+        if agent_first not in (True, False, None):
+            raise ValueError(f"agent_first must be True, False or None (random side), got {agent_first!r}")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action={illegal_action!r} is not supported; allowed: {ILLEGAL_ACTION_MODES}")
+        self._renderer = BoardRenderer(render_mode, tile, fps=self.metadata["render_fps"])
+        self.render_mode = render_mode
+        self.opponent = resolve_opponent(opponent, opponent_kwargs)
+        self.agent_first = agent_first
+        self.illegal_action = illegal_action
+        rows, columns = self.rules.rows, self.rules.columns
+        self.observation_space = spaces.Box(0, 1, (rows, columns, 2), dtype=np.int8)
+        self.action_space = spaces.Discrete(columns)
+        self._no_moves = np.zeros(columns, dtype=np.int8)
+        self._game = TrackedBoard(self.rules)
+        self._learner = 0
+        self._done = True
+
+    @property
+    def board(self):  # noqa: ANN201 - a Board; read-only by convention
+        """The current position (:class:`connect4_env.core.Board`)."""
+        return self._game.board
+
+    @property
+    def learner(self) -> int:
+        """0 if the learner moves first this episode, else 1."""
+        return self._learner
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal columns as a bool array (all False once the episode is over)."""
+        if self._done:
+            return np.zeros(self.rules.columns, dtype=bool)
+        return self._game.mask.astype(bool)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        rng = self.np_random
+        self._game = TrackedBoard(self.rules)
+        if self.agent_first is None:
+            self._learner = int(rng.integers(2))
+        else:
+            self._learner = 0 if self.agent_first else 1
+        opponent_reset = getattr(self.opponent, "reset", None)
+        if callable(opponent_reset):
+            opponent_reset(seed=int(rng.integers(2**63)))
+        self._done = False
+        if self._learner == 1:
+            self._opponent_move()
+        if self.render_mode == "human":
+            self.render()
+        return self._game.observation(self._learner), {"action_mask": self._game.mask.copy()}
+
+    def _opponent_move(self) -> bool:
+        """Let the opponent play; returns True if that ended the game (it won or filled the board)."""
+        game = self._game
+        player = 1 - self._learner
+        action = self.opponent.act(game.views[player].copy(), game.mask.copy())
+        column = action if type(action) is int else as_column(action)
+        board = game.board
+        if not 0 <= column < self.rules.columns or board.heights[column] >= self.rules.rows:
+            raise IllegalMoveError(
+                f"the opponent {self.opponent!r} chose column {action!r}; legal columns are {board.legal_moves()}"
+            )
+        return game.play(column) or board.ply == self.rules.cells
+
+    def step(self, action: Any):
+        if self._done:
+            raise RuntimeError("step() called on a finished episode: call reset() first")
+        column = action if type(action) is int else as_column(action)
+        game = self._game
+        board = game.board
+        rules = self.rules
+        if not 0 <= column < rules.columns:
+            raise IllegalMoveError(f"action {action!r} is out of range: columns are 0..{rules.columns - 1}")
+        if board.heights[column] >= rules.rows:
+            if self.illegal_action == "raise":
+                raise IllegalMoveError(
+                    f"column {column} is full; legal columns are {board.legal_moves()}"
+                )
+            self._done = True
+            info = {"action_mask": self._no_moves.copy(), "illegal_action": True, "outcome": "loss"}
+            return game.observation(self._learner), -1.0, True, False, self._finish(info)
+        reward = 0.0
+        if game.play(column):
+            reward = 1.0
+        elif board.ply != rules.cells and self._opponent_move() and board.winner is not None:
+            reward = -1.0
+        self._done = board.winner is not None or board.ply == rules.cells
+        if self._done:
+            outcome = "win" if reward > 0 else "loss" if reward < 0 else "draw"
+            info = {"action_mask": self._no_moves.copy(), "outcome": outcome}
+            return game.observation(self._learner), reward, True, False, self._finish(info)
+        if self.render_mode == "human":
+            self.render()
+        return game.observation(self._learner), reward, False, False, {"action_mask": game.mask.copy()}
+
+    def _finish(self, info: dict[str, Any]) -> dict[str, Any]:
+        if self.render_mode == "human":
+            self.render()
+        return info
+
+    def render(self) -> str | np.ndarray | None:
+        return self._renderer.render(self.board)
+
+    def close(self) -> None:
+        self._renderer.close()

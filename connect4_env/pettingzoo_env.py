@@ -1,0 +1,202 @@
+"""PettingZoo AEC environment over the rules core (``connect4_v0``).
+
+A drop-in for PettingZoo's ``classic/connect_four_v3`` (same agents, observation dict, rewards and wrappers)
+that also plays any board size and ``win_length``, raises clear errors on bad actions, renders to ``ansi``,
+``rgb_array`` and ``human``, honours ``reset(seed=...)`` and keeps its position through ``pickle``/``deepcopy``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+
+from connect4_env.core import Board, IllegalMoveError, Rules, as_column
+from connect4_env.encoding import TrackedBoard
+from connect4_env.wrappers import wrap_classic
+from connect4_env.render import RENDER_MODES, BoardRenderer
+
+__all__ = ["raw_env", "env"]
+
+AGENTS = ("player_0", "player_1")
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """``raw_env(**kwargs)`` inside PettingZoo's standard classic-game wrappers.
+
+    An illegal move (full column) ends the game with reward -1 for the mover (``TerminateIllegalWrapper``);
+    an action outside ``Discrete(columns)`` fails ``AssertOutOfBoundsWrapper``; calls out of order are caught
+    by ``OrderEnforcingWrapper``. Exactly as ``pettingzoo.classic.connect_four_v3.env()`` (the wrappers are
+    PettingZoo's, subclassed in :mod:`connect4_env.wrappers` only to make attribute reads direct).
+    """
+    return wrap_classic(raw_env(**kwargs), illegal_reward=-1)
+
+
+class raw_env(AECEnv):
+    """Connect Four for two agents, ``player_0`` (moves first) and ``player_1``.
+
+    ## Description
+    Players take turns dropping a stone into a column; it falls to the lowest empty cell. The first to line
+    up ``win_length`` stones horizontally, vertically or diagonally wins; a full board is a draw.
+
+    ## Arguments
+    | argument | default | meaning |
+    |---|---|---|
+    | `rows` | 6 | board height, an int >= 1 |
+    | `columns` | 7 | board width and number of actions, an int >= 1 |
+    | `win_length` | 4 | stones in a line to win, 2 .. max(rows, columns) |
+    | `render_mode` | None | `"ansi"` (text), `"rgb_array"` (H x W x 3 uint8) or `"human"` (pygame window) |
+    | `tile` | 48 | pixels per cell for `rgb_array` / `human` |
+
+    ## Action Space
+    `Discrete(columns)`: the column to drop a stone into. Python and numpy integers (and 0-d integer arrays)
+    are accepted. `raw_env.step` raises `IllegalMoveError` (a `ValueError`) for a full or out-of-range column
+    and `TypeError` for a non-integer, leaving the position and turn unchanged. Wrapped by `env()`, a full
+    column ends the game instead (mover -1).
+
+    ## Observation Space
+    `Dict(observation=Box(0, 1, (rows, columns, 2), int8), action_mask=Box(0, 1, (columns,), int8))`.
+    Plane 0 holds the observing agent's stones, plane 1 the opponent's; row 0 is the top row. The mask marks
+    the legal columns for the agent to move and is all zeros for the other agent and once the game is over.
+
+    `state()` returns `Box(0, 1, (rows, columns, 2), int8)`: plane 0 `player_0`'s stones, plane 1 `player_1`'s.
+
+    ## Rewards
+    +1 to the winner and -1 to the loser when the game ends; 0 to both on a draw and on every other step.
+
+    ## Starting State
+    An empty board with `player_0` to move. `reset(seed=s)` also seeds the action and observation spaces
+    (`player_0` with `s`, `player_1` with `s + 1`) so `action_space(agent).sample(mask)` is reproducible.
+
+    ## Episode End
+    Termination on a win or a full board. There is no truncation.
+
+    ## Version History
+    * v0: initial release.
+    """
+
+    metadata = {
+        "render_modes": list(RENDER_MODES),
+        "name": "connect4_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(
+        self,
+        rows: int = 6,
+        columns: int = 7,
+        win_length: int = 4,
+        render_mode: str | None = None,
+        tile: int = 48,
+    ) -> None:
+        super().__init__()
+        self.rules = Rules(rows, columns, win_length)
+        self._renderer = BoardRenderer(render_mode, tile, fps=self.metadata["render_fps"])
+        self.render_mode = render_mode
+        rows, columns = self.rules.rows, self.rules.columns
+        self.possible_agents = list(AGENTS)
+        self._agent_index = {agent: i for i, agent in enumerate(AGENTS)}
+        self.action_spaces = {agent: spaces.Discrete(columns) for agent in AGENTS}
+        self.observation_spaces = {
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(0, 1, (rows, columns, 2), dtype=np.int8),
+                    "action_mask": spaces.Box(0, 1, (columns,), dtype=np.int8),
+                }
+            )
+            for agent in AGENTS
+        }
+        self.state_space = spaces.Box(0, 1, (rows, columns, 2), dtype=np.int8)
+        self._no_moves = np.zeros(columns, dtype=np.int8)
+        self._game = TrackedBoard(self.rules)
+
+    # -- spaces ------------------------------------------------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # -- episode -----------------------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None:
+            self._np_random, self._np_random_seed = seeding.np_random(seed)
+            for i, agent in enumerate(AGENTS):
+                self.action_spaces[agent].seed(seed + i)
+                self.observation_spaces[agent].seed(seed + i)
+        self._game = TrackedBoard(self.rules)
+        self.agents = list(AGENTS)
+        self.rewards = {agent: 0 for agent in AGENTS}
+        self._cumulative_rewards = {agent: 0 for agent in AGENTS}
+        self.terminations = {agent: False for agent in AGENTS}
+        self.truncations = {agent: False for agent in AGENTS}
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in AGENTS}
+        self.agent_selection = AGENTS[0]
+        if self.render_mode == "human":
+            self.render()
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        column = action if type(action) is int else as_column(action)
+        board = self._game.board
+        player = board.ply & 1
+        try:
+            won = self._game.play(column)
+        except IllegalMoveError:
+            raise IllegalMoveError(
+                f"{agent} cannot play column {action!r}: legal columns are {board.legal_moves()} "
+                f"(actions are 0..{self.rules.columns - 1})"
+            ) from None
+        self._cumulative_rewards[agent] = 0
+        other = AGENTS[1 - player]
+        self.agent_selection = other
+        if won or board.ply == self.rules.cells:
+            # Rewards are zero on every other step, so they only need accumulating here.
+            if won:
+                self.rewards[agent] = 1
+                self.rewards[other] = -1
+            self.terminations = {a: True for a in AGENTS}
+            self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    @property
+    def board(self) -> Board:
+        """The current position (a :class:`connect4_env.core.Board`; treat it as read-only)."""
+        return self._game.board
+
+    # -- views -------------------------------------------------------------------------------------------
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        observation = self._game.views[self._agent_index[agent]].copy()
+        if agent == self.agent_selection and not self.terminations[agent] and not self.truncations[agent]:
+            mask = self._game.mask.copy()
+        else:
+            mask = self._no_moves.copy()
+        return {"observation": observation, "action_mask": mask}
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        agent = self.agent_selection
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
+
+    def state(self) -> np.ndarray:
+        return self._game.views[0].copy()
+
+    def render(self) -> str | np.ndarray | None:
+        return self._renderer.render(self.board)
+
+    def close(self) -> None:
+        self._renderer.close()

@@ -1,0 +1,144 @@
+"""Rendering: ``ansi`` text, ``rgb_array`` images drawn with numpy alone, and a ``human`` pygame window.
+
+pygame is imported only when a window is opened (``pip install "connect4-env[render]"``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from connect4_env.core import Board
+
+__all__ = ["RENDER_MODES", "render_ansi", "render_rgb", "HumanWindow", "BoardRenderer", "check_render_mode"]
+
+RENDER_MODES = ("human", "rgb_array", "ansi")
+
+_BACKGROUND = np.array([30, 80, 200], dtype=np.uint8)  # the blue frame
+_PALETTE = np.array(
+    [
+        [235, 235, 235],  # empty hole
+        [220, 40, 40],  # first player (X): red
+        [245, 200, 30],  # second player (O): yellow
+    ],
+    dtype=np.uint8,
+)
+
+
+def check_render_mode(render_mode: str | None) -> str | None:
+    """Raise ValueError unless ``render_mode`` is None or one of RENDER_MODES."""
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode={render_mode!r} is not supported; allowed: None, {', '.join(RENDER_MODES)}")
+    return render_mode
+
+
+def render_ansi(board: Board) -> str:
+    """The board as text (``X`` moves first, ``O`` second) with a status line."""
+    if board.winner is not None:
+        status = f"{'XO'[board.winner]} wins"
+    elif board.is_draw:
+        status = "draw"
+    else:
+        status = f"{'XO'[board.to_move]} to move"
+    return f"{board.to_ascii()}\n{status}\n"
+
+
+@lru_cache(maxsize=16)
+def _disc(tile: int) -> np.ndarray:
+    centre = (tile - 1) / 2
+    y, x = np.ogrid[:tile, :tile]
+    return (x - centre) ** 2 + (y - centre) ** 2 <= (0.4 * tile) ** 2
+
+
+def render_rgb(board: Board, tile: int = 48) -> np.ndarray:
+    """An ``(rows * tile, columns * tile, 3)`` uint8 image of the board."""
+    rules = board.rules
+    owner = np.zeros((rules.rows, rules.columns), dtype=np.intp)
+    for row in range(rules.rows):
+        for column in range(rules.columns):
+            cell = board.cell(row, column)
+            if cell is not None:
+                owner[row, column] = cell + 1
+    colours = _PALETTE[owner]  # (rows, columns, 3)
+    disc = _disc(tile)[None, :, None, :, None]  # broadcast over (rows, tile, columns, tile, 3)
+    image = np.where(disc, colours[:, None, :, None, :], _BACKGROUND)
+    return np.ascontiguousarray(image.reshape(rules.rows * tile, rules.columns * tile, 3).astype(np.uint8))
+
+
+class HumanWindow:
+    """A pygame window that shows ``render_rgb`` images."""
+
+    def __init__(self, caption: str = "Connect Four", fps: int = 2) -> None:
+        try:
+            import pygame
+        except ImportError as error:  # pragma: no cover - depends on the install
+            raise ImportError(
+                'render_mode="human" needs pygame: pip install "connect4-env[render]" (or use "rgb_array"/"ansi")'
+            ) from error
+        self._pygame: Any = pygame
+        self._caption = caption
+        self._fps = fps
+        self._screen: Any = None
+        self._clock: Any = None
+
+    def show(self, image: np.ndarray) -> None:
+        pygame = self._pygame
+        if self._screen is None:
+            pygame.display.init()
+            pygame.display.set_caption(self._caption)
+            self._screen = pygame.display.set_mode((image.shape[1], image.shape[0]))
+            self._clock = pygame.time.Clock()
+        surface = pygame.surfarray.make_surface(image.transpose(1, 0, 2))
+        self._screen.blit(surface, (0, 0))
+        pygame.event.pump()
+        pygame.display.flip()
+        self._clock.tick(self._fps)
+
+    def close(self) -> None:
+        if self._screen is not None:
+            self._pygame.display.quit()
+            self._screen = None
+
+
+class BoardRenderer:
+    """What both environments' ``render()`` does for a given ``render_mode``; drops its window on pickling.
+
+    Raises:
+        ValueError: an unknown ``render_mode`` or a ``tile`` below 4 pixels.
+    """
+
+    def __init__(self, render_mode: str | None, tile: int = 48, fps: int = 2) -> None:
+        self.render_mode = check_render_mode(render_mode)
+        if isinstance(tile, bool) or not isinstance(tile, int) or tile < 4:
+            raise ValueError(f"tile must be an int >= 4 (pixels per cell), got {tile!r}")
+        self.tile = tile
+        self.fps = fps
+        self._window: HumanWindow | None = None
+
+    def render(self, board: Board) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if self.render_mode == "ansi":
+            return render_ansi(board)
+        image = render_rgb(board, self.tile)
+        if self.render_mode == "rgb_array":
+            return image
+        if self._window is None:
+            self._window = HumanWindow(fps=self.fps)
+        self._window.show(image)
+        return None
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_window"] = None
+        return state

@@ -1,0 +1,115 @@
+"""PettingZoo's standard classic-game wrappers, with the common case made direct.
+
+PettingZoo's ``BaseWrapper.__getattr__`` forwards every read of ``agent_selection``, ``terminations``, ... one
+wrapper at a time, and each wrapper adds frames to every ``step``/``observe``: together they cost more than a
+whole Connect Four move. These subclasses
+
+- answer those reads straight from the unwrapped env: the same values the chain returns (no wrapper overrides
+  them), including the ``AttributeError`` before ``reset()``;
+- take a fast path for the everyday call (a legal in-range ``int`` action, a live game, after ``reset``) that
+  does exactly what the parent's code does in that case, and hand every other call to the parent.
+
+``tests/test_wrappers.py`` plays random games, illegal moves included, through these and through the stock
+wrappers and checks that every ``last()`` agrees.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+__all__ = ["OrderEnforcingWrapper", "AssertOutOfBoundsWrapper", "TerminateIllegalWrapper", "wrap_classic"]
+
+_FORWARDED = ("agent_selection", "agents", "terminations", "truncations", "rewards", "infos", "_cumulative_rewards")
+
+
+def _forward(name: str) -> property:
+    # attrgetter runs in C: no Python frame per read.
+    return property(operator.attrgetter(f"_raw.{name}"), doc=f"``{name}`` of the unwrapped env.")
+
+
+class _DirectAttributes:
+    _raw: AECEnv
+
+    def _bind_raw(self) -> None:
+        self._raw = self.unwrapped  # type: ignore[attr-defined]
+
+
+for _name in _FORWARDED:
+    setattr(_DirectAttributes, _name, _forward(_name))
+
+
+class TerminateIllegalWrapper(_DirectAttributes, wrappers.TerminateIllegalWrapper):
+    def __init__(self, env: AECEnv, illegal_reward: float) -> None:
+        super().__init__(env, illegal_reward)
+        self._bind_raw()
+
+    def observe(self, agent: Any) -> Any:
+        obs = self.env.observe(agent)
+        raw = self._raw
+        if agent == raw.agent_selection:
+            self._prev_obs = obs
+            self._prev_info = raw.infos.get(agent, {})
+        return obs
+
+    def step(self, action: Any) -> None:
+        prev_obs = self._prev_obs
+        raw = self._raw
+        agent = raw.agent_selection
+        if (
+            type(action) is int
+            and prev_obs is not None
+            and not self._terminated
+            and not raw.terminations[agent]
+            and not raw.truncations[agent]
+            and 0 <= action < len(prev_obs["action_mask"])
+            and prev_obs["action_mask"][action]
+        ):
+            # A legal move in a live game: the parent clears its record and steps the inner env.
+            self._prev_obs = None
+            self._prev_info = None
+            self.env.step(action)
+        else:
+            super().step(action)
+
+
+class AssertOutOfBoundsWrapper(_DirectAttributes, wrappers.AssertOutOfBoundsWrapper):
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._bind_raw()
+        self._n_actions = {agent: self.action_space(agent).n for agent in self.possible_agents}  # type: ignore[attr-defined]
+
+    def step(self, action: Any) -> None:
+        # Plain in-range ints pass the same check the parent makes, without building a numpy scalar.
+        if type(action) is int and 0 <= action < self._n_actions[self._raw.agent_selection]:
+            self.env.step(action)
+        else:
+            super().step(action)
+
+
+class OrderEnforcingWrapper(_DirectAttributes, wrappers.OrderEnforcingWrapper):
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._bind_raw()
+
+    def step(self, action: Any) -> None:
+        if self._has_reset and self._raw.agents:
+            self._has_updated = True
+            self.env.step(action)
+        else:
+            super().step(action)
+
+    def observe(self, agent: Any) -> Any:
+        if self._has_reset:
+            return self.env.observe(agent)
+        return super().observe(agent)
+
+
+def wrap_classic(env: AECEnv, illegal_reward: float = -1) -> AECEnv:
+    """Wrap as PettingZoo's classic envs do: terminate-illegal, assert-out-of-bounds, order-enforcing."""
+    env = TerminateIllegalWrapper(env, illegal_reward=illegal_reward)
+    env = AssertOutOfBoundsWrapper(env)
+    return OrderEnforcingWrapper(env)
