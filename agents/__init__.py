@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from agents.base import NoLegalMoveError, Policy
 from agents.random_agent import RandomAgent
-from agents.registry import agent_names, make_agent, register_agent
+from agents.registry import agent_from_spec, agent_names, make_agent, register_agent
 
-__all__ = ["Policy", "NoLegalMoveError", "RandomAgent", "make_agent", "register_agent", "agent_names"]
+__all__ = [
+    "Policy",
+    "NoLegalMoveError",
+    "RandomAgent",
+    "make_agent",
+    "register_agent",
+    "agent_names",
+    "agent_from_spec",
+]

@@ -42,5 +42,7 @@ def legal_columns(action_mask: np.ndarray) -> np.ndarray:
     """
     legal = np.flatnonzero(action_mask)
     if legal.size == 0:
-        raise NoLegalMoveError(f"no legal move: action_mask {np.asarray(action_mask).tolist()} allows no column")
+        raise NoLegalMoveError(
+            f"no legal move: action_mask {np.asarray(action_mask).tolist()} allows no column"
+        )
     return legal

@@ -6,11 +6,12 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["make_agent", "register_agent", "agent_names"]
+__all__ = ["make_agent", "register_agent", "agent_names", "agent_from_spec"]
 
 # name -> "module:Class", imported on first use so that optional dependencies stay optional.
 _REGISTRY: dict[str, str | Callable[..., Any]] = {
     "random": "agents.random_agent:RandomAgent",
+    "human": "agents.human:HumanAgent",
 }
 
 
@@ -37,3 +38,36 @@ def make_agent(name: str, **kwargs: Any) -> Any:
         module_name, attr = factory.split(":")
         factory = getattr(importlib.import_module(module_name), attr)
     return factory(**kwargs)
+
+
+def agent_from_spec(spec: str, seed: int | None = None) -> Any:
+    """Build an agent from a command-line spec: ``"name"`` or ``"name:value"``.
+
+    The value is the agent's main setting: ``mcts:200`` (playouts), ``qlearning:table.npz`` (a saved table),
+    ``sb3:model.zip`` (a saved model). ``seed`` goes to agents that take one.
+
+    Raises:
+        ValueError: unknown name, or a value the agent cannot take.
+    """
+    name, _, value = spec.partition(":")
+    kwargs: dict[str, Any] = {}
+    takes_seed = name not in _UNSEEDED
+    if takes_seed and seed is not None:
+        kwargs["seed"] = seed
+    if value:
+        if name not in _SPEC_VALUE:
+            raise ValueError(f"agent spec {spec!r}: {name!r} takes no ':value'")
+        key, convert = _SPEC_VALUE[name]
+        try:
+            kwargs[key] = convert(value)
+        except ValueError:
+            raise ValueError(f"agent spec {spec!r}: {value!r} is not a valid {key}") from None
+    if name in _LOADERS and value:
+        return _LOADERS[name](kwargs.pop(_SPEC_VALUE[name][0]), **kwargs)
+    return make_agent(name, **kwargs)
+
+
+# spec value -> keyword argument; agents loaded from a file; agents without a seed.
+_SPEC_VALUE: dict[str, tuple[str, Callable[[str], Any]]] = {}
+_LOADERS: dict[str, Callable[..., Any]] = {}
+_UNSEEDED = {"human"}

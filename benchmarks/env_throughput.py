@@ -72,7 +72,9 @@ def gym_vs_random(n_steps: int, seed: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--games", type=int, default=300, help="random games replayed per measurement")
     parser.add_argument("--repeats", type=int, default=5, help="measurements per env (the median is shown)")
     parser.add_argument("--gym-steps", type=int, default=20000, help="Connect4-v0 steps per measurement")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 import operator
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 __all__ = [
     "Rules",
@@ -44,13 +44,12 @@ def as_column(action: object) -> int:
     if isinstance(action, bool) or action is None:
         raise TypeError(f"action {action!r} is not an integer column")
     if getattr(action, "ndim", 0) > 0:
-        raise TypeError(f"action {action!r} must be a single integer column, not an array of shape {action.shape}")  # type: ignore[attr-defined]
+        shape = getattr(action, "shape", None)
+        raise TypeError(f"action {action!r} must be a single integer column, not an array of shape {shape}")
     try:
         return operator.index(action)  # type: ignore[arg-type]
     except TypeError:
-        raise TypeError(
-            f"action {action!r} ({type(action).__name__}) is not an integer column"
-        ) from None
+        raise TypeError(f"action {action!r} ({type(action).__name__}) is not an integer column") from None
 
 
 def check_size(rows: object, columns: object, win_length: object) -> tuple[int, int, int]:
@@ -73,7 +72,7 @@ def check_size(rows: object, columns: object, win_length: object) -> tuple[int, 
 
 def _two_shift_win_check(
     first: tuple[int, ...], second: tuple[int, ...], third: tuple[int, ...], fourth: tuple[int, ...]
-):  # noqa: ANN202
+) -> Callable[[int], bool]:
     """An unrolled ``has_won`` for win lengths whose check needs two shifts per direction (3 and 4)."""
     (a1, b1), (a2, b2), (a3, b3), (a4, b4) = first, second, third, fourth
 
@@ -116,6 +115,18 @@ class Rules:
         "_win_steps",
         "has_won",
     )
+    rows: int
+    columns: int
+    win_length: int
+    height: int
+    cells: int
+    bottom_mask: int
+    board_mask: int
+    top_masks: tuple[int, ...]
+    column_masks: tuple[int, ...]
+    bottom_bits: tuple[int, ...]
+    _win_steps: tuple[tuple[int, ...], ...]
+    has_won: Callable[[int], bool]
 
     def __init__(self, rows: int = 6, columns: int = 7, win_length: int = 4) -> None:
         rows, columns, win_length = check_size(rows, columns, win_length)
@@ -430,4 +441,3 @@ class Board:
 
     def __repr__(self) -> str:
         return f"Board.from_ascii('''\n{self.to_ascii(column_numbers=False)}\n''', win_length={self.rules.win_length})"
-

@@ -105,8 +105,10 @@ class Connect4Env(gym.Env):
         if agent_first not in (True, False, None):
             raise ValueError(f"agent_first must be True, False or None (random side), got {agent_first!r}")
         if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action={illegal_action!r} is not supported; allowed: {ILLEGAL_ACTION_MODES}")
-        self._renderer = BoardRenderer(render_mode, tile, fps=self.metadata["render_fps"])
+            raise ValueError(
+                f"illegal_action={illegal_action!r} is not supported; allowed: {ILLEGAL_ACTION_MODES}"
+            )
+        self._renderer = BoardRenderer(render_mode, tile, fps=int(self.metadata["render_fps"]))
         self.render_mode = render_mode
         self.opponent = resolve_opponent(opponent, opponent_kwargs)
         self.agent_first = agent_first
@@ -177,9 +179,7 @@ class Connect4Env(gym.Env):
             raise IllegalMoveError(f"action {action!r} is out of range: columns are 0..{rules.columns - 1}")
         if board.heights[column] >= rules.rows:
             if self.illegal_action == "raise":
-                raise IllegalMoveError(
-                    f"column {column} is full; legal columns are {board.legal_moves()}"
-                )
+                raise IllegalMoveError(f"column {column} is full; legal columns are {board.legal_moves()}")
             self._done = True
             info = {"action_mask": self._no_moves.copy(), "illegal_action": True, "outcome": "loss"}
             return game.observation(self._learner), -1.0, True, False, self._finish(info)

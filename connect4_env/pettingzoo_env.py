@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
@@ -17,8 +16,8 @@ from pettingzoo import AECEnv
 
 from connect4_env.core import Board, IllegalMoveError, Rules, as_column
 from connect4_env.encoding import TrackedBoard
-from connect4_env.wrappers import wrap_classic
 from connect4_env.render import RENDER_MODES, BoardRenderer
+from connect4_env.wrappers import wrap_classic
 
 __all__ = ["raw_env", "env"]
 
@@ -79,7 +78,7 @@ class raw_env(AECEnv):
     * v0: initial release.
     """
 
-    metadata = {
+    metadata: dict[str, Any] = {
         "render_modes": list(RENDER_MODES),
         "name": "connect4_v0",
         "is_parallelizable": False,
@@ -96,7 +95,7 @@ class raw_env(AECEnv):
     ) -> None:
         super().__init__()
         self.rules = Rules(rows, columns, win_length)
-        self._renderer = BoardRenderer(render_mode, tile, fps=self.metadata["render_fps"])
+        self._renderer = BoardRenderer(render_mode, tile, fps=int(self.metadata["render_fps"]))
         self.render_mode = render_mode
         rows, columns = self.rules.rows, self.rules.columns
         self.possible_agents = list(AGENTS)

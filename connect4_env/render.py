@@ -30,7 +30,9 @@ _PALETTE = np.array(
 def check_render_mode(render_mode: str | None) -> str | None:
     """Raise ValueError unless ``render_mode`` is None or one of RENDER_MODES."""
     if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"render_mode={render_mode!r} is not supported; allowed: None, {', '.join(RENDER_MODES)}")
+        raise ValueError(
+            f"render_mode={render_mode!r} is not supported; allowed: None, {', '.join(RENDER_MODES)}"
+        )
     return render_mode
 
 

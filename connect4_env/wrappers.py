@@ -23,7 +23,15 @@ from pettingzoo.utils import wrappers
 
 __all__ = ["OrderEnforcingWrapper", "AssertOutOfBoundsWrapper", "TerminateIllegalWrapper", "wrap_classic"]
 
-_FORWARDED = ("agent_selection", "agents", "terminations", "truncations", "rewards", "infos", "_cumulative_rewards")
+_FORWARDED = (
+    "agent_selection",
+    "agents",
+    "terminations",
+    "truncations",
+    "rewards",
+    "infos",
+    "_cumulative_rewards",
+)
 
 
 def _forward(name: str) -> property:

@@ -1,0 +1,149 @@
+"""Play games and matches between policies on the rules core (no environment needed)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from connect4_env.core import Board, IllegalMoveError, Rules, as_column
+from connect4_env.encoding import TrackedBoard
+
+__all__ = ["GameRecord", "MatchResult", "play_game", "play_match", "wilson_interval"]
+
+
+@dataclass
+class GameRecord:
+    """One finished game: the moves, the winner (0 = first mover, 1 = second, None = draw), the final board."""
+
+    moves: list[int]
+    winner: int | None
+    board: Board
+
+
+def play_game(
+    players: Sequence[Any],
+    rules: Rules | None = None,
+    on_move: Callable[[Board, int, int], None] | None = None,
+) -> GameRecord:
+    """Play ``players[0]`` (moves first) against ``players[1]`` to the end.
+
+    Each player's ``reset()`` is called first, if it has one. ``on_move(board, player, column)`` is called after
+    every move (for printing).
+
+    Raises:
+        IllegalMoveError: a player returned an illegal column (the message names the player and the column).
+    """
+    if len(players) != 2:
+        raise ValueError(f"play_game needs exactly two players, got {len(players)}")
+    game = TrackedBoard(rules if rules is not None else Rules())
+    for player in players:
+        reset = getattr(player, "reset", None)
+        if callable(reset):
+            reset()
+    moves: list[int] = []
+    board = game.board
+    while not board.is_terminal:
+        mover = board.to_move
+        action = players[mover].act(game.observation(mover), game.mask.copy())
+        column = as_column(action)
+        try:
+            game.play(column)
+        except IllegalMoveError as error:
+            raise IllegalMoveError(
+                f"player {mover} ({players[mover]!r}) chose an illegal move: {error}"
+            ) from None
+        moves.append(column)
+        if on_move is not None:
+            on_move(board, mover, column)
+    return GameRecord(moves=moves, winner=board.winner, board=board)
+
+
+def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95 % Wilson score interval for a proportion (``successes`` may count draws as halves)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass
+class MatchResult:
+    """Wins, draws and losses of player A against B, overall and by the side A played."""
+
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    by_side: dict[str, list[int]] = field(default_factory=lambda: {"first": [0, 0, 0], "second": [0, 0, 0]})
+    games: list[GameRecord] = field(default_factory=list)
+
+    @property
+    def n_games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        """A's points per game: win 1, draw 1/2."""
+        return (self.wins + 0.5 * self.draws) / max(1, self.n_games)
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready dict with rates and 95 % Wilson intervals, overall and per side."""
+
+        def block(w: int, d: int, losses: int) -> dict[str, Any]:
+            n = w + d + losses
+            return {
+                "games": n,
+                "wins": w,
+                "draws": d,
+                "losses": losses,
+                "win_rate": w / n if n else 0.0,
+                "win_rate_ci95": wilson_interval(w, n),
+                "draw_rate": d / n if n else 0.0,
+                "loss_rate": losses / n if n else 0.0,
+                "loss_rate_ci95": wilson_interval(losses, n),
+            }
+
+        return {
+            "overall": block(self.wins, self.draws, self.losses),
+            "as_first": block(*self.by_side["first"]),
+            "as_second": block(*self.by_side["second"]),
+        }
+
+
+def play_match(
+    player_a: Any,
+    player_b: Any,
+    n_games: int,
+    rules: Rules | None = None,
+    keep_games: bool = False,
+    on_game: Callable[[int, GameRecord, bool], None] | None = None,
+) -> MatchResult:
+    """``n_games`` games, A moving first in the even-numbered ones; results from A's side.
+
+    ``on_game(index, record, a_moved_first)`` is called after each game (for progress bars).
+    """
+    result = MatchResult()
+    for index in range(n_games):
+        a_first = index % 2 == 0
+        players = (player_a, player_b) if a_first else (player_b, player_a)
+        record = play_game(players, rules)
+        a_seat = 0 if a_first else 1
+        side = result.by_side["first" if a_first else "second"]
+        if record.winner is None:
+            result.draws += 1
+            side[1] += 1
+        elif record.winner == a_seat:
+            result.wins += 1
+            side[0] += 1
+        else:
+            result.losses += 1
+            side[2] += 1
+        if keep_games:
+            result.games.append(record)
+        if on_game is not None:
+            on_game(index, record, a_first)
+    return result

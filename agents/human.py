@@ -1,0 +1,42 @@
+"""A person at the keyboard, as a policy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from agents.base import legal_columns, unpack
+
+__all__ = ["HumanAgent"]
+
+
+class HumanAgent:
+    """Shows the board (``X`` = you) and asks for a column until a legal one is typed.
+
+    Args:
+        input_fn: reads a line (default ``input``); ``output_fn`` prints (default ``print``).
+    """
+
+    name = "human"
+
+    def __init__(
+        self, input_fn: Callable[[str], str] = input, output_fn: Callable[[str], None] = print
+    ) -> None:
+        self.input_fn = input_fn
+        self.output_fn = output_fn
+
+    def act(self, observation: Any, action_mask: Any = None) -> int:
+        planes, mask = unpack(observation, action_mask)
+        legal = [int(c) for c in legal_columns(mask)]
+        rows, columns = planes.shape[0], planes.shape[1]
+        lines = [
+            " ".join("X" if planes[r, c, 0] else "O" if planes[r, c, 1] else "." for c in range(columns))
+            for r in range(rows)
+        ]
+        lines.append(" ".join(str(c % 10) for c in range(columns)))
+        self.output_fn("\n".join(lines) + "\n(you are X)")
+        while True:
+            text = self.input_fn(f"your move {legal}: ").strip()
+            if text.lstrip("-").isdigit() and int(text) in legal:
+                return int(text)
+            self.output_fn(f"{text!r} is not a legal column; choose one of {legal}")
