@@ -12,6 +12,9 @@ __all__ = ["make_agent", "register_agent", "agent_names", "agent_from_spec"]
 _REGISTRY: dict[str, str | Callable[..., Any]] = {
     "random": "agents.random_agent:RandomAgent",
     "human": "agents.human:HumanAgent",
+    "mcts": "agents.mcts:MCTSAgent",
+    "solver": "agents.solver:SolverAgent",
+    "qlearning": "agents.qlearning:QLearningAgent",
 }
 
 
@@ -44,7 +47,8 @@ def agent_from_spec(spec: str, seed: int | None = None) -> Any:
     """Build an agent from a command-line spec: ``"name"`` or ``"name:value"``.
 
     The value is the agent's main setting: ``mcts:200`` (playouts), ``qlearning:table.npz`` (a saved table),
-    ``sb3:model.zip`` (a saved model). ``seed`` goes to agents that take one.
+    ``sb3:model.zip`` (a saved model). ``seed`` goes to agents that take one. Other settings: build the
+    agent with :func:`make_agent` instead.
 
     Raises:
         ValueError: unknown name, or a value the agent cannot take.
@@ -67,7 +71,16 @@ def agent_from_spec(spec: str, seed: int | None = None) -> Any:
     return make_agent(name, **kwargs)
 
 
+def _load_qtable(path: str, **kwargs: Any) -> Any:
+    from agents.qlearning import QLearningAgent
+
+    return QLearningAgent.load(path, **kwargs)
+
+
 # spec value -> keyword argument; agents loaded from a file; agents without a seed.
-_SPEC_VALUE: dict[str, tuple[str, Callable[[str], Any]]] = {}
-_LOADERS: dict[str, Callable[..., Any]] = {}
+_SPEC_VALUE: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "mcts": ("playouts", int),
+    "qlearning": ("path", str),
+}
+_LOADERS: dict[str, Callable[..., Any]] = {"qlearning": _load_qtable}
 _UNSEEDED = {"human"}

@@ -14,6 +14,12 @@ class ReferenceGame:
         self.to_move = 0
         self.moves = 0
 
+    def copy(self) -> ReferenceGame:
+        clone = ReferenceGame(self.rows, self.columns, self.win_length)
+        clone.grid = [row[:] for row in self.grid]
+        clone.to_move, clone.moves = self.to_move, self.moves
+        return clone
+
     def legal_moves(self) -> list[int]:
         if self.winner() is not None:
             return []
@@ -54,3 +60,27 @@ class ReferenceGame:
     def planes(self, player: int) -> list[list[list[int]]]:
         """(rows, columns, 2) nested lists: plane 0 the player's stones, plane 1 the opponent's."""
         return [[[int(cell == player), int(cell == 1 - player)] for cell in row] for row in self.grid]
+
+
+def reference_scores(game: ReferenceGame, memo: dict | None = None) -> list[int | None]:
+    """Exact score of every column for the player to move, by plain minimax over the whole game tree.
+
+    A win completed by the board's w-th stone scores ``cells + 1 - w`` for the winner (the negative for the
+    loser), a draw 0; None for a full column. Only for small boards.
+    """
+    memo = {} if memo is None else memo
+    cells = game.rows * game.columns
+    scores: list[int | None] = [None] * game.columns
+    for column in game.legal_moves():
+        child = game.copy()
+        child.play(column)
+        if child.winner() is not None:
+            scores[column] = cells + 1 - child.moves
+        elif child.moves == cells:
+            scores[column] = 0
+        else:
+            key = tuple(tuple(row) for row in child.grid)
+            if key not in memo:
+                memo[key] = max(s for s in reference_scores(child, memo) if s is not None)
+            scores[column] = -memo[key]
+    return scores

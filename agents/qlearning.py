@@ -1,0 +1,456 @@
+"""Tabular Q-learning for Connect Four, keyed by canonical positions (mirror images share one entry).
+
+The learner sees the game as a single-agent task: from a position where it is to move, it picks a column,
+the opponent replies, and the next position where it is to move again (or the end) follows. The update is
+
+    Q(s, a) += alpha * (r + gamma * max_a' Q(s', a') - Q(s, a))      (target r alone when the game ended)
+
+with the max over the legal moves of ``s'``. Exploration is epsilon-greedy over legal moves only, ties broken at
+random; ``act`` is greedy (exploration happens only in ``train``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import legal_columns, unpack
+from connect4_env.core import Board, Rules
+from connect4_env.encoding import TrackedBoard, board_from_observation
+
+__all__ = ["QLearningAgent", "LearningCurve", "REWARD_SCHEMES", "FILE_FORMAT"]
+
+FILE_FORMAT = "connect4_env.qtable"
+FILE_VERSION = 1
+
+# reward per learner move that does not end the game, and for a win, a loss, a draw
+REWARD_SCHEMES: dict[str, dict[str, float]] = {
+    "plain": {"move": 0.0, "win": 1.0, "loss": -1.0, "draw": 0.0},
+    "shaped": {"move": -1.0, "win": 50.0, "loss": -50.0, "draw": -10.0},  # the original Connect 4 project
+}
+
+
+def _mirror(stones: int, rules: Rules) -> int:
+    column_mask = (1 << rules.height) - 1
+    result = 0
+    for c in range(rules.columns):
+        result |= ((stones >> (c * rules.height)) & column_mask) << ((rules.columns - 1 - c) * rules.height)
+    return result
+
+
+def canonical_key(board: Board) -> tuple[int, bool]:
+    """``(key, mirrored)``: one key per position and its mirror image; ``mirrored`` says which was taken.
+
+    The key ``mover + mask + bottom`` is unique per position (Pons' encoding, with the bottom row added so the
+    empty board is not 0).
+    """
+    rules = board.rules
+    mover = board.stones[board.to_move]
+    mask = board.stones[0] | board.stones[1]
+    key = mover + mask + rules.bottom_mask
+    mirror_key = _mirror(mover, rules) + _mirror(mask, rules) + rules.bottom_mask
+    return (mirror_key, True) if mirror_key < key else (key, False)
+
+
+@dataclass
+class LearningCurve:
+    """Per window of episodes: the learner's mean return and its win, draw and loss rates."""
+
+    window: int
+    episodes: list[int] = field(default_factory=list)
+    mean_return: list[float] = field(default_factory=list)
+    win_rate: list[float] = field(default_factory=list)
+    draw_rate: list[float] = field(default_factory=list)
+    loss_rate: list[float] = field(default_factory=list)
+    epsilon: list[float] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("window", "episodes", "mean_return", "win_rate", "draw_rate", "loss_rate", "epsilon")}
+
+    def plot(self, path: str | os.PathLike[str], title: str = "Q-learning") -> Path:
+        """Save the curve as a PNG (needs matplotlib, in the ``train`` extra)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        figure, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+        top.plot(self.episodes, self.mean_return, color="tab:blue")
+        top.set_ylabel(f"mean return per {self.window} episodes")
+        top.set_title(title)
+        bottom.plot(self.episodes, self.win_rate, label="win", color="tab:green")
+        bottom.plot(self.episodes, self.draw_rate, label="draw", color="tab:gray")
+        bottom.plot(self.episodes, self.loss_rate, label="loss", color="tab:red")
+        bottom.set_ylabel("rate")
+        bottom.set_xlabel("episodes")
+        bottom.set_ylim(0, 1)
+        bottom.legend()
+        figure.tight_layout()
+        path = Path(path)
+        _atomic_write(path, lambda handle: figure.savefig(handle, format="png", dpi=100))
+        plt.close(figure)
+        return path
+
+
+def _atomic_write(path: Path, write: Callable[[Any], None]) -> None:
+    """Write through a temporary file in the same folder, then rename over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            write(stream)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+class QLearningAgent:
+    """A tabular Q-learning policy for one board size.
+
+    Args:
+        rows, columns, win_length: the board it learns (a table only plays that size).
+        alpha: learning rate. gamma: discount.
+        epsilon: exploration rate at the start of training; ``epsilon_min`` its floor; ``epsilon_decay`` the
+            factor applied after every episode (1.0 = constant epsilon).
+        rewards: ``"plain"`` (+1 win, -1 loss, 0 otherwise) or ``"shaped"`` (the original project's: -1 a
+            move, +50 win, -50 loss, -10 draw).
+        updates: ``"backward"`` (default): a game's Q-learning updates are applied when it ends, last move
+            first, so the result reaches every move of the game at once; ``"online"``: each update as it
+            happens (the textbook order). The update rule is the same.
+        seed: seed for exploration and tie-breaking.
+
+    ``QLearningAgent.original(...)`` gives the original Connect 4 project's settings.
+    """
+
+    name = "qlearning"
+
+    def __init__(
+        self,
+        rows: int = 4,
+        columns: int = 5,
+        win_length: int = 4,
+        alpha: float = 0.25,
+        gamma: float = 0.95,
+        epsilon: float = 1.0,
+        epsilon_min: float = 0.05,
+        epsilon_decay: float = 0.9999,
+        rewards: str = "plain",
+        updates: str = "backward",
+        seed: int | None = None,
+    ) -> None:
+        self.rules = Rules(rows, columns, win_length)
+        for name, value, low, high in (
+            ("alpha", alpha, 0.0, 1.0),
+            ("gamma", gamma, 0.0, 1.0),
+            ("epsilon", epsilon, 0.0, 1.0),
+            ("epsilon_min", epsilon_min, 0.0, 1.0),
+            ("epsilon_decay", epsilon_decay, 0.0, 1.0),
+        ):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+                raise ValueError(f"{name} must be a number in [{low}, {high}], got {value!r}")
+        if alpha == 0:
+            raise ValueError("alpha must be > 0")
+        if rewards not in REWARD_SCHEMES:
+            raise ValueError(f"rewards={rewards!r} is not supported; allowed: {sorted(REWARD_SCHEMES)}")
+        self.alpha = float(alpha)
+        self.gamma = float(gamma)
+        self.epsilon = float(epsilon)
+        self.epsilon_min = float(epsilon_min)
+        self.epsilon_decay = float(epsilon_decay)
+        if updates not in ("backward", "online"):
+            raise ValueError(f"updates={updates!r} is not supported; allowed: 'backward', 'online'")
+        self.rewards = rewards
+        self.updates = updates
+        self.episodes_trained = 0
+        self.q: dict[int, np.ndarray] = {}
+        self.rng = np.random.default_rng(seed)
+
+    @classmethod
+    def original(cls, rows: int = 4, columns: int = 5, win_length: int = 4, seed: int | None = None) -> QLearningAgent:
+        """The original Connect 4 project's settings: alpha 0.6, gamma 0.8, constant epsilon 0.1, shaped rewards."""
+        return cls(rows, columns, win_length, alpha=0.6, gamma=0.8, epsilon=0.1, epsilon_min=0.1, epsilon_decay=1.0,
+                   rewards="shaped", updates="online", seed=seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """A new game (the table is kept); a seed, if given, reseeds tie-breaking and exploration."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def __repr__(self) -> str:
+        r = self.rules
+        return f"QLearningAgent({r.rows}x{r.columns}, win_length={r.win_length}, states={len(self.q)}, episodes={self.episodes_trained})"
+
+    # -- table ---------------------------------------------------------------------------------------------
+    def q_values(self, board: Board) -> np.ndarray:
+        """The Q-values of ``board``'s columns for the player to move (zeros for an unseen position)."""
+        key, mirrored = canonical_key(board)
+        values = self.q.get(key)
+        if values is None:
+            return np.zeros(self.rules.columns)
+        return values[::-1].copy() if mirrored else values.copy()
+
+    def _row(self, board: Board) -> tuple[np.ndarray, bool]:
+        key, mirrored = canonical_key(board)
+        row = self.q.get(key)
+        if row is None:
+            row = self.q[key] = np.zeros(self.rules.columns)
+        return row, mirrored
+
+    def _greedy(self, values: np.ndarray, legal: list[int]) -> int:
+        best = max(values[c] for c in legal)
+        ties = [c for c in legal if values[c] == best]
+        return ties[int(self.rng.integers(len(ties)))] if len(ties) > 1 else ties[0]
+
+    def _check_board(self, board_rules: Rules) -> None:
+        if board_rules.shape_key[:2] != self.rules.shape_key[:2]:
+            raise ValueError(
+                f"this Q-table was trained on a {self.rules.rows}x{self.rules.columns} board and cannot play a "
+                f"{board_rules.rows}x{board_rules.columns} one (no position would match)"
+            )
+
+    # -- policy --------------------------------------------------------------------------------------------
+    def act(self, observation: Any, action_mask: Any = None) -> int:
+        """The greedy column (random among equal Q-values) for the player to move."""
+        planes, mask = unpack(observation, action_mask)
+        legal = [int(c) for c in legal_columns(mask)]
+        if planes.shape[:2] != (self.rules.rows, self.rules.columns):
+            raise ValueError(
+                f"this Q-table was trained on a {self.rules.rows}x{self.rules.columns} board and cannot play a "
+                f"{planes.shape[0]}x{planes.shape[1]} one (no position would match)"
+            )
+        board = board_from_observation(planes, self.rules.win_length)
+        return self._greedy(self.q_values(board), legal)
+
+    # -- training ------------------------------------------------------------------------------------------
+    def current_epsilon(self) -> float:
+        return max(self.epsilon_min, self.epsilon * self.epsilon_decay**self.episodes_trained)
+
+    def train(
+        self,
+        opponent: Any,
+        episodes: int,
+        window: int = 500,
+        progress: bool = False,
+        on_window: Callable[[LearningCurve], None] | None = None,
+    ) -> LearningCurve:
+        """Learn from ``episodes`` games against ``opponent`` (any policy; pass ``self`` for self-play).
+
+        The learner moves first in even episodes and second in odd ones. In self-play both seats learn.
+        Returns the learning curve (per ``window`` episodes); ``progress`` shows a tqdm bar when installed.
+        """
+        if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+            raise ValueError(f"episodes must be a positive int, got {episodes!r}")
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise ValueError(f"window must be a positive int, got {window!r}")
+        self_play = opponent is self
+        curve = LearningCurve(window=window)
+        returns: list[float] = []
+        outcomes: list[int] = []  # +1 win, 0 draw, -1 loss (the first learning seat's view)
+        bar = _progress_bar(episodes, progress)
+        for episode in range(episodes):
+            learner_seat = episode % 2
+            seats = (0, 1) if self_play else (learner_seat,)
+            episode_return, outcome = self._play_training_game(opponent, seats)
+            returns.append(episode_return)
+            outcomes.append(outcome)
+            self.episodes_trained += 1
+            if bar is not None:
+                bar.update(1)
+            if len(returns) == window or episode == episodes - 1:
+                n = len(returns)
+                curve.episodes.append(self.episodes_trained)
+                curve.mean_return.append(float(np.mean(returns)))
+                curve.win_rate.append(outcomes.count(1) / n)
+                curve.draw_rate.append(outcomes.count(0) / n)
+                curve.loss_rate.append(outcomes.count(-1) / n)
+                curve.epsilon.append(self.current_epsilon())
+                if bar is not None:
+                    bar.set_postfix(win=f"{curve.win_rate[-1]:.2f}", eps=f"{curve.epsilon[-1]:.3f}")
+                if on_window is not None:
+                    on_window(curve)
+                returns.clear()
+                outcomes.clear()
+        if bar is not None:
+            bar.close()
+        return curve
+
+    def _play_training_game(self, opponent: Any, seats: tuple[int, ...]) -> tuple[float, int]:
+        """One training game. Returns the first learning seat's return and outcome (+1, 0, -1).
+
+        Each learning seat's transitions ``(Q row, column, reward, next position's Q row or None)`` are
+        recorded and, with ``updates="backward"``, applied last to first when the game ends, so a result
+        reaches every earlier move of the game at once; ``updates="online"`` applies each as it happens.
+        """
+        scheme = REWARD_SCHEMES[self.rewards]
+        epsilon = self.current_epsilon()
+        game = TrackedBoard(self.rules)
+        board = game.board
+        online = self.updates == "online"
+        pending: dict[int, tuple[np.ndarray, int]] = {}  # seat -> (Q row, stored column) awaiting its next state
+        transitions: list[tuple[np.ndarray, int, float, np.ndarray | None, list[int]]] = []
+        episode_return = 0.0
+        first_seat = seats[0]
+        reset = getattr(opponent, "reset", None)
+        if opponent is not self and callable(reset):
+            reset()
+        while True:
+            mover = board.to_move
+            if mover in seats:
+                legal = board.legal_moves()
+                row, mirrored = self._row(board)
+                if mover in pending:  # the previous move of this seat led here
+                    previous_row, previous_column = pending.pop(mover)
+                    stored_legal = [self.rules.columns - 1 - c for c in legal] if mirrored else legal
+                    transition = (previous_row, previous_column, scheme["move"], row, stored_legal)
+                    if online:
+                        self._update(*transition)
+                    else:
+                        transitions.append(transition)
+                    if mover == first_seat:
+                        episode_return += scheme["move"]
+                values = row[::-1] if mirrored else row
+                if self.rng.random() < epsilon:
+                    column = legal[int(self.rng.integers(len(legal)))]
+                else:
+                    column = self._greedy(values, legal)
+                pending[mover] = (row, self.rules.columns - 1 - column if mirrored else column)
+            else:
+                column = int(opponent.act(game.observation(mover), game.mask.copy()))
+            game.play(column)
+            if board.is_terminal:
+                break
+        outcome = 0 if board.winner is None else (1 if board.winner == first_seat else -1)
+        for seat, (row, stored) in pending.items():
+            if board.winner is None:
+                reward = scheme["draw"]
+            else:
+                reward = scheme["win"] if board.winner == seat else scheme["loss"]
+            transitions.append((row, stored, reward, None, []))
+            if seat == first_seat:
+                episode_return += reward
+        for transition in reversed(transitions):
+            self._update(*transition)
+        return episode_return, outcome
+
+    def _update(self, row: np.ndarray, column: int, reward: float, next_row: np.ndarray | None, next_legal: list[int]) -> None:
+        target = reward if next_row is None else reward + self.gamma * max(next_row[c] for c in next_legal)
+        row[column] += self.alpha * (target - row[column])
+
+    # -- files ---------------------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the table as ``.npz`` (no pickle), atomically: a temporary file renamed over ``path``.
+
+        Arrays: ``keys`` (n, key_bytes) uint8, little-endian canonical keys; ``q`` (n, columns) float64;
+        ``meta``: a JSON string with the format tag, version, board size, hyper-parameters and episodes trained.
+        """
+        path = Path(path)
+        key_bytes = (self.rules.columns * self.rules.height + 8) // 8 + 1
+        keys = sorted(self.q)
+        key_array = np.frombuffer(b"".join(k.to_bytes(key_bytes, "little") for k in keys), dtype=np.uint8)
+        key_array = key_array.reshape(len(keys), key_bytes)
+        q = np.array([self.q[k] for k in keys], dtype=np.float64).reshape(len(keys), self.rules.columns)
+        meta = {
+            "format": FILE_FORMAT,
+            "version": FILE_VERSION,
+            "rows": self.rules.rows,
+            "columns": self.rules.columns,
+            "win_length": self.rules.win_length,
+            "alpha": self.alpha,
+            "gamma": self.gamma,
+            "epsilon": self.epsilon,
+            "epsilon_min": self.epsilon_min,
+            "epsilon_decay": self.epsilon_decay,
+            "rewards": self.rewards,
+            "updates": self.updates,
+            "episodes_trained": self.episodes_trained,
+            "states": len(keys),
+        }
+        _atomic_write(path, lambda stream: np.savez_compressed(stream, keys=key_array, q=q, meta=np.array(json.dumps(meta))))
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], seed: int | None = None) -> QLearningAgent:
+        """Read a table written by :meth:`save`.
+
+        Raises:
+            FileNotFoundError: no such file. ValueError: not a Q-table file, corrupt or truncated, or arrays
+                that do not fit the board size it names.
+        """
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(f"no Q-table file at {path}")
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                missing = {"keys", "q", "meta"} - set(data.files)
+                if missing:
+                    raise ValueError(f"{path} is not a Q-table file: missing arrays {sorted(missing)}")
+                meta = json.loads(str(data["meta"]))
+                keys, q = data["keys"], data["q"]
+        except (zipfile.BadZipFile, EOFError, OSError, json.JSONDecodeError, KeyError) as error:
+            raise ValueError(f"{path} is corrupt or truncated: {error}") from None
+        except ValueError as error:
+            if "Q-table" in str(error):
+                raise
+            raise ValueError(f"{path} is corrupt or truncated: {error}") from None
+        if not isinstance(meta, dict) or meta.get("format") != FILE_FORMAT:
+            raise ValueError(f"{path} is not a Q-table file (format tag {meta.get('format') if isinstance(meta, dict) else None!r})")
+        if meta.get("version") != FILE_VERSION:
+            raise ValueError(f"{path} has Q-table format version {meta.get('version')!r}; this version reads {FILE_VERSION}")
+        try:
+            agent = cls(
+                meta["rows"], meta["columns"], meta["win_length"], alpha=meta["alpha"], gamma=meta["gamma"],
+                epsilon=meta["epsilon"], epsilon_min=meta["epsilon_min"], epsilon_decay=meta["epsilon_decay"],
+                rewards=meta["rewards"], updates=meta.get("updates", "backward"), seed=seed,
+            )
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"{path} has incomplete metadata: {error}") from None
+        columns = agent.rules.columns
+        if q.ndim != 2 or q.shape[1] != columns or keys.ndim != 2 or keys.shape[0] != q.shape[0] or keys.dtype != np.uint8:
+            raise ValueError(
+                f"{path}: arrays do not fit a {agent.rules.rows}x{columns} board "
+                f"(keys {keys.shape} {keys.dtype}, q {q.shape})"
+            )
+        if not np.isfinite(q).all():
+            raise ValueError(f"{path}: the Q-values contain NaN or infinity")
+        agent.q = {int.from_bytes(k.tobytes(), "little"): row.copy() for k, row in zip(keys, q)}
+        agent.episodes_trained = int(meta.get("episodes_trained", 0))
+        return agent
+
+
+def _progress_bar(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, unit="ep", mininterval=0.5)
+
+
+def optimal_move_rate(agent: QLearningAgent, solver: Any, boards: list[Board]) -> float:
+    """Fraction of ``boards`` where every greedy move of ``agent`` is game-theoretically best.
+
+    A move is best when it keeps the best outcome the position allows (a win if there is one, else a draw),
+    by the exact solver's scores; how fast the win comes does not matter.
+    """
+    if not boards:
+        return math.nan
+    hits = 0
+    for board in boards:
+        outcome = [None if s is None else (s > 0) - (s < 0) for s in solver.evaluate_board(board)]
+        best = max(o for o in outcome if o is not None)
+        legal = board.legal_moves()
+        values = agent.q_values(board)
+        top = max(values[c] for c in legal)
+        hits += all(outcome[c] == best for c in legal if values[c] == top)
+    return hits / len(boards)

@@ -1,0 +1,132 @@
+"""The exact solver against plain minimax, both kernel builds, budgets, and its policy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import ReferenceGame, reference_scores
+
+from agents import make_agent
+from agents.solver import SolverAgent, SolverBudgetExceeded, describe_score
+from connect4_env import Board
+from connect4_env.encoding import action_mask, observation_planes
+
+SMALL = [(3, 4, 3), (4, 3, 3), (3, 5, 3), (4, 4, 3), (4, 4, 4), (2, 5, 2), (3, 3, 2)]
+
+
+def random_position(size: tuple[int, int, int], data: st.DataObject, min_moves: int) -> tuple[Board, ReferenceGame]:
+    board = Board.empty(*size)
+    reference = ReferenceGame(*size)
+    for _ in range(data.draw(st.integers(min_moves, board.rules.cells))):
+        legal = board.legal_moves()
+        if not legal:
+            break
+        column = data.draw(st.sampled_from(legal))
+        board.play(column)
+        reference.play(column)
+    return board, reference
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=st.sampled_from(SMALL), data=st.data(), compiled=st.booleans())
+def test_scores_match_minimax(size: tuple[int, int, int], data: st.DataObject, compiled: bool) -> None:
+    board, reference = random_position(size, data, min_moves=2 if size[0] * size[1] > 12 else 0)
+    if board.is_terminal:
+        return
+    solver = SolverAgent(compiled=compiled, table_size=10007)
+    assert solver.evaluate_board(board) == reference_scores(reference)
+
+
+@pytest.mark.parametrize(("size", "expected"), [((4, 4, 4), 0), ((4, 5, 4), 0), ((5, 4, 4), 0), ((3, 5, 3), 7)])
+def test_small_boards_from_empty(size: tuple[int, int, int], expected: int) -> None:
+    # 4x4, 4x5 and 5x4 with four in a row are draws; on 3x5 with three in a row the first player wins with
+    # the 9th stone (checked by plain minimax in test_three_by_five_matches_minimax).
+    assert SolverAgent().score(Board.empty(*size)) == expected
+
+
+def test_three_by_five_matches_minimax() -> None:
+    reference = reference_scores(ReferenceGame(3, 5, 3))
+    assert SolverAgent().evaluate_board(Board.empty(3, 5, 3)) == reference
+    assert max(s for s in reference if s is not None) == 7
+
+
+def test_policy_wins_fast_blocks_and_loses_slowly() -> None:
+    solver = SolverAgent()
+    win_now = Board.from_ascii(
+        """
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        X O O O . . .
+        X X X O X . .
+        """
+    )
+    assert win_now.to_move == 1  # O to move: column 4 completes the row
+    scores = solver.evaluate_board(win_now)
+    assert scores[4] == win_now.rules.cells - win_now.ply
+    assert solver.act(observation_planes(win_now), action_mask(win_now)) == 4
+
+    block = Board.from_moves([3, 0, 3, 0, 3])  # X threatens the vertical four in column 3
+    assert solver.act(observation_planes(block), action_mask(block)) == 3
+
+    lost = Board.from_ascii(
+        """
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . O O O . . .
+        . X X X . . X
+        """
+    )  # O to move, X threatens both ends of its row: every move loses
+    scores = solver.evaluate_board(lost)
+    assert all(s is not None and s < 0 for s in scores)
+    choice = solver.act(observation_planes(lost), action_mask(lost))
+    assert scores[choice] == max(scores)  # the slowest loss
+    assert describe_score(scores[choice], lost.rules, lost.ply).startswith("loss in ")
+
+
+def test_full_columns_are_none_and_dict_observations_work() -> None:
+    board = Board.from_moves([0] * 4, rows=4, columns=5)
+    obs = {"observation": observation_planes(board), "action_mask": action_mask(board)}
+    scores = SolverAgent().evaluate(obs)
+    assert scores[0] is None and all(s is not None for s in scores[1:])
+
+
+def test_budget_raises_a_clear_error() -> None:
+    with pytest.raises(SolverBudgetExceeded, match="max_nodes=100"):
+        SolverAgent(max_nodes=100).score(Board.empty())
+    with pytest.raises(ValueError, match="max_nodes"):
+        SolverAgent(max_nodes=0)
+
+
+def test_same_seed_same_tie_breaks_and_registry() -> None:
+    board = Board.empty(4, 4, 4)
+    planes, mask = observation_planes(board), action_mask(board)
+    first = [SolverAgent(seed=3).act(planes, mask) for _ in range(3)]
+    assert len(set(first)) == 1
+    assert isinstance(make_agent("solver"), SolverAgent)
+
+
+def test_six_by_seven_midgame_position_is_solved() -> None:
+    rng = np.random.default_rng(4)
+    board = Board.empty()
+    while board.ply < 24:
+        board = Board.empty()
+        for _ in range(24):
+            legal = board.legal_moves()
+            if board.is_terminal:
+                break
+            board.play(legal[rng.integers(len(legal))])
+    solver = SolverAgent(max_nodes=20_000_000)
+    scores = solver.evaluate_board(board)
+    best = max(s for s in scores if s is not None)
+    # playing the best column and solving from the opponent's side gives the same value, negated
+    column = scores.index(best)
+    child = board.copy()
+    child.play(column)
+    if not child.is_terminal:
+        assert -solver.score(child) == best
