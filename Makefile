@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml constraints.txt
 install: $(STAMP)
 
 run: $(STAMP)
-	$(PY) scripts/play.py --player0 random --player1 random
+	$(PY) scripts/mcts_vs_qlearning.py demo
 
 test: $(STAMP)
 	$(PY) -m pytest -m "not slow" -q

@@ -81,7 +81,11 @@ def kernels_for(rules: Rules, compiled: bool | None = None) -> KernelBuild:
     build = _compiled_build() if fits else None
     if build is None:
         if compiled:
-            reason = "numba is not installed" if fits else f"a {rules.rows}x{rules.columns} board needs more than 63 bits"
+            reason = (
+                "numba is not installed"
+                if fits
+                else f"a {rules.rows}x{rules.columns} board needs more than 63 bits"
+            )
             raise ValueError(f"the compiled search kernels cannot be used: {reason}")
         return PYTHON
     return build

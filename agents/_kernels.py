@@ -15,6 +15,7 @@ enters a bit operation is a plain int (``int(...)`` around array reads) so that 
 numpy's fixed-width integers into big bitboards.
 """
 
+# ruff: noqa: SIM108  (numba compiles plain if/else blocks; keep the kernels in the simplest Python)
 from __future__ import annotations
 
 import math
@@ -138,8 +139,26 @@ def rollout(current, mask, geo, board_mask, rng):  # noqa: ANN001, ANN201
 
 
 def mcts_playouts(
-    n_playouts, root, cur, msk, parent, move, first_child, n_children, visits, value, real_visits,
-    status, depth, meta, geo, board_mask, c, prior, solver, symmetry,
+    n_playouts,
+    root,
+    cur,
+    msk,
+    parent,
+    move,
+    first_child,
+    n_children,
+    visits,
+    value,
+    real_visits,
+    status,
+    depth,
+    meta,
+    geo,
+    board_mask,
+    c,
+    prior,
+    solver,
+    symmetry,
 ):  # noqa: ANN001, ANN201
     """Run up to ``n_playouts`` playouts from ``root``; returns how many ran.
 
@@ -257,7 +276,9 @@ def propagate_proof(node, root, parent, first_child, n_children, status, depth):
         up = parent[node]
         if status[up] != UNKNOWN:
             return
-        if status[node] == WON:  # the player to move at ``up`` has a winning move: ``up`` is lost for its mover
+        if (
+            status[node] == WON
+        ):  # the player to move at ``up`` has a winning move: ``up`` is lost for its mover
             status[up] = LOST
             depth[up] = depth[node] + 1
         elif status[node] == LOST:  # proven won for ``up``'s mover only if every move from ``up`` loses
@@ -275,9 +296,30 @@ def propagate_proof(node, root, parent, first_child, n_children, status, depth):
 
 
 def compact_subtree(
-    new_root, cur, msk, parent, move, first_child, n_children, visits, value, real_visits, status, depth,
-    o_cur, o_msk, o_parent, o_move, o_first_child, o_n_children, o_visits, o_value, o_real_visits,
-    o_status, o_depth, queue,
+    new_root,
+    cur,
+    msk,
+    parent,
+    move,
+    first_child,
+    n_children,
+    visits,
+    value,
+    real_visits,
+    status,
+    depth,
+    o_cur,
+    o_msk,
+    o_parent,
+    o_move,
+    o_first_child,
+    o_n_children,
+    o_visits,
+    o_value,
+    o_real_visits,
+    o_status,
+    o_depth,
+    queue,
 ):  # noqa: ANN001, ANN201
     """Copy the subtree under ``new_root`` into the ``o_*`` arrays (root at 0); returns its node count."""
     o_cur[0] = cur[new_root]
@@ -337,12 +379,27 @@ def non_losing_moves(current, mask, geo, board_mask, bottom_mask):  # noqa: ANN0
 
 
 def can_win_now(current, mask, geo, board_mask, bottom_mask):  # noqa: ANN001, ANN201
-    return (winning_cells(current, mask, geo, board_mask) & possible_moves(mask, geo, board_mask, bottom_mask)) != 0
+    return (
+        winning_cells(current, mask, geo, board_mask) & possible_moves(mask, geo, board_mask, bottom_mask)
+    ) != 0
 
 
 def negamax(
-    current, mask, n_stones, alpha, beta, geo, board_mask, bottom_mask, order, tt_keys, tt_values, tt_used, stats,
-    move_buffer, score_buffer,
+    current,
+    mask,
+    n_stones,
+    alpha,
+    beta,
+    geo,
+    board_mask,
+    bottom_mask,
+    order,
+    tt_keys,
+    tt_values,
+    tt_used,
+    stats,
+    move_buffer,
+    score_buffer,
 ):  # noqa: ANN001, ANN201
     """Alpha-beta negamax with a transposition table of upper bounds (after Pascal Pons' solver).
 
@@ -399,8 +456,21 @@ def negamax(
     for k in range(n_moves):
         bit = possible & column_bits(int(moves[k]), geo)
         score = -negamax(
-            current ^ mask, mask | bit, n_stones + 1, -beta, -alpha, geo, board_mask, bottom_mask, order,
-            tt_keys, tt_values, tt_used, stats, move_buffer, score_buffer,
+            current ^ mask,
+            mask | bit,
+            n_stones + 1,
+            -beta,
+            -alpha,
+            geo,
+            board_mask,
+            bottom_mask,
+            order,
+            tt_keys,
+            tt_values,
+            tt_used,
+            stats,
+            move_buffer,
+            score_buffer,
         )
         if score >= beta:
             return score
@@ -413,8 +483,19 @@ def negamax(
 
 
 def solve(
-    current, mask, n_stones, geo, board_mask, bottom_mask, order, tt_keys, tt_values, tt_used, stats,
-    move_buffer, score_buffer,
+    current,
+    mask,
+    n_stones,
+    geo,
+    board_mask,
+    bottom_mask,
+    order,
+    tt_keys,
+    tt_values,
+    tt_used,
+    stats,
+    move_buffer,
+    score_buffer,
 ):  # noqa: ANN001, ANN201
     """The exact score of a position for the player to move (see ``negamax``), by null-window searches."""
     cells = geo[CELLS]
@@ -431,8 +512,21 @@ def solve(
         elif middle >= 0 and high // 2 > middle:
             middle = high // 2
         result = negamax(
-            current, mask, n_stones, middle, middle + 1, geo, board_mask, bottom_mask, order,
-            tt_keys, tt_values, tt_used, stats, move_buffer, score_buffer,
+            current,
+            mask,
+            n_stones,
+            middle,
+            middle + 1,
+            geo,
+            board_mask,
+            bottom_mask,
+            order,
+            tt_keys,
+            tt_values,
+            tt_used,
+            stats,
+            move_buffer,
+            score_buffer,
         )
         if stats[2] != 0:
             return 0

@@ -104,7 +104,17 @@ class SearchResult:
 class _Tree:
     """Node arrays for the kernel; grown by doubling."""
 
-    FIELDS = ("parent", "move", "first_child", "n_children", "visits", "value", "real_visits", "status", "depth")
+    FIELDS = (
+        "parent",
+        "move",
+        "first_child",
+        "n_children",
+        "visits",
+        "value",
+        "real_visits",
+        "status",
+        "depth",
+    )
 
     def __init__(self, build: KernelBuild, capacity: int) -> None:
         self.build = build
@@ -194,9 +204,13 @@ class MCTSAgent:
         reuse_tree: bool = True,
         compiled: bool | None = None,
     ) -> None:
-        if playouts is not None and (isinstance(playouts, bool) or not isinstance(playouts, int) or playouts < 1):
+        if playouts is not None and (
+            isinstance(playouts, bool) or not isinstance(playouts, int) or playouts < 1
+        ):
             raise ValueError(f"playouts must be a positive int or None, got {playouts!r}")
-        if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or time_limit <= 0):
+        if time_limit is not None and (
+            isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or time_limit <= 0
+        ):
             raise ValueError(f"time_limit must be a positive number of seconds or None, got {time_limit!r}")
         if playouts is None and time_limit is None:
             raise ValueError("give a budget: playouts, time_limit, or both")
@@ -276,9 +290,26 @@ class MCTSAgent:
             want = chunk if self.playouts is None else min(chunk, self.playouts - done)
             chunk_start = time.perf_counter()
             ran = build.mcts_playouts(
-                want, 0, tree.cur, tree.msk, tree.parent, tree.move, tree.first_child, tree.n_children,
-                tree.visits, tree.value, tree.real_visits, tree.status, tree.depth, self._meta, geo,
-                rules.board_mask, self.c, self.prior, self.solver, self.symmetry,
+                want,
+                0,
+                tree.cur,
+                tree.msk,
+                tree.parent,
+                tree.move,
+                tree.first_child,
+                tree.n_children,
+                tree.visits,
+                tree.value,
+                tree.real_visits,
+                tree.status,
+                tree.depth,
+                self._meta,
+                geo,
+                rules.board_mask,
+                self.c,
+                self.prior,
+                self.solver,
+                self.symmetry,
             )
             tree.n_nodes = int(self._meta[0])
             done += ran
@@ -314,11 +345,7 @@ class MCTSAgent:
                     return old, True
                 new = _Tree(build, old.capacity)
                 queue = np.zeros(old.capacity, dtype=np.int64)
-                new.n_nodes = int(
-                    build.compact_subtree(
-                        found, *old.arrays(), *new.arrays(), queue
-                    )
-                )
+                new.n_nodes = int(build.compact_subtree(found, *old.arrays(), *new.arrays(), queue))
                 return new, True
         budget = self.playouts if self.playouts is not None else 20_000
         tree = _Tree(build, max(1024, min(budget * rules.columns + 1, 1 << 22)))
@@ -330,7 +357,7 @@ class MCTSAgent:
         """The node for position (current, mask) among the root, its children and grandchildren."""
         frontier = [0]
         for _ in range(3):
-            next_frontier = []
+            next_frontier: list[int] = []
             for node in frontier:
                 if tree.cur[node] == current and tree.msk[node] == mask:
                     return node
@@ -338,7 +365,9 @@ class MCTSAgent:
             frontier = next_frontier
         return None
 
-    def _summarise(self, tree: _Tree, rules: Rules, playouts: int, elapsed: float, reused: bool) -> SearchResult:
+    def _summarise(
+        self, tree: _Tree, rules: Rules, playouts: int, elapsed: float, reused: bool
+    ) -> SearchResult:
         columns = rules.columns
         visits = [0] * columns
         mean = [math.nan] * columns
@@ -363,15 +392,32 @@ class MCTSAgent:
         for c in range(columns):
             twin = columns - 1 - c
             if c not in present and twin in present and self._column_open(tree, rules, c):
-                visits[c], mean[c], proven[c], depth[c], ucb[c] = visits[twin], mean[twin], proven[twin], depth[twin], ucb[twin]
+                visits[c], mean[c], proven[c], depth[c], ucb[c] = (
+                    visits[twin],
+                    mean[twin],
+                    proven[twin],
+                    depth[twin],
+                    ucb[twin],
+                )
                 mirrored[c] = twin
         root_status = int(tree.status[0])
         # the root's status is for the player who moved into it; report it for the player to move
         root_proven = {WON: "loss", LOST: "win"}.get(root_status) if self.solver else None
         return SearchResult(
-            column=column, reason=reason, visits=visits, mean_value=mean, proven=proven, proof_depth=depth,
-            ucb=ucb, playouts=playouts, root_visits=int(tree.real_visits[0]), elapsed=elapsed,
-            nodes=tree.n_nodes, reused_tree=reused, root_proven=root_proven, mirrored=mirrored,
+            column=column,
+            reason=reason,
+            visits=visits,
+            mean_value=mean,
+            proven=proven,
+            proof_depth=depth,
+            ucb=ucb,
+            playouts=playouts,
+            root_visits=int(tree.real_visits[0]),
+            elapsed=elapsed,
+            nodes=tree.n_nodes,
+            reused_tree=reused,
+            root_proven=root_proven,
+            mirrored=mirrored,
         )
 
     @staticmethod

@@ -74,7 +74,10 @@ class LearningCurve:
     epsilon: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("window", "episodes", "mean_return", "win_rate", "draw_rate", "loss_rate", "epsilon")}
+        return {
+            k: getattr(self, k)
+            for k in ("window", "episodes", "mean_return", "win_rate", "draw_rate", "loss_rate", "epsilon")
+        }
 
     def plot(self, path: str | os.PathLike[str], title: str = "Q-learning") -> Path:
         """Save the curve as a PNG (needs matplotlib, in the ``train`` extra)."""
@@ -139,11 +142,11 @@ class QLearningAgent:
         rows: int = 4,
         columns: int = 5,
         win_length: int = 4,
-        alpha: float = 0.25,
-        gamma: float = 0.95,
+        alpha: float = 0.2,
+        gamma: float = 1.0,
         epsilon: float = 1.0,
-        epsilon_min: float = 0.05,
-        epsilon_decay: float = 0.9999,
+        epsilon_min: float = 0.01,
+        epsilon_decay: float = 0.99999,
         rewards: str = "plain",
         updates: str = "backward",
         seed: int | None = None,
@@ -176,10 +179,23 @@ class QLearningAgent:
         self.rng = np.random.default_rng(seed)
 
     @classmethod
-    def original(cls, rows: int = 4, columns: int = 5, win_length: int = 4, seed: int | None = None) -> QLearningAgent:
+    def original(
+        cls, rows: int = 4, columns: int = 5, win_length: int = 4, seed: int | None = None
+    ) -> QLearningAgent:
         """The original Connect 4 project's settings: alpha 0.6, gamma 0.8, constant epsilon 0.1, shaped rewards."""
-        return cls(rows, columns, win_length, alpha=0.6, gamma=0.8, epsilon=0.1, epsilon_min=0.1, epsilon_decay=1.0,
-                   rewards="shaped", updates="online", seed=seed)
+        return cls(
+            rows,
+            columns,
+            win_length,
+            alpha=0.6,
+            gamma=0.8,
+            epsilon=0.1,
+            epsilon_min=0.1,
+            epsilon_decay=1.0,
+            rewards="shaped",
+            updates="online",
+            seed=seed,
+        )
 
     def reset(self, seed: int | None = None) -> None:
         """A new game (the table is kept); a seed, if given, reseeds tie-breaking and exploration."""
@@ -296,7 +312,9 @@ class QLearningAgent:
         game = TrackedBoard(self.rules)
         board = game.board
         online = self.updates == "online"
-        pending: dict[int, tuple[np.ndarray, int]] = {}  # seat -> (Q row, stored column) awaiting its next state
+        pending: dict[
+            int, tuple[np.ndarray, int]
+        ] = {}  # seat -> (Q row, stored column) awaiting its next state
         transitions: list[tuple[np.ndarray, int, float, np.ndarray | None, list[int]]] = []
         episode_return = 0.0
         first_seat = seats[0]
@@ -342,7 +360,9 @@ class QLearningAgent:
             self._update(*transition)
         return episode_return, outcome
 
-    def _update(self, row: np.ndarray, column: int, reward: float, next_row: np.ndarray | None, next_legal: list[int]) -> None:
+    def _update(
+        self, row: np.ndarray, column: int, reward: float, next_row: np.ndarray | None, next_legal: list[int]
+    ) -> None:
         target = reward if next_row is None else reward + self.gamma * max(next_row[c] for c in next_legal)
         row[column] += self.alpha * (target - row[column])
 
@@ -375,7 +395,10 @@ class QLearningAgent:
             "episodes_trained": self.episodes_trained,
             "states": len(keys),
         }
-        _atomic_write(path, lambda stream: np.savez_compressed(stream, keys=key_array, q=q, meta=np.array(json.dumps(meta))))
+        _atomic_write(
+            path,
+            lambda stream: np.savez_compressed(stream, keys=key_array, q=q, meta=np.array(json.dumps(meta))),
+        )
         return path
 
     @classmethod
@@ -403,19 +426,37 @@ class QLearningAgent:
                 raise
             raise ValueError(f"{path} is corrupt or truncated: {error}") from None
         if not isinstance(meta, dict) or meta.get("format") != FILE_FORMAT:
-            raise ValueError(f"{path} is not a Q-table file (format tag {meta.get('format') if isinstance(meta, dict) else None!r})")
+            raise ValueError(
+                f"{path} is not a Q-table file (format tag {meta.get('format') if isinstance(meta, dict) else None!r})"
+            )
         if meta.get("version") != FILE_VERSION:
-            raise ValueError(f"{path} has Q-table format version {meta.get('version')!r}; this version reads {FILE_VERSION}")
+            raise ValueError(
+                f"{path} has Q-table format version {meta.get('version')!r}; this version reads {FILE_VERSION}"
+            )
         try:
             agent = cls(
-                meta["rows"], meta["columns"], meta["win_length"], alpha=meta["alpha"], gamma=meta["gamma"],
-                epsilon=meta["epsilon"], epsilon_min=meta["epsilon_min"], epsilon_decay=meta["epsilon_decay"],
-                rewards=meta["rewards"], updates=meta.get("updates", "backward"), seed=seed,
+                meta["rows"],
+                meta["columns"],
+                meta["win_length"],
+                alpha=meta["alpha"],
+                gamma=meta["gamma"],
+                epsilon=meta["epsilon"],
+                epsilon_min=meta["epsilon_min"],
+                epsilon_decay=meta["epsilon_decay"],
+                rewards=meta["rewards"],
+                updates=meta.get("updates", "backward"),
+                seed=seed,
             )
         except (KeyError, TypeError) as error:
             raise ValueError(f"{path} has incomplete metadata: {error}") from None
         columns = agent.rules.columns
-        if q.ndim != 2 or q.shape[1] != columns or keys.ndim != 2 or keys.shape[0] != q.shape[0] or keys.dtype != np.uint8:
+        if (
+            q.ndim != 2
+            or q.shape[1] != columns
+            or keys.ndim != 2
+            or keys.shape[0] != q.shape[0]
+            or keys.dtype != np.uint8
+        ):
             raise ValueError(
                 f"{path}: arrays do not fit a {agent.rules.rows}x{columns} board "
                 f"(keys {keys.shape} {keys.dtype}, q {q.shape})"

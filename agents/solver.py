@@ -78,7 +78,9 @@ class SolverAgent:
         table_size: int = 1 << 22,
         compiled: bool | None = None,
     ) -> None:
-        if max_nodes is not None and (isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1):
+        if max_nodes is not None and (
+            isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1
+        ):
             raise ValueError(f"max_nodes must be a positive int or None, got {max_nodes!r}")
         if isinstance(table_size, bool) or not isinstance(table_size, int) or table_size < 1:
             raise ValueError(f"table_size must be a positive int, got {table_size!r}")
@@ -108,7 +110,9 @@ class SolverAgent:
             used = np.zeros(size, dtype=np.int8)
             centre = rules.columns // 2
             order = np.array(
-                sorted(range(rules.columns), key=lambda c: (abs(c - centre), -c if rules.columns % 2 == 0 else c)),
+                sorted(
+                    range(rules.columns), key=lambda c: (abs(c - centre), -c if rules.columns % 2 == 0 else c)
+                ),
                 dtype=np.int64,
             )
             buffers = (
@@ -129,13 +133,26 @@ class SolverAgent:
             raise ValueError("the game is over: there is nothing to solve")
         return self._solve(board.rules, board.stones[board.to_move], board.mask, board.ply)
 
-    def _solve(self, rules: Rules, current: int, mask: int, n_stones: int, stats: np.ndarray | None = None) -> int:
+    def _solve(
+        self, rules: Rules, current: int, mask: int, n_stones: int, stats: np.ndarray | None = None
+    ) -> int:
         build, (order, keys, values, used, moves, scores) = self._kernel(rules)
         if stats is None:
             stats = np.array([0, self.max_nodes or 0, 0], dtype=np.int64)
         result = build.solve(
-            current, mask, n_stones, build.geometry(rules), rules.board_mask, rules.bottom_mask, order,
-            keys, values, used, stats, moves, scores,
+            current,
+            mask,
+            n_stones,
+            build.geometry(rules),
+            rules.board_mask,
+            rules.bottom_mask,
+            order,
+            keys,
+            values,
+            used,
+            stats,
+            moves,
+            scores,
         )
         self.last_nodes = int(stats[0])
         if stats[2]:

@@ -215,3 +215,32 @@ def test_mask_must_match_the_position() -> None:
 def test_beats_random_nearly_always() -> None:
     result = play_match(make_agent("mcts", playouts=300, seed=0), RandomAgent(seed=1), 20, Rules())
     assert result.wins >= 19
+
+
+@pytest.mark.slow
+def test_best_move_rate_on_solver_scored_positions() -> None:
+    rng = np.random.default_rng(5)
+    solver = SolverAgent(max_nodes=30_000_000)
+    hits = total = 0
+    while total < 40:
+        board = Board.empty()
+        for _ in range(int(rng.integers(10, 25))):
+            if board.is_terminal:
+                break
+            legal = board.legal_moves()
+            board.play(legal[rng.integers(len(legal))])
+        if board.is_terminal:
+            continue
+        outcomes = [None if s is None else (s > 0) - (s < 0) for s in solver.evaluate_board(board)]
+        if len({o for o in outcomes if o is not None}) < 2:
+            continue
+        best = max(o for o in outcomes if o is not None)
+        hits += outcomes[act(MCTSAgent(playouts=50_000, seed=total), board)] == best
+        total += 1
+    assert hits / total >= 0.85
+
+
+@pytest.mark.slow
+def test_beats_random_in_a_hundred_games() -> None:
+    result = play_match(MCTSAgent(playouts=1000, seed=0), RandomAgent(seed=1), 100, Rules())
+    assert result.wins >= 99

@@ -16,7 +16,9 @@ from connect4_env.encoding import action_mask, observation_planes
 SMALL = [(3, 4, 3), (4, 3, 3), (3, 5, 3), (4, 4, 3), (4, 4, 4), (2, 5, 2), (3, 3, 2)]
 
 
-def random_position(size: tuple[int, int, int], data: st.DataObject, min_moves: int) -> tuple[Board, ReferenceGame]:
+def random_position(
+    size: tuple[int, int, int], data: st.DataObject, min_moves: int
+) -> tuple[Board, ReferenceGame]:
     board = Board.empty(*size)
     reference = ReferenceGame(*size)
     for _ in range(data.draw(st.integers(min_moves, board.rules.cells))):
@@ -39,7 +41,9 @@ def test_scores_match_minimax(size: tuple[int, int, int], data: st.DataObject, c
     assert solver.evaluate_board(board) == reference_scores(reference)
 
 
-@pytest.mark.parametrize(("size", "expected"), [((4, 4, 4), 0), ((4, 5, 4), 0), ((5, 4, 4), 0), ((3, 5, 3), 7)])
+@pytest.mark.parametrize(
+    ("size", "expected"), [((4, 4, 4), 0), ((4, 5, 4), 0), ((5, 4, 4), 0), ((3, 5, 3), 7)]
+)
 def test_small_boards_from_empty(size: tuple[int, int, int], expected: int) -> None:
     # 4x4, 4x5 and 5x4 with four in a row are draws; on 3x5 with three in a row the first player wins with
     # the 9th stone (checked by plain minimax in test_three_by_five_matches_minimax).

@@ -1,0 +1,147 @@
+"""MCTS strength against OpenSpiel's MCTSBot at equal thinking time, and best-move rates on solved positions.
+
+1. Head to head on 6x7: our MCTSAgent with ``--seconds`` per move against OpenSpiel's MCTSBot given as many
+   simulations as it runs in the same time (measured at the start), alternating who moves first.
+2. Positions from random play (plies ``--min-ply``..``--max-ply``), scored by the exact solver: how often
+   each bot's move keeps the best game-theoretic outcome (win if winnable, else draw).
+
+    python benchmarks/mcts_strength.py [--seconds 0.05] [--games 40] [--positions 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from agents.arena import wilson_interval
+from agents.mcts import MCTSAgent
+from agents.solver import SolverAgent
+from connect4_env import Board
+from connect4_env.encoding import action_mask, observation_planes
+
+
+class OpenSpielBot:
+    def __init__(self, simulations: int, seed: int) -> None:
+        import pyspiel
+        from open_spiel.python.algorithms import mcts
+
+        self.game = pyspiel.load_game("connect_four")
+        rng = np.random.RandomState(seed)
+        self.bot = mcts.MCTSBot(
+            self.game,
+            uct_c=2**0.5,
+            max_simulations=simulations,
+            evaluator=mcts.RandomRolloutEvaluator(1, rng),
+            random_state=rng,
+            solve=True,
+        )
+
+    def state_for(self, moves: list[int]):  # noqa: ANN201
+        state = self.game.new_initial_state()
+        for column in moves:
+            state.apply_action(column)
+        return state
+
+    def move(self, moves: list[int]) -> int:
+        return int(self.bot.step(self.state_for(moves)))
+
+
+def openspiel_rate(seed: int) -> float:
+    bot = OpenSpielBot(2000, seed)
+    start = time.perf_counter()
+    bot.move([])
+    return 2000 / (time.perf_counter() - start)
+
+
+def head_to_head(seconds: float, simulations: int, games: int) -> tuple[int, int, int]:
+    wins = draws = losses = 0
+    for game in range(games):
+        ours = MCTSAgent(playouts=None, time_limit=seconds, seed=game)
+        theirs = OpenSpielBot(simulations, seed=game)
+        our_seat = game % 2
+        board, moves = Board.empty(), []
+        while not board.is_terminal:
+            if board.to_move == our_seat:
+                column = ours.act(observation_planes(board), action_mask(board))
+            else:
+                column = theirs.move(moves)
+            board.play(column)
+            moves.append(column)
+        if board.winner is None:
+            draws += 1
+        elif board.winner == our_seat:
+            wins += 1
+        else:
+            losses += 1
+    return wins, draws, losses
+
+
+def scored_positions(
+    n: int, min_ply: int, max_ply: int, seed: int
+) -> list[tuple[list[int], list[int | None]]]:
+    """Random positions where the moves do not all have the same outcome, with the solver's outcomes."""
+    rng = np.random.default_rng(seed)
+    solver = SolverAgent(max_nodes=30_000_000)
+    positions = []
+    while len(positions) < n:
+        board, moves = Board.empty(), []
+        for _ in range(int(rng.integers(min_ply, max_ply + 1))):
+            if board.is_terminal:
+                break
+            legal = board.legal_moves()
+            moves.append(legal[rng.integers(len(legal))])
+            board.play(moves[-1])
+        if board.is_terminal:
+            continue
+        try:
+            scores = solver.evaluate_board(board)
+        except RuntimeError:
+            continue
+        outcomes = [None if s is None else (s > 0) - (s < 0) for s in scores]
+        if len({o for o in outcomes if o is not None}) > 1:
+            positions.append((moves, outcomes))
+    return positions
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seconds", type=float, default=0.05, help="thinking time per move (default 0.05)")
+    parser.add_argument("--games", type=int, default=40, help="head-to-head games (default 40)")
+    parser.add_argument("--positions", type=int, default=100, help="solver-scored positions (default 100)")
+    parser.add_argument("--min-ply", type=int, default=10)
+    parser.add_argument("--max-ply", type=int, default=24)
+    args = parser.parse_args()
+
+    MCTSAgent(playouts=10, seed=0).search(Board.empty())  # compile / load the kernels first
+    simulations = max(1, int(openspiel_rate(0) * args.seconds))
+    print(f"{args.seconds} s per move: OpenSpiel MCTSBot gets {simulations} simulations per move")
+
+    wins, draws, losses = head_to_head(args.seconds, simulations, args.games)
+    score = (wins + 0.5 * draws) / args.games
+    low, high = wilson_interval(wins + 0.5 * draws, args.games)
+    print(
+        f"head to head, {args.games} games alternating sides: ours {wins} W / {draws} D / {losses} L "
+        f"(score {score:.3f}, 95% CI {low:.3f}-{high:.3f})"
+    )
+
+    positions = scored_positions(args.positions, args.min_ply, args.max_ply, seed=1)
+    hits = {"ours": 0, "openspiel": 0}
+    for index, (moves, outcomes) in enumerate(positions):
+        board = Board.from_moves(moves)
+        best = max(o for o in outcomes if o is not None)
+        ours = MCTSAgent(playouts=None, time_limit=args.seconds, seed=index)
+        hits["ours"] += outcomes[ours.act(observation_planes(board), action_mask(board))] == best
+        hits["openspiel"] += outcomes[OpenSpielBot(simulations, seed=index).move(moves)] == best
+    n = len(positions)
+    print(f"best-move rate on {n} solver-scored positions (plies {args.min_ply}-{args.max_ply}):")
+    for name, count in hits.items():
+        low, high = wilson_interval(count, n)
+        print(f"  {name:10s} {count / n:.3f} (95% CI {low:.3f}-{high:.3f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""The bundled scripts, run as a user would (tiny budgets)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("mode", ["mcts-vs-mcts", "train", "match", "demo"])
+def test_help(mode: str) -> None:
+    result = run("scripts/mcts_vs_qlearning.py", mode, "--help")
+    assert result.returncode == 0 and "usage" in result.stdout and "--seed" in result.stdout
+
+
+def test_train_then_match(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = run(
+        "scripts/mcts_vs_qlearning.py",
+        "train",
+        "--episodes",
+        "300",
+        "--opponent",
+        "random",
+        "--out",
+        str(out),
+        "--quiet",
+        "--window",
+        "100",
+    )
+    assert result.returncode == 0, result.stderr
+    assert (out / "qtable.npz").exists() and (out / "curve.png").exists()
+    assert len(json.loads((out / "curve.json").read_text())["episodes"]) == 3
+    result = run(
+        "scripts/mcts_vs_qlearning.py",
+        "match",
+        "--table",
+        str(out / "qtable.npz"),
+        "--games",
+        "6",
+        "--mcts-playouts",
+        "5",
+    )
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "match.json").read_text())
+    assert summary["overall"]["games"] == 6 and summary["rows"] == 4 and summary["columns"] == 5
+    assert "95% CI" in result.stdout
+
+
+def test_mcts_vs_mcts_one_game_and_summary() -> None:
+    result = run("scripts/mcts_vs_qlearning.py", "mcts-vs-mcts", "--playouts0", "50", "--playouts1", "50")
+    assert result.returncode == 0, result.stderr
+    assert "chosen" in result.stdout and ("wins in" in result.stdout or "draw" in result.stdout)
+    result = run(
+        "scripts/mcts_vs_qlearning.py",
+        "mcts-vs-mcts",
+        "--games",
+        "4",
+        "--playouts0",
+        "30",
+        "--playouts1",
+        "30",
+        "--rows",
+        "4",
+        "--columns",
+        "4",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "overall" in result.stdout
+
+
+def test_match_refuses_a_corrupt_table(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"junk")
+    result = run("scripts/mcts_vs_qlearning.py", "match", "--table", str(bad), "--games", "2")
+    assert result.returncode == 2 and "error:" in result.stderr and "corrupt or truncated" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_play_script_with_a_human() -> None:
+    result = run(
+        "scripts/play.py",
+        "--player0",
+        "human",
+        "--player1",
+        "random",
+        "--rows",
+        "3",
+        "--columns",
+        "3",
+        "--win-length",
+        "3",
+        stdin="9\nx\n0\n0\n0\n1\n1\n1\n2\n2\n2\n",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "is not a legal column" in result.stdout and "after" in result.stdout
