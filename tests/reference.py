@@ -84,3 +84,16 @@ def reference_scores(game: ReferenceGame, memo: dict | None = None) -> list[int 
                 memo[key] = max(s for s in reference_scores(child, memo) if s is not None)
             scores[column] = -memo[key]
     return scores
+
+
+def random_board(rng, plies: int, rows: int = 6, columns: int = 7, win_length: int = 4):  # noqa: ANN001, ANN201
+    """A ``connect4_env.Board`` after up to ``plies`` uniformly random legal moves (fewer if the game ends)."""
+    from connect4_env import Board
+
+    board = Board.empty(rows, columns, win_length)
+    for _ in range(plies):
+        if board.is_terminal:
+            break
+        legal = board.legal_moves()
+        board.play(legal[int(rng.integers(len(legal)))])
+    return board

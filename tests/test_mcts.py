@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from reference import random_board
 
 from agents import RandomAgent, make_agent
 from agents.arena import play_match
@@ -88,12 +89,7 @@ def test_proven_lost_root_picks_the_slowest_loss() -> None:
     solver = SolverAgent()
     checked = 0
     while checked < 6:
-        board = Board.empty(4, 5, 4)
-        for _ in range(int(rng.integers(6, 14))):
-            if board.is_terminal:
-                break
-            legal = board.legal_moves()
-            board.play(legal[rng.integers(len(legal))])
+        board = random_board(rng, int(rng.integers(6, 14)), 4, 5, 4)
         if board.is_terminal:
             continue
         scores = solver.evaluate_board(board)
@@ -223,12 +219,7 @@ def test_best_move_rate_on_solver_scored_positions() -> None:
     solver = SolverAgent(max_nodes=30_000_000)
     hits = total = 0
     while total < 40:
-        board = Board.empty()
-        for _ in range(int(rng.integers(10, 25))):
-            if board.is_terminal:
-                break
-            legal = board.legal_moves()
-            board.play(legal[rng.integers(len(legal))])
+        board = random_board(rng, int(rng.integers(10, 25)))
         if board.is_terminal:
             continue
         outcomes = [None if s is None else (s > 0) - (s < 0) for s in solver.evaluate_board(board)]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import ReferenceGame, reference_scores
+from reference import ReferenceGame, random_board, reference_scores
 
 from agents import make_agent
 from agents.solver import SolverAgent, SolverBudgetExceeded, describe_score
@@ -117,14 +117,9 @@ def test_same_seed_same_tie_breaks_and_registry() -> None:
 
 def test_six_by_seven_midgame_position_is_solved() -> None:
     rng = np.random.default_rng(4)
-    board = Board.empty()
-    while board.ply < 24:
-        board = Board.empty()
-        for _ in range(24):
-            legal = board.legal_moves()
-            if board.is_terminal:
-                break
-            board.play(legal[rng.integers(len(legal))])
+    board = random_board(rng, 24)
+    while board.ply < 24 or board.is_terminal:
+        board = random_board(rng, 24)
     solver = SolverAgent(max_nodes=20_000_000)
     scores = solver.evaluate_board(board)
     best = max(s for s in scores if s is not None)
