@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from agents._files import atomic_write
 from agents.base import legal_columns, unpack
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import TrackedBoard, board_from_observation
@@ -99,22 +99,9 @@ class LearningCurve:
         bottom.legend()
         figure.tight_layout()
         path = Path(path)
-        _atomic_write(path, lambda handle: figure.savefig(handle, format="png", dpi=100))
+        atomic_write(path, lambda stream: figure.savefig(stream, format="png", dpi=100))
         plt.close(figure)
         return path
-
-
-def _atomic_write(path: Path, write: Callable[[Any], None]) -> None:
-    """Write through a temporary file in the same folder, then rename over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            write(stream)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 class QLearningAgent:
@@ -395,7 +382,7 @@ class QLearningAgent:
             "episodes_trained": self.episodes_trained,
             "states": len(keys),
         }
-        _atomic_write(
+        atomic_write(
             path,
             lambda stream: np.savez_compressed(stream, keys=key_array, q=q, meta=np.array(json.dumps(meta))),
         )

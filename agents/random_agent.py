@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import legal_columns, unpack
+from agents.base import NoLegalMoveError, legal_columns, unpack
 
 __all__ = ["RandomAgent"]
 
@@ -32,6 +32,15 @@ class RandomAgent:
         _, mask = unpack(observation, action_mask)
         legal = legal_columns(mask)
         return int(legal[int(self.rng.random() * legal.size)])
+
+    def act_batch(self, observations: Any, action_masks: Any) -> np.ndarray:
+        """One uniformly random legal column per row of ``action_masks`` (for the batched env)."""
+        masks = np.asarray(action_masks).astype(bool)
+        if not masks.any(axis=1).all():
+            raise NoLegalMoveError("no legal move: an action mask allows no column")
+        scores = self.rng.random(masks.shape)
+        scores[~masks] = -1.0
+        return scores.argmax(axis=1)
 
     def __repr__(self) -> str:
         return "RandomAgent()"

@@ -15,6 +15,7 @@ _REGISTRY: dict[str, str | Callable[..., Any]] = {
     "mcts": "agents.mcts:MCTSAgent",
     "solver": "agents.solver:SolverAgent",
     "qlearning": "agents.qlearning:QLearningAgent",
+    "sb3": "agents.sb3_agent:SB3Agent",
 }
 
 
@@ -77,10 +78,17 @@ def _load_qtable(path: str, **kwargs: Any) -> Any:
     return QLearningAgent.load(path, **kwargs)
 
 
+def _load_sb3(path: str, **kwargs: Any) -> Any:
+    from agents.sb3_agent import SB3Agent
+
+    return SB3Agent.load(path, **kwargs)
+
+
 # spec value -> keyword argument; agents loaded from a file; agents without a seed.
 _SPEC_VALUE: dict[str, tuple[str, Callable[[str], Any]]] = {
     "mcts": ("playouts", int),
     "qlearning": ("path", str),
+    "sb3": ("path", str),
 }
-_LOADERS: dict[str, Callable[..., Any]] = {"qlearning": _load_qtable}
+_LOADERS: dict[str, Callable[..., Any]] = {"qlearning": _load_qtable, "sb3": _load_sb3}
 _UNSEEDED = {"human"}

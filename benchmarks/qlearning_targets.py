@@ -20,7 +20,9 @@ from connect4_env import Board, Rules
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--episodes", type=int, default=1_000_000)
     parser.add_argument("--alpha", type=float, default=0.1)
     parser.add_argument("--epsilon-decay", type=float, default=0.99999)
@@ -46,12 +48,16 @@ def main() -> None:
                 boards.append(board.copy())
             board.play(column)
     rate = optimal_move_rate(agent, SolverAgent(), boards)
-    print(f"{args.preset} settings, {args.episodes:,} episodes against random in {seconds:.0f} s, {len(agent.q):,} states")
+    print(
+        f"{args.preset} settings, {args.episodes:,} episodes against random in {seconds:.0f} s, {len(agent.q):,} states"
+    )
     for side in ("as_first", "as_second"):
         block = summary[side]
         low, high = block["win_rate_ci95"]
-        print(f"  {side:10s} win {block['win_rate']:.3f} (95% CI {low:.3f}-{high:.3f}), draw {block['draw_rate']:.3f}, "
-              f"loss {block['loss_rate']:.3f}")
+        print(
+            f"  {side:10s} win {block['win_rate']:.3f} (95% CI {low:.3f}-{high:.3f}), draw {block['draw_rate']:.3f}, "
+            f"loss {block['loss_rate']:.3f}"
+        )
     print(f"  solver-best moves on {len(boards)} positions it met: {rate:.3f}")
 
 

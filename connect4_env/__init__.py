@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import gymnasium
 
 from connect4_env import connect4_v0
@@ -21,8 +23,24 @@ __all__ = [
     "observation_planes",
     "action_mask",
     "board_from_observation",
+    "make_sb3_vec_env",
 ]
 __version__ = "0.1.0"
 
+
+def make_sb3_vec_env(n_envs: int = 8, monitor: bool = True, **env_kwargs: Any) -> Any:
+    """``n_envs`` batched ``Connect4-v0`` games as a Stable-Baselines3 ``VecEnv`` (needs the ``train`` extra).
+
+    See :func:`connect4_env.sb3_vec_env.make_sb3_vec_env`.
+    """
+    from connect4_env.sb3_vec_env import make_sb3_vec_env as make
+
+    return make(n_envs, monitor=monitor, **env_kwargs)
+
+
 if "Connect4-v0" not in gymnasium.registry:
-    gymnasium.register(id="Connect4-v0", entry_point="connect4_env.gym_env:Connect4Env")
+    gymnasium.register(
+        id="Connect4-v0",
+        entry_point="connect4_env.gym_env:Connect4Env",
+        vector_entry_point="connect4_env.vector_env:Connect4VectorEnv",
+    )

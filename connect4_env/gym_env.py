@@ -12,21 +12,26 @@ from connect4_env.core import IllegalMoveError, Rules, as_column
 from connect4_env.encoding import TrackedBoard
 from connect4_env.render import RENDER_MODES, BoardRenderer
 
-__all__ = ["Connect4Env", "resolve_opponent", "ILLEGAL_ACTION_MODES"]
+__all__ = ["Connect4Env", "resolve_opponent", "check_match_settings", "ILLEGAL_ACTION_MODES"]
 
 ILLEGAL_ACTION_MODES = ("lose", "raise")
 
 
 def resolve_opponent(opponent: Any, opponent_kwargs: dict[str, Any] | None = None) -> Any:
-    """An object with ``act(observation, action_mask)``, or a name for ``agents.make_agent``.
+    """An object with ``act(observation, action_mask)``, a name for ``agents.make_agent``, or a spec for
+    ``agents.agent_from_spec`` (``"mcts:200"``, ``"qlearning:table.npz"``, ``"sb3:model.zip"``).
 
     Raises:
         TypeError: ``opponent`` is neither a name nor an object with ``act``.
         ValueError: an unknown agent name.
     """
     if isinstance(opponent, str):
-        from agents import make_agent  # the policies sit above the env; import on use only
+        from agents import agent_from_spec, make_agent  # the policies sit above the env; import on use only
 
+        if ":" in opponent:  # a spec such as "mcts:200" or "sb3:model.zip"
+            if opponent_kwargs:
+                raise ValueError("opponent_kwargs cannot be combined with an agent spec such as 'mcts:200'")
+            return agent_from_spec(opponent)
         return make_agent(opponent, **(opponent_kwargs or {}))
     if not callable(getattr(opponent, "act", None)):
         raise TypeError(
@@ -36,6 +41,20 @@ def resolve_opponent(opponent: Any, opponent_kwargs: dict[str, Any] | None = Non
     if opponent_kwargs:
         raise ValueError("opponent_kwargs only apply when opponent is given by name")
     return opponent
+
+
+def check_match_settings(agent_first: object, illegal_action: object) -> None:
+    """Validate the arguments ``Connect4-v0`` and its batched version share.
+
+    Raises:
+        ValueError: ``agent_first`` is not True/False/None or ``illegal_action`` is not a known mode.
+    """
+    if agent_first not in (True, False, None):
+        raise ValueError(f"agent_first must be True, False or None (random side), got {agent_first!r}")
+    if illegal_action not in ILLEGAL_ACTION_MODES:
+        raise ValueError(
+            f"illegal_action={illegal_action!r} is not supported; allowed: {ILLEGAL_ACTION_MODES}"
+        )
 
 
 class Connect4Env(gym.Env):

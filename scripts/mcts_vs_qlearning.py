@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import agent_from_spec
+from agents._files import atomic_write
 from agents.arena import MatchResult, play_game, play_match
 from agents.mcts import MCTSAgent
 from agents.qlearning import QLearningAgent
@@ -53,10 +54,7 @@ def _print_result(result: MatchResult, name_a: str, name_b: str) -> dict[str, An
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text(json.dumps(data, indent=2))
-    temporary.replace(path)
+    atomic_write(path, lambda stream: stream.write(json.dumps(data, indent=2).encode()))
 
 
 # -- modes -------------------------------------------------------------------------------------------------

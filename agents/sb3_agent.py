@@ -1,0 +1,133 @@
+"""Trained Stable-Baselines3 models (PPO, MaskablePPO, DQN) as policies that never choose a masked move."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import NoLegalMoveError, unpack
+
+__all__ = ["SB3Agent", "ALGORITHMS", "algorithm_class"]
+
+ALGORITHMS = ("ppo", "maskable_ppo", "dqn")
+
+
+def algorithm_class(name: str) -> Any:
+    """The SB3 class for ``"ppo"``, ``"maskable_ppo"`` or ``"dqn"``."""
+    if name == "ppo":
+        from stable_baselines3 import PPO
+
+        return PPO
+    if name == "maskable_ppo":
+        from sb3_contrib import MaskablePPO
+
+        return MaskablePPO
+    if name == "dqn":
+        from stable_baselines3 import DQN
+
+        return DQN
+    raise ValueError(f"unknown algorithm {name!r}; allowed: {', '.join(ALGORITHMS)}")
+
+
+def _detect_algorithm(path: Path) -> str:
+    """Read which algorithm saved ``path`` from the ``data`` entry of SB3's zip (no code is unpickled)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            data = json.loads(archive.read("data"))
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, OSError) as error:
+        raise ValueError(f"{path} is not a Stable-Baselines3 model file: {error}") from None
+    module = str(data.get("policy_class", {}).get("__module__", ""))
+    if "maskable" in module:
+        return "maskable_ppo"
+    if "dqn" in module:
+        return "dqn"
+    if module.startswith("stable_baselines3"):
+        return "ppo"
+    raise ValueError(f"{path}: cannot tell which algorithm saved it (policy module {module!r}); pass algo=")
+
+
+class SB3Agent:
+    """A Stable-Baselines3 policy as a Connect Four agent.
+
+    The policy's action scores (PPO logits or DQN Q-values) are masked to the legal columns before choosing,
+    so a masked move is never played, whatever the model learned.
+
+    Args:
+        policy: an SB3 policy (``model.policy``) or a whole model.
+        deterministic: play the best legal column (default); False samples from the masked distribution
+            (PPO only; DQN is always greedy).
+        seed: seed for sampling when not deterministic.
+    """
+
+    name = "sb3"
+
+    def __init__(self, policy: Any, deterministic: bool = True, seed: int | None = None) -> None:
+        self.policy = getattr(policy, "policy", policy)
+        self.deterministic = deterministic
+        self.rng = np.random.default_rng(seed)
+        space = self.policy.observation_space
+        self.observation_shape = tuple(space.shape)
+
+    @classmethod
+    def load(
+        cls, path: str | Path, algo: str | None = None, deterministic: bool = True, seed: int | None = None
+    ) -> SB3Agent:
+        """Load a model saved by ``model.save`` (the algorithm is read from the file unless given).
+
+        Raises:
+            FileNotFoundError: no such file. ValueError: not an SB3 model file, or an unknown algorithm.
+        """
+        path = Path(path)
+        if not path.exists() and path.with_suffix(".zip").exists():
+            path = path.with_suffix(".zip")
+        if not path.exists():
+            raise FileNotFoundError(f"no model file at {path}")
+        algo = algo or _detect_algorithm(path)
+        model = algorithm_class(algo).load(path, device="cpu")
+        return cls(model.policy, deterministic=deterministic, seed=seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def __repr__(self) -> str:
+        return f"SB3Agent({type(self.policy).__name__})"
+
+    def _scores(self, observations: np.ndarray) -> np.ndarray:
+        """Per column: logits (actor-critic policies) or Q-values (DQN), shape (batch, columns)."""
+        import torch
+
+        if observations.shape[1:] != self.observation_shape:
+            raise ValueError(
+                f"the model was trained on observations of shape {self.observation_shape}, "
+                f"got {observations.shape[1:]} (another board size?)"
+            )
+        with torch.no_grad():
+            tensor, _ = self.policy.obs_to_tensor(observations)
+            if hasattr(self.policy, "q_net"):
+                scores = self.policy.q_net(tensor)
+            else:
+                scores = self.policy.get_distribution(tensor).distribution.logits
+        return scores.cpu().numpy().astype(np.float64)
+
+    def act_batch(self, observations: Any, action_masks: Any) -> np.ndarray:
+        """One legal column per row (the batched env calls this)."""
+        observations = np.asarray(observations)
+        masks = np.asarray(action_masks).astype(bool)
+        if not masks.any(axis=1).all():
+            raise NoLegalMoveError("no legal move: an action mask allows no column")
+        scores = self._scores(observations)
+        scores[~masks] = -np.inf
+        if self.deterministic or hasattr(self.policy, "q_net"):
+            return scores.argmax(axis=1)
+        probabilities = np.exp(scores - scores.max(axis=1, keepdims=True))  # exactly 0 on masked columns
+        probabilities /= probabilities.sum(axis=1, keepdims=True)
+        return np.array([self.rng.choice(len(p), p=p) for p in probabilities])
+
+    def act(self, observation: Any, action_mask: Any = None) -> int:
+        planes, mask = unpack(observation, action_mask)
+        return int(self.act_batch(np.asarray(planes)[None], np.asarray(mask)[None])[0])

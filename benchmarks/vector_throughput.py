@@ -1,0 +1,110 @@
+"""Random-play throughput of the batched env at batch 1, 64, 1024 and 4096, next to pgx's connect_four.
+
+Both sides play uniformly random legal moves: the learner's actions come from the masks, the env's random
+opponent replies. We count board moves (stones dropped, the opponent's included) per second, which is what
+one pgx ``step`` is; env steps per second (one learner move and the reply) are shown too. pgx (JAX on CPU,
+``jit(vmap(step))``) runs in the same process when it is installed (``pip install pgx``).
+
+    python benchmarks/vector_throughput.py [--seconds 3] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from agents import RandomAgent
+from connect4_env.vector_env import Connect4VectorEnv
+
+
+def ours(batch: int, seconds: float, seed: int) -> tuple[float, float]:
+    env = Connect4VectorEnv(num_envs=batch, opponent=RandomAgent(seed=seed))
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    moves = steps = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        masks = env.action_masks()
+        scores = rng.random(masks.shape)
+        scores[~masks] = -1.0
+        resetting = env._needs_reset.copy()
+        before = env.boards.ply.copy()
+        env.step(scores.argmax(axis=1))
+        after = env.boards.ply
+        moves += int(np.where(resetting, after, after - before).sum())
+        steps += batch
+    elapsed = time.perf_counter() - start
+    return moves / elapsed, steps / elapsed
+
+
+def pgx_rate(batch: int, seconds: float, seed: int) -> float | None:
+    try:
+        import jax
+        import jax.numpy as jnp
+        import pgx
+    except ImportError:
+        return None
+    env = pgx.make("connect_four")
+    init = jax.jit(jax.vmap(env.init))
+    step = jax.jit(jax.vmap(env.step))
+
+    @jax.jit
+    def random_actions(key, mask):  # noqa: ANN001, ANN202
+        logits = jnp.where(mask, 0.0, -jnp.inf)
+        return jax.random.categorical(key, logits, axis=-1)
+
+    @jax.jit
+    def autoreset(state, key):  # noqa: ANN001, ANN202
+        fresh = init(jax.random.split(key, batch))
+        done = state.terminated | state.truncated
+        return jax.tree_util.tree_map(
+            lambda new, old: jnp.where(done.reshape((-1,) + (1,) * (old.ndim - 1)), new, old), fresh, state
+        )
+
+    key = jax.random.PRNGKey(seed)
+    key, sub = jax.random.split(key)
+    state = init(jax.random.split(sub, batch))
+    for _ in range(3):  # compile
+        key, a, b = jax.random.split(key, 3)
+        state = autoreset(step(state, random_actions(a, state.legal_action_mask)), b)
+    jax.block_until_ready(state)
+    steps = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        key, a, b = jax.random.split(key, 3)
+        state = autoreset(step(state, random_actions(a, state.legal_action_mask)), b)
+        steps += batch
+    jax.block_until_ready(state)
+    return steps / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    print(f"random play on 6x7, median of {args.repeats} runs of {args.seconds} s, one core")
+    print(f"{'env':34s} {'batch':>6} {'board moves/s':>15} {'env steps/s':>13}")
+    best_ours = 0.0
+    for batch in (1, 64, 1024, 4096):
+        runs = [ours(batch, args.seconds, seed) for seed in range(args.repeats)]
+        moves = statistics.median(r[0] for r in runs)
+        steps = statistics.median(r[1] for r in runs)
+        best_ours = moves if batch == 4096 else best_ours
+        print(f"{'connect4_env Connect4VectorEnv':34s} {batch:>6} {moves:>15,.0f} {steps:>13,.0f}")
+    rates = [pgx_rate(4096, args.seconds, seed) for seed in range(args.repeats)]
+    if rates[0] is None:
+        print("pgx is not installed: pip install pgx to compare")
+        return
+    pgx_median = statistics.median(r for r in rates if r is not None)
+    print(f"{'pgx connect_four (JAX, CPU)':34s} {4096:>6} {pgx_median:>15,.0f}")
+    print(f"ratio at batch 4096 (board moves/s): {best_ours / pgx_median:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""The batched env as a Stable-Baselines3 ``VecEnv`` (needs the ``train`` extra)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor
+
+from connect4_env.vector_env import Connect4VectorEnv
+
+__all__ = ["Connect4SB3VecEnv", "make_sb3_vec_env"]
+
+
+class Connect4SB3VecEnv(VecEnv):
+    """SB3's ``VecEnv`` protocol over :class:`Connect4VectorEnv` (same-step autoreset).
+
+    A finished game is reset within the step, its last observation in ``infos[i]["terminal_observation"]``, as
+    SB3 expects. ``action_masks()`` (and ``env_method("action_masks")``, which sb3-contrib's MaskablePPO calls)
+    give the legal columns of every game.
+    """
+
+    def __init__(self, num_envs: int, **env_kwargs: Any) -> None:
+        env_kwargs["autoreset_mode"] = AutoresetMode.SAME_STEP
+        self.venv = Connect4VectorEnv(num_envs=num_envs, **env_kwargs)
+        super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
+        self._actions: np.ndarray | None = None
+        self.render_mode = self.venv.render_mode
+
+    def reset(self) -> np.ndarray:
+        seed = self._seeds[0] if self._seeds and self._seeds[0] is not None else None
+        observations, _ = self.venv.reset(seed=seed)
+        self._reset_seeds()
+        self._reset_options()
+        return observations
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions).reshape(self.num_envs)
+
+    def step_wait(self):  # noqa: ANN201 - SB3's VecEnvStepReturn
+        if self._actions is None:
+            raise RuntimeError("step_wait() without step_async()")
+        observations, rewards, terminated, truncated, info = self.venv.step(self._actions.astype(np.int64))
+        self._actions = None
+        dones = terminated | truncated
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        for i in np.flatnonzero(dones):
+            infos[i]["terminal_observation"] = info["final_obs"][i]
+            infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+            if info["final_info"][i]["illegal_action"]:
+                infos[i]["illegal_action"] = True
+        return observations, rewards.astype(np.float32), dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        return self.venv.action_masks()
+
+    def close(self) -> None:
+        self.venv.close()
+
+    def _indices(self, indices: None | int | Iterable[int]) -> list[int]:
+        if indices is None:
+            return list(range(self.num_envs))
+        if isinstance(indices, int):
+            return [indices]
+        return list(indices)
+
+    def get_attr(self, attr_name: str, indices: None | int | Iterable[int] = None) -> list[Any]:
+        if attr_name == "action_masks":
+            return [self.action_masks] * len(self._indices(indices))
+        if not hasattr(self.venv, attr_name):
+            raise AttributeError(f"Connect4SB3VecEnv has no attribute {attr_name!r}")
+        return [getattr(self.venv, attr_name)] * len(self._indices(indices))
+
+    def set_attr(self, attr_name: str, value: Any, indices: None | int | Iterable[int] = None) -> None:
+        setattr(self.venv, attr_name, value)
+
+    def env_method(
+        self,
+        method_name: str,
+        *method_args: Any,
+        indices: None | int | Iterable[int] = None,
+        **method_kwargs: Any,
+    ) -> list[Any]:
+        chosen = self._indices(indices)
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return [masks[i] for i in chosen]
+        method = getattr(self.venv, method_name)
+        return [method(*method_args, **method_kwargs)] * len(chosen)
+
+    def env_is_wrapped(self, wrapper_class: type, indices: None | int | Iterable[int] = None) -> list[bool]:
+        return [False] * len(self._indices(indices))
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        images = self.venv.render() if self.venv.render_mode == "rgb_array" else None
+        return list(images) if images is not None else [None] * self.num_envs
+
+
+def make_sb3_vec_env(n_envs: int = 8, monitor: bool = True, **env_kwargs: Any) -> VecEnv:
+    """``n_envs`` batched games as an SB3 ``VecEnv`` (wrapped in ``VecMonitor`` for episode statistics).
+
+    ``env_kwargs`` are ``Connect4-v0``'s: ``rows``, ``columns``, ``win_length``, ``opponent``, ``agent_first``,
+    ``illegal_action``, ... Use it directly with PPO, DQN or sb3-contrib's MaskablePPO.
+    """
+    venv: VecEnv = Connect4SB3VecEnv(n_envs, **env_kwargs)
+    return VecMonitor(venv) if monitor else venv
