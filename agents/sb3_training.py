@@ -191,8 +191,16 @@ def _callbacks(
 
         def evaluate(self) -> None:
             seconds = time.perf_counter() - start
+            cpu_seconds = (
+                time.process_time() - cpu_start
+            )  # this process so far: training and earlier evaluations
             for row in evaluate_policy_wdl(self.model.policy, opponents, config.eval_games, rules):
-                row = {"timesteps": self.num_timesteps, "seconds": round(seconds, 1), **row}
+                row = {
+                    "timesteps": self.num_timesteps,
+                    "seconds": round(seconds, 1),
+                    "cpu_seconds": round(cpu_seconds, 1),
+                    **row,
+                }
                 evaluations.append(row)
                 self.logger.record(f"eval/{row['opponent']}_win_rate", row["win_rate"])
             _write_csv(out / "eval.csv", evaluations)
@@ -306,9 +314,9 @@ def train_baseline(config: TrainConfig) -> TrainResult:
         out / "config.json", lambda stream: stream.write(json.dumps(asdict(config), indent=2).encode())
     )
     evaluations: list[dict[str, Any]] = []
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     interrupted = False
-    callbacks = _callbacks(config, rules, out, evaluations, self_play, start)
+    callbacks = _callbacks(config, rules, out, evaluations, self_play, start, cpu_start)
     try:
         model.learn(total_timesteps=config.timesteps, callback=callbacks)
     except KeyboardInterrupt:

@@ -111,3 +111,26 @@ def test_play_script_with_a_human() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "is not a legal column" in result.stdout and "after" in result.stdout
+
+
+def test_tournament(tmp_path: Path) -> None:
+    out = tmp_path / "t.json"
+    result = run(
+        "scripts/tournament.py",
+        "random",
+        "mcts:20",
+        "solver",
+        "--games",
+        "2",
+        "--rows",
+        "4",
+        "--columns",
+        "4",
+        "--out",
+        str(out),
+    )
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out.read_text())
+    assert len(data["pairings"]) == 3 and sum(data["points"].values()) == 6
+    result = run("scripts/tournament.py", "random", "alphazero")
+    assert result.returncode == 2 and "unknown agent" in result.stderr
