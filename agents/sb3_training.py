@@ -170,6 +170,7 @@ def _callbacks(
     evaluations: list[dict[str, Any]],
     self_play: _SelfPlayOpponent | None,
     start: float,
+    cpu_start: float,
 ) -> list[Any]:
     from stable_baselines3.common.callbacks import BaseCallback
 
