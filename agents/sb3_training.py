@@ -59,12 +59,17 @@ class TrainConfig:
     threads: int = 1
     """torch threads (1 is fastest for these small networks on small machines)."""
     progress: bool = True
+    features: str = "mlp"
+    """``mlp`` (SB3's MlpPolicy on the flattened planes) or ``cnn`` (two 3x3 convolutions over the board, see
+    :func:`cnn_policy_kwargs`)."""
     hyperparameters: dict[str, Any] = field(default_factory=dict)
     """Extra keyword arguments for the algorithm (e.g. ``{"learning_rate": 1e-4}``)."""
 
     def __post_init__(self) -> None:
         if self.algo not in ALGORITHMS:
             raise ValueError(f"algo={self.algo!r} is not supported; allowed: {', '.join(ALGORITHMS)}")
+        if self.features not in ("mlp", "cnn"):
+            raise ValueError(f"features={self.features!r} is not supported; allowed: mlp, cnn")
         for name in ("timesteps", "n_envs", "eval_freq", "eval_games", "snapshot_freq", "threads"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -81,16 +86,41 @@ class TrainResult:
     evaluations: list[dict[str, Any]]
 
 
+def cnn_policy_kwargs(channels: int = 64, features: int = 256) -> dict[str, Any]:
+    """``policy_kwargs`` for :class:`agents.sb3_features.BoardCNN` over the ``(rows, columns, 2)`` planes."""
+    from agents.sb3_features import BoardCNN
+
+    return {
+        "features_extractor_class": BoardCNN,
+        "features_extractor_kwargs": {"channels": channels, "features": features},
+        "net_arch": [128],
+    }
+
+
+def linear_schedule(initial: float) -> Any:
+    """A learning rate falling linearly from ``initial`` to 0 over the run (SB3 calls it with the progress
+    remaining, 1 -> 0): late updates get small, so the final policy does not wobble."""
+
+    def schedule(progress_remaining: float) -> float:
+        return progress_remaining * initial
+
+    return schedule
+
+
+_PPO: dict[str, Any] = {
+    "n_steps": 256,
+    "batch_size": 512,
+    "n_epochs": 4,
+    "learning_rate": linear_schedule(3e-4),
+    "ent_coef": 0.01,
+    "gamma": 0.97,
+    "policy_kwargs": {"net_arch": [128, 128]},
+}
+
 # Defaults that train well on this env (the rest are SB3's own defaults).
 DEFAULT_HYPERPARAMETERS: dict[str, dict[str, Any]] = {
-    "ppo": {"n_steps": 256, "batch_size": 512, "n_epochs": 4, "learning_rate": 3e-4, "ent_coef": 0.01},
-    "maskable_ppo": {
-        "n_steps": 256,
-        "batch_size": 512,
-        "n_epochs": 4,
-        "learning_rate": 3e-4,
-        "ent_coef": 0.01,
-    },
+    "ppo": dict(_PPO),
+    "maskable_ppo": dict(_PPO),
     "dqn": {
         "learning_starts": 5_000,
         "buffer_size": 200_000,
@@ -304,6 +334,11 @@ def train_baseline(config: TrainConfig) -> TrainResult:
     )
     venv.seed(config.seed)
     hyperparameters = {**DEFAULT_HYPERPARAMETERS[config.algo], **config.hyperparameters}
+    if config.features == "cnn":
+        hyperparameters["policy_kwargs"] = {
+            **cnn_policy_kwargs(),
+            **config.hyperparameters.get("policy_kwargs", {}),
+        }
     if importlib.util.find_spec("tensorboard") is not None:
         hyperparameters.setdefault("tensorboard_log", str(out / "tensorboard"))
     model = algorithm_class(config.algo)(

@@ -219,12 +219,13 @@ def test_gymnasium_make_vec_and_sb3_subproc() -> None:
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
-    vec = gym.make_vec("Connect4-v0", num_envs=3, vectorization_mode="sync")
-    obs, info = vec.reset(seed=0)
-    assert obs.shape == (3, 6, 7, 2) and info["action_mask"].shape == (3, 7)
-    obs, reward, terminated, truncated, info = vec.step(np.array([0, 1, 2]))
-    assert obs.shape == (3, 6, 7, 2)
-    vec.close()
+    for mode in ("sync", "async"):
+        vec = gym.make_vec("Connect4-v0", num_envs=3, vectorization_mode=mode)
+        obs, info = vec.reset(seed=0)
+        assert obs.shape == (3, 6, 7, 2) and info["action_mask"].shape == (3, 7)
+        obs, reward, terminated, truncated, info = vec.step(np.array([0, 1, 2]))
+        assert obs.shape == (3, 6, 7, 2)
+        vec.close()
 
     # "module:id" makes each worker process import connect4_env (and so register Connect4-v0) first.
     venv = make_vec_env("connect4_env:Connect4-v0", n_envs=2, seed=0, vec_env_cls=SubprocVecEnv)

@@ -213,3 +213,24 @@ def test_ctrl_c_keeps_the_last_model(tmp_path: Path) -> None:
     assert SB3Agent.load(tmp_path / "model.zip").act(
         np.zeros((6, 7, 2), np.int8), np.ones(7, np.int8)
     ) in range(7)
+
+
+def test_cnn_features_train_and_play(tmp_path: Path) -> None:
+    config = TrainConfig(
+        features="cnn",
+        timesteps=1024,
+        n_envs=4,
+        eval_freq=1024,
+        eval_games=2,
+        eval_opponents=("random",),
+        out=str(tmp_path),
+        progress=False,
+        **SMALL,
+    )
+    result = train_baseline(config)
+    agent = SB3Agent.load(result.model_path)
+    assert "BoardCNN" in repr(agent.policy.features_extractor)
+    board = Board.empty(**SMALL)
+    assert agent.act(observation_planes(board), action_mask(board)) in range(5)
+    with pytest.raises(ValueError, match="features"):
+        TrainConfig(features="transformer")
