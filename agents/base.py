@@ -22,6 +22,10 @@ class Policy(Protocol):
     ``observation`` is the ``(rows, columns, 2)`` int8 planes from the mover's view (plane 0 = own stones,
     row 0 = top), as both environments produce; a PettingZoo ``{"observation", "action_mask"}`` dict is also
     accepted. ``action_mask`` has one 0/1 entry per column. ``act`` returns a legal column as a plain int.
+
+    Optional: ``act_batch(observations, action_masks) -> columns`` for many games at once (the batched env uses
+    it), ``reset(seed=None)`` before a game, and ``uses_observations = False`` for a policy that looks only at
+    the masks (the batched env then passes ``observations=None`` to ``act_batch``).
     """
 
     def act(self, observation: Any, action_mask: Any = None) -> int: ...

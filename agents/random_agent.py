@@ -19,6 +19,7 @@ class RandomAgent:
     """
 
     name = "random"
+    uses_observations = False  # the batched env may pass None instead of building observations
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)

@@ -5,7 +5,9 @@ opponent replies. We count board moves (stones dropped, the opponent's included)
 one pgx ``step`` is; env steps per second (one learner move and the reply) are shown too. pgx (JAX on CPU,
 ``jit(vmap(step))``) runs in the same process when it is installed (``pip install pgx``).
 
-    python benchmarks/vector_throughput.py [--seconds 3] [--repeats 3]
+Our env runs on one core; XLA spreads pgx over every core it sees. For a one-core comparison pin the process:
+
+    taskset -c 0 python benchmarks/vector_throughput.py [--seconds 3] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -88,7 +90,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    print(f"random play on 6x7, median of {args.repeats} runs of {args.seconds} s, one core")
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"random play on 6x7, median of {args.repeats} runs of {args.seconds} s, {cores} core(s) available")
     print(f"{'env':34s} {'batch':>6} {'board moves/s':>15} {'env steps/s':>13}")
     best_ours = 0.0
     for batch in (1, 64, 1024, 4096):

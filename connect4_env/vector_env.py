@@ -40,8 +40,10 @@ class BatchedBoards:
         self.bottom = np.array([1 << (c * rules.height) for c in range(rules.columns)], dtype=self.dtype)
         index = _cell_bit_index(rules.rows, rules.columns).reshape(-1)
         self.cell_shift = (
-            index.astype(np.uint64) if self.fits else np.array([int(i) for i in index], dtype=object)
+            index.astype(np.intp) if self.fits else np.array([int(i) for i in index], dtype=object)
         )
+        # bit numbers for (cell, plane) pairs in observation order: own plane from bits 0-63, other from 64-127
+        self.gather = np.stack([index, index + 64], axis=1).reshape(-1).astype(np.intp) if self.fits else None
         height = rules.height
         self.win_shifts = []
         for direction in (1, height, height - 1, height + 1):
@@ -102,9 +104,16 @@ class BatchedBoards:
         """int8 (k, rows, columns, 2) observation planes from two bitboard arrays."""
         rules = self.rules
         out = np.empty((own.shape[0], rules.rows * rules.columns, 2), dtype=np.int8)
-        one = self._scalar(1)
-        out[:, :, 0] = (own[:, None] >> self.cell_shift[None, :]) & one
-        out[:, :, 1] = (other[:, None] >> self.cell_shift[None, :]) & one
+        if self.fits:
+            # Unpack both bitboards' little-endian bytes into 128 bits per game, then gather the cells in
+            # (row, column, plane) order: one unpack and one take, already in the observation's layout.
+            pair = np.stack([own, other], axis=1).astype("<u8")
+            bits = np.unpackbits(pair.view(np.uint8), axis=1, bitorder="little")
+            cells = np.take(bits, self.gather, axis=1)
+            return cells.view(np.int8).reshape(own.shape[0], rules.rows, rules.columns, 2)
+        else:
+            out[:, :, 0] = (own[:, None] >> self.cell_shift[None, :]) & 1
+            out[:, :, 1] = (other[:, None] >> self.cell_shift[None, :]) & 1
         return out.reshape(own.shape[0], rules.rows, rules.columns, 2)
 
     def board(self, i: int) -> Board:
@@ -181,12 +190,17 @@ class Connect4VectorEnv(VectorEnv):
     def _opponent_moves(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Let the opponent move in the listed games; returns (won, full) for them."""
         seat = 1 - self.learner[index]
-        observations = self._observations(index, seat)
+        # An opponent that declares it ignores observations (the random agent) is spared building them.
+        observations = (
+            self._observations(index, seat) if getattr(self.opponent, "uses_observations", True) else None
+        )
         masks = self.boards.legal(index)
         act_batch = getattr(self.opponent, "act_batch", None)
         if callable(act_batch):
             columns = np.asarray(act_batch(observations, masks.astype(np.int8)), dtype=np.int64)
         else:
+            if observations is None:
+                observations = self._observations(index, seat)
             columns = np.array(
                 [self.opponent.act(observations[k], masks[k].astype(np.int8)) for k in range(index.size)],
                 dtype=np.int64,

@@ -61,8 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--snapshot-freq", type=int, default=defaults.snapshot_freq, help="self-play: steps between snapshots"
     )
-    parser.add_argument("--features", choices=["mlp", "cnn"], default=defaults.features,
-                        help="mlp: SB3's MlpPolicy; cnn: two 3x3 convolutions over the board (default mlp)")
+    parser.add_argument(
+        "--features",
+        choices=["mlp", "cnn"],
+        default=defaults.features,
+        help="mlp: SB3's MlpPolicy; cnn: two 3x3 convolutions over the board (default mlp)",
+    )
     parser.add_argument("--threads", type=int, default=defaults.threads, help="torch threads (default 1)")
     parser.add_argument(
         "--hyperparameters",

@@ -234,3 +234,19 @@ def test_cnn_features_train_and_play(tmp_path: Path) -> None:
     assert agent.act(observation_planes(board), action_mask(board)) in range(5)
     with pytest.raises(ValueError, match="features"):
         TrainConfig(features="transformer")
+
+
+@pytest.mark.slow
+def test_maskable_ppo_learns_to_beat_random(tmp_path: Path) -> None:
+    config = TrainConfig(
+        timesteps=400_000,
+        eval_freq=400_000,
+        eval_games=10,
+        eval_opponents=("random",),
+        out=str(tmp_path),
+        progress=False,
+    )
+    result = train_baseline(config)
+    agent = SB3Agent.load(result.model_path)
+    match = play_match(agent, RandomAgent(seed=5), 400, Rules())
+    assert match.wins / match.n_games >= 0.93
