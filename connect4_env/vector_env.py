@@ -43,7 +43,7 @@ class BatchedBoards:
             index.astype(np.intp) if self.fits else np.array([int(i) for i in index], dtype=object)
         )
         # bit numbers for (cell, plane) pairs in observation order: own plane from bits 0-63, other from 64-127
-        self.gather = np.stack([index, index + 64], axis=1).reshape(-1).astype(np.intp) if self.fits else None
+        self.gather = np.stack([index, index + 64], axis=1).reshape(-1).astype(np.intp)  # used when it fits
         height = rules.height
         self.win_shifts = []
         for direction in (1, height, height - 1, height + 1):
