@@ -22,19 +22,21 @@ from agents import RandomAgent
 from connect4_env.vector_env import Connect4VectorEnv
 
 
-def ours(batch: int, seconds: float, seed: int) -> tuple[float, float]:
+def ours(batch: int, seconds: float, seed: int, warmup: float = 1.0) -> tuple[float, float]:
     env = Connect4VectorEnv(num_envs=batch, opponent=RandomAgent(seed=seed))
     env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
+    learner = RandomAgent(seed=seed + 1000)
     moves = steps = 0
     start = time.perf_counter()
+    # Warm up first, as pgx is (its compile): the allocator settles into steady state for the per-step arrays.
+    while time.perf_counter() - start < warmup:
+        env.step(learner.act_batch(None, env.action_masks()))
+    start = time.perf_counter()
     while time.perf_counter() - start < seconds:
-        masks = env.action_masks()
-        scores = rng.random(masks.shape)
-        scores[~masks] = -1.0
+        actions = learner.act_batch(None, env.action_masks())
         resetting = env._needs_reset.copy()
         before = env.boards.ply.copy()
-        env.step(scores.argmax(axis=1))
+        env.step(actions)
         after = env.boards.ply
         moves += int(np.where(resetting, after, after - before).sum())
         steps += batch

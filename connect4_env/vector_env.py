@@ -21,6 +21,9 @@ from connect4_env.render import check_render_mode, render_ansi, render_rgb
 
 __all__ = ["Connect4VectorEnv", "BatchedBoards"]
 
+# _BYTE_BITS[b] = the 8 bits of byte b, least significant first
+_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little")
+
 
 class BatchedBoards:
     """``n`` positions as arrays: ``stones`` (2, n) per absolute player, ``heights`` (n, columns), ``ply`` (n,).
@@ -42,6 +45,7 @@ class BatchedBoards:
         self.cell_shift = (
             index.astype(np.intp) if self.fits else np.array([int(i) for i in index], dtype=object)
         )
+        self._scratch: np.ndarray | None = None
         # bit numbers for (cell, plane) pairs in observation order: own plane from bits 0-63, other from 64-127
         self.gather = np.stack([index, index + 64], axis=1).reshape(-1).astype(np.intp)  # used when it fits
         height = rules.height
@@ -103,18 +107,27 @@ class BatchedBoards:
     def planes(self, own: np.ndarray, other: np.ndarray) -> np.ndarray:
         """int8 (k, rows, columns, 2) observation planes from two bitboard arrays."""
         rules = self.rules
-        out = np.empty((own.shape[0], rules.rows * rules.columns, 2), dtype=np.int8)
+        n = own.shape[0]
         if self.fits:
             # Unpack both bitboards' little-endian bytes into 128 bits per game, then gather the cells in
             # (row, column, plane) order: one unpack and one take, already in the observation's layout.
-            pair = np.stack([own, other], axis=1).astype("<u8")
-            bits = np.unpackbits(pair.view(np.uint8), axis=1, bitorder="little")
-            cells = np.take(bits, self.gather, axis=1)
-            return cells.view(np.int8).reshape(own.shape[0], rules.rows, rules.columns, 2)
-        else:
-            out[:, :, 0] = (own[:, None] >> self.cell_shift[None, :]) & 1
-            out[:, :, 1] = (other[:, None] >> self.cell_shift[None, :]) & 1
-        return out.reshape(own.shape[0], rules.rows, rules.columns, 2)
+            pair = np.empty((n, 2), dtype="<u8")
+            pair[:, 0] = own
+            pair[:, 1] = other
+            # bits of each byte through a 256-entry table, into a scratch buffer kept between calls: large
+            # temporaries allocated and freed every step cost page faults with glibc's default settings
+            if self._scratch is None or self._scratch.shape[0] < n:
+                self._scratch = np.empty((n, 16, 8), dtype=np.uint8)
+            bits = self._scratch[:n]
+            np.take(_BYTE_BITS, pair.view(np.uint8), axis=0, out=bits)
+            bits = bits.reshape(n, 128)
+            cells = np.empty((n, self.gather.size), dtype=np.uint8)
+            np.take(bits, self.gather, axis=1, out=cells)  # faster with out= than letting take allocate
+            return cells.view(np.int8).reshape(n, rules.rows, rules.columns, 2)
+        out = np.empty((n, rules.rows * rules.columns, 2), dtype=np.int8)
+        out[:, :, 0] = (own[:, None] >> self.cell_shift[None, :]) & 1
+        out[:, :, 1] = (other[:, None] >> self.cell_shift[None, :]) & 1
+        return out.reshape(n, rules.rows, rules.columns, 2)
 
     def board(self, i: int) -> Board:
         """Game ``i`` as a :class:`Board` (for rendering and tests)."""
