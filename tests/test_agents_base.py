@@ -32,3 +32,17 @@ def test_make_agent_by_name() -> None:
     assert "random" in agent_names()
     with pytest.raises(ValueError, match="unknown agent 'alphazero'; known agents: .*random"):
         make_agent("alphazero")
+
+
+def test_random_act_batch_is_uniform_over_legal_columns() -> None:
+    agent = RandomAgent(seed=0)
+    masks = np.zeros((30000, 7), np.int8)
+    masks[:, [0, 3, 6]] = 1
+    masks[:10000, 6] = 0  # a third of the rows allow only columns 0 and 3
+    chosen = agent.act_batch(None, masks)
+    assert masks[np.arange(30000), chosen].all()
+    counts = np.bincount(chosen[10000:], minlength=7)
+    assert counts[[1, 2, 4, 5]].sum() == 0 and all(abs(c / 20000 - 1 / 3) < 0.02 for c in counts[[0, 3, 6]])
+    assert abs(np.mean(chosen[:10000] == 0) - 0.5) < 0.03
+    with pytest.raises(NoLegalMoveError):
+        agent.act_batch(None, np.zeros((2, 7), np.int8))
