@@ -59,13 +59,13 @@ class SolverAgent:
         win_length: the line length (observations do not carry it). Default 4.
         seed: breaks ties between equally good columns (None: the most central one).
         max_nodes: node budget per ``evaluate`` (None: unlimited). Past it, :class:`SolverBudgetExceeded`.
-        table_size: transposition-table entries (rounded up to a prime). Default about 4 million (64 MB);
+        table_size: transposition-table entries (rounded up to a prime). Default about 4 million (70 MB);
             the table is kept between calls, so later positions of a game are faster.
         compiled: as for :class:`agents.MCTSAgent`.
 
-    On 6x7, positions from about ply 20 on solve in about a second or less; earlier positions can take
-    minutes (the empty 6x7 board is far beyond a default budget). Use ``max_nodes`` to bound the time: the
-    call then raises instead of answering.
+    On 6x7, positions from ply 12 on solved in under a second in our measurements; earlier ones take longer
+    (seconds at ply 8-10, more before; the empty 6x7 board was not attempted). Use ``max_nodes`` to bound
+    the time: the call then raises instead of answering.
     """
 
     name = "solver"
