@@ -39,14 +39,6 @@ REWARD_SCHEMES: dict[str, dict[str, float]] = {
 }
 
 
-def _mirror(stones: int, rules: Rules) -> int:
-    column_mask = (1 << rules.height) - 1
-    result = 0
-    for c in range(rules.columns):
-        result |= ((stones >> (c * rules.height)) & column_mask) << ((rules.columns - 1 - c) * rules.height)
-    return result
-
-
 def canonical_key(board: Board) -> tuple[int, bool]:
     """``(key, mirrored)``: one key per position and its mirror image; ``mirrored`` says which was taken.
 
@@ -57,7 +49,7 @@ def canonical_key(board: Board) -> tuple[int, bool]:
     mover = board.stones[board.to_move]
     mask = board.stones[0] | board.stones[1]
     key = mover + mask + rules.bottom_mask
-    mirror_key = _mirror(mover, rules) + _mirror(mask, rules) + rules.bottom_mask
+    mirror_key = rules.mirror(mover) + rules.mirror(mask) + rules.bottom_mask
     return (mirror_key, True) if mirror_key < key else (key, False)
 
 
@@ -213,13 +205,6 @@ class QLearningAgent:
         best = max(values[c] for c in legal)
         ties = [c for c in legal if values[c] == best]
         return ties[int(self.rng.integers(len(ties)))] if len(ties) > 1 else ties[0]
-
-    def _check_board(self, board_rules: Rules) -> None:
-        if board_rules.shape_key[:2] != self.rules.shape_key[:2]:
-            raise ValueError(
-                f"this Q-table was trained on a {self.rules.rows}x{self.rules.columns} board and cannot play a "
-                f"{board_rules.rows}x{board_rules.columns} one (no position would match)"
-            )
 
     # -- policy --------------------------------------------------------------------------------------------
     def act(self, observation: Any, action_mask: Any = None) -> int:

@@ -109,7 +109,6 @@ class Rules:
         "cells",
         "bottom_mask",
         "board_mask",
-        "top_masks",
         "column_masks",
         "bottom_bits",
         "_win_steps",
@@ -122,7 +121,6 @@ class Rules:
     cells: int
     bottom_mask: int
     board_mask: int
-    top_masks: tuple[int, ...]
     column_masks: tuple[int, ...]
     bottom_bits: tuple[int, ...]
     _win_steps: tuple[tuple[int, ...], ...]
@@ -140,7 +138,6 @@ class Rules:
         column_mask = (1 << rows) - 1
         set_(self, "column_masks", tuple(column_mask << (c * height) for c in range(columns)))
         set_(self, "bottom_bits", tuple(1 << (c * height) for c in range(columns)))
-        set_(self, "top_masks", tuple(1 << (c * height + rows - 1) for c in range(columns)))
         set_(self, "bottom_mask", sum(self.bottom_bits))
         set_(self, "board_mask", sum(self.column_masks))
         # Shifts that AND a bitboard with itself until only the starts of win_length-long runs remain:
@@ -191,6 +188,20 @@ class Rules:
             else:
                 return True
         return False
+
+    @property
+    def win_shifts(self) -> tuple[tuple[int, ...], ...]:
+        """Per direction (vertical, horizontal, two diagonals), the right shifts that ``has_won`` ANDs a
+        bitboard with: runs double while they can, then one overlapping step up to ``win_length``."""
+        return self._win_steps
+
+    def mirror(self, stones: int) -> int:
+        """The bitboard reflected left-right (column ``c`` becomes ``columns - 1 - c``)."""
+        column_mask = (1 << self.height) - 1
+        result = 0
+        for c in range(self.columns):
+            result |= ((stones >> (c * self.height)) & column_mask) << ((self.columns - 1 - c) * self.height)
+        return result
 
     def cell_bit(self, row: int, column: int) -> int:
         """The bit of the cell ``row`` (0 = top, as in observations) and ``column``."""

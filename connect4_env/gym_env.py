@@ -121,12 +121,7 @@ class Connect4Env(gym.Env):
         tile: int = 48,
     ) -> None:
         self.rules = Rules(rows, columns, win_length)
-        if agent_first not in (True, False, None):
-            raise ValueError(f"agent_first must be True, False or None (random side), got {agent_first!r}")
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(
-                f"illegal_action={illegal_action!r} is not supported; allowed: {ILLEGAL_ACTION_MODES}"
-            )
+        check_match_settings(agent_first, illegal_action)
         self._renderer = BoardRenderer(render_mode, tile, fps=int(self.metadata["render_fps"]))
         self.render_mode = render_mode
         self.opponent = resolve_opponent(opponent, opponent_kwargs)

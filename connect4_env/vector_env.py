@@ -11,13 +11,14 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from connect4_env.core import Board, IllegalMoveError, Rules
 from connect4_env.encoding import _cell_bit_index
 from connect4_env.gym_env import check_match_settings, resolve_opponent
-from connect4_env.render import check_render_mode, render_ansi, render_rgb
+from connect4_env.render import BoardRenderer
 
 __all__ = ["Connect4VectorEnv", "BatchedBoards"]
 
@@ -48,16 +49,7 @@ class BatchedBoards:
         self._scratch: np.ndarray | None = None
         # bit numbers for (cell, plane) pairs in observation order: own plane from bits 0-63, other from 64-127
         self.gather = np.stack([index, index + 64], axis=1).reshape(-1).astype(np.intp)  # used when it fits
-        height = rules.height
-        self.win_shifts = []
-        for direction in (1, height, height - 1, height + 1):
-            run, shifts = 1, []
-            while 2 * run <= rules.win_length:
-                shifts.append(run * direction)
-                run *= 2
-            if run < rules.win_length:
-                shifts.append((rules.win_length - run) * direction)
-            self.win_shifts.append([self._scalar(s) for s in shifts])
+        self.win_shifts = [[self._scalar(s) for s in shifts] for shifts in rules.win_shifts]
 
     def _zeros(self, shape: tuple[int, ...]) -> np.ndarray:
         array = np.zeros(shape, dtype=self.dtype)
@@ -174,10 +166,10 @@ class Connect4VectorEnv(VectorEnv):
         if self.autoreset_mode == AutoresetMode.DISABLED:
             raise ValueError("autoreset_mode 'Disabled' is not supported; use 'NextStep' or 'SameStep'")
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
-        self.render_mode = check_render_mode(render_mode)
-        if self.render_mode == "human":
+        if render_mode == "human":
             raise ValueError("the vector env renders 'ansi' or 'rgb_array' only")
-        self.tile = tile
+        self._renderer = BoardRenderer(render_mode, tile)
+        self.render_mode = render_mode
         self.num_envs = num_envs
         self.opponent = resolve_opponent(opponent, opponent_kwargs)
         self.agent_first = agent_first
@@ -256,7 +248,7 @@ class Connect4VectorEnv(VectorEnv):
         if isinstance(seed, list):
             seed = seed[0]
         if seed is not None:
-            self._np_random, self._np_random_seed = _seeded(seed)
+            self._np_random, self._np_random_seed = seeding.np_random(seed)
         rng = self.np_random
         reset = getattr(self.opponent, "reset", None)
         if callable(reset):
@@ -349,13 +341,4 @@ class Connect4VectorEnv(VectorEnv):
     def render(self) -> tuple[Any, ...] | None:
         if self.render_mode is None:
             return None
-        boards = [self.boards.board(i) for i in range(self.num_envs)]
-        if self.render_mode == "ansi":
-            return tuple(render_ansi(b) for b in boards)
-        return tuple(render_rgb(b, self.tile) for b in boards)
-
-
-def _seeded(seed: int) -> tuple[np.random.Generator, int]:
-    from gymnasium.utils import seeding
-
-    return seeding.np_random(seed)
+        return tuple(self._renderer.render(self.boards.board(i)) for i in range(self.num_envs))

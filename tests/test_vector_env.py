@@ -125,6 +125,8 @@ def test_errors() -> None:
         Connect4VectorEnv(num_envs=2, autoreset_mode="Sometimes")
     with pytest.raises(ValueError, match="num_envs"):
         Connect4VectorEnv(num_envs=0)
+    with pytest.raises(ValueError, match="tile"):
+        Connect4VectorEnv(num_envs=2, render_mode="rgb_array", tile=2)
 
 
 def test_illegal_lose_mode_penalises_only_that_game() -> None:
