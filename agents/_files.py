@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
-__all__ = ["atomic_write"]
+__all__ = ["atomic_write", "atomic_write_json"]
 
 
 def _default_mode() -> int:
@@ -35,3 +36,8 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], objec
         Path(temporary).unlink(missing_ok=True)
         raise
     return path
+
+
+def atomic_write_json(path: str | os.PathLike[str], data: Any) -> Path:
+    """Write ``data`` as indented JSON through :func:`atomic_write`."""
+    return atomic_write(path, lambda stream: stream.write(json.dumps(data, indent=2).encode()))

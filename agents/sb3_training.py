@@ -12,7 +12,6 @@ import copy
 import csv
 import importlib.util
 import io
-import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from agents._files import atomic_write
+from agents._files import atomic_write, atomic_write_json
 from agents.arena import play_match
 from agents.registry import agent_from_spec
 from agents.sb3_agent import ALGORITHMS, SB3Agent, algorithm_class
@@ -144,7 +143,7 @@ def save_model(model: Any, path: Path, config: TrainConfig, timesteps: int) -> P
         "opponent": config.opponent,
         "seed": config.seed,
     }
-    atomic_write(path.with_suffix(".json"), lambda stream: stream.write(json.dumps(meta, indent=2).encode()))
+    atomic_write_json(path.with_suffix(".json"), meta)
     return path
 
 
@@ -346,9 +345,7 @@ def train_baseline(config: TrainConfig) -> TrainResult:
     )
     if self_play is not None:
         self_play.refresh(model.policy)
-    atomic_write(
-        out / "config.json", lambda stream: stream.write(json.dumps(asdict(config), indent=2).encode())
-    )
+    atomic_write_json(out / "config.json", asdict(config))
     evaluations: list[dict[str, Any]] = []
     start, cpu_start = time.perf_counter(), time.process_time()
     interrupted = False

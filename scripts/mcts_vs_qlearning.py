@@ -13,7 +13,6 @@ match results (match.json).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import agent_from_spec
-from agents._files import atomic_write
+from agents._files import atomic_write_json
 from agents.arena import MatchResult, play_game, play_match
 from agents.mcts import MCTSAgent
 from agents.qlearning import QLearningAgent
@@ -51,10 +50,6 @@ def _print_result(result: MatchResult, name_a: str, name_b: str) -> dict[str, An
             f"   {block['win_rate']:.3f} ({low:.3f}-{high:.3f})"
         )
     return summary
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    atomic_write(path, lambda stream: stream.write(json.dumps(data, indent=2).encode()))
 
 
 # -- modes -------------------------------------------------------------------------------------------------
@@ -110,7 +105,7 @@ def train(args: argparse.Namespace) -> Path:
     curve = agent.train(opponent, args.episodes, window=args.window, progress=not args.quiet)
     elapsed = time.perf_counter() - start
     table = agent.save(out / "qtable.npz")
-    _write_json(out / "curve.json", {**curve.to_dict(), "seconds": elapsed, "opponent": args.opponent})
+    atomic_write_json(out / "curve.json", {**curve.to_dict(), "seconds": elapsed, "opponent": args.opponent})
     try:
         curve.plot(out / "curve.png", title=f"Q-learning {rules.rows}x{rules.columns} vs {args.opponent}")
     except ImportError:
@@ -138,7 +133,7 @@ def match(args: argparse.Namespace) -> int:
     print(f"board {rules.rows}x{rules.columns}, win_length {rules.win_length}")
     summary = _print_result(result, "Q-table", f"MCTS({args.mcts_playouts})")
     out = Path(args.out) if args.out else Path(args.table).with_name("match.json")
-    _write_json(
+    atomic_write_json(
         out,
         {
             "table": str(args.table),

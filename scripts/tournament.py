@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import sys
 
 from agents import agent_from_spec
-from agents._files import atomic_write
+from agents._files import atomic_write_json
 from agents.arena import play_match, wilson_interval
 from connect4_env import Rules
 
@@ -67,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
             "points": points,
             "pairings": pairings,
         }
-        atomic_write(args.out, lambda stream: stream.write(json.dumps(data, indent=2).encode()))
+        atomic_write_json(args.out, data)
     return 0
 
 
