@@ -38,10 +38,7 @@ class KernelBuild:
         return (rules.rows, rules.columns, rules.height, rules.win_length, rules.cells)
 
     def bit_array(self, size: int) -> np.ndarray:
-        array = np.zeros(size, dtype=self.bit_dtype)
-        if not self.compiled:
-            array[:] = 0  # Python ints, not numpy scalars
-        return array
+        return np.zeros(size, dtype=self.bit_dtype)  # object dtype: Python int zeros
 
 
 PYTHON = KernelBuild(_kernels, compiled=False)

@@ -38,7 +38,7 @@ class BatchedBoards:
         self.n = n
         self.fits = rules.columns * rules.height <= 64
         self.dtype: Any = np.uint64 if self.fits else object
-        self.stones = self._zeros((2, n))
+        self.stones = np.zeros((2, n), dtype=self.dtype)  # object dtype: Python int zeros
         self.heights = np.zeros((n, rules.columns), dtype=np.int64)
         self.ply = np.zeros(n, dtype=np.int64)
         self.bottom = np.array([1 << (c * rules.height) for c in range(rules.columns)], dtype=self.dtype)
@@ -50,12 +50,6 @@ class BatchedBoards:
         # bit numbers for (cell, plane) pairs in observation order: own plane from bits 0-63, other from 64-127
         self.gather = np.stack([index, index + 64], axis=1).reshape(-1).astype(np.intp)  # used when it fits
         self.win_shifts = [[self._scalar(s) for s in shifts] for shifts in rules.win_shifts]
-
-    def _zeros(self, shape: tuple[int, ...]) -> np.ndarray:
-        array = np.zeros(shape, dtype=self.dtype)
-        if not self.fits:
-            array[...] = 0  # Python ints
-        return array
 
     def _scalar(self, value: int) -> Any:
         return np.uint64(value) if self.fits else value
