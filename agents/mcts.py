@@ -278,7 +278,7 @@ class MCTSAgent:
             raise ValueError("cannot search a finished game: there is no legal move")
         rules = board.rules
         current = board.stones[board.to_move]
-        mask = board.stones[0] | board.stones[1]
+        mask = board.mask
         build = kernels_for(rules, self.compiled)
         tree, reused = self._root_tree(rules, build, current, mask)
         geo = build.geometry(rules)

@@ -47,7 +47,7 @@ def canonical_key(board: Board) -> tuple[int, bool]:
     """
     rules = board.rules
     mover = board.stones[board.to_move]
-    mask = board.stones[0] | board.stones[1]
+    mask = board.mask
     key = mover + mask + rules.bottom_mask
     mirror_key = rules.mirror(mover) + rules.mirror(mask) + rules.bottom_mask
     return (mirror_key, True) if mirror_key < key else (key, False)
