@@ -22,8 +22,8 @@ import math
 
 ROWS, COLUMNS, HEIGHT, WIN_LENGTH, CELLS = 0, 1, 2, 3, 4
 
-# MCTS node status, from the view of the player who moved into the node.
-UNKNOWN, WON, LOST, DRAWN = 0, 1, 2, 3
+# MCTS bounds on a node's game value for the player who moved into it.
+LOSS, DRAW, WIN = 0, 1, 2
 
 
 # -- rules on bitboards -----------------------------------------------------------------------------------
@@ -147,10 +147,10 @@ def mcts_playouts(
     move,
     first_child,
     n_children,
-    visits,
     value,
-    real_visits,
-    status,
+    visits,
+    lower,
+    upper,
     depth,
     meta,
     geo,
@@ -162,105 +162,120 @@ def mcts_playouts(
 ):  # noqa: ANN001, ANN201
     """Run up to ``n_playouts`` playouts from ``root``; returns how many ran.
 
-    Stops early when the root is proven (solver) or the node arrays are too full for another expansion.
-    ``meta = [n_nodes, rng_state]``. ``value[i]`` sums results for the player who moved into node ``i``
-    (win 1, draw 1/2); ``visits[i]`` counts playouts through it plus ``2 * prior`` virtual ones.
+    ``meta = [n_nodes, rng_state, may_grow]``. ``value[i]`` sums results for the player who moved into node
+    ``i`` (win 1, draw 1/2) plus ``prior``; ``visits[i]`` counts playouts through it (``2 * prior`` more
+    virtual ones enter UCB1). ``lower[i]``/``upper[i]`` bound the game value of node ``i`` for the player
+    who moved into it (0 loss, 1 draw, 2 win; score-bounded MCTS). Terminal children are exact from their
+    creation; with ``solver``, visiting one updates the bounds of its ancestors (``propagate_bounds``), a
+    node whose bounds meet is proven and is not searched below, its exact value is backed up instead of a
+    rollout, and means are clamped into the bounds. Proven moves are still selected by UCB1 like the others:
+    skipping them makes forced lines exact while quiet lines keep optimistic averages, which misleads the
+    comparison between moves (see the README).
+
+    A leaf is expanded (all its children at once) on its second visit; its first visit is a rollout from
+    it. Stops early when the root is proven (solver), or when the node arrays are full and ``may_grow`` is set
+    (the caller grows them). Full arrays and ``may_grow`` 0: leaves are no longer expanded, playouts go on.
     """
     columns = geo[COLUMNS]
     capacity = cur.shape[0]
     rng = meta[1:2]
     done = 0
     while done < n_playouts:
-        if status[root] != UNKNOWN and solver:
+        if solver and lower[root] == upper[root]:
             break
-        # 1. selection
+        # 1. selection (a proven node is not entered: its value is known)
         node = root
-        while status[node] == UNKNOWN and first_child[node] >= 0:
+        while first_child[node] >= 0 and not (solver and lower[node] == upper[node]):
             fc = first_child[node]
             nc = n_children[node]
+            # at least a draw proven for the player to move here: children that cannot beat it are skipped
+            guaranteed = 0
+            if solver:
+                for i in range(fc, fc + nc):
+                    if visits[i] > 0 and lower[i] > guaranteed:
+                        guaranteed = lower[i]
             chosen = -1
             if prior == 0:  # unvisited children first, in random order (reservoir sampling)
                 seen = 0
                 for i in range(fc, fc + nc):
-                    if real_visits[i] == 0 and not (solver and status[i] == LOST):
+                    if visits[i] == 0 and not (guaranteed > 0 and upper[i] <= guaranteed):
                         seen += 1
                         rng[0] = xorshift32(rng[0])
                         if rng[0] % seen == 0:
                             chosen = i
             if chosen < 0:
-                log_n = math.log(visits[node])
+                log_n = math.log(visits[node] + 2.0 * prior)
                 best = -1.0
                 for i in range(fc, fc + nc):
-                    if solver and status[i] == LOST:
+                    if guaranteed > 0 and upper[i] <= guaranteed:
                         continue
-                    score = value[i] / visits[i] + c * math.sqrt(log_n / visits[i])
+                    n_i = visits[i] + 2.0 * prior
+                    mean = value[i] / n_i
+                    if solver:  # the mean clamped into the child's proven bounds
+                        if mean < 0.5 * lower[i]:
+                            mean = 0.5 * lower[i]
+                        elif mean > 0.5 * upper[i]:
+                            mean = 0.5 * upper[i]
+                    score = mean + c * math.sqrt(log_n / n_i)
                     if score > best:
                         best = score
                         chosen = i
-            if chosen < 0:  # every child proven lost but not yet propagated (cannot happen with solver)
+            if chosen < 0:  # cannot happen: an unproven node has a child that can beat its guarantee
                 break
             node = chosen
         # 2. expansion and 3. simulation
         leaf = node
-        if status[leaf] == UNKNOWN:
-            if meta[0] + columns > capacity:
-                break
-            fc = meta[0]
-            count = 0
-            current = cur[leaf]
-            mask = msk[leaf]
-            opponent = current ^ mask
-            symmetric = symmetry and mirror(current, geo) == current and mirror(mask, geo) == mask
-            any_win = False
-            for col in range(columns):
-                if symmetric and col > columns - 1 - col:
-                    continue
-                bit = move_bit(mask, col, geo)
-                if bit == 0:
-                    continue
-                child = fc + count
-                cur[child] = opponent
-                msk[child] = mask | bit
-                parent[child] = leaf
-                move[child] = col
-                first_child[child] = -1
-                n_children[child] = 0
-                visits[child] = 2.0 * prior
-                value[child] = prior
-                real_visits[child] = 0
-                depth[child] = 0
-                if has_won(current | bit, geo):
-                    status[child] = WON
-                    any_win = True
-                elif (mask | bit) == board_mask:
-                    status[child] = DRAWN
-                else:
-                    status[child] = UNKNOWN
-                count += 1
-            first_child[leaf] = fc
-            n_children[leaf] = count
-            meta[0] = fc + count
-            if solver and any_win:
-                status[leaf] = LOST
-                depth[leaf] = 1
-                propagate_proof(leaf, root, parent, first_child, n_children, status, depth)
-            if status[leaf] == UNKNOWN or not solver:
+        if first_child[leaf] < 0 and lower[leaf] != upper[leaf] and (visits[leaf] > 0 or leaf == root):
+            if meta[0] + columns > capacity and meta[2] != 0:
+                break  # the caller grows the arrays
+            if meta[0] + columns <= capacity:
+                fc = meta[0]
+                count = 0
+                current = cur[leaf]
+                mask = msk[leaf]
+                opponent = current ^ mask
+                symmetric = symmetry and mirror(current, geo) == current and mirror(mask, geo) == mask
+                for col in range(columns):
+                    if symmetric and col > columns - 1 - col:
+                        continue
+                    bit = move_bit(mask, col, geo)
+                    if bit == 0:
+                        continue
+                    child = fc + count
+                    cur[child] = opponent
+                    msk[child] = mask | bit
+                    parent[child] = leaf
+                    move[child] = col
+                    first_child[child] = -1
+                    n_children[child] = 0
+                    visits[child] = 0
+                    value[child] = prior
+                    depth[child] = 0
+                    if has_won(current | bit, geo):
+                        lower[child] = 2
+                        upper[child] = 2
+                    elif (mask | bit) == board_mask:
+                        lower[child] = 1
+                        upper[child] = 1
+                    else:
+                        lower[child] = 0
+                        upper[child] = 2
+                    count += 1
+                first_child[leaf] = fc
+                n_children[leaf] = count
+                meta[0] = fc + count
                 # simulate from one random new child
                 rng[0] = xorshift32(rng[0])
                 node = fc + rng[0] % count
-        st = status[node]
-        if st == WON:
-            result = 1.0
-        elif st == LOST:
-            result = 0.0
-        elif st == DRAWN:
-            result = 0.5
+        if lower[node] == upper[node] and (solver or first_child[node] < 0):
+            result = 0.5 * lower[node]  # proven (or a terminal position)
+            if solver and first_child[node] < 0 and node != root:
+                propagate_bounds(parent[node], root, parent, first_child, n_children, lower, upper, depth)
         else:
             result = rollout(cur[node], msk[node], geo, board_mask, rng)
         # 4. backpropagation: the result flips at each level
         while True:
-            visits[node] += 1.0
-            real_visits[node] += 1
+            visits[node] += 1
             value[node] += result
             if node == root:
                 break
@@ -270,29 +285,39 @@ def mcts_playouts(
     return done
 
 
-def propagate_proof(node, root, parent, first_child, n_children, status, depth):  # noqa: ANN001, ANN201
-    """Carry a new proof at ``node`` up the tree (MCTS-Solver)."""
-    while node != root:
-        up = parent[node]
-        if status[up] != UNKNOWN:
+def propagate_bounds(node, root, parent, first_child, n_children, lower, upper, depth):  # noqa: ANN001, ANN201
+    """Recompute the bounds of ``node`` from its children, then of its ancestors while they change.
+
+    The player to move at a node picks the child best for them, so for the player who moved *into* it the
+    node is worth ``2 - max(child)``: its upper bound is ``2 - max(lower[child])`` and its lower bound
+    ``2 - max(upper[child])``. ``depth`` of a proven win or loss: plies of the proven line to the end.
+    """
+    while True:
+        fc = first_child[node]
+        best_lower = 0
+        best_upper = 0
+        for i in range(fc, fc + n_children[node]):
+            if lower[i] > best_lower:
+                best_lower = lower[i]
+            if upper[i] > best_upper:
+                best_upper = upper[i]
+        new_lower = 2 - best_upper
+        new_upper = 2 - best_lower
+        if new_lower == lower[node] and new_upper == upper[node]:
             return
-        if (
-            status[node] == WON
-        ):  # the player to move at ``up`` has a winning move: ``up`` is lost for its mover
-            status[up] = LOST
-            depth[up] = depth[node] + 1
-        elif status[node] == LOST:  # proven won for ``up``'s mover only if every move from ``up`` loses
-            longest = 0
-            for i in range(first_child[up], first_child[up] + n_children[up]):
-                if status[i] != LOST:
-                    return
-                if depth[i] > longest:
-                    longest = depth[i]
-            status[up] = WON
-            depth[up] = longest + 1
-        else:
+        lower[node] = new_lower
+        upper[node] = new_upper
+        if new_lower == new_upper and new_lower != 1:
+            # lost for its mover: the quickest win of the player to move; won: the slowest loss
+            span = -1
+            for i in range(fc, fc + n_children[node]):
+                if lower[i] == upper[i] and lower[i] == 2 - new_lower:
+                    if span < 0 or (new_lower == 0 and depth[i] < span) or (new_lower == 2 and depth[i] > span):
+                        span = depth[i]
+            depth[node] = span + 1
+        if node == root:
             return
-        node = up
+        node = parent[node]
 
 
 def compact_subtree(
@@ -303,10 +328,10 @@ def compact_subtree(
     move,
     first_child,
     n_children,
-    visits,
     value,
-    real_visits,
-    status,
+    visits,
+    lower,
+    upper,
     depth,
     o_cur,
     o_msk,
@@ -314,10 +339,10 @@ def compact_subtree(
     o_move,
     o_first_child,
     o_n_children,
-    o_visits,
     o_value,
-    o_real_visits,
-    o_status,
+    o_visits,
+    o_lower,
+    o_upper,
     o_depth,
     queue,
 ):  # noqa: ANN001, ANN201
@@ -326,10 +351,10 @@ def compact_subtree(
     o_msk[0] = msk[new_root]
     o_parent[0] = -1
     o_move[0] = move[new_root]
-    o_visits[0] = visits[new_root]
     o_value[0] = value[new_root]
-    o_real_visits[0] = real_visits[new_root]
-    o_status[0] = status[new_root]
+    o_visits[0] = visits[new_root]
+    o_lower[0] = lower[new_root]
+    o_upper[0] = upper[new_root]
     o_depth[0] = depth[new_root]
     o_first_child[0] = -1
     o_n_children[0] = 0
@@ -347,10 +372,10 @@ def compact_subtree(
                 o_msk[n] = msk[i]
                 o_parent[n] = head
                 o_move[n] = move[i]
-                o_visits[n] = visits[i]
                 o_value[n] = value[i]
-                o_real_visits[n] = real_visits[i]
-                o_status[n] = status[i]
+                o_visits[n] = visits[i]
+                o_lower[n] = lower[i]
+                o_upper[n] = upper[i]
                 o_depth[n] = depth[i]
                 o_first_child[n] = -1
                 o_n_children[n] = 0
@@ -384,6 +409,76 @@ def can_win_now(current, mask, geo, board_mask, bottom_mask):  # noqa: ANN001, A
     ) != 0
 
 
+NOT_IN_BOOK = -1000  # book_score's answer for a position the book does not hold
+
+
+def book_code(current, mask, geo, mirrored):  # noqa: ANN001, ANN201
+    """The opening book's 32-bit key of a position with ``current`` = the first player's stones.
+
+    Columns left to right (right to left if ``mirrored``), each bottom up: ``10`` a first-player stone,
+    ``11`` a second-player one, ``0`` closes the column (also after a full one); one more ``0`` at the end.
+    Read as a signed 32-bit integer, as the book file stores it.
+    """
+    rows = geo[ROWS]
+    columns = geo[COLUMNS]
+    height = geo[HEIGHT]
+    code = 0
+    for k in range(columns):
+        c = k
+        if mirrored:
+            c = columns - 1 - k
+        for r in range(rows):
+            bit = 1 << (c * height + r)
+            if (mask & bit) == 0:
+                break
+            code = code * 2 + 1
+            if (current & bit) != 0:
+                code = code * 2
+            else:
+                code = code * 2 + 1
+        code = code * 2  # the column's closing 0
+    code = code * 2
+    if code >= 2147483648:
+        code -= 4294967296
+    return code
+
+
+def book_find(codes, code):  # noqa: ANN001, ANN201
+    """Index of ``code`` in the sorted ``codes``, or -1."""
+    low = 0
+    high = codes.shape[0] - 1
+    while low <= high:
+        middle = (low + high) // 2
+        value = int(codes[middle])
+        if value == code:
+            return middle
+        if value < code:
+            low = middle + 1
+        else:
+            high = middle - 1
+    return -1
+
+
+def book_score(current, mask, n_stones, geo, book_codes, book_scores):  # noqa: ANN001, ANN201
+    """Our score (see ``negamax``) of a book position for the player to move, or ``NOT_IN_BOOK``.
+
+    The book stores, for the first player (to move at its even ply), ``100 - d`` for a win whose last stone
+    comes ``d`` plies later, its negative for a loss, 0 for a draw; a position or its mirror image.
+    """
+    index = book_find(book_codes, book_code(current, mask, geo, False))
+    if index < 0:
+        index = book_find(book_codes, book_code(current, mask, geo, True))
+        if index < 0:
+            return NOT_IN_BOOK
+    stored = int(book_scores[index])
+    if stored == 0:
+        return 0
+    # a win by the stone n_stones + d scores cells + 1 - n_stones - d
+    if stored > 0:
+        return geo[CELLS] + 1 - n_stones - (100 - stored)
+    return -(geo[CELLS] + 1 - n_stones - (100 + stored))
+
+
 def negamax(
     current,
     mask,
@@ -400,13 +495,20 @@ def negamax(
     stats,
     move_buffer,
     score_buffer,
+    book_codes,
+    book_scores,
+    book_ply,
 ):  # noqa: ANN001, ANN201
     """Alpha-beta negamax with a transposition table of upper bounds (after Pascal Pons' solver).
 
     Scores are from the mover's view: a win whose last stone is the board's w-th scores ``cells + 1 - w``,
     a loss the negative, a draw 0. Precondition: the mover cannot win with this move.
     ``stats = [nodes, node_budget, aborted]``; ``move_buffer``/``score_buffer`` are ``(cells + 1, columns)``
-    scratch arrays (one row per depth, so nothing is allocated per node).
+    scratch arrays (one row per depth, so nothing is allocated per node). Positions with ``book_ply`` stones
+    are looked up in the opening book (``book_codes``/``book_scores``; ``book_ply`` -1: no book).
+
+    After an abort (``stats[2]`` set) the value returned is meaningless and nothing more is written to the
+    transposition table, so the kept table stays true.
     """
     stats[0] += 1
     if stats[2] != 0:
@@ -414,6 +516,10 @@ def negamax(
     if stats[1] > 0 and stats[0] > stats[1]:
         stats[2] = 1
         return 0
+    if n_stones == book_ply:
+        known = book_score(current, mask, n_stones, geo, book_codes, book_scores)
+        if known != NOT_IN_BOOK:
+            return known
     cells = geo[CELLS]
     columns = geo[COLUMNS]
     possible = non_losing_moves(current, mask, geo, board_mask, bottom_mask)
@@ -471,7 +577,12 @@ def negamax(
             stats,
             move_buffer,
             score_buffer,
+            book_codes,
+            book_scores,
+            book_ply,
         )
+        if stats[2] != 0:
+            return 0  # aborted below: store nothing
         if score >= beta:
             return score
         if score > alpha:
@@ -496,6 +607,9 @@ def solve(
     stats,
     move_buffer,
     score_buffer,
+    book_codes,
+    book_scores,
+    book_ply,
 ):  # noqa: ANN001, ANN201
     """The exact score of a position for the player to move (see ``negamax``), by null-window searches."""
     cells = geo[CELLS]
@@ -503,6 +617,10 @@ def solve(
         return cells - n_stones
     if n_stones >= cells - 1:
         return 0
+    if n_stones == book_ply:
+        known = book_score(current, mask, n_stones, geo, book_codes, book_scores)
+        if known != NOT_IN_BOOK:
+            return known
     low = -(cells - n_stones - 1)
     high = cells - n_stones - 2
     while low < high:
@@ -527,6 +645,9 @@ def solve(
             stats,
             move_buffer,
             score_buffer,
+            book_codes,
+            book_scores,
+            book_ply,
         )
         if stats[2] != 0:
             return 0

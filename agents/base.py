@@ -2,33 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
-from connect4_env.encoding import split_observation
+from connect4_env.core import Board, Rules
+from connect4_env.encoding import board_from_observation, split_observation
+from connect4_env.policy import Policy, bind_policy
 
-__all__ = ["Policy", "legal_columns", "NoLegalMoveError", "unpack"]
+__all__ = [
+    "Policy",
+    "bind_policy",
+    "legal_columns",
+    "NoLegalMoveError",
+    "unpack",
+    "RulesBound",
+    "check_mask_width",
+]
 
 
 class NoLegalMoveError(ValueError):
     """``act`` was called with an action mask that allows no column."""
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """Anything that picks a column from an observation and an action mask.
-
-    ``observation`` is the ``(rows, columns, 2)`` int8 planes from the mover's view (plane 0 = own stones,
-    row 0 = top), as both environments produce; a PettingZoo ``{"observation", "action_mask"}`` dict is also
-    accepted. ``action_mask`` has one 0/1 entry per column. ``act`` returns a legal column as a plain int.
-
-    Optional: ``act_batch(observations, action_masks) -> columns`` for many games at once (the batched env uses
-    it), ``reset(seed=None)`` before a game, and ``uses_observations = False`` for a policy that looks only at
-    the masks (the batched env then passes ``observations=None`` to ``act_batch``).
-    """
-
-    def act(self, observation: Any, action_mask: Any = None) -> int: ...
 
 
 def unpack(observation: Any, action_mask: Any = None) -> tuple[np.ndarray, np.ndarray]:
@@ -50,3 +44,84 @@ def legal_columns(action_mask: np.ndarray) -> np.ndarray:
             f"no legal move: action_mask {np.asarray(action_mask).tolist()} allows no column"
         )
     return legal
+
+
+def check_mask_width(action_mask: np.ndarray, columns: int) -> None:
+    """Raise ValueError unless ``action_mask`` is one entry per column of a ``columns``-wide board."""
+    if action_mask.ndim != 1 or action_mask.shape[0] != columns:
+        raise ValueError(
+            f"action_mask has shape {action_mask.shape}; the board has {columns} columns, so it needs ({columns},)"
+        )
+
+
+class RulesBound:
+    """For agents that read the position: the game's rules, given by ``bind(rules)`` or by arguments.
+
+    Subclasses set ``self._win_length`` (the constructor's ``win_length``: None means "from the bound
+    rules, else 4") and ``self.rules`` (None until bound).
+    """
+
+    _win_length: int | None = None
+    rules: Rules | None = None
+
+    def bind(self, rules: Rules) -> RulesBound:
+        """Play by ``rules`` from now on (the envs, arena and scripts call this); returns the agent.
+
+        Raises:
+            TypeError: not a :class:`Rules`. ValueError: the agent was built for another ``win_length``.
+        """
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a connect4_env.Rules, got {type(rules).__name__}")
+        if self._win_length is not None and self._win_length != rules.win_length:
+            raise ValueError(
+                f"{type(self).__name__} was built with win_length={self._win_length}, but the game has "
+                f"win_length={rules.win_length}"
+            )
+        self.rules = rules
+        return self
+
+    @property
+    def win_length(self) -> int:
+        """The line length the agent plays for: the bound rules', else the constructor's, else 4."""
+        if self.rules is not None:
+            return self.rules.win_length
+        return 4 if self._win_length is None else self._win_length
+
+    def read_board(
+        self, observation: Any, action_mask: Any = None, *, mask_required: bool = True
+    ) -> tuple[Board, list[int]]:
+        """The position in ``observation`` and its legal columns, checked against the mask and the rules.
+
+        With ``mask_required=False`` a missing mask is allowed (the position's own legal columns are used).
+
+        Raises:
+            ValueError: the mask's length is not the board's width, the mask disagrees with the position's
+                legal columns (names both), the board is not the bound rules' size, or the planes are not a
+                reachable position. NoLegalMoveError: the mask allows no column.
+        """
+        if action_mask is None and not mask_required:
+            planes = np.asarray(observation["observation"] if isinstance(observation, dict) else observation)
+            mask = None if not isinstance(observation, dict) else observation.get("action_mask")
+            mask = None if mask is None else np.asarray(mask)
+        else:
+            planes, mask = unpack(observation, action_mask)
+            planes = np.asarray(planes)
+        if planes.ndim != 3 or planes.shape[2] != 2:
+            raise ValueError(f"observation must have shape (rows, columns, 2), got {planes.shape}")
+        rules = self.rules
+        if rules is not None and planes.shape[:2] != (rules.rows, rules.columns):
+            raise ValueError(
+                f"{type(self).__name__} is bound to a {rules.rows}x{rules.columns} game, "
+                f"got a {planes.shape[0]}x{planes.shape[1]} observation"
+            )
+        board = board_from_observation(planes, self.win_length)
+        if mask is None:
+            return board, board.legal_moves()
+        check_mask_width(mask, planes.shape[1])
+        legal = [int(c) for c in legal_columns(mask)]
+        if board.legal_moves() != legal:
+            raise ValueError(
+                f"action_mask {mask.tolist()} does not match the position's legal columns "
+                f"{board.legal_moves()}"
+            )
+        return board, legal

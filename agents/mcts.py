@@ -11,8 +11,13 @@ The four phases run in a compiled kernel (:mod:`agents._kernels`, numba) on an a
 4. **Backpropagation**: every node on the path gains a visit and the result *for the player who moved into
    it* (win 1, draw 1/2, loss 0); the result flips at each level on the way up.
 
-With the solver on, a child that wins proves its parent lost (for the player who moved into the parent), and
-a node whose every child is lost is proven won; proofs carry their distance to the end of the game.
+With the solver on (score-bounded MCTS, after Cazenave & Saffidine 2010), every node carries a lower and an
+upper bound on its game value (loss, draw, win) for the player who moved into it. Terminal positions are
+exact; a node's bounds follow from its children's (the player to move picks the child best for them), so
+proven wins, losses *and draws* propagate up. A proven node is not searched below (its exact value is
+backed up instead of a rollout) and a child's mean is clamped into its bounds, but selection still weighs
+every child by UCB1: skipping proven moves made forced lines exact while quiet lines kept optimistic averages,
+which cost accuracy. Proven wins and losses carry their distance to the end of the game.
 """
 
 from __future__ import annotations
@@ -25,14 +30,16 @@ from typing import Any
 import numpy as np
 
 from agents._compiled import KernelBuild, kernels_for
-from agents._kernels import DRAWN, LOST, UNKNOWN, WON
-from agents.base import legal_columns, unpack
+from agents._kernels import DRAW, LOSS, WIN
+from agents.base import RulesBound
 from connect4_env.core import Board, Rules
-from connect4_env.encoding import board_from_observation
 
-__all__ = ["MCTSAgent", "SearchResult", "ucb1"]
+__all__ = ["MCTSAgent", "SearchResult", "ucb1", "DEFAULT_PLAYOUTS", "DEFAULT_MAX_NODES"]
 
-_PROOF_NAMES = {UNKNOWN: None, WON: "win", LOST: "loss", DRAWN: "draw"}
+DEFAULT_PLAYOUTS = 1000  # the budget when neither playouts nor time_limit is given
+DEFAULT_MAX_NODES = 1 << 22  # 54 bytes a node: about 230 MB at the cap
+# a proven value for the player who moved into a node (0 loss, 1 draw, 2 win), in words
+_PROOF_NAMES = {LOSS: "loss", DRAW: "draw", WIN: "win"}
 
 
 def ucb1(wins: float, visits: float, parent_visits: float, c: float = math.sqrt(2)) -> float:
@@ -52,7 +59,9 @@ class SearchResult:
 
     ``visits[c]`` playouts through the move (mirror twins share their representative's numbers),
     ``mean_value[c]`` its average result (win 1, draw 1/2; NaN if never tried), ``proven[c]`` "win",
-    "loss", "draw" (a full board) or None, ``proof_depth[c]`` the further plies to the end of a proven line.
+    "loss", "draw" or None (unproven), ``proof_depth[c]`` the further plies to the end of a proven win or
+    loss line (the line found, not always the shortest). ``root_proven`` is the position's proven value for
+    the player to move, or None.
     """
 
     column: int
@@ -102,33 +111,17 @@ class SearchResult:
 
 
 class _Tree:
-    """Node arrays for the kernel; grown by doubling."""
+    """Node arrays for the kernel; grown by doubling up to the node cap."""
 
-    FIELDS = (
-        "parent",
-        "move",
-        "first_child",
-        "n_children",
-        "visits",
-        "value",
-        "real_visits",
-        "status",
-        "depth",
-    )
+    FIELDS = ("parent", "move", "first_child", "n_children", "value", "visits", "lower", "upper", "depth")
+    DTYPES = (np.int32, np.int32, np.int32, np.int32, np.float64, np.int64, np.int8, np.int8, np.int32)
 
     def __init__(self, build: KernelBuild, capacity: int) -> None:
         self.build = build
         self.cur = build.bit_array(capacity)
         self.msk = build.bit_array(capacity)
-        self.parent = np.full(capacity, -1, dtype=np.int64)
-        self.move = np.full(capacity, -1, dtype=np.int64)
-        self.first_child = np.full(capacity, -1, dtype=np.int64)
-        self.n_children = np.zeros(capacity, dtype=np.int64)
-        self.visits = np.zeros(capacity, dtype=np.float64)
-        self.value = np.zeros(capacity, dtype=np.float64)
-        self.real_visits = np.zeros(capacity, dtype=np.int64)
-        self.status = np.zeros(capacity, dtype=np.int8)
-        self.depth = np.zeros(capacity, dtype=np.int64)
+        for name, dtype in zip(self.FIELDS, self.DTYPES):
+            setattr(self, name, np.zeros(capacity, dtype=dtype))
         self.n_nodes = 0
 
     @property
@@ -138,27 +131,26 @@ class _Tree:
     def arrays(self) -> tuple[np.ndarray, ...]:
         return (self.cur, self.msk) + tuple(getattr(self, name) for name in self.FIELDS)
 
-    def grow(self) -> None:
+    def grow(self, capacity: int) -> None:
         old = self.arrays()
-        new_capacity = 2 * self.capacity
-        bigger = _Tree(self.build, new_capacity)
+        bigger = _Tree(self.build, capacity)
         for target, source in zip(bigger.arrays(), old):
             target[: len(source)] = source
         self.cur, self.msk = bigger.cur, bigger.msk
         for name in self.FIELDS:
             setattr(self, name, getattr(bigger, name))
 
-    def set_root(self, current: int, mask: int) -> None:
+    def set_root(self, current: int, mask: int, prior: float) -> None:
         self.cur[0] = current
         self.msk[0] = mask
         self.parent[0] = -1
         self.move[0] = -1
         self.first_child[0] = -1
         self.n_children[0] = 0
-        self.visits[0] = 0.0
-        self.value[0] = 0.0
-        self.real_visits[0] = 0
-        self.status[0] = UNKNOWN
+        self.value[0] = prior
+        self.visits[0] = 0
+        self.lower[0] = LOSS
+        self.upper[0] = WIN
         self.depth[0] = 0
         self.n_nodes = 1
 
@@ -166,24 +158,37 @@ class _Tree:
         first = int(self.first_child[node])
         return range(first, first + int(self.n_children[node])) if first >= 0 else range(0)
 
+    def proven(self, node: int) -> int | None:
+        """The node's proven value for the player who moved into it (LOSS/DRAW/WIN), or None."""
+        low = int(self.lower[node])
+        return low if low == int(self.upper[node]) else None
 
-class MCTSAgent:
+
+class MCTSAgent(RulesBound):
     """UCT Monte Carlo Tree Search as a policy.
 
     Args:
-        playouts: playouts per move (None: limited by ``time_limit`` only). Default 1000.
-        time_limit: seconds per move (None: limited by ``playouts`` only). With both, whichever comes first.
-            The search is anytime: when time runs out it plays the best move found so far.
+        playouts: playouts per move. None (the default): :data:`DEFAULT_PLAYOUTS` (1000) if no
+            ``time_limit`` is given, else no playout limit.
+        time_limit: seconds per move (a finite number > 0), or None. Alone, the search runs for that long
+            (anytime: it plays the best move found when time runs out); with ``playouts``, whichever comes
+            first. A time-limited search depends on the machine's speed, so it is not reproducible from a seed.
         c: UCB1 exploration constant (default sqrt(2); the original Connect 4 project used 2).
         seed: seed of the search's random generator: same seed, same moves (with a playout budget).
-        win_length: the line length of the game (observations do not carry it). Default 4.
-        solver: MCTS-Solver: propagate proven wins and losses, play a proven win, and at a proven-lost root
-            pick the move that loses slowest. Default True.
+        win_length: the line length (observations do not carry it). None (default): the rules the agent is
+            bound to (``bind(rules)``, which every env, the arena and the scripts call), else 4. A value that
+            disagrees with the bound rules raises ValueError.
+        solver: score-bounded MCTS-Solver: proven wins, draws and losses propagate (a proven node is no
+            longer searched; its exact value is backed up); a proven win is played, moves proven worse than
+            another are never played, the search stops once the root is proven; at a proven-lost root the
+            slowest loss. Default True.
         final: ``"visits"`` (most-visited move, the default) or ``"value"`` (highest mean value).
         prior: give each new node ``prior`` wins out of ``2 * prior`` virtual visits (0 = off). With a
             prior, children are ordered by UCB1 from the start (there are no unvisited children).
         symmetry: in left-right symmetric positions expand only one of each pair of mirror moves.
         reuse_tree: keep the subtree of the position reached since the last move, when the tree has it.
+        max_nodes: the tree's node cap (default 2**22 nodes, 54 bytes each: about 230 MB). At the cap the
+            search goes on without growing the tree (playouts from its leaves) until its budget ends.
         compiled: None = numba kernels when available and the board fits in 63 bits (else plain Python, far
             slower); False forces plain Python; True requires the compiled kernels.
     """
@@ -192,48 +197,64 @@ class MCTSAgent:
 
     def __init__(
         self,
-        playouts: int | None = 1000,
+        playouts: int | None = None,
         time_limit: float | None = None,
         c: float = math.sqrt(2),
         seed: int | None = None,
-        win_length: int = 4,
+        win_length: int | None = None,
         solver: bool = True,
         final: str = "visits",
         prior: float = 0.0,
         symmetry: bool = True,
         reuse_tree: bool = True,
+        max_nodes: int = DEFAULT_MAX_NODES,
         compiled: bool | None = None,
     ) -> None:
         if playouts is not None and (
-            isinstance(playouts, bool) or not isinstance(playouts, int) or playouts < 1
+            isinstance(playouts, bool) or not isinstance(playouts, (int, np.integer)) or playouts < 1
         ):
             raise ValueError(f"playouts must be a positive int or None, got {playouts!r}")
         if time_limit is not None and (
-            isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or time_limit <= 0
+            isinstance(time_limit, bool)
+            or not isinstance(time_limit, (int, float, np.integer, np.floating))
+            or not math.isfinite(time_limit)
+            or time_limit <= 0
         ):
-            raise ValueError(f"time_limit must be a positive number of seconds or None, got {time_limit!r}")
+            raise ValueError(
+                f"time_limit must be a finite number of seconds > 0, or None; got {time_limit!r}"
+            )
         if playouts is None and time_limit is None:
-            raise ValueError("give a budget: playouts, time_limit, or both")
-        if not isinstance(c, (int, float)) or isinstance(c, bool) or not c >= 0:
-            raise ValueError(f"c must be a number >= 0, got {c!r}")
+            playouts = DEFAULT_PLAYOUTS
+        if not _is_real(c) or not math.isfinite(c) or c < 0:
+            raise ValueError(f"c must be a finite number >= 0, got {c!r}")
         if final not in ("visits", "value"):
             raise ValueError(f"final must be 'visits' or 'value', got {final!r}")
-        if not isinstance(prior, (int, float)) or isinstance(prior, bool) or not prior >= 0:
-            raise ValueError(f"prior must be a number >= 0, got {prior!r}")
-        self.playouts = playouts
-        self.time_limit = time_limit
+        if not _is_real(prior) or not math.isfinite(prior) or prior < 0:
+            raise ValueError(f"prior must be a finite number >= 0, got {prior!r}")
+        if isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)) or max_nodes < 64:
+            raise ValueError(f"max_nodes must be an int >= 64, got {max_nodes!r}")
+        if win_length is not None and (
+            isinstance(win_length, bool) or not isinstance(win_length, (int, np.integer)) or win_length < 2
+        ):
+            raise ValueError(f"win_length must be an int >= 2 or None, got {win_length!r}")
+        if compiled not in (None, True, False):
+            raise ValueError(f"compiled must be None, True or False, got {compiled!r}")
+        self.playouts = None if playouts is None else int(playouts)
+        self.time_limit = None if time_limit is None else float(time_limit)
         self.c = float(c)
-        self.win_length = win_length
+        self._win_length = None if win_length is None else int(win_length)
+        self.rules: Rules | None = None
         self.solver = bool(solver)
         self.final = final
         self.prior = float(prior)
         self.symmetry = bool(symmetry)
         self.reuse_tree = bool(reuse_tree)
+        self.max_nodes = int(max_nodes)
         self.compiled = compiled
         self.last_search: SearchResult | None = None
         self._tree: _Tree | None = None
-        self._rules: Rules | None = None
-        self._meta = np.zeros(2, dtype=np.int64)
+        self._tree_rules: Rules | None = None
+        self._meta = np.zeros(3, dtype=np.int64)
         self._seed(seed)
 
     def _seed(self, seed: int | None) -> None:
@@ -246,21 +267,28 @@ class MCTSAgent:
         if seed is not None:
             self._seed(seed)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the tree holds a reference to a kernel module (not picklable) and can be large: a copy starts afresh
+        state = self.__dict__.copy()
+        state["_tree"] = None
+        state["_tree_rules"] = None
+        return state
+
     def __repr__(self) -> str:
-        budget = f"playouts={self.playouts}" + (f", time_limit={self.time_limit}" if self.time_limit else "")
-        return f"MCTSAgent({budget}, c={self.c:.3g})"
+        budget = [f"playouts={self.playouts}"] if self.playouts is not None else []
+        if self.time_limit is not None:
+            budget.append(f"time_limit={self.time_limit}")
+        return f"MCTSAgent({', '.join(budget)}, c={self.c:.3g})"
 
     # -- policy ------------------------------------------------------------------------------------------
     def act(self, observation: Any, action_mask: Any = None) -> int:
-        """The column to play for the player to move in ``observation`` (see :class:`agents.Policy`)."""
-        planes, mask = unpack(observation, action_mask)
-        legal = legal_columns(mask)
-        board = board_from_observation(planes, self.win_length)
-        if board.legal_moves() != [int(c) for c in legal]:
-            raise ValueError(
-                f"action_mask {np.asarray(mask).tolist()} does not match the position's legal columns "
-                f"{board.legal_moves()}"
-            )
+        """The column to play for the player to move in ``observation`` (see :class:`agents.Policy`).
+
+        Raises:
+            ValueError: the mask disagrees with the position or its length is not the board's width, or the
+                board is not the bound rules' size.
+        """
+        board, _ = self.read_board(observation, action_mask)
         return self.search(board).column
 
     def explain(self) -> str:
@@ -283,6 +311,7 @@ class MCTSAgent:
         tree, reused = self._root_tree(rules, build, current, mask)
         geo = build.geometry(rules)
         self._meta[0] = tree.n_nodes
+        self._meta[2] = int(tree.capacity < self.max_nodes)
         start = time.perf_counter()
         done = 0
         chunk = 64
@@ -292,17 +321,7 @@ class MCTSAgent:
             ran = build.mcts_playouts(
                 want,
                 0,
-                tree.cur,
-                tree.msk,
-                tree.parent,
-                tree.move,
-                tree.first_child,
-                tree.n_children,
-                tree.visits,
-                tree.value,
-                tree.real_visits,
-                tree.status,
-                tree.depth,
+                *tree.arrays(),
                 self._meta,
                 geo,
                 rules.board_mask,
@@ -313,10 +332,11 @@ class MCTSAgent:
             )
             tree.n_nodes = int(self._meta[0])
             done += ran
-            if self.solver and tree.status[0] != UNKNOWN:
+            if self.solver and tree.proven(0) is not None:
                 break  # the root is proven: more playouts cannot change the answer
-            if ran < want:
-                tree.grow()
+            if ran < want and self._meta[2]:
+                tree.grow(min(2 * tree.capacity, self.max_nodes))
+                self._meta[2] = int(tree.capacity < self.max_nodes)
                 continue
             if self.playouts is not None and done >= self.playouts:
                 break
@@ -331,14 +351,14 @@ class MCTSAgent:
                 chunk = min(chunk * 2, 1 << 16)
         elapsed = time.perf_counter() - start
         self._tree = tree
-        self._rules = rules
+        self._tree_rules = rules
         result = self._summarise(tree, rules, done, elapsed, reused)
         self.last_search = result
         return result
 
     def _root_tree(self, rules: Rules, build: KernelBuild, current: int, mask: int) -> tuple[_Tree, bool]:
         old = self._tree
-        if self.reuse_tree and old is not None and self._rules == rules and old.build is build:
+        if self.reuse_tree and old is not None and self._tree_rules == rules and old.build is build:
             found = self._find(old, current, mask)
             if found is not None:
                 if found == 0:
@@ -348,8 +368,9 @@ class MCTSAgent:
                 new.n_nodes = int(build.compact_subtree(found, *old.arrays(), *new.arrays(), queue))
                 return new, True
         budget = self.playouts if self.playouts is not None else 20_000
-        tree = _Tree(build, max(1024, min(budget * rules.columns + 1, 1 << 22)))
-        tree.set_root(current, mask)
+        capacity = max(1024, min(budget * rules.columns + 1, self.max_nodes), rules.columns + 1)
+        tree = _Tree(build, capacity)
+        tree.set_root(current, mask, self.prior)
         return tree, False
 
     @staticmethod
@@ -375,15 +396,16 @@ class MCTSAgent:
         depth = [0] * columns
         ucb = [math.nan] * columns
         children = list(tree.children(0))
-        root_visits = max(float(tree.visits[0]), 1.0)
+        root_visits = max(float(tree.visits[0]) + 2 * self.prior, 1.0)
         for child in children:
             column = int(tree.move[child])
-            real = int(tree.real_visits[child])
+            real = int(tree.visits[child])
             visits[column] = real
             if real > 0:
                 mean[column] = (float(tree.value[child]) - self.prior) / real
-                ucb[column] = ucb1(float(tree.value[child]), float(tree.visits[child]), root_visits, self.c)
-            proven[column] = _PROOF_NAMES[int(tree.status[child])]
+                ucb[column] = ucb1(float(tree.value[child]), real + 2 * self.prior, root_visits, self.c)
+            value = tree.proven(child)
+            proven[column] = None if value is None else _PROOF_NAMES[value]
             depth[column] = int(tree.depth[child])
         column, reason = self._choose(tree, children)
         # mirror twins of a symmetric root share their representative's numbers
@@ -400,9 +422,9 @@ class MCTSAgent:
                     ucb[twin],
                 )
                 mirrored[c] = twin
-        root_status = int(tree.status[0])
-        # the root's status is for the player who moved into it; report it for the player to move
-        root_proven = {WON: "loss", LOST: "win"}.get(root_status) if self.solver else None
+        root_value = tree.proven(0) if self.solver else None
+        # the root's bounds are for the player who moved into it; report its value for the player to move
+        root_proven = None if root_value is None else _PROOF_NAMES[WIN - root_value]
         return SearchResult(
             column=column,
             reason=reason,
@@ -412,7 +434,7 @@ class MCTSAgent:
             proof_depth=depth,
             ucb=ucb,
             playouts=playouts,
-            root_visits=int(tree.real_visits[0]),
+            root_visits=int(tree.visits[0]),
             elapsed=elapsed,
             nodes=tree.n_nodes,
             reused_tree=reused,
@@ -426,23 +448,38 @@ class MCTSAgent:
 
     def _choose(self, tree: _Tree, children: list[int]) -> tuple[int, str]:
         def visits(i: int) -> int:
-            return int(tree.real_visits[i])
+            return int(tree.visits[i])
 
         def mean(i: int) -> float:
-            return (float(tree.value[i]) - self.prior) / visits(i) if visits(i) else -math.inf
+            if not visits(i):
+                return -math.inf
+            value = (float(tree.value[i]) - self.prior) / visits(i)
+            if self.solver:  # clamped into the proven bounds, as the search sees it
+                value = min(max(value, 0.5 * int(tree.lower[i])), 0.5 * int(tree.upper[i]))
+            return value
 
         if self.solver:
-            wins = [i for i in children if tree.status[i] == WON]
+            wins = [i for i in children if tree.proven(i) == WIN]
             if wins:
-                best = min(wins, key=lambda i: (tree.depth[i], -visits(i)))
+                best = min(wins, key=lambda i: (int(tree.depth[i]), -visits(i)))
                 return int(tree.move[best]), "proven win"
-            alive = [i for i in children if tree.status[i] != LOST]
-            if not alive:
-                best = max(children, key=lambda i: (tree.depth[i], visits(i)))
+            root = tree.proven(0)
+            if root == WIN:  # every move loses
+                best = max(children, key=lambda i: (int(tree.depth[i]), visits(i)))
                 return int(tree.move[best]), "every move loses: the slowest loss"
-            children = alive
+            if root == DRAW:
+                draws = [i for i in children if tree.proven(i) == DRAW]
+                best = max(draws, key=lambda i: (visits(i), mean(i)))
+                return int(tree.move[best]), "proven draw"
+            # never a move proven worse than what another move guarantees, nor a proven loss
+            guaranteed = max(DRAW, max(int(tree.lower[i]) for i in children))
+            children = [i for i in children if int(tree.upper[i]) >= guaranteed]
         if self.final == "value":
             best = max(children, key=lambda i: (mean(i), visits(i)))
             return int(tree.move[best]), "highest mean value"
         best = max(children, key=lambda i: (visits(i), mean(i)))
         return int(tree.move[best]), "most visits"
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)

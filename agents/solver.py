@@ -10,20 +10,32 @@ Scores are from the view of the player to move: a win whose winning stone is the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from agents._compiled import KernelBuild, kernels_for
-from agents.base import legal_columns, unpack
+from agents.base import RulesBound
+from agents.book import BOOK_PLY, BOOK_RULES, load_book
 from connect4_env.core import Board, Rules
-from connect4_env.encoding import board_from_observation
 
-__all__ = ["SolverAgent", "SolverBudgetExceeded", "describe_score"]
+__all__ = ["SolverAgent", "SolverBudgetExceeded", "describe_score", "DEFAULT_MAX_NODES"]
+
+# the "auto" node budget per call: about 20-25 s with the compiled kernels here, about 30 s in plain Python
+DEFAULT_MAX_NODES = {True: 50_000_000, False: 1_000_000}
+_MAX_NODES_LIMIT = 1 << 62  # the kernel counts nodes in int64
+
+
+_NO_BOOK_KEYS = np.zeros(0, dtype=np.int32)
+_NO_BOOK_SCORES = np.zeros(0, dtype=np.int8)
+_BOOK_MISSING = (
+    "book=True needs the opening book: pip install 'connect4-env[book]' (the bitbully-databases package)"
+)
 
 
 class SolverBudgetExceeded(RuntimeError):
-    """The position needs more nodes than ``max_nodes`` allows."""
+    """The position needs more nodes than ``max_nodes`` allows (the agent stays usable: nothing it keeps
+    was changed by the aborted search)."""
 
 
 def _prime_at_least(n: int) -> int:
@@ -52,41 +64,66 @@ def describe_score(score: int | None, rules: Rules, n_stones: int) -> str:
     return f"{'win' if score > 0 else 'loss'} in {plies} plies"
 
 
-class SolverAgent:
+class SolverAgent(RulesBound):
     """Plays perfectly: the quickest win, else a draw, else the slowest loss.
 
     Args:
-        win_length: the line length (observations do not carry it). Default 4.
+        win_length: the line length (observations do not carry it). None (default): the bound rules'
+            (``bind(rules)``, which every env, the arena and the scripts call), else 4.
         seed: breaks ties between equally good columns (None: the most central one).
-        max_nodes: node budget per ``evaluate`` (None: unlimited). Past it, :class:`SolverBudgetExceeded`.
+        max_nodes: node budget per call of ``score``/``evaluate``/``act``. ``"auto"`` (default): 50 million
+            nodes with the compiled kernels (about 20 s here), 1 million in plain Python (about 30 s); None:
+            unlimited; or an int. Past it, :class:`SolverBudgetExceeded`, which names the budget.
         table_size: transposition-table entries (rounded up to a prime). Default about 4 million (70 MB);
             the table is kept between calls, so later positions of a game are faster.
+        book: the 6x7 opening book (:mod:`agents.book`, the ``book`` extra) for positions with up to 12
+            stones. None (default): used when installed; True: required (ValueError without it); False:
+            never. Other board sizes never use it.
         compiled: as for :class:`agents.MCTSAgent`.
 
-    On 6x7, positions from ply 12 on solved in under a second in our measurements; earlier ones take longer
-    (seconds at ply 8-10, more before; the empty 6x7 board was not attempted). Use ``max_nodes`` to bound
-    the time: the call then raises instead of answering.
+    With the book, every 6x7 position (the empty board included) is answered in well under a second. Without
+    it, 6x7 positions from ply 12 on take under a second here, earlier ones from seconds to hours: the
+    default budget then raises instead of hanging.
     """
 
     name = "solver"
 
     def __init__(
         self,
-        win_length: int = 4,
+        win_length: int | None = None,
         seed: int | None = None,
-        max_nodes: int | None = None,
+        max_nodes: int | None | Literal["auto"] = "auto",
         table_size: int = 1 << 22,
+        book: bool | None = None,
         compiled: bool | None = None,
     ) -> None:
-        if max_nodes is not None and (
-            isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1
+        if max_nodes is not None and max_nodes != "auto" and (
+            isinstance(max_nodes, bool)
+            or not isinstance(max_nodes, (int, np.integer))
+            or not 1 <= max_nodes <= _MAX_NODES_LIMIT
         ):
-            raise ValueError(f"max_nodes must be a positive int or None, got {max_nodes!r}")
-        if isinstance(table_size, bool) or not isinstance(table_size, int) or table_size < 1:
-            raise ValueError(f"table_size must be a positive int, got {table_size!r}")
-        self.win_length = win_length
-        self.max_nodes = max_nodes
-        self.table_size = table_size
+            raise ValueError(
+                f"max_nodes must be 'auto', None (unlimited) or an int in 1..2**62, got {max_nodes!r}"
+            )
+        if isinstance(table_size, bool) or not isinstance(table_size, (int, np.integer)) or not (
+            1 <= table_size <= 1 << 32
+        ):
+            raise ValueError(f"table_size must be an int in 1..2**32, got {table_size!r}")
+        if win_length is not None and (
+            isinstance(win_length, bool) or not isinstance(win_length, (int, np.integer)) or win_length < 2
+        ):
+            raise ValueError(f"win_length must be an int >= 2 or None, got {win_length!r}")
+        if book not in (None, True, False):
+            raise ValueError(f"book must be None (use it when installed), True or False, got {book!r}")
+        if book and load_book() is None:
+            raise ValueError(_BOOK_MISSING)
+        if compiled not in (None, True, False):
+            raise ValueError(f"compiled must be None, True or False, got {compiled!r}")
+        self._win_length = None if win_length is None else int(win_length)
+        self.rules: Rules | None = None
+        self.max_nodes = max_nodes if max_nodes in (None, "auto") else int(max_nodes)
+        self.table_size = int(table_size)
+        self.book = book
         self.compiled = compiled
         self.rng = np.random.default_rng(seed) if seed is not None else None
         self.last_nodes = 0
@@ -97,8 +134,20 @@ class SolverAgent:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the tables hold a kernel module (not picklable) and tens of MB: a copy starts with empty ones
+        state = self.__dict__.copy()
+        state["_tables"] = {}
+        return state
+
     def __repr__(self) -> str:
         return "SolverAgent()"
+
+    def node_budget(self, rules: Rules) -> int | None:
+        """The node budget of one call on ``rules`` (None: unlimited)."""
+        if self.max_nodes == "auto":
+            return DEFAULT_MAX_NODES[kernels_for(rules, self.compiled).compiled]
+        return self.max_nodes
 
     def _kernel(self, rules: Rules) -> tuple[KernelBuild, tuple[np.ndarray, ...]]:
         build = kernels_for(rules, self.compiled)
@@ -122,6 +171,13 @@ class SolverAgent:
             self._tables[key] = (build, (order, keys, values, used, *buffers))
         return self._tables[key]
 
+    def _book_arrays(self, rules: Rules, n_stones: int) -> tuple[np.ndarray, np.ndarray, int]:
+        if self.book is not False and rules == BOOK_RULES and n_stones <= BOOK_PLY:
+            book = load_book()
+            if book is not None:
+                return book.keys, book.scores, BOOK_PLY
+        return _NO_BOOK_KEYS, _NO_BOOK_SCORES, -1
+
     # -- solving -------------------------------------------------------------------------------------------
     def score(self, board: Board) -> int:
         """The exact score of ``board`` for the player to move (see the module docstring).
@@ -131,14 +187,15 @@ class SolverAgent:
         """
         if board.is_terminal:
             raise ValueError("the game is over: there is nothing to solve")
-        return self._solve(board.rules, board.stones[board.to_move], board.mask, board.ply)
+        stats = self._stats(board.rules)
+        return self._solve(board, board.stones[board.to_move], board.mask, board.ply, stats)
 
-    def _solve(
-        self, rules: Rules, current: int, mask: int, n_stones: int, stats: np.ndarray | None = None
-    ) -> int:
+    def _stats(self, rules: Rules) -> np.ndarray:
+        return np.array([0, self.node_budget(rules) or 0, 0], dtype=np.int64)
+
+    def _solve(self, board: Board, current: int, mask: int, n_stones: int, stats: np.ndarray) -> int:
+        rules = board.rules
         build, (order, keys, values, used, moves, scores) = self._kernel(rules)
-        if stats is None:
-            stats = np.array([0, self.max_nodes or 0, 0], dtype=np.int64)
         result = build.solve(
             current,
             mask,
@@ -153,23 +210,30 @@ class SolverAgent:
             stats,
             moves,
             scores,
+            *self._book_arrays(rules, n_stones),
         )
         self.last_nodes = int(stats[0])
         if stats[2]:
+            book_hint = (
+                ", or use the 6x7 opening book (book=None, with pip install 'connect4-env[book]')"
+                if rules == BOOK_RULES and board.ply < BOOK_PLY and (self.book is False or load_book() is None)
+                else ""
+            )
             raise SolverBudgetExceeded(
-                f"the position needs more than max_nodes={self.max_nodes} nodes "
-                f"({n_stones} stones on a {rules.rows}x{rules.columns} board)"
+                f"the position needs more than max_nodes={stats[1]:,} nodes ({board.ply} stones on a "
+                f"{rules.rows}x{rules.columns} board, win_length {rules.win_length}); pass a larger "
+                f"max_nodes, or max_nodes=None for no limit{book_hint}"
             )
         return int(result)
 
     def evaluate_board(self, board: Board) -> list[int | None]:
-        """One score per column for the player to move (None for a full column)."""
+        """One score per column for the player to move (None for a full column); one node budget for all."""
         if board.is_terminal:
             raise ValueError("the game is over: there is nothing to evaluate")
         rules = board.rules
         current = board.stones[board.to_move]
         mask = board.mask
-        stats = np.array([0, self.max_nodes or 0, 0], dtype=np.int64)
+        stats = self._stats(rules)
         result: list[int | None] = []
         for column in range(rules.columns):
             if not board.is_legal(column):
@@ -181,20 +245,27 @@ class SolverAgent:
             elif board.ply + 1 == rules.cells:
                 result.append(0)
             else:
-                result.append(-self._solve(rules, current ^ mask, mask | bit, board.ply + 1, stats))
+                result.append(-self._solve(board, current ^ mask, mask | bit, board.ply + 1, stats))
         return result
 
     def evaluate(self, observation: Any, action_mask: Any = None) -> list[int | None]:
         """One score per column from the mover's view: positive win, 0 draw, negative loss, None full.
 
-        Larger is better: ``cells + 1 - w`` for a win completed by the board's ``w``-th stone.
+        Larger is better: ``cells + 1 - w`` for a win completed by the board's ``w``-th stone. The mask is
+        optional here (it is checked against the position when given).
         """
-        return self.evaluate_board(board_from_observation(observation, self.win_length))
+        board, _ = self.read_board(observation, action_mask, mask_required=False)
+        return self.evaluate_board(board)
 
     def act(self, observation: Any, action_mask: Any = None) -> int:
-        planes, mask = unpack(observation, action_mask)
-        legal = [int(c) for c in legal_columns(mask)]
-        scores = self.evaluate_board(board_from_observation(planes, self.win_length))
+        """The best column (see the class docstring).
+
+        Raises:
+            ValueError: the mask disagrees with the position or its length is not the board's width.
+            SolverBudgetExceeded: the position needs more than ``max_nodes`` nodes.
+        """
+        board, legal = self.read_board(observation, action_mask)
+        scores = self.evaluate_board(board)
         best = max(scores[c] for c in legal)  # type: ignore[type-var]
         ties = [c for c in legal if scores[c] == best]
         if self.rng is not None:

@@ -129,3 +129,65 @@ def test_six_by_seven_midgame_position_is_solved() -> None:
     child.play(column)
     if not child.is_terminal:
         assert -solver.score(child) == best
+
+
+def test_an_aborted_search_leaves_the_kept_table_true() -> None:
+    # a budget exceeded mid-search must not leave wrong entries behind for the same agent's later calls
+    rng = np.random.default_rng(8)
+    boards = []
+    while len(boards) < 40:
+        board = random_board(rng, int(rng.integers(14, 22)))
+        if not board.is_terminal:
+            boards.append(board)
+    reused = SolverAgent(max_nodes=2_000)
+    for board in boards:
+        try:
+            reused.score(board)
+        except SolverBudgetExceeded:
+            pass
+    reused.max_nodes = None
+    for board in boards:
+        assert reused.score(board) == SolverAgent().score(board), board
+
+
+def test_the_default_budget_is_build_aware_and_named() -> None:
+    solver = SolverAgent()
+    assert solver.max_nodes == "auto"
+    assert solver.node_budget(Board.empty().rules) == 50_000_000
+    assert SolverAgent(compiled=False).node_budget(Board.empty().rules) == 1_000_000
+    assert SolverAgent(max_nodes=None).node_budget(Board.empty().rules) is None
+    with pytest.raises(SolverBudgetExceeded, match=r"max_nodes=1,000 nodes.*max_nodes=None"):
+        SolverAgent(max_nodes=1_000, book=False).score(Board.empty(6, 5, 4))
+    for bad in (2**70, -5, 1.5, True, "lots"):
+        with pytest.raises(ValueError, match="max_nodes"):
+            SolverAgent(max_nodes=bad)
+
+
+@pytest.mark.slow
+def test_the_default_budget_stops_an_unbookable_search() -> None:
+    with pytest.raises(SolverBudgetExceeded, match="50,000,000"):
+        SolverAgent(book=False).score(Board.empty())  # hours without the book: stopped after ~20 s
+
+
+def test_masks_that_contradict_the_board_raise() -> None:
+    board = Board.from_moves([3] * 6)  # column 3 is full
+    planes = observation_planes(board)
+    only_full = np.zeros(7, dtype=np.int8)
+    only_full[3] = 1
+    solver = SolverAgent()
+    with pytest.raises(ValueError, match=r"does not match the position's legal columns \[0, 1, 2, 4, 5, 6\]"):
+        solver.act(planes, only_full)
+    for width in (6, 8):
+        with pytest.raises(ValueError, match="7 columns"):
+            solver.act(planes, np.ones(width, dtype=np.int8))
+
+
+def test_pickles_and_deep_copies_after_a_call() -> None:
+    import copy
+    import pickle
+
+    solver = SolverAgent(table_size=10007)
+    board = Board.empty(4, 5, 4)
+    first = solver.evaluate_board(board)
+    for clone in (pickle.loads(pickle.dumps(solver)), copy.deepcopy(solver)):
+        assert clone.evaluate_board(board) == first
