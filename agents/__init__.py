@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from agents.base import NoLegalMoveError, Policy
 from agents.mcts import MCTSAgent
 from agents.qlearning import QLearningAgent
@@ -20,4 +22,15 @@ __all__ = [
     "register_agent",
     "agent_names",
     "agent_from_spec",
+    "SB3Agent",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # SB3Agent needs torch and stable-baselines3 (the train extra): imported on first use, so that
+    # ``import agents`` stays light
+    if name == "SB3Agent":
+        from agents.sb3_agent import SB3Agent
+
+        return SB3Agent
+    raise AttributeError(f"module 'agents' has no attribute {name!r}")

@@ -311,9 +311,12 @@ def propagate_bounds(node, root, parent, first_child, n_children, lower, upper, 
             # lost for its mover: the quickest win of the player to move; won: the slowest loss
             span = -1
             for i in range(fc, fc + n_children[node]):
-                if lower[i] == upper[i] and lower[i] == 2 - new_lower:
-                    if span < 0 or (new_lower == 0 and depth[i] < span) or (new_lower == 2 and depth[i] > span):
-                        span = depth[i]
+                if lower[i] == upper[i] and lower[i] == 2 - new_lower and (
+                    span < 0
+                    or (new_lower == 0 and depth[i] < span)
+                    or (new_lower == 2 and depth[i] > span)
+                ):
+                    span = depth[i]
             depth[node] = span + 1
         if node == root:
             return

@@ -9,6 +9,7 @@ from typing import Any
 
 from connect4_env.core import Board, IllegalMoveError, Rules, as_column
 from connect4_env.encoding import TrackedBoard
+from connect4_env.policy import bind_policy
 
 __all__ = ["GameRecord", "MatchResult", "play_game", "play_match", "wilson_interval"]
 
@@ -29,16 +30,20 @@ def play_game(
 ) -> GameRecord:
     """Play ``players[0]`` (moves first) against ``players[1]`` to the end.
 
-    Each player's ``reset()`` is called first, if it has one. ``on_move(board, player, column)`` is called after
-    every move (for printing).
+    Each player is first bound to ``rules`` (default 6x7, four in a row) through its ``bind(rules)`` and reset
+    through its ``reset()``, if it has them. ``on_move(board, player, column)`` is called after every move (for
+    printing).
 
     Raises:
         IllegalMoveError: a player returned an illegal column (the message names the player and the column).
+        ValueError: a player cannot play these rules.
     """
     if len(players) != 2:
         raise ValueError(f"play_game needs exactly two players, got {len(players)}")
-    game = TrackedBoard(rules if rules is not None else Rules())
+    rules = rules if rules is not None else Rules()
+    game = TrackedBoard(rules)
     for player in players:
+        bind_policy(player, rules)
         reset = getattr(player, "reset", None)
         if callable(reset):
             reset()

@@ -59,7 +59,9 @@ class OpeningBook:
         path = Path(path)
         size = path.stat().st_size
         if size == 0 or size % _RECORD.itemsize:
-            raise ValueError(f"{path} is not an opening book: {size} bytes is not a whole number of 5-byte records")
+            raise ValueError(
+                f"{path} is not an opening book: {size} bytes is not a whole number of 5-byte records"
+            )
         records = np.fromfile(path, dtype=_RECORD)
         keys = records["key"].astype(np.int32)
         scores = records["score"].astype(np.int8)
@@ -90,9 +92,7 @@ class OpeningBook:
 
         rules = board.rules
         geometry = (rules.rows, rules.columns, rules.height, rules.win_length, rules.cells)
-        found = _kernels.book_score(
-            board.stones[0], board.mask, board.ply, geometry, self.keys, self.scores
-        )
+        found = _kernels.book_score(board.stones[0], board.mask, board.ply, geometry, self.keys, self.scores)
         return None if found == _kernels.NOT_IN_BOOK else int(found)
 
 
@@ -121,7 +121,5 @@ def load_book() -> OpeningBook | None:
         return None
     book = OpeningBook.from_file(path)
     if len(book) != _EXPECTED_RECORDS:
-        raise ValueError(
-            f"{path} holds {len(book):,} positions; the 12-ply book has {_EXPECTED_RECORDS:,}"
-        )
+        raise ValueError(f"{path} holds {len(book):,} positions; the 12-ply book has {_EXPECTED_RECORDS:,}")
     return book

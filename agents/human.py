@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agents.base import legal_columns, unpack
+import numpy as np
+
+from agents.base import check_mask_width, legal_columns, unpack
+from connect4_env.core import Rules
 
 __all__ = ["HumanAgent"]
 
@@ -24,9 +27,19 @@ class HumanAgent:
     ) -> None:
         self.input_fn = input_fn
         self.output_fn = output_fn
+        self.rules: Rules | None = None
+
+    def bind(self, rules: Rules) -> HumanAgent:
+        """Remember the game's rules (to say how many in a row win); returns the agent."""
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a connect4_env.Rules, got {type(rules).__name__}")
+        self.rules = rules
+        return self
 
     def act(self, observation: Any, action_mask: Any = None) -> int:
         planes, mask = unpack(observation, action_mask)
+        planes = np.asarray(planes)
+        check_mask_width(mask, planes.shape[1])
         legal = [int(c) for c in legal_columns(mask)]
         rows, columns = planes.shape[0], planes.shape[1]
         lines = [
@@ -34,7 +47,8 @@ class HumanAgent:
             for r in range(rows)
         ]
         lines.append(" ".join(str(c % 10) for c in range(columns)))
-        self.output_fn("\n".join(lines) + "\n(you are X)")
+        goal = f", {self.rules.win_length} in a row wins" if self.rules is not None else ""
+        self.output_fn("\n".join(lines) + f"\n(you are X{goal})")
         while True:
             text = self.input_fn(f"your move {legal}: ").strip()
             if text.lstrip("-").isdigit() and int(text) in legal:

@@ -115,6 +115,15 @@ class _Tree:
 
     FIELDS = ("parent", "move", "first_child", "n_children", "value", "visits", "lower", "upper", "depth")
     DTYPES = (np.int32, np.int32, np.int32, np.int32, np.float64, np.int64, np.int8, np.int8, np.int32)
+    parent: np.ndarray
+    move: np.ndarray
+    first_child: np.ndarray
+    n_children: np.ndarray
+    value: np.ndarray
+    visits: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    depth: np.ndarray
 
     def __init__(self, build: KernelBuild, capacity: int) -> None:
         self.build = build

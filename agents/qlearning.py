@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from agents._files import atomic_write
-from agents.base import legal_columns, unpack
+from agents.base import check_mask_width, legal_columns, unpack
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import TrackedBoard, board_from_observation
+from connect4_env.policy import bind_policy
 
 __all__ = ["QLearningAgent", "LearningCurve", "REWARD_SCHEMES", "FILE_FORMAT"]
 
@@ -102,8 +103,11 @@ class QLearningAgent:
     Args:
         rows, columns, win_length: the board it learns (a table only plays that size).
         alpha: learning rate. gamma: discount.
-        epsilon: exploration rate at the start of training; ``epsilon_min`` its floor; ``epsilon_decay`` the
-            factor applied after every episode (1.0 = constant epsilon).
+        epsilon: exploration rate at the start of training, decayed linearly to ``epsilon_min`` over the
+            first ``exploration_fraction`` of the planned training (``train``'s ``total_episodes``, by default
+            the episodes trained so far plus this call's), then held there, as SB3's DQN does: every budget
+            ends near greedy. ``epsilon_decay`` (None by default) switches to the older schedule: that factor
+            after every episode (1.0 = constant epsilon), whatever the budget.
         rewards: ``"plain"`` (+1 win, -1 loss, 0 otherwise) or ``"shaped"`` (the original project's: -1 a
             move, +50 win, -50 loss, -10 draw).
         updates: ``"backward"`` (default): a game's Q-learning updates are applied when it ends, last move
@@ -124,10 +128,12 @@ class QLearningAgent:
         alpha: float = 0.2,
         gamma: float = 1.0,
         epsilon: float = 1.0,
-        epsilon_min: float = 0.01,
-        epsilon_decay: float = 0.99999,
+        epsilon_min: float = 0.05,
+        exploration_fraction: float = 0.5,
+        epsilon_decay: float | None = None,
         rewards: str = "plain",
         updates: str = "backward",
+        learn_from_opponent: bool = True,
         seed: int | None = None,
     ) -> None:
         self.rules = Rules(rows, columns, win_length)
@@ -136,23 +142,29 @@ class QLearningAgent:
             ("gamma", gamma, 0.0, 1.0),
             ("epsilon", epsilon, 0.0, 1.0),
             ("epsilon_min", epsilon_min, 0.0, 1.0),
-            ("epsilon_decay", epsilon_decay, 0.0, 1.0),
+            ("exploration_fraction", exploration_fraction, 0.0, 1.0),
+            ("epsilon_decay", 1.0 if epsilon_decay is None else epsilon_decay, 0.0, 1.0),
         ):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
                 raise ValueError(f"{name} must be a number in [{low}, {high}], got {value!r}")
         if alpha == 0:
             raise ValueError("alpha must be > 0")
+        if exploration_fraction == 0:
+            raise ValueError("exploration_fraction must be > 0")
         if rewards not in REWARD_SCHEMES:
             raise ValueError(f"rewards={rewards!r} is not supported; allowed: {sorted(REWARD_SCHEMES)}")
         self.alpha = float(alpha)
         self.gamma = float(gamma)
         self.epsilon = float(epsilon)
         self.epsilon_min = float(epsilon_min)
-        self.epsilon_decay = float(epsilon_decay)
+        self.exploration_fraction = float(exploration_fraction)
+        self.epsilon_decay = None if epsilon_decay is None else float(epsilon_decay)
+        self.planned_episodes: int | None = None  # the training plan the schedule runs over (set by train)
         if updates not in ("backward", "online"):
             raise ValueError(f"updates={updates!r} is not supported; allowed: 'backward', 'online'")
         self.rewards = rewards
         self.updates = updates
+        self.learn_from_opponent = bool(learn_from_opponent)
         self.episodes_trained = 0
         self.q: dict[int, np.ndarray] = {}
         self.rng = np.random.default_rng(seed)
@@ -175,6 +187,22 @@ class QLearningAgent:
             updates="online",
             seed=seed,
         )
+
+    def bind(self, rules: Rules) -> QLearningAgent:
+        """Check that the game is the one the table was trained on; returns the agent.
+
+        Raises:
+            TypeError: not a :class:`Rules`. ValueError: another board size or ``win_length``.
+        """
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a connect4_env.Rules, got {type(rules).__name__}")
+        if rules != self.rules:
+            r = self.rules
+            raise ValueError(
+                f"this Q-table was trained on {r.rows}x{r.columns} with win_length {r.win_length} and cannot "
+                f"play {rules.rows}x{rules.columns} with win_length {rules.win_length} (no position would match)"
+            )
+        return self
 
     def reset(self, seed: int | None = None) -> None:
         """A new game (the table is kept); a seed, if given, reseeds tie-breaking and exploration."""
@@ -210,18 +238,40 @@ class QLearningAgent:
     def act(self, observation: Any, action_mask: Any = None) -> int:
         """The greedy column (random among equal Q-values) for the player to move."""
         planes, mask = unpack(observation, action_mask)
-        legal = [int(c) for c in legal_columns(mask)]
+        planes = np.asarray(planes)
+        if planes.ndim != 3 or planes.shape[2] != 2:
+            raise ValueError(f"observation must have shape (rows, columns, 2), got {planes.shape}")
         if planes.shape[:2] != (self.rules.rows, self.rules.columns):
             raise ValueError(
                 f"this Q-table was trained on a {self.rules.rows}x{self.rules.columns} board and cannot play a "
                 f"{planes.shape[0]}x{planes.shape[1]} one (no position would match)"
             )
+        check_mask_width(mask, self.rules.columns)
+        legal = [int(c) for c in legal_columns(mask)]
         board = board_from_observation(planes, self.rules.win_length)
+        if board.legal_moves() != legal:
+            raise ValueError(
+                f"action_mask {mask.tolist()} does not match the position's legal columns {board.legal_moves()}"
+            )
         return self._greedy(self.q_values(board), legal)
 
     # -- training ------------------------------------------------------------------------------------------
+    def epsilon_at(self, episode: int, total: int | None = None) -> float:
+        """The exploration rate for training episode ``episode`` (counted over the agent's life) of a plan of
+        ``total`` episodes (default: the current plan; with none, the start value)."""
+        if self.epsilon_decay is not None:
+            return max(self.epsilon_min, self.epsilon * self.epsilon_decay**episode)
+        total = self.planned_episodes if total is None else total
+        if not total:
+            return self.epsilon
+        progress = episode / (self.exploration_fraction * total)
+        if progress >= 1.0:
+            return self.epsilon_min
+        return self.epsilon + (self.epsilon_min - self.epsilon) * progress
+
     def current_epsilon(self) -> float:
-        return max(self.epsilon_min, self.epsilon * self.epsilon_decay**self.episodes_trained)
+        """The exploration rate of the next training episode."""
+        return self.epsilon_at(self.episodes_trained)
 
     def train(
         self,
@@ -230,17 +280,32 @@ class QLearningAgent:
         window: int = 500,
         progress: bool = False,
         on_window: Callable[[LearningCurve], None] | None = None,
+        total_episodes: int | None = None,
     ) -> LearningCurve:
         """Learn from ``episodes`` games against ``opponent`` (any policy; pass ``self`` for self-play).
 
         The learner moves first in even episodes and second in odd ones. In self-play both seats learn.
-        Returns the learning curve (per ``window`` episodes); ``progress`` shows a tqdm bar when installed.
+        ``total_episodes``: the length of the whole training plan that epsilon decays over, counted like
+        ``episodes_trained`` (default: ``episodes_trained + episodes``; pass it when training in several
+        calls). The opponent is bound to the table's rules first. Returns the learning curve (per ``window``
+        episodes); ``progress`` shows a tqdm bar when installed.
+
+        Raises:
+            ValueError: bad counts, or an opponent that cannot play this board.
         """
-        if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
-            raise ValueError(f"episodes must be a positive int, got {episodes!r}")
-        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-            raise ValueError(f"window must be a positive int, got {window!r}")
+        for name, value in (("episodes", episodes), ("window", window)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if total_episodes is not None and (
+            isinstance(total_episodes, bool) or not isinstance(total_episodes, int) or total_episodes < 1
+        ):
+            raise ValueError(f"total_episodes must be a positive int or None, got {total_episodes!r}")
         self_play = opponent is self
+        if not self_play:
+            bind_policy(opponent, self.rules)
+        self.planned_episodes = (
+            self.episodes_trained + episodes if total_episodes is None else int(total_episodes)
+        )
         curve = LearningCurve(window=window)
         returns: list[float] = []
         outcomes: list[int] = []  # +1 win, 0 draw, -1 loss (the first learning seat's view)
@@ -248,7 +313,8 @@ class QLearningAgent:
         for episode in range(episodes):
             learner_seat = episode % 2
             seats = (0, 1) if self_play else (learner_seat,)
-            episode_return, outcome = self._play_training_game(opponent, seats)
+            learn_seats = (learner_seat, 1 - learner_seat) if self.learn_from_opponent else seats
+            episode_return, outcome = self._play_training_game(opponent, seats, learn_seats)
             returns.append(episode_return)
             outcomes.append(outcome)
             self.episodes_trained += 1
@@ -272,10 +338,14 @@ class QLearningAgent:
             bar.close()
         return curve
 
-    def _play_training_game(self, opponent: Any, seats: tuple[int, ...]) -> tuple[float, int]:
-        """One training game. Returns the first learning seat's return and outcome (+1, 0, -1).
+    def _play_training_game(
+        self, opponent: Any, seats: tuple[int, ...], learn_seats: tuple[int, ...]
+    ) -> tuple[float, int]:
+        """One training game; the table plays ``seats`` (ε-greedy), the opponent the others. Returns the first
+        of ``seats``' return and outcome (+1, 0, -1).
 
-        Each learning seat's transitions ``(Q row, column, reward, next position's Q row or None)`` are
+        Each of ``learn_seats``' transitions (the opponent's moves too when its seat is listed: Q-learning is
+        off-policy) ``(Q row, column, reward, next position's Q row or None)`` are
         recorded and, with ``updates="backward"``, applied last to first when the game ends, so a result
         reaches every earlier move of the game at once; ``updates="online"`` applies each as it happens.
         """
@@ -295,7 +365,7 @@ class QLearningAgent:
             reset()
         while True:
             mover = board.to_move
-            if mover in seats:
+            if mover in learn_seats:
                 legal = board.legal_moves()
                 row, mirrored = self._row(board)
                 if mover in pending:  # the previous move of this seat led here
@@ -309,7 +379,9 @@ class QLearningAgent:
                     if mover == first_seat:
                         episode_return += scheme["move"]
                 values = row[::-1] if mirrored else row
-                if self.rng.random() < epsilon:
+                if mover not in seats:
+                    column = int(opponent.act(game.observation(mover), game.mask.copy()))
+                elif self.rng.random() < epsilon:
                     column = legal[int(self.rng.integers(len(legal)))]
                 else:
                     column = self._greedy(values, legal)
@@ -361,7 +433,9 @@ class QLearningAgent:
             "gamma": self.gamma,
             "epsilon": self.epsilon,
             "epsilon_min": self.epsilon_min,
+            "exploration_fraction": self.exploration_fraction,
             "epsilon_decay": self.epsilon_decay,
+            "planned_episodes": self.planned_episodes,
             "rewards": self.rewards,
             "updates": self.updates,
             "episodes_trained": self.episodes_trained,
@@ -414,6 +488,7 @@ class QLearningAgent:
                 gamma=meta["gamma"],
                 epsilon=meta["epsilon"],
                 epsilon_min=meta["epsilon_min"],
+                exploration_fraction=meta.get("exploration_fraction", 0.5),
                 epsilon_decay=meta["epsilon_decay"],
                 rewards=meta["rewards"],
                 updates=meta.get("updates", "backward"),
@@ -437,6 +512,8 @@ class QLearningAgent:
             raise ValueError(f"{path}: the Q-values contain NaN or infinity")
         agent.q = {int.from_bytes(k.tobytes(), "little"): row.copy() for k, row in zip(keys, q)}
         agent.episodes_trained = int(meta.get("episodes_trained", 0))
+        planned = meta.get("planned_episodes")
+        agent.planned_episodes = planned if isinstance(planned, int) and planned > 0 else None
         return agent
 
 

@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import NoLegalMoveError, legal_columns, unpack
+from agents.base import NoLegalMoveError, check_mask_width, legal_columns, unpack
+from connect4_env.core import Rules
 
 __all__ = ["RandomAgent"]
 
@@ -23,6 +24,20 @@ class RandomAgent:
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
+        self.rules: Rules | None = None
+
+    def bind(self, rules: Rules) -> RandomAgent:
+        """Play on ``rules``' board (masks of another width are then refused); returns the agent."""
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a connect4_env.Rules, got {type(rules).__name__}")
+        self.rules = rules
+        return self
+
+    def _width(self, observation: Any) -> int | None:
+        if self.rules is not None:
+            return self.rules.columns
+        shape = getattr(observation, "shape", None)
+        return int(shape[1]) if shape is not None and len(shape) >= 2 else None
 
     def reset(self, seed: int | None = None) -> None:
         """Start a new game; a seed, if given, reseeds the generator."""
@@ -30,15 +45,27 @@ class RandomAgent:
             self.rng = np.random.default_rng(seed)
 
     def act(self, observation: Any, action_mask: Any = None) -> int:
-        _, mask = unpack(observation, action_mask)
+        planes, mask = unpack(observation, action_mask)
+        width = self._width(None if planes is None else np.asarray(planes))
+        check_mask_width(mask, mask.shape[0] if width is None else width)
         legal = legal_columns(mask)
+        if width is not None and planes is not None and np.ndim(planes) == 3:
+            full = np.flatnonzero(np.asarray(planes)[0].any(axis=1))  # a stone in the top row
+            if np.intersect1d(full, legal).size:
+                raise ValueError(
+                    f"action_mask {mask.tolist()} allows full columns {np.intersect1d(full, legal).tolist()}"
+                )
         return int(legal[int(self.rng.random() * legal.size)])
 
     def act_batch(self, observations: Any, action_masks: Any) -> np.ndarray:
         """One uniformly random legal column per row of ``action_masks`` (for the batched env)."""
         # k-th legal column with k uniform in [0, legal count): small int8 temporaries only, which keeps this
         # fast for thousands of games at once
-        counts = np.cumsum(np.asarray(action_masks) != 0, axis=1, dtype=np.int8)
+        action_masks = np.asarray(action_masks)
+        width = self._width(None if observations is None else np.asarray(observations)[0])
+        if action_masks.ndim != 2 or (width is not None and action_masks.shape[1] != width):
+            raise ValueError(f"action_masks have shape {action_masks.shape}; the board has {width} columns")
+        counts = np.cumsum(action_masks != 0, axis=1, dtype=np.int8)
         totals = counts[:, -1]
         if not totals.all():
             raise NoLegalMoveError("no legal move: an action mask allows no column")

@@ -6,6 +6,9 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from connect4_env.core import Rules
+from connect4_env.policy import bind_policy
+
 __all__ = ["make_agent", "register_agent", "agent_names", "agent_from_spec"]
 
 # name -> "module:Class", imported on first use so that optional dependencies stay optional.
@@ -44,16 +47,21 @@ def make_agent(name: str, **kwargs: Any) -> Any:
     return factory(**kwargs)
 
 
-def agent_from_spec(spec: str, seed: int | None = None) -> Any:
-    """Build an agent from a command-line spec: ``"name"`` or ``"name:value"``.
+def agent_from_spec(spec: str, seed: int | None = None, rules: Rules | None = None) -> Any:
+    """Build an agent from a command-line spec: ``"name"`` or ``"name:value"``, bound to ``rules`` if given.
 
     The value is the agent's main setting: ``mcts:200`` (playouts), ``qlearning:table.npz`` (a saved table),
     ``sb3:model.zip`` (a saved model). ``seed`` goes to agents that take one. Other settings: build the
     agent with :func:`make_agent` instead.
 
     Raises:
-        ValueError: unknown name, or a value the agent cannot take.
+        ValueError: unknown name, a value the agent cannot take, or an agent that cannot play ``rules``.
     """
+    agent = _agent_from_spec(spec, seed)
+    return agent if rules is None else bind_policy(agent, rules)
+
+
+def _agent_from_spec(spec: str, seed: int | None) -> Any:
     name, _, value = spec.partition(":")
     kwargs: dict[str, Any] = {}
     takes_seed = name not in _UNSEEDED

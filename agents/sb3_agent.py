@@ -94,6 +94,20 @@ class SB3Agent:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 
+    def bind(self, rules: Any) -> SB3Agent:
+        """Check that the model was trained on ``rules``' board size; returns the agent.
+
+        Raises:
+            ValueError: the model's observations are of another board size.
+        """
+        shape = (rules.rows, rules.columns, 2)
+        if len(self.observation_shape) == 3 and self.observation_shape != shape:
+            raise ValueError(
+                f"the model was trained on a {self.observation_shape[0]}x{self.observation_shape[1]} board "
+                f"and cannot play {rules.rows}x{rules.columns}"
+            )
+        return self
+
     def __repr__(self) -> str:
         return f"SB3Agent({type(self.policy).__name__})"
 
@@ -117,7 +131,16 @@ class SB3Agent:
     def act_batch(self, observations: Any, action_masks: Any) -> np.ndarray:
         """One legal column per row (the batched env calls this)."""
         observations = np.asarray(observations)
-        masks = np.asarray(action_masks).astype(bool)
+        if observations.shape[1:] != self.observation_shape:
+            raise ValueError(
+                f"the model was trained on observations of shape {self.observation_shape}, "
+                f"got {observations.shape[1:]} (another board size?)"
+            )
+        masks = np.asarray(action_masks)
+        columns = self.observation_shape[1] if len(self.observation_shape) == 3 else masks.shape[-1]
+        if masks.ndim != 2 or masks.shape[1] != columns:
+            raise ValueError(f"action_masks have shape {masks.shape}; the board has {columns} columns")
+        masks = masks.astype(bool)
         if not masks.any(axis=1).all():
             raise NoLegalMoveError("no legal move: an action mask allows no column")
         scores = self._scores(observations)

@@ -203,10 +203,9 @@ def _callbacks(
 ) -> list[Any]:
     from stable_baselines3.common.callbacks import BaseCallback
 
-    opponents = {spec: agent_from_spec(spec, seed=config.seed + 100) for spec in config.eval_opponents}
-    for opponent in opponents.values():
-        if hasattr(opponent, "win_length"):
-            opponent.win_length = rules.win_length
+    opponents = {
+        spec: agent_from_spec(spec, seed=config.seed + 100, rules=rules) for spec in config.eval_opponents
+    }
 
     class Evaluate(BaseCallback):
         def __init__(self) -> None:
@@ -319,9 +318,11 @@ def train_baseline(config: TrainConfig) -> TrainResult:
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     self_play = _SelfPlayOpponent() if config.opponent == "self" else None
-    opponent = self_play if self_play is not None else agent_from_spec(config.opponent, seed=config.seed + 1)
-    if hasattr(opponent, "win_length"):
-        opponent.win_length = rules.win_length
+    opponent = (
+        self_play
+        if self_play is not None
+        else agent_from_spec(config.opponent, seed=config.seed + 1, rules=rules)
+    )
     venv = make_sb3_vec_env(
         config.n_envs,
         rows=rules.rows,

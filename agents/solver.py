@@ -97,16 +97,22 @@ class SolverAgent(RulesBound):
         book: bool | None = None,
         compiled: bool | None = None,
     ) -> None:
-        if max_nodes is not None and max_nodes != "auto" and (
-            isinstance(max_nodes, bool)
-            or not isinstance(max_nodes, (int, np.integer))
-            or not 1 <= max_nodes <= _MAX_NODES_LIMIT
+        if (
+            max_nodes is not None
+            and max_nodes != "auto"
+            and (
+                isinstance(max_nodes, bool)
+                or not isinstance(max_nodes, (int, np.integer))
+                or not 1 <= max_nodes <= _MAX_NODES_LIMIT
+            )
         ):
             raise ValueError(
                 f"max_nodes must be 'auto', None (unlimited) or an int in 1..2**62, got {max_nodes!r}"
             )
-        if isinstance(table_size, bool) or not isinstance(table_size, (int, np.integer)) or not (
-            1 <= table_size <= 1 << 32
+        if (
+            isinstance(table_size, bool)
+            or not isinstance(table_size, (int, np.integer))
+            or not (1 <= table_size <= 1 << 32)
         ):
             raise ValueError(f"table_size must be an int in 1..2**32, got {table_size!r}")
         if win_length is not None and (
@@ -216,7 +222,9 @@ class SolverAgent(RulesBound):
         if stats[2]:
             book_hint = (
                 ", or use the 6x7 opening book (book=None, with pip install 'connect4-env[book]')"
-                if rules == BOOK_RULES and board.ply < BOOK_PLY and (self.book is False or load_book() is None)
+                if rules == BOOK_RULES
+                and board.ply < BOOK_PLY
+                and (self.book is False or load_book() is None)
                 else ""
             )
             raise SolverBudgetExceeded(

@@ -4,7 +4,7 @@ Trains a table against the random agent, then plays 2000 greedy games against a 
 (alternating sides) and scores the table's moves in the first 300 of them with the exact solver: a move counts
 as best when it keeps the position's best outcome (win if winnable, else draw).
 
-    python benchmarks/qlearning_targets.py [--episodes 1000000] [--alpha 0.1] [--preset default|original]
+    python benchmarks/qlearning_targets.py [--episodes 1000000] [--alpha A] [--preset default|original]
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--episodes", type=int, default=1_000_000)
-    parser.add_argument("--alpha", type=float, default=0.1)
-    parser.add_argument("--epsilon-decay", type=float, default=0.99999)
+    parser.add_argument("--alpha", type=float, default=None, help="learning rate (default: the agent's)")
+    parser.add_argument(
+        "--epsilon-decay", type=float, default=None, help="per-episode factor (default: the linear schedule)"
+    )
     parser.add_argument("--preset", choices=["default", "original"], default="default")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -34,7 +36,8 @@ def main() -> None:
     if args.preset == "original":
         agent = QLearningAgent.original(seed=args.seed)
     else:
-        agent = QLearningAgent(4, 5, 4, seed=args.seed, alpha=args.alpha, epsilon_decay=args.epsilon_decay)
+        settings = {"alpha": args.alpha} if args.alpha is not None else {}
+        agent = QLearningAgent(4, 5, 4, seed=args.seed, epsilon_decay=args.epsilon_decay, **settings)
     start = time.perf_counter()
     agent.train(RandomAgent(seed=args.seed + 1), args.episodes, window=10_000)
     seconds = time.perf_counter() - start

@@ -10,6 +10,7 @@ from gymnasium import spaces
 
 from connect4_env.core import IllegalMoveError, Rules, as_column
 from connect4_env.encoding import TrackedBoard
+from connect4_env.policy import bind_policy
 from connect4_env.render import RENDER_MODES, BoardRenderer
 
 __all__ = ["Connect4Env", "resolve_opponent", "check_match_settings", "ILLEGAL_ACTION_MODES"]
@@ -17,14 +18,22 @@ __all__ = ["Connect4Env", "resolve_opponent", "check_match_settings", "ILLEGAL_A
 ILLEGAL_ACTION_MODES = ("lose", "raise")
 
 
-def resolve_opponent(opponent: Any, opponent_kwargs: dict[str, Any] | None = None) -> Any:
+def resolve_opponent(
+    opponent: Any, opponent_kwargs: dict[str, Any] | None = None, rules: Rules | None = None
+) -> Any:
     """An object with ``act(observation, action_mask)``, a name for ``agents.make_agent``, or a spec for
-    ``agents.agent_from_spec`` (``"mcts:200"``, ``"qlearning:table.npz"``, ``"sb3:model.zip"``).
+    ``agents.agent_from_spec`` (``"mcts:200"``, ``"qlearning:table.npz"``, ``"sb3:model.zip"``), bound to
+    ``rules`` (see :func:`connect4_env.policy.bind_policy`) when given.
 
     Raises:
         TypeError: ``opponent`` is neither a name nor an object with ``act``.
-        ValueError: an unknown agent name.
+        ValueError: an unknown agent name, or an opponent that cannot play ``rules``.
     """
+    policy = _policy_from(opponent, opponent_kwargs)
+    return policy if rules is None else bind_policy(policy, rules)
+
+
+def _policy_from(opponent: Any, opponent_kwargs: dict[str, Any] | None) -> Any:
     if isinstance(opponent, str):
         from agents import agent_from_spec, make_agent  # the policies sit above the env; import on use only
 
@@ -92,7 +101,7 @@ class Connect4Env(gym.Env):
     | argument | default | meaning |
     |---|---|---|
     | `rows`, `columns`, `win_length` | 6, 7, 4 | board size and line length, as the rules core |
-    | `opponent` | `"random"` | an agent name for `agents.make_agent`, or any object with `act(observation, action_mask)` |
+    | `opponent` | `"random"` | an agent name for `agents.make_agent`, or any object with `act(observation, action_mask)`; it is given these rules through its `bind(rules)` |
     | `opponent_kwargs` | None | keyword arguments for `make_agent` when `opponent` is a name |
     | `agent_first` | True | True: learner moves first; False: second; None: a random side each episode |
     | `illegal_action` | `"lose"` | a full column: `"lose"` ends the episode with -1; `"raise"` raises `IllegalMoveError` |
@@ -124,7 +133,7 @@ class Connect4Env(gym.Env):
         check_match_settings(agent_first, illegal_action)
         self._renderer = BoardRenderer(render_mode, tile, fps=int(self.metadata["render_fps"]))
         self.render_mode = render_mode
-        self.opponent = resolve_opponent(opponent, opponent_kwargs)
+        self.opponent = resolve_opponent(opponent, opponent_kwargs, self.rules)
         self.agent_first = agent_first
         self.illegal_action = illegal_action
         rows, columns = self.rules.rows, self.rules.columns

@@ -165,7 +165,7 @@ class Connect4VectorEnv(VectorEnv):
         self._renderer = BoardRenderer(render_mode, tile)
         self.render_mode = render_mode
         self.num_envs = num_envs
-        self.opponent = resolve_opponent(opponent, opponent_kwargs)
+        self.opponent = resolve_opponent(opponent, opponent_kwargs, self.rules)
         self.agent_first = agent_first
         self.illegal_action = illegal_action
         rows, columns = self.rules.rows, self.rules.columns

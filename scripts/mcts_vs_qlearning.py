@@ -92,13 +92,21 @@ def train(args: argparse.Namespace) -> Path:
     else:
         settings = {
             name: getattr(args, name)
-            for name in ("alpha", "gamma", "epsilon", "epsilon_min", "epsilon_decay", "rewards")
+            for name in (
+                "alpha",
+                "gamma",
+                "epsilon",
+                "epsilon_min",
+                "exploration_fraction",
+                "epsilon_decay",
+                "rewards",
+            )
             if getattr(args, name) is not None
         }
         agent = QLearningAgent(rules.rows, rules.columns, rules.win_length, seed=args.seed, **settings)
-    opponent = agent if args.opponent == "self" else agent_from_spec(args.opponent, seed=args.seed + 1)
-    if isinstance(opponent, MCTSAgent):
-        opponent.win_length = rules.win_length
+    opponent = (
+        agent if args.opponent == "self" else agent_from_spec(args.opponent, seed=args.seed + 1, rules=rules)
+    )
     out = Path(args.out)
     print(f"training {agent!r} against {args.opponent} for {args.episodes:,} episodes -> {out}")
     start = time.perf_counter()
@@ -226,10 +234,17 @@ def build_parser() -> argparse.ArgumentParser:
             help=f"exploration floor (default {defaults.epsilon_min})",
         )
         p.add_argument(
+            "--exploration-fraction",
+            type=float,
+            default=None,
+            help="share of the episodes over which epsilon falls linearly to its floor "
+            f"(default {defaults.exploration_fraction})",
+        )
+        p.add_argument(
             "--epsilon-decay",
             type=float,
             default=None,
-            help="factor per episode (default: reach the floor at 60%% of the episodes)",
+            help="instead: this factor per episode, whatever the budget (default: off)",
         )
         p.add_argument(
             "--rewards", choices=["plain", "shaped"], default=None, help="reward scheme (default plain)"
@@ -287,12 +302,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if getattr(args, "episodes", None) is not None and getattr(args, "epsilon_decay", 0) is None:
-        defaults = QLearningAgent()
-        start = args.epsilon if args.epsilon is not None else defaults.epsilon
-        floor = args.epsilon_min if args.epsilon_min is not None else defaults.epsilon_min
-        ratio = max(floor, 1e-6) / max(start, 1e-6)
-        args.epsilon_decay = ratio ** (1 / max(1.0, 0.6 * args.episodes)) if ratio < 1 else 1.0
     if getattr(args, "out", None) is None and args.mode == "train":
         args.out = "runs/qlearning"
     try:

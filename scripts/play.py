@@ -9,6 +9,7 @@ Agent specs: random, human, and (when installed) mcts:<playouts>, qlearning:<tab
 from __future__ import annotations
 
 import argparse
+import sys
 
 from agents import agent_from_spec
 from agents.arena import play_game
@@ -28,11 +29,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed for the agents that take one")
     args = parser.parse_args(argv)
 
-    rules = Rules(args.rows, args.columns, args.win_length)
-    players = [
-        agent_from_spec(args.player0, seed=args.seed),
-        agent_from_spec(args.player1, seed=args.seed + 1),
-    ]
+    try:
+        rules = Rules(args.rows, args.columns, args.win_length)
+        players = [
+            agent_from_spec(args.player0, seed=args.seed, rules=rules),
+            agent_from_spec(args.player1, seed=args.seed + 1, rules=rules),
+        ]
+    except (ValueError, TypeError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     watching = not any(spec.startswith("human") for spec in (args.player0, args.player1))
 
     def show(board, player, column):  # noqa: ANN001, ANN202

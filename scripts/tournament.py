@@ -35,13 +35,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give at least two agents")
     try:
         rules = Rules(args.rows, args.columns, args.win_length)
-        players = {spec: agent_from_spec(spec, seed=args.seed + i) for i, spec in enumerate(args.agents)}
+        players = {
+            spec: agent_from_spec(spec, seed=args.seed + i, rules=rules) for i, spec in enumerate(args.agents)
+        }
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    for agent in players.values():
-        if hasattr(agent, "win_length"):
-            agent.win_length = rules.win_length
     points = dict.fromkeys(players, 0.0)
     pairings = []
     for a, b in itertools.combinations(players, 2):

@@ -78,6 +78,36 @@ def test_epsilon_schedule_and_greedy_act() -> None:
     assert agent.act(observation_planes(full), action_mask(full)) != 0
 
 
+def test_every_budget_ends_near_greedy() -> None:
+    agent = QLearningAgent(3, 4, 3, seed=0)
+    start, floor, fraction = agent.epsilon, agent.epsilon_min, agent.exploration_fraction
+    assert agent.current_epsilon() == start  # no plan yet
+    curve = agent.train(RandomAgent(seed=1), 400, window=100)
+    assert agent.planned_episodes == 400
+    assert agent.epsilon_at(0) == start and agent.epsilon_at(400) == floor
+    assert agent.epsilon_at(int(200 * fraction)) == pytest.approx((start + floor) / 2)
+    assert curve.epsilon[-1] == floor and curve.epsilon[0] > floor
+    # in several calls: the plan spans them all when told the total
+    chunked = QLearningAgent(3, 4, 3, seed=0)
+    chunked.train(RandomAgent(seed=1), 200, window=100, total_episodes=400)
+    assert chunked.current_epsilon() == pytest.approx(agent.epsilon_at(200))
+    chunked.train(RandomAgent(seed=1), 200, window=100, total_episodes=400)
+    assert chunked.current_epsilon() == floor
+    # a table trained further without a total continues near greedy
+    agent.train(RandomAgent(seed=1), 100, window=100)
+    assert agent.planned_episodes == 500 and agent.epsilon_at(400) == floor
+    with pytest.raises(ValueError, match="total_episodes"):
+        agent.train(RandomAgent(), 10, total_episodes=0)
+
+
+def test_learning_from_the_opponents_moves_fills_both_seats_states() -> None:
+    both = QLearningAgent(3, 4, 3, seed=0)
+    both.train(RandomAgent(seed=1), 300, window=100)
+    own = QLearningAgent(3, 4, 3, seed=0, learn_from_opponent=False)
+    own.train(RandomAgent(seed=1), 300, window=100)
+    assert len(both.q) > len(own.q)
+
+
 def test_wrong_board_size_is_refused() -> None:
     agent = QLearningAgent(4, 5, 4)
     board = Board.empty(3, 5, 3)
@@ -164,6 +194,8 @@ def test_original_preset() -> None:
         ({"rewards": "dense"}, "rewards"),
         ({"updates": "batch"}, "updates"),
         ({"rows": 0}, "rows"),
+        ({"exploration_fraction": 0}, "exploration_fraction"),
+        ({"epsilon_decay": 1.5}, "epsilon_decay"),
     ],
 )
 def test_bad_settings_raise(kwargs: dict, fragment: str) -> None:

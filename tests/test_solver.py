@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -141,10 +143,8 @@ def test_an_aborted_search_leaves_the_kept_table_true() -> None:
             boards.append(board)
     reused = SolverAgent(max_nodes=2_000)
     for board in boards:
-        try:
+        with contextlib.suppress(SolverBudgetExceeded):
             reused.score(board)
-        except SolverBudgetExceeded:
-            pass
     reused.max_nodes = None
     for board in boards:
         assert reused.score(board) == SolverAgent().score(board), board
