@@ -311,10 +311,14 @@ def propagate_bounds(node, root, parent, first_child, n_children, lower, upper, 
             # lost for its mover: the quickest win of the player to move; won: the slowest loss
             span = -1
             for i in range(fc, fc + n_children[node]):
-                if lower[i] == upper[i] and lower[i] == 2 - new_lower and (
-                    span < 0
-                    or (new_lower == 0 and depth[i] < span)
-                    or (new_lower == 2 and depth[i] > span)
+                if (
+                    lower[i] == upper[i]
+                    and lower[i] == 2 - new_lower
+                    and (
+                        span < 0
+                        or (new_lower == 0 and depth[i] < span)
+                        or (new_lower == 2 and depth[i] > span)
+                    )
                 ):
                     span = depth[i]
             depth[node] = span + 1
@@ -413,6 +417,7 @@ def can_win_now(current, mask, geo, board_mask, bottom_mask):  # noqa: ANN001, A
 
 
 NOT_IN_BOOK = -1000  # book_score's answer for a position the book does not hold
+TT_UPPER, TT_LOWER = 1, 2  # what a transposition-table entry holds: an upper or a lower bound
 
 
 def book_code(current, mask, geo, mirrored):  # noqa: ANN001, ANN201
@@ -502,7 +507,7 @@ def negamax(
     book_scores,
     book_ply,
 ):  # noqa: ANN001, ANN201
-    """Alpha-beta negamax with a transposition table of upper bounds (after Pascal Pons' solver).
+    """Alpha-beta negamax with a transposition table of upper and lower bounds (after Pascal Pons' solver).
 
     Scores are from the mover's view: a win whose last stone is the board's w-th scores ``cells + 1 - w``,
     a loss the negative, a draw 0. Precondition: the mover cannot win with this move.
@@ -539,7 +544,14 @@ def negamax(
     key = current + mask
     slot = key % tt_keys.shape[0]
     if tt_used[slot] != 0 and tt_keys[slot] == key:
-        high = tt_values[slot]
+        stored = tt_values[slot]
+        if tt_used[slot] == TT_UPPER:
+            if stored < high:
+                high = stored
+        elif alpha < stored:
+            alpha = stored
+            if alpha >= beta:
+                return alpha
     if beta > high:
         beta = high
         if alpha >= beta:
@@ -587,12 +599,15 @@ def negamax(
         if stats[2] != 0:
             return 0  # aborted below: store nothing
         if score >= beta:
+            tt_keys[slot] = key
+            tt_values[slot] = score
+            tt_used[slot] = TT_LOWER
             return score
         if score > alpha:
             alpha = score
     tt_keys[slot] = key
     tt_values[slot] = alpha
-    tt_used[slot] = 1
+    tt_used[slot] = TT_UPPER
     return alpha
 
 
@@ -659,3 +674,56 @@ def solve(
         else:
             low = result
     return low
+
+
+def value_at_most(
+    current,
+    mask,
+    n_stones,
+    bound,
+    geo,
+    board_mask,
+    bottom_mask,
+    order,
+    tt_keys,
+    tt_values,
+    tt_used,
+    stats,
+    move_buffer,
+    score_buffer,
+    book_codes,
+    book_scores,
+    book_ply,
+):  # noqa: ANN001, ANN201
+    """True if the position's score for the player to move is at most ``bound``: one null-window search,
+    far cheaper than ``solve``'s exact score (after an abort, ``stats[2]`` is set and the answer is void)."""
+    cells = geo[CELLS]
+    if can_win_now(current, mask, geo, board_mask, bottom_mask):
+        return cells - n_stones <= bound
+    if n_stones >= cells - 1:
+        return 0 <= bound
+    if n_stones == book_ply:
+        known = book_score(current, mask, n_stones, geo, book_codes, book_scores)
+        if known != NOT_IN_BOOK:
+            return known <= bound
+    result = negamax(
+        current,
+        mask,
+        n_stones,
+        bound,
+        bound + 1,
+        geo,
+        board_mask,
+        bottom_mask,
+        order,
+        tt_keys,
+        tt_values,
+        tt_used,
+        stats,
+        move_buffer,
+        score_buffer,
+        book_codes,
+        book_scores,
+        book_ply,
+    )
+    return result <= bound

@@ -16,8 +16,10 @@ __all__ = [
     "legal_columns",
     "NoLegalMoveError",
     "unpack",
+    "RulesAware",
     "RulesBound",
     "check_mask_width",
+    "check_search_settings",
 ]
 
 
@@ -54,7 +56,42 @@ def check_mask_width(action_mask: np.ndarray, columns: int) -> None:
         )
 
 
-class RulesBound:
+def check_search_settings(win_length: object, compiled: object) -> None:
+    """Validate the ``win_length`` and ``compiled`` arguments the search agents share.
+
+    Raises:
+        ValueError: ``win_length`` is not None or an int >= 2, or ``compiled`` is not None/True/False.
+    """
+    if win_length is not None and (
+        isinstance(win_length, bool) or not isinstance(win_length, (int, np.integer)) or win_length < 2
+    ):
+        raise ValueError(f"win_length must be an int >= 2 or None, got {win_length!r}")
+    if compiled not in (None, True, False):
+        raise ValueError(f"compiled must be None, True or False, got {compiled!r}")
+
+
+class RulesAware:
+    """``bind(rules)`` for agents that only need to remember the game's rules (``self.rules``)."""
+
+    rules: Rules | None = None
+
+    def bind(self, rules: Rules) -> Any:
+        """Play by ``rules`` from now on (the envs, arena and scripts call this); returns the agent.
+
+        Raises:
+            TypeError: not a :class:`Rules`. ValueError: the agent cannot play these rules.
+        """
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a connect4_env.Rules, got {type(rules).__name__}")
+        self._check_rules(rules)
+        self.rules = rules
+        return self
+
+    def _check_rules(self, rules: Rules) -> None:
+        """Raise ValueError if the agent cannot play ``rules`` (subclasses refine this)."""
+
+
+class RulesBound(RulesAware):
     """For agents that read the position: the game's rules, given by ``bind(rules)`` or by arguments.
 
     Subclasses set ``self._win_length`` (the constructor's ``win_length``: None means "from the bound
@@ -62,23 +99,13 @@ class RulesBound:
     """
 
     _win_length: int | None = None
-    rules: Rules | None = None
 
-    def bind(self, rules: Rules) -> RulesBound:
-        """Play by ``rules`` from now on (the envs, arena and scripts call this); returns the agent.
-
-        Raises:
-            TypeError: not a :class:`Rules`. ValueError: the agent was built for another ``win_length``.
-        """
-        if not isinstance(rules, Rules):
-            raise TypeError(f"rules must be a connect4_env.Rules, got {type(rules).__name__}")
+    def _check_rules(self, rules: Rules) -> None:
         if self._win_length is not None and self._win_length != rules.win_length:
             raise ValueError(
                 f"{type(self).__name__} was built with win_length={self._win_length}, but the game has "
                 f"win_length={rules.win_length}"
             )
-        self.rules = rules
-        return self
 
     @property
     def win_length(self) -> int:

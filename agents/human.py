@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import check_mask_width, legal_columns, unpack
+from agents.base import RulesAware, check_mask_width, legal_columns, unpack
 from connect4_env.core import Rules
 
 __all__ = ["HumanAgent"]
 
 
-class HumanAgent:
+class HumanAgent(RulesAware):
     """Shows the board (``X`` = you) and asks for a column until a legal one is typed.
 
     Args:
@@ -28,13 +28,6 @@ class HumanAgent:
         self.input_fn = input_fn
         self.output_fn = output_fn
         self.rules: Rules | None = None
-
-    def bind(self, rules: Rules) -> HumanAgent:
-        """Remember the game's rules (to say how many in a row win); returns the agent."""
-        if not isinstance(rules, Rules):
-            raise TypeError(f"rules must be a connect4_env.Rules, got {type(rules).__name__}")
-        self.rules = rules
-        return self
 
     def act(self, observation: Any, action_mask: Any = None) -> int:
         planes, mask = unpack(observation, action_mask)

@@ -31,7 +31,7 @@ import numpy as np
 
 from agents._compiled import KernelBuild, kernels_for
 from agents._kernels import DRAW, LOSS, WIN
-from agents.base import RulesBound
+from agents.base import RulesBound, check_search_settings
 from connect4_env.core import Board, Rules
 
 __all__ = ["MCTSAgent", "SearchResult", "ucb1", "DEFAULT_PLAYOUTS", "DEFAULT_MAX_NODES"]
@@ -242,12 +242,7 @@ class MCTSAgent(RulesBound):
             raise ValueError(f"prior must be a finite number >= 0, got {prior!r}")
         if isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)) or max_nodes < 64:
             raise ValueError(f"max_nodes must be an int >= 64, got {max_nodes!r}")
-        if win_length is not None and (
-            isinstance(win_length, bool) or not isinstance(win_length, (int, np.integer)) or win_length < 2
-        ):
-            raise ValueError(f"win_length must be an int >= 2 or None, got {win_length!r}")
-        if compiled not in (None, True, False):
-            raise ValueError(f"compiled must be None, True or False, got {compiled!r}")
+        check_search_settings(win_length, compiled)
         self.playouts = None if playouts is None else int(playouts)
         self.time_limit = None if time_limit is None else float(time_limit)
         self.c = float(c)

@@ -6,13 +6,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import NoLegalMoveError, check_mask_width, legal_columns, unpack
+from agents.base import NoLegalMoveError, RulesAware, check_mask_width, legal_columns, unpack
 from connect4_env.core import Rules
 
 __all__ = ["RandomAgent"]
 
 
-class RandomAgent:
+class RandomAgent(RulesAware):
     """Plays a uniformly random legal column.
 
     Args:
@@ -25,13 +25,6 @@ class RandomAgent:
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
         self.rules: Rules | None = None
-
-    def bind(self, rules: Rules) -> RandomAgent:
-        """Play on ``rules``' board (masks of another width are then refused); returns the agent."""
-        if not isinstance(rules, Rules):
-            raise TypeError(f"rules must be a connect4_env.Rules, got {type(rules).__name__}")
-        self.rules = rules
-        return self
 
     def _width(self, observation: Any) -> int | None:
         if self.rules is not None:

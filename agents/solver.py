@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 
 from agents._compiled import KernelBuild, kernels_for
-from agents.base import RulesBound
+from agents.base import RulesBound, check_search_settings
 from agents.book import BOOK_PLY, BOOK_RULES, load_book
 from connect4_env.core import Board, Rules
 
@@ -115,16 +115,11 @@ class SolverAgent(RulesBound):
             or not (1 <= table_size <= 1 << 32)
         ):
             raise ValueError(f"table_size must be an int in 1..2**32, got {table_size!r}")
-        if win_length is not None and (
-            isinstance(win_length, bool) or not isinstance(win_length, (int, np.integer)) or win_length < 2
-        ):
-            raise ValueError(f"win_length must be an int >= 2 or None, got {win_length!r}")
+        check_search_settings(win_length, compiled)
         if book not in (None, True, False):
             raise ValueError(f"book must be None (use it when installed), True or False, got {book!r}")
         if book and load_book() is None:
             raise ValueError(_BOOK_MISSING)
-        if compiled not in (None, True, False):
-            raise ValueError(f"compiled must be None, True or False, got {compiled!r}")
         self._win_length = None if win_length is None else int(win_length)
         self.rules: Rules | None = None
         self.max_nodes = max_nodes if max_nodes in (None, "auto") else int(max_nodes)
@@ -200,12 +195,26 @@ class SolverAgent(RulesBound):
         return np.array([0, self.node_budget(rules) or 0, 0], dtype=np.int64)
 
     def _solve(self, board: Board, current: int, mask: int, n_stones: int, stats: np.ndarray) -> int:
+        return int(self._run("solve", board, stats, current, mask, n_stones))
+
+    def _run(
+        self,
+        kernel: str,
+        board: Board,
+        stats: np.ndarray,
+        current: int,
+        mask: int,
+        n_stones: int,
+        *bound: int,
+    ) -> Any:
+        """Call the search kernel ``kernel`` (``solve`` or ``value_at_most``) with the kept tables."""
         rules = board.rules
         build, (order, keys, values, used, moves, scores) = self._kernel(rules)
-        result = build.solve(
+        result = getattr(build, kernel)(
             current,
             mask,
             n_stones,
+            *bound,
             build.geometry(rules),
             rules.board_mask,
             rules.bottom_mask,
@@ -232,7 +241,7 @@ class SolverAgent(RulesBound):
                 f"{rules.rows}x{rules.columns} board, win_length {rules.win_length}); pass a larger "
                 f"max_nodes, or max_nodes=None for no limit{book_hint}"
             )
-        return int(result)
+        return result
 
     def evaluate_board(self, board: Board) -> list[int | None]:
         """One score per column for the player to move (None for a full column); one node budget for all."""
@@ -273,10 +282,39 @@ class SolverAgent(RulesBound):
             SolverBudgetExceeded: the position needs more than ``max_nodes`` nodes.
         """
         board, legal = self.read_board(observation, action_mask)
-        scores = self.evaluate_board(board)
-        best = max(scores[c] for c in legal)  # type: ignore[type-var]
-        ties = [c for c in legal if scores[c] == best]
+        ties = self.best_columns(board, every=self.rng is not None)
         if self.rng is not None:
             return int(ties[int(self.rng.integers(len(ties)))])
-        centre = (len(scores) - 1) / 2
-        return min(ties, key=lambda c: (abs(c - centre), c))
+        return ties[0]
+
+    def best_columns(self, board: Board, every: bool = True) -> list[int]:
+        """The columns with the best score, most central first (``every=False``: the most central only).
+
+        Cheaper than :meth:`evaluate_board`: the position's score (a book lookup at 12 stones on 6x7), then
+        one null-window test per column ("does this move keep that score?") instead of an exact score each.
+
+        Raises:
+            ValueError: the game is over. SolverBudgetExceeded: more than ``max_nodes`` nodes were needed.
+        """
+        if board.is_terminal:
+            raise ValueError("the game is over: there is nothing to choose")
+        rules = board.rules
+        current, mask = board.stones[board.to_move], board.mask
+        centre = (rules.columns - 1) / 2
+        legal = sorted(board.legal_moves(), key=lambda c: (abs(c - centre), c))
+        wins = [c for c in legal if rules.has_won(current | rules.bottom_bits[c] << board.heights[c])]
+        if wins:
+            return wins if every else wins[:1]
+        stats = self._stats(rules)
+        best = self._solve(board, current, mask, board.ply, stats)
+        found = []
+        for column in legal:
+            bit = rules.bottom_bits[column] << board.heights[column]
+            # the move keeps ``best`` iff the opponent's score after it is at most -best (never below it)
+            if board.ply + 1 == rules.cells or self._run(
+                "value_at_most", board, stats, current ^ mask, mask | bit, board.ply + 1, -best
+            ):
+                found.append(column)
+                if not every:
+                    break
+        return found

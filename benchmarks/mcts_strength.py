@@ -4,8 +4,11 @@
    simulations as it runs in the same time (measured at the start), alternating who moves first.
 2. Positions from random play (plies ``--min-ply``..``--max-ply``), scored by the exact solver: how often
    each bot's move keeps the best game-theoretic outcome (win if winnable, else draw).
+3. Equal playouts: on ``--equal-positions`` solver-scored positions (plies 10-32, moves not all of one
+   outcome), our default MCTSAgent with the solver on and off and OpenSpiel's MCTSBot (uct_c 2, solve=True),
+   each with ``--playouts`` playouts / simulations a move, ``--seeds`` searches per position.
 
-    python benchmarks/mcts_strength.py [--seconds 0.05] [--games 40] [--positions 100]
+    python benchmarks/mcts_strength.py [--seconds 0.05] [--games 40] [--positions 100] [--equal-positions 220]
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from connect4_env.encoding import action_mask, observation_planes
 
 
 class OpenSpielBot:
-    def __init__(self, simulations: int, seed: int) -> None:
+    def __init__(self, simulations: int, seed: int, uct_c: float = 2**0.5) -> None:
         import pyspiel
         from open_spiel.python.algorithms import mcts
 
@@ -31,7 +34,7 @@ class OpenSpielBot:
         rng = np.random.RandomState(seed)
         self.bot = mcts.MCTSBot(
             self.game,
-            uct_c=2**0.5,
+            uct_c=uct_c,
             max_simulations=simulations,
             evaluator=mcts.RandomRolloutEvaluator(1, rng),
             random_state=rng,
@@ -105,6 +108,33 @@ def scored_positions(
     return positions
 
 
+def equal_playouts(n: int, playouts: int, seeds: int) -> None:
+    positions = scored_positions(n, 10, 32, seed=7)
+    bots = {
+        "ours, solver on (default)": lambda i: MCTSAgent(playouts=playouts, seed=i),
+        "ours, solver off": lambda i: MCTSAgent(playouts=playouts, seed=i, solver=False),
+        "OpenSpiel MCTSBot": lambda i: OpenSpielBot(playouts, seed=i, uct_c=2.0),
+    }
+    print(
+        f"equal playouts ({playouts} a move), {n} solver-scored positions (plies 10-32), {seeds} seeds each:"
+    )
+    for name, make in bots.items():
+        rates = []
+        for seed in range(seeds):
+            hits = 0
+            for index, (moves, outcomes) in enumerate(positions):
+                bot = make(1000 * seed + index)
+                if isinstance(bot, MCTSAgent):
+                    board = Board.from_moves(moves)
+                    column = bot.act(observation_planes(board), action_mask(board))
+                else:
+                    column = bot.move(moves)
+                hits += outcomes[column] == max(o for o in outcomes if o is not None)
+            rates.append(hits / len(positions))
+        spread = f" (seeds: {', '.join(f'{r:.3f}' for r in rates)})" if seeds > 1 else ""
+        print(f"  {name:28s} {float(np.mean(rates)):.3f}{spread}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -114,9 +144,17 @@ def main() -> None:
     parser.add_argument("--positions", type=int, default=100, help="solver-scored positions (default 100)")
     parser.add_argument("--min-ply", type=int, default=10)
     parser.add_argument("--max-ply", type=int, default=24)
+    parser.add_argument("--equal-positions", type=int, default=220, help="positions for part 3 (0: skip)")
+    parser.add_argument("--playouts", type=int, default=1000, help="playouts a move in part 3 (default 1000)")
+    parser.add_argument("--seeds", type=int, default=3, help="searches per position in part 3 (default 3)")
+    parser.add_argument("--skip-timed", action="store_true", help="run part 3 only")
     args = parser.parse_args()
 
     MCTSAgent(playouts=10, seed=0).search(Board.empty())  # compile / load the kernels first
+    if args.equal_positions:
+        equal_playouts(args.equal_positions, args.playouts, args.seeds)
+    if args.skip_timed:
+        return
     simulations = max(1, int(openspiel_rate(0) * args.seconds))
     print(f"{args.seconds} s per move: OpenSpiel MCTSBot gets {simulations} simulations per move")
 

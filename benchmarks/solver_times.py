@@ -1,10 +1,12 @@
-"""Exact-solver times: small boards from empty, and 6x7 positions from ply 20 on.
+"""Exact-solver times: small boards from empty, the 6x7 opening with and without the opening book, a
+solver-vs-solver game, and 6x7 positions from ply 12 on.
 
 The 6x7 positions come from games between two MCTS agents (1000 playouts a move), so they look like real
 play rather than random moves. Prints the median and worst time per position (a position's time is the
-``evaluate`` of every column), with a fresh transposition table each time.
+``evaluate`` of every column), with a fresh transposition table each time. Without the book, positions that
+need more than the default node budget are reported as such (the budget is the search's time limit).
 
-    python benchmarks/solver_times.py [--games 10] [--plies 12 16 20 24]
+    python benchmarks/solver_times.py [--games 10] [--plies 12 16 20 24] [--opening-plies 0 2 4 6 8 10 12]
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import statistics
 import time
 
 from agents.arena import play_game
+from agents.book import load_book
 from agents.mcts import MCTSAgent
-from agents.solver import SolverAgent, describe_score
+from agents.solver import SolverAgent, SolverBudgetExceeded, describe_score
 from connect4_env import Board, Rules
+from connect4_env.encoding import action_mask, observation_planes
 
 
 def main() -> None:
@@ -25,6 +29,8 @@ def main() -> None:
     )
     parser.add_argument("--games", type=int, default=10, help="MCTS games to take 6x7 positions from")
     parser.add_argument("--plies", type=int, nargs="+", default=[12, 16, 20, 24])
+    parser.add_argument("--opening-plies", type=int, nargs="+", default=[0, 2, 4, 6, 8, 10, 12])
+    parser.add_argument("--no-book-games", type=int, default=3, help="games per opening ply without the book")
     args = parser.parse_args()
 
     SolverAgent(table_size=1009).score(Board.empty(4, 4, 4))  # compile / load the kernels
@@ -51,6 +57,40 @@ def main() -> None:
         play_game([MCTSAgent(playouts=1000, seed=2 * g), MCTSAgent(playouts=1000, seed=2 * g + 1)]).moves
         for g in range(args.games)
     ]
+    if load_book() is None:
+        print(
+            "the opening book is not installed (pip install 'connect4-env[book]'): skipping the 6x7 opening"
+        )
+    else:
+        load_book()
+        print("6x7 opening (all seven columns evaluated), with the book / without it:")
+        for ply in args.opening_plies:
+            with_book = [_timed(SolverAgent(), moves[:ply]) for moves in games if len(moves) > ply]
+            without = [
+                _timed(SolverAgent(book=False), moves[:ply])
+                for moves in games[: args.no_book_games]
+                if len(moves) > ply
+            ]
+            over = sum(t is None for t in without)
+            done = [t for t in without if t is not None]
+            rest = f"median {statistics.median(done):.3f} s" if done else "-"
+            print(
+                f"  ply {ply:2d}: book median {statistics.median(with_book):.3f} s, worst {max(with_book):.3f} s"
+                f" | no book: {rest}, {over}/{len(without)} over the default budget"
+            )
+        first, second = SolverAgent(), SolverAgent()
+        board, times = Board.empty(), []
+        while not board.is_terminal:
+            player = first if board.to_move == 0 else second
+            start = time.perf_counter()
+            board.play(player.act(observation_planes(board), action_mask(board)))
+            times.append(time.perf_counter() - start)
+        outcome = "draw" if board.winner is None else f"player {board.winner} wins with stone {board.ply}"
+        print(
+            f"solver vs solver from the empty board: {outcome}; {sum(times):.2f} s in all, "
+            f"median {1000 * statistics.median(times):.1f} ms a move, worst {max(times):.3f} s"
+        )
+
     print(f"6x7 positions from {args.games} MCTS(1000) self-play games:")
     for ply in args.plies:
         times = []
@@ -68,6 +108,16 @@ def main() -> None:
             print(
                 f"  ply {ply}: {len(times)} positions, median {statistics.median(times):.3f} s, worst {max(times):.3f} s"
             )
+
+
+def _timed(solver: SolverAgent, moves: list[int]) -> float | None:
+    """Seconds to evaluate every column of the position, or None past the default node budget."""
+    start = time.perf_counter()
+    try:
+        solver.evaluate_board(Board.from_moves(moves))
+    except SolverBudgetExceeded:
+        return None
+    return time.perf_counter() - start
 
 
 if __name__ == "__main__":

@@ -218,22 +218,29 @@ def test_beats_random_nearly_always() -> None:
     assert result.wins >= 19
 
 
-@pytest.mark.slow
-def test_best_move_rate_on_solver_scored_positions() -> None:
-    rng = np.random.default_rng(5)
-    solver = SolverAgent(max_nodes=30_000_000)
-    hits = total = 0
-    while total < 40:
-        board = random_board(rng, int(rng.integers(10, 25)))
+def scored_positions(n: int, seed: int, min_ply: int, max_ply: int) -> list[tuple[Board, list, int]]:
+    """Random 6x7 positions whose moves do not all have one outcome: (board, outcome per column, best)."""
+    rng = np.random.default_rng(seed)
+    solver = SolverAgent()
+    found = []
+    while len(found) < n:
+        board = random_board(rng, int(rng.integers(min_ply, max_ply + 1)))
         if board.is_terminal:
             continue
         outcomes = [None if s is None else (s > 0) - (s < 0) for s in solver.evaluate_board(board)]
-        if len({o for o in outcomes if o is not None}) < 2:
-            continue
-        best = max(o for o in outcomes if o is not None)
-        hits += outcomes[act(MCTSAgent(playouts=50_000, seed=total), board)] == best
-        total += 1
-    assert hits / total >= 0.85
+        if len({o for o in outcomes if o is not None}) > 1:
+            found.append((board, outcomes, max(o for o in outcomes if o is not None)))
+    return found
+
+
+@pytest.mark.slow
+def test_best_move_rate_on_solver_scored_positions() -> None:
+    positions = scored_positions(40, seed=5, min_ply=10, max_ply=24)
+    hits = sum(
+        outcomes[act(MCTSAgent(playouts=50_000, seed=index), board)] == best
+        for index, (board, outcomes, best) in enumerate(positions)
+    )
+    assert hits / len(positions) >= 0.85
 
 
 @pytest.mark.slow
@@ -344,22 +351,12 @@ def test_pickles_and_deep_copies_after_a_search() -> None:
 
 @pytest.mark.slow
 def test_the_solver_does_not_weaken_mcts_at_equal_playouts() -> None:
-    rng = np.random.default_rng(21)
-    solver = SolverAgent()
+    positions = scored_positions(120, seed=21, min_ply=10, max_ply=32)
     hits = {True: 0, False: 0}
-    total = 0
-    while total < 120:
-        board = random_board(rng, int(rng.integers(10, 33)))
-        if board.is_terminal:
-            continue
-        outcomes = [None if s is None else (s > 0) - (s < 0) for s in solver.evaluate_board(board)]
-        if len({o for o in outcomes if o is not None}) < 2:
-            continue
-        best = max(o for o in outcomes if o is not None)
+    for index, (board, outcomes, best) in enumerate(positions):
         for solver_on in (True, False):
             for seed in range(2):
-                agent = MCTSAgent(playouts=1000, seed=100 * seed + total, solver=solver_on)
+                agent = MCTSAgent(playouts=1000, seed=100 * seed + index, solver=solver_on)
                 hits[solver_on] += outcomes[agent.search(board).column] == best
-        total += 1
     # measured on 220 positions x 5 seeds: 0.932 on, 0.931 off (OpenSpiel's MCTSBot: 0.926)
-    assert hits[True] >= hits[False] - 0.03 * 2 * total
+    assert hits[True] >= hits[False] - 0.03 * 2 * len(positions)

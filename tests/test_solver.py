@@ -191,3 +191,29 @@ def test_pickles_and_deep_copies_after_a_call() -> None:
     first = solver.evaluate_board(board)
     for clone in (pickle.loads(pickle.dumps(solver)), copy.deepcopy(solver)):
         assert clone.evaluate_board(board) == first
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=st.sampled_from(SMALL), data=st.data(), every=st.booleans())
+def test_best_columns_are_the_columns_with_the_best_score(
+    size: tuple[int, int, int], data: st.DataObject, every: bool
+) -> None:
+    board, _ = random_position(size, data, min_moves=0)
+    if board.is_terminal:
+        return
+    scores = SolverAgent(table_size=10007).evaluate_board(board)
+    best = max(s for s in scores if s is not None)
+    centre = (board.rules.columns - 1) / 2
+    ties = sorted((c for c, s in enumerate(scores) if s == best), key=lambda c: (abs(c - centre), c))
+    assert SolverAgent(table_size=10007).best_columns(board, every) == (ties if every else ties[:1])
+
+
+def test_act_on_six_by_seven_keeps_the_best_score() -> None:
+    rng = np.random.default_rng(12)
+    for _ in range(8):
+        board = random_board(rng, int(rng.integers(8, 20)))
+        if board.is_terminal:
+            continue
+        scores = SolverAgent().evaluate_board(board)
+        column = SolverAgent().act(observation_planes(board), action_mask(board))
+        assert scores[column] == max(s for s in scores if s is not None), board
