@@ -127,7 +127,7 @@ class QLearningAgent:
         win_length: int = 4,
         alpha: float = 0.2,
         gamma: float = 1.0,
-        epsilon: float = 1.0,
+        epsilon: float = 0.5,
         epsilon_min: float = 0.05,
         exploration_fraction: float = 0.5,
         epsilon_decay: float | None = None,

@@ -66,6 +66,7 @@ def main() -> None:
         print("6x7 opening (all seven columns evaluated), with the book / without it:")
         for ply in args.opening_plies:
             with_book = [_timed(SolverAgent(), moves[:ply]) for moves in games if len(moves) > ply]
+            acts = [_timed(SolverAgent(), moves[:ply], act=True) for moves in games if len(moves) > ply]
             without = [
                 _timed(SolverAgent(book=False), moves[:ply])
                 for moves in games[: args.no_book_games]
@@ -75,7 +76,8 @@ def main() -> None:
             done = [t for t in without if t is not None]
             rest = f"median {statistics.median(done):.3f} s" if done else "-"
             print(
-                f"  ply {ply:2d}: book median {statistics.median(with_book):.3f} s, worst {max(with_book):.3f} s"
+                f"  ply {ply:2d}: book: evaluate median {statistics.median(with_book):.3f} s, worst "
+                f"{max(with_book):.3f} s, act worst {max(t or 0.0 for t in acts):.3f} s"
                 f" | no book: {rest}, {over}/{len(without)} over the default budget"
             )
         first, second = SolverAgent(), SolverAgent()
@@ -93,7 +95,7 @@ def main() -> None:
 
     print(f"6x7 positions from {args.games} MCTS(1000) self-play games:")
     for ply in args.plies:
-        times = []
+        times, act_times = [], []
         for moves in games:
             if len(moves) <= ply:
                 continue
@@ -104,17 +106,26 @@ def main() -> None:
             start = time.perf_counter()
             solver.evaluate_board(board)
             times.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            SolverAgent().act(observation_planes(board), action_mask(board))
+            act_times.append(time.perf_counter() - start)
         if times:
             print(
-                f"  ply {ply}: {len(times)} positions, median {statistics.median(times):.3f} s, worst {max(times):.3f} s"
+                f"  ply {ply}: {len(times)} positions, evaluate (every column exact) median "
+                f"{statistics.median(times):.3f} s, worst {max(times):.3f} s; act median "
+                f"{statistics.median(act_times):.3f} s, worst {max(act_times):.3f} s"
             )
 
 
-def _timed(solver: SolverAgent, moves: list[int]) -> float | None:
-    """Seconds to evaluate every column of the position, or None past the default node budget."""
+def _timed(solver: SolverAgent, moves: list[int], act: bool = False) -> float | None:
+    """Seconds to evaluate every column of the position (or to ``act``), or None past the node budget."""
+    board = Board.from_moves(moves)
     start = time.perf_counter()
     try:
-        solver.evaluate_board(Board.from_moves(moves))
+        if act:
+            solver.act(observation_planes(board), action_mask(board))
+        else:
+            solver.evaluate_board(board)
     except SolverBudgetExceeded:
         return None
     return time.perf_counter() - start

@@ -152,3 +152,17 @@ def test_scripts_bind_their_agents(tmp_path: Path) -> None:
     )
     assert bad.returncode == 2 and "error: this Q-table was trained on 4x5" in bad.stderr
     assert make_agent("random") is not None
+
+
+@pytest.mark.parametrize("opponent", ["mcts", "solver"])
+def test_an_env_with_a_search_opponent_pickles_mid_game(opponent: str) -> None:
+    import copy
+    import pickle
+
+    env = gym.make("Connect4-v0", opponent=opponent)
+    env.reset(seed=0)
+    env.step(3)  # the opponent has searched once
+    for clone in (pickle.loads(pickle.dumps(env.unwrapped)), copy.deepcopy(env.unwrapped)):
+        assert clone.board == env.unwrapped.board
+        assert clone.opponent.rules == Rules()
+        clone.step(2)  # the copy plays on

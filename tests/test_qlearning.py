@@ -211,15 +211,26 @@ def test_learning_curve_plot(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_a_short_run_at_defaults_learns() -> None:
+    # 20,000 games against random at the defaults (a few seconds). The goal, 0.90 overall and 0.85 as
+    # second, is not reached (0.805 / 0.742 over five seeds, see the README); this asserts what is.
+    agent = QLearningAgent(rows=4, columns=5, seed=0)
+    curve = agent.train(RandomAgent(seed=1), 20_000, window=10_000)
+    assert curve.epsilon[-1] == agent.epsilon_min  # the budget ends greedy
+    summary = play_match(agent, RandomAgent(seed=2), 2000, Rules(4, 5, 4)).summary()
+    assert summary["overall"]["win_rate"] >= 0.76 and summary["as_second"]["win_rate"] >= 0.68
+
+
+@pytest.mark.slow
 def test_four_by_five_against_random() -> None:
-    # One million games against random (about 70 s). The targets are 95 % wins on each side and 90 %
-    # solver-best moves; what this reaches is asserted here and discussed in the README.
-    agent = QLearningAgent(4, 5, 4, seed=0, alpha=0.1, gamma=1.0, epsilon_min=0.01, epsilon_decay=0.99999)
+    # One million games against random at the defaults (a few minutes). The targets are 95 % wins on
+    # each side (reached: 0.952 / 0.958 here) and 90 % solver-best moves (not reached, see the README).
+    agent = QLearningAgent(4, 5, 4, seed=0)
     agent.train(RandomAgent(seed=1), 1_000_000, window=10_000)
     result = play_match(agent, RandomAgent(seed=2), 2000, Rules(4, 5, 4), keep_games=True)
     summary = result.summary()
-    assert summary["as_first"]["win_rate"] >= 0.95
-    assert summary["as_second"]["win_rate"] >= 0.92
+    assert summary["as_first"]["win_rate"] >= 0.945
+    assert summary["as_second"]["win_rate"] >= 0.945
     boards = []
     for index, record in enumerate(result.games[:300]):
         board, seat = Board.empty(4, 5, 4), index % 2
