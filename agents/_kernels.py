@@ -701,7 +701,7 @@ def value_at_most(
     if can_win_now(current, mask, geo, board_mask, bottom_mask):
         return cells - n_stones <= bound
     if n_stones >= cells - 1:
-        return 0 <= bound
+        return bound >= 0
     if n_stones == book_ply:
         known = book_score(current, mask, n_stones, geo, book_codes, book_scores)
         if known != NOT_IN_BOOK:
