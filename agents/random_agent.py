@@ -26,11 +26,11 @@ class RandomAgent(RulesAware):
         self.rng = np.random.default_rng(seed)
         self.rules: Rules | None = None
 
-    def _width(self, observation: Any) -> int | None:
+    def _width(self, planes: np.ndarray | None) -> int | None:
+        """The board's width: the bound rules', else the planes', else unknown."""
         if self.rules is not None:
             return self.rules.columns
-        shape = getattr(observation, "shape", None)
-        return int(shape[1]) if shape is not None and len(shape) >= 2 else None
+        return int(planes.shape[1]) if planes is not None and planes.ndim >= 2 else None
 
     def reset(self, seed: int | None = None) -> None:
         """Start a new game; a seed, if given, reseeds the generator."""
@@ -39,16 +39,15 @@ class RandomAgent(RulesAware):
 
     def act(self, observation: Any, action_mask: Any = None) -> int:
         planes, mask = unpack(observation, action_mask)
-        width = self._width(None if planes is None else np.asarray(planes))
+        planes = None if planes is None else np.asarray(planes)
+        width = self._width(planes)
         check_mask_width(mask, mask.shape[0] if width is None else width)
         legal = legal_columns(mask)
-        if width is not None and planes is not None and np.ndim(planes) == 3:
-            full = np.flatnonzero(np.asarray(planes)[0].any(axis=1))  # a stone in the top row
-            if np.intersect1d(full, legal).size:
-                raise ValueError(
-                    f"action_mask {mask.tolist()} allows full columns {np.intersect1d(full, legal).tolist()}"
-                )
-        return int(legal[int(self.rng.random() * legal.size)])
+        column = int(legal[int(self.rng.random() * legal.size)])
+        # one lookup, not a scan: the agent never returns a column whose top cell is taken
+        if planes is not None and planes.ndim == 3 and planes[0, column].any():
+            raise ValueError(f"action_mask {mask.tolist()} allows column {column}, which is full")
+        return column
 
     def act_batch(self, observations: Any, action_masks: Any) -> np.ndarray:
         """One uniformly random legal column per row of ``action_masks`` (for the batched env)."""
@@ -56,6 +55,7 @@ class RandomAgent(RulesAware):
         # fast for thousands of games at once
         action_masks = np.asarray(action_masks)
         width = self._width(None if observations is None else np.asarray(observations)[0])
+
         if action_masks.ndim != 2 or (width is not None and action_masks.shape[1] != width):
             raise ValueError(f"action_masks have shape {action_masks.shape}; the board has {width} columns")
         counts = np.cumsum(action_masks != 0, axis=1, dtype=np.int8)
