@@ -217,3 +217,26 @@ def test_act_on_six_by_seven_keeps_the_best_score() -> None:
         scores = SolverAgent().evaluate_board(board)
         column = SolverAgent().act(observation_planes(board), action_mask(board))
         assert scores[column] == max(s for s in scores if s is not None), board
+
+
+@settings(max_examples=80, deadline=None)
+@given(size=st.sampled_from([(6, 7), (4, 5), (5, 4), (7, 9), (4, 4)]), data=st.data(), compiled=st.booleans())
+def test_threat_cells_match_a_cell_by_cell_check(
+    size: tuple[int, int], data: st.DataObject, compiled: bool
+) -> None:
+    from agents._compiled import kernels_for
+
+    board, _ = random_position((*size, 4), data, min_moves=0)
+    if board.winner is not None:
+        return  # a line is already there: every empty cell would "complete" one
+    rules = board.rules
+    build = kernels_for(rules, None if compiled else False)  # 7x9 does not fit the compiled build
+    geometry = build.geometry(rules)
+    for stones in board.stones:
+        expected = 0
+        for column in range(rules.columns):
+            for row in range(rules.rows):
+                cell = 1 << (column * rules.height + row)
+                if not board.mask & cell and rules.has_won(stones | cell):
+                    expected |= cell
+        assert int(build.winning_cells(stones, board.mask, geometry, rules.board_mask)) == expected, board
