@@ -181,6 +181,12 @@ def test_script_help_and_tiny_run(tmp_path: Path) -> None:
     assert result.returncode == 2 and "invalid choice" in result.stderr
 
 
+def _default_sigint() -> None:
+    # A shell that starts a job in the background hands it SIGINT ignored, and Python then installs no
+    # KeyboardInterrupt handler: give the child the default disposition, as a terminal would.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_keeps_the_last_model(tmp_path: Path) -> None:
     process = subprocess.Popen(
         [
@@ -202,12 +208,18 @@ def test_ctrl_c_keeps_the_last_model(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_sigint,
     )
-    deadline = time.time() + 120
-    while not (tmp_path / "checkpoint.zip").exists() and time.time() < deadline:
-        time.sleep(0.2)
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=120)
+    try:
+        deadline = time.time() + 120
+        while not (tmp_path / "checkpoint.zip").exists() and time.time() < deadline:
+            time.sleep(0.2)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:  # never leave the training running
+            process.kill()
+            process.communicate()
     assert process.returncode == 0, err
     assert "interrupted" in out and (tmp_path / "model.zip").exists()
     assert SB3Agent.load(tmp_path / "model.zip").act(
