@@ -439,7 +439,7 @@ def can_win_now(current, mask, geo, board_mask, bottom_mask):  # noqa: ANN001, A
     ) != 0
 
 
-NOT_IN_BOOK = -1000  # book_score's answer for a position the book does not hold
+UNKNOWN_SCORE = -1000  # "no score without a search": a position the book does not hold, and the like
 TT_UPPER, TT_LOWER = 1, 2  # what a transposition-table entry holds: an upper or a lower bound
 
 
@@ -491,7 +491,7 @@ def book_find(codes, code):  # noqa: ANN001, ANN201
 
 
 def book_score(current, mask, n_stones, geo, book_codes, book_scores):  # noqa: ANN001, ANN201
-    """Our score (see ``negamax``) of a book position for the player to move, or ``NOT_IN_BOOK``.
+    """Our score (see ``negamax``) of a book position for the player to move, or ``UNKNOWN_SCORE``.
 
     The book stores, for the first player (to move at its even ply), ``100 - d`` for a win whose last stone
     comes ``d`` plies later, its negative for a loss, 0 for a draw; a position or its mirror image.
@@ -500,7 +500,7 @@ def book_score(current, mask, n_stones, geo, book_codes, book_scores):  # noqa: 
     if index < 0:
         index = book_find(book_codes, book_code(current, mask, geo, True))
         if index < 0:
-            return NOT_IN_BOOK
+            return UNKNOWN_SCORE
     stored = int(book_scores[index])
     if stored == 0:
         return 0
@@ -549,7 +549,7 @@ def negamax(
         return 0
     if n_stones == book_ply:
         known = book_score(current, mask, n_stones, geo, book_codes, book_scores)
-        if known != NOT_IN_BOOK:
+        if known != UNKNOWN_SCORE:
             return known
     cells = geo[CELLS]
     columns = geo[COLUMNS]
@@ -634,6 +634,21 @@ def negamax(
     return alpha
 
 
+def score_without_search(
+    current, mask, n_stones, geo, board_mask, bottom_mask, book_codes, book_scores, book_ply
+):  # noqa: ANN001, ANN201
+    """The position's score when it is known at once (a win in one, a full board next, a book position),
+    else ``UNKNOWN_SCORE``. The start of ``solve`` and ``value_at_most``."""
+    cells = geo[CELLS]
+    if can_win_now(current, mask, geo, board_mask, bottom_mask):
+        return cells - n_stones
+    if n_stones >= cells - 1:
+        return 0
+    if n_stones == book_ply:
+        return book_score(current, mask, n_stones, geo, book_codes, book_scores)
+    return UNKNOWN_SCORE
+
+
 def solve(
     current,
     mask,
@@ -654,14 +669,11 @@ def solve(
 ):  # noqa: ANN001, ANN201
     """The exact score of a position for the player to move (see ``negamax``), by null-window searches."""
     cells = geo[CELLS]
-    if can_win_now(current, mask, geo, board_mask, bottom_mask):
-        return cells - n_stones
-    if n_stones >= cells - 1:
-        return 0
-    if n_stones == book_ply:
-        known = book_score(current, mask, n_stones, geo, book_codes, book_scores)
-        if known != NOT_IN_BOOK:
-            return known
+    known = score_without_search(
+        current, mask, n_stones, geo, board_mask, bottom_mask, book_codes, book_scores, book_ply
+    )
+    if known != UNKNOWN_SCORE:
+        return known
     low = -(cells - n_stones - 1)
     high = cells - n_stones - 2
     while low < high:
@@ -720,15 +732,11 @@ def value_at_most(
 ):  # noqa: ANN001, ANN201
     """True if the position's score for the player to move is at most ``bound``: one null-window search,
     far cheaper than ``solve``'s exact score (after an abort, ``stats[2]`` is set and the answer is void)."""
-    cells = geo[CELLS]
-    if can_win_now(current, mask, geo, board_mask, bottom_mask):
-        return cells - n_stones <= bound
-    if n_stones >= cells - 1:
-        return bound >= 0
-    if n_stones == book_ply:
-        known = book_score(current, mask, n_stones, geo, book_codes, book_scores)
-        if known != NOT_IN_BOOK:
-            return known <= bound
+    known = score_without_search(
+        current, mask, n_stones, geo, board_mask, bottom_mask, book_codes, book_scores, book_ply
+    )
+    if known != UNKNOWN_SCORE:
+        return known <= bound
     result = negamax(
         current,
         mask,

@@ -93,7 +93,7 @@ class OpeningBook:
         rules = board.rules
         geometry = (rules.rows, rules.columns, rules.height, rules.win_length, rules.cells)
         found = _kernels.book_score(board.stones[0], board.mask, board.ply, geometry, self.keys, self.scores)
-        return None if found == _kernels.NOT_IN_BOOK else int(found)
+        return None if found == _kernels.UNKNOWN_SCORE else int(found)
 
 
 def _installed_book_path() -> Path | None:
