@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 
 from agents.base import RulesAware, check_mask_width, legal_columns, unpack
-from connect4_env.core import Rules
 
 __all__ = ["HumanAgent"]
 
@@ -27,7 +26,6 @@ class HumanAgent(RulesAware):
     ) -> None:
         self.input_fn = input_fn
         self.output_fn = output_fn
-        self.rules: Rules | None = None
 
     def act(self, observation: Any, action_mask: Any = None) -> int:
         planes, mask = unpack(observation, action_mask)

@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from agents._files import atomic_write
-from agents.base import check_mask_width, legal_columns, unpack
+from agents.base import RulesBound, unpack
 from connect4_env.core import Board, Rules
-from connect4_env.encoding import TrackedBoard, board_from_observation
+from connect4_env.encoding import TrackedBoard
 from connect4_env.policy import bind_policy
 
 __all__ = ["QLearningAgent", "LearningCurve", "REWARD_SCHEMES", "FILE_FORMAT"]
@@ -97,7 +97,7 @@ class LearningCurve:
         return path
 
 
-class QLearningAgent:
+class QLearningAgent(RulesBound):
     """A tabular Q-learning policy for one board size.
 
     Args:
@@ -119,6 +119,7 @@ class QLearningAgent:
     """
 
     name = "qlearning"
+    rules: Rules  # fixed at construction: the board the table plays
 
     def __init__(
         self,
@@ -188,21 +189,14 @@ class QLearningAgent:
             seed=seed,
         )
 
-    def bind(self, rules: Rules) -> QLearningAgent:
-        """Check that the game is the one the table was trained on; returns the agent.
-
-        Raises:
-            TypeError: not a :class:`Rules`. ValueError: another board size or ``win_length``.
-        """
-        if not isinstance(rules, Rules):
-            raise TypeError(f"rules must be a connect4_env.Rules, got {type(rules).__name__}")
+    def _check_rules(self, rules: Rules) -> None:
+        # bind(rules) (RulesBound's) accepts only the game the table was trained on
         if rules != self.rules:
             r = self.rules
             raise ValueError(
                 f"this Q-table was trained on {r.rows}x{r.columns} with win_length {r.win_length} and cannot "
                 f"play {rules.rows}x{rules.columns} with win_length {rules.win_length} (no position would match)"
             )
-        return self
 
     def reset(self, seed: int | None = None) -> None:
         """A new game (the table is kept); a seed, if given, reseeds tie-breaking and exploration."""
@@ -246,13 +240,7 @@ class QLearningAgent:
                 f"this Q-table was trained on a {self.rules.rows}x{self.rules.columns} board and cannot play a "
                 f"{planes.shape[0]}x{planes.shape[1]} one (no position would match)"
             )
-        check_mask_width(mask, self.rules.columns)
-        legal = [int(c) for c in legal_columns(mask)]
-        board = board_from_observation(planes, self.rules.win_length)
-        if board.legal_moves() != legal:
-            raise ValueError(
-                f"action_mask {mask.tolist()} does not match the position's legal columns {board.legal_moves()}"
-            )
+        board, legal = self.read_board(planes, mask)
         return self._greedy(self.q_values(board), legal)
 
     # -- training ------------------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 
 from agents.base import NoLegalMoveError, RulesAware, check_mask_width, legal_columns, unpack
-from connect4_env.core import Rules
 
 __all__ = ["RandomAgent"]
 
@@ -24,7 +23,6 @@ class RandomAgent(RulesAware):
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
-        self.rules: Rules | None = None
 
     def _width(self, planes: np.ndarray | None) -> int | None:
         """The board's width: the bound rules', else the planes', else unknown."""

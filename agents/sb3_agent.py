@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import NoLegalMoveError, unpack
+from agents.base import NoLegalMoveError, RulesAware, unpack
+from connect4_env.core import Rules
 
 __all__ = ["SB3Agent", "ALGORITHMS", "algorithm_class"]
 
@@ -50,7 +51,7 @@ def _detect_algorithm(path: Path) -> str:
     raise ValueError(f"{path}: cannot tell which algorithm saved it (policy module {module!r}); pass algo=")
 
 
-class SB3Agent:
+class SB3Agent(RulesAware):
     """A Stable-Baselines3 policy as a Connect Four agent.
 
     The policy's action scores (PPO logits or DQN Q-values) are masked to the legal columns before choosing,
@@ -94,19 +95,14 @@ class SB3Agent:
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 
-    def bind(self, rules: Any) -> SB3Agent:
-        """Check that the model was trained on ``rules``' board size; returns the agent.
-
-        Raises:
-            ValueError: the model's observations are of another board size.
-        """
+    def _check_rules(self, rules: Rules) -> None:
+        # bind(rules) (RulesAware's) accepts only the board size the model was trained on
         shape = (rules.rows, rules.columns, 2)
         if len(self.observation_shape) == 3 and self.observation_shape != shape:
             raise ValueError(
                 f"the model was trained on a {self.observation_shape[0]}x{self.observation_shape[1]} board "
                 f"and cannot play {rules.rows}x{rules.columns}"
             )
-        return self
 
     def __repr__(self) -> str:
         return f"SB3Agent({type(self.policy).__name__})"
