@@ -31,7 +31,7 @@ class KernelBuild:
         self.compiled = compiled
         self.bit_dtype = np.int64 if compiled else object
 
-    def __getattr__(self, name: str):  # noqa: ANN204
+    def __getattr__(self, name: str):
         return getattr(self.module, name)
 
     def geometry(self, rules: Rules) -> tuple[int, int, int, int, int]:

@@ -27,7 +27,7 @@ LOSS, DRAW, WIN = 0, 1, 2
 
 
 # -- rules on bitboards -----------------------------------------------------------------------------------
-def has_won(stones, geo):  # noqa: ANN001, ANN201
+def has_won(stones, geo):
     """True if ``stones`` holds win_length in a line (same doubling trick as ``Rules.has_won``)."""
     height = geo[HEIGHT]
     length = geo[WIN_LENGTH]
@@ -51,7 +51,7 @@ def has_won(stones, geo):  # noqa: ANN001, ANN201
     return False
 
 
-def winning_cells4(stones, mask, geo, board_mask):  # noqa: ANN001, ANN201
+def winning_cells4(stones, mask, geo, board_mask):
     """``winning_cells`` for lines of four, in closed form: for each direction, an empty cell completes a
     line when three stones sit on one side of it, or two on one side and one on the other."""
     height = geo[HEIGHT]
@@ -72,7 +72,7 @@ def winning_cells4(stones, mask, geo, board_mask):  # noqa: ANN001, ANN201
     return result & (board_mask ^ mask)
 
 
-def winning_cells(stones, mask, geo, board_mask):  # noqa: ANN001, ANN201
+def winning_cells(stones, mask, geo, board_mask):
     """Empty cells where one more stone would give ``stones`` a line of win_length."""
     height = geo[HEIGHT]
     length = geo[WIN_LENGTH]
@@ -100,7 +100,7 @@ def winning_cells(stones, mask, geo, board_mask):  # noqa: ANN001, ANN201
     return result & (board_mask ^ mask)
 
 
-def popcount(bits):  # noqa: ANN001, ANN201
+def popcount(bits):
     count = 0
     while bits != 0:
         bits = bits & (bits - 1)
@@ -108,17 +108,17 @@ def popcount(bits):  # noqa: ANN001, ANN201
     return count
 
 
-def column_bits(column, geo):  # noqa: ANN001, ANN201
+def column_bits(column, geo):
     """The board bits of one column (the sentinel excluded)."""
     return ((1 << geo[ROWS]) - 1) << (column * geo[HEIGHT])
 
 
-def move_bit(mask, column, geo):  # noqa: ANN001, ANN201
+def move_bit(mask, column, geo):
     """The bit a stone dropped in ``column`` lands on, or 0 if the column is full."""
     return (mask + (1 << (column * geo[HEIGHT]))) & column_bits(column, geo)
 
 
-def mirror(bits, geo):  # noqa: ANN001, ANN201
+def mirror(bits, geo):
     """The bitboard reflected left-right."""
     result = bits & 0
     columns = geo[COLUMNS]
@@ -129,7 +129,7 @@ def mirror(bits, geo):  # noqa: ANN001, ANN201
     return result
 
 
-def xorshift32(state):  # noqa: ANN001, ANN201
+def xorshift32(state):
     """Next state of a 32-bit xorshift generator (values kept below 2**32 in either mode)."""
     state = state ^ ((state << 13) & 0xFFFFFFFF)
     state = state ^ (state >> 17)
@@ -138,7 +138,7 @@ def xorshift32(state):  # noqa: ANN001, ANN201
 
 
 # -- MCTS -------------------------------------------------------------------------------------------------
-def rollout(current, mask, geo, board_mask, rng):  # noqa: ANN001, ANN201
+def rollout(current, mask, geo, board_mask, rng):
     """Random moves to the end. Returns the result for the player who is *not* to move at the start
     (1 win, 0.5 draw, 0 loss). ``rng`` is a one-element state array, advanced in place."""
     columns = geo[COLUMNS]
@@ -182,7 +182,7 @@ def mcts_playouts(
     prior,
     solver,
     symmetry,
-):  # noqa: ANN001, ANN201
+):
     """Run up to ``n_playouts`` playouts from ``root``; returns how many ran.
 
     ``meta = [n_nodes, rng_state, may_grow]``. ``value[i]`` sums results for the player who moved into node
@@ -308,7 +308,7 @@ def mcts_playouts(
     return done
 
 
-def propagate_bounds(node, root, parent, first_child, n_children, lower, upper, depth):  # noqa: ANN001, ANN201
+def propagate_bounds(node, root, parent, first_child, n_children, lower, upper, depth):
     """Recompute the bounds of ``node`` from its children, then of its ancestors while they change.
 
     The player to move at a node picks the child best for them, so for the player who moved *into* it the
@@ -375,7 +375,7 @@ def compact_subtree(
     o_upper,
     o_depth,
     queue,
-):  # noqa: ANN001, ANN201
+):
     """Copy the subtree under ``new_root`` into the ``o_*`` arrays (root at 0); returns its node count."""
     o_cur[0] = cur[new_root]
     o_msk[0] = msk[new_root]
@@ -416,12 +416,12 @@ def compact_subtree(
 
 
 # -- exact solver -----------------------------------------------------------------------------------------
-def possible_moves(mask, geo, board_mask, bottom_mask):  # noqa: ANN001, ANN201
+def possible_moves(mask, geo, board_mask, bottom_mask):
     """The landing cell of every column that is not full."""
     return (mask + bottom_mask) & board_mask
 
 
-def non_losing_moves(current, mask, geo, board_mask, bottom_mask):  # noqa: ANN001, ANN201
+def non_losing_moves(current, mask, geo, board_mask, bottom_mask):
     """Moves that do not hand the opponent an immediate win (0 if every move loses next turn)."""
     possible = possible_moves(mask, geo, board_mask, bottom_mask)
     opponent_wins = winning_cells(current ^ mask, mask, geo, board_mask)
@@ -433,7 +433,7 @@ def non_losing_moves(current, mask, geo, board_mask, bottom_mask):  # noqa: ANN0
     return possible & ~(opponent_wins >> 1)  # never play right under an opponent's winning cell
 
 
-def can_win_now(current, mask, geo, board_mask, bottom_mask):  # noqa: ANN001, ANN201
+def can_win_now(current, mask, geo, board_mask, bottom_mask):
     return (
         winning_cells(current, mask, geo, board_mask) & possible_moves(mask, geo, board_mask, bottom_mask)
     ) != 0
@@ -443,7 +443,7 @@ UNKNOWN_SCORE = -1000  # "no score without a search": a position the book does n
 TT_UPPER, TT_LOWER = 1, 2  # what a transposition-table entry holds: an upper or a lower bound
 
 
-def book_code(current, mask, geo, mirrored):  # noqa: ANN001, ANN201
+def book_code(current, mask, geo, mirrored):
     """The opening book's 32-bit key of a position with ``current`` = the first player's stones.
 
     Columns left to right (right to left if ``mirrored``), each bottom up: ``10`` a first-player stone,
@@ -474,7 +474,7 @@ def book_code(current, mask, geo, mirrored):  # noqa: ANN001, ANN201
     return code
 
 
-def book_find(codes, code):  # noqa: ANN001, ANN201
+def book_find(codes, code):
     """Index of ``code`` in the sorted ``codes``, or -1."""
     low = 0
     high = codes.shape[0] - 1
@@ -490,7 +490,7 @@ def book_find(codes, code):  # noqa: ANN001, ANN201
     return -1
 
 
-def book_score(current, mask, n_stones, geo, book_codes, book_scores):  # noqa: ANN001, ANN201
+def book_score(current, mask, n_stones, geo, book_codes, book_scores):
     """Our score (see ``negamax``) of a book position for the player to move, or ``UNKNOWN_SCORE``.
 
     The book stores, for the first player (to move at its even ply), ``100 - d`` for a win whose last stone
@@ -529,7 +529,7 @@ def negamax(
     book_codes,
     book_scores,
     book_ply,
-):  # noqa: ANN001, ANN201
+):
     """Alpha-beta negamax with a transposition table of upper and lower bounds (after Pascal Pons' solver).
 
     Scores are from the mover's view: a win whose last stone is the board's w-th scores ``cells + 1 - w``,
@@ -636,7 +636,7 @@ def negamax(
 
 def score_without_search(
     current, mask, n_stones, geo, board_mask, bottom_mask, book_codes, book_scores, book_ply
-):  # noqa: ANN001, ANN201
+):
     """The position's score when it is known at once (a win in one, a full board next, a book position),
     else ``UNKNOWN_SCORE``. The start of ``solve`` and ``value_at_most``."""
     cells = geo[CELLS]
@@ -666,7 +666,7 @@ def solve(
     book_codes,
     book_scores,
     book_ply,
-):  # noqa: ANN001, ANN201
+):
     """The exact score of a position for the player to move (see ``negamax``), by null-window searches."""
     cells = geo[CELLS]
     known = score_without_search(
@@ -729,7 +729,7 @@ def value_at_most(
     book_codes,
     book_scores,
     book_ply,
-):  # noqa: ANN001, ANN201
+):
     """True if the position's score for the player to move is at most ``bound``: one null-window search,
     far cheaper than ``solve``'s exact score (after an abort, ``stats[2]`` is set and the answer is void)."""
     known = score_without_search(

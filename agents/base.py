@@ -9,6 +9,7 @@ import numpy as np
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import board_from_observation, split_observation
 from connect4_env.policy import Policy, bind_policy
+from connect4_env.validation import check_bool, check_int
 
 __all__ = [
     "Policy",
@@ -60,14 +61,13 @@ def check_search_settings(win_length: object, compiled: object) -> None:
     """Validate the ``win_length`` and ``compiled`` arguments the search agents share.
 
     Raises:
-        ValueError: ``win_length`` is not None or an int >= 2, or ``compiled`` is not None/True/False.
+        TypeError: ``win_length`` is not None or an int, or ``compiled`` is not None/True/False.
+        ValueError: ``win_length`` < 2.
     """
-    if win_length is not None and (
-        isinstance(win_length, bool) or not isinstance(win_length, (int, np.integer)) or win_length < 2
-    ):
-        raise ValueError(f"win_length must be an int >= 2 or None, got {win_length!r}")
-    if compiled not in (None, True, False):
-        raise ValueError(f"compiled must be None, True or False, got {compiled!r}")
+    if win_length is not None:
+        check_int("win_length", win_length, 2)
+    if compiled is not None:
+        check_bool("compiled", compiled)
 
 
 class RulesAware:

@@ -33,11 +33,14 @@ from agents._compiled import KernelBuild, kernels_for
 from agents._kernels import DRAW, LOSS, WIN
 from agents.base import RulesBound, check_search_settings
 from connect4_env.core import Board, Rules
+from connect4_env.validation import check_bool, check_choice, check_int, check_number
 
 __all__ = ["MCTSAgent", "SearchResult", "ucb1", "DEFAULT_PLAYOUTS", "DEFAULT_MAX_NODES"]
 
 DEFAULT_PLAYOUTS = 1000  # the budget when neither playouts nor time_limit is given
 DEFAULT_MAX_NODES = 1 << 22  # 54 bytes a node: about 230 MB at the cap
+MAX_NODES_LIMIT = (1 << 31) - 1  # node indices are int32
+MAX_PLAYOUTS = 1 << 62  # playout counters are int64
 # a proven value for the player who moved into a node (0 loss, 1 draw, 2 win), in words
 _PROOF_NAMES = {LOSS: "loss", DRAW: "draw", WIN: "win"}
 
@@ -219,33 +222,22 @@ class MCTSAgent(RulesBound):
         max_nodes: int = DEFAULT_MAX_NODES,
         compiled: bool | None = None,
     ) -> None:
-        if playouts is not None and (
-            isinstance(playouts, bool) or not isinstance(playouts, (int, np.integer)) or playouts < 1
-        ):
-            raise ValueError(f"playouts must be a positive int or None, got {playouts!r}")
-        if time_limit is not None and (
-            isinstance(time_limit, bool)
-            or not isinstance(time_limit, (int, float, np.integer, np.floating))
-            or not math.isfinite(time_limit)
-            or time_limit <= 0
-        ):
-            raise ValueError(
-                f"time_limit must be a finite number of seconds > 0, or None; got {time_limit!r}"
-            )
+        if playouts is not None:
+            playouts = check_int("playouts", playouts, 1, MAX_PLAYOUTS)
+        if time_limit is not None:
+            time_limit = check_number("time_limit", time_limit, 0.0, above_minimum=True)
         if playouts is None and time_limit is None:
             playouts = DEFAULT_PLAYOUTS
-        if not _is_real(c) or not math.isfinite(c) or c < 0:
-            raise ValueError(f"c must be a finite number >= 0, got {c!r}")
-        if final not in ("visits", "value"):
-            raise ValueError(f"final must be 'visits' or 'value', got {final!r}")
-        if not _is_real(prior) or not math.isfinite(prior) or prior < 0:
-            raise ValueError(f"prior must be a finite number >= 0, got {prior!r}")
-        if isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)) or max_nodes < 64:
-            raise ValueError(f"max_nodes must be an int >= 64, got {max_nodes!r}")
+        c = check_number("c", c, 0.0)
+        check_choice("final", final, ("visits", "value"))
+        prior = check_number("prior", prior, 0.0)
+        max_nodes = check_int("max_nodes", max_nodes, 64, MAX_NODES_LIMIT)
+        for flag, value in (("solver", solver), ("symmetry", symmetry), ("reuse_tree", reuse_tree)):
+            check_bool(flag, value)
         check_search_settings(win_length, compiled)
-        self.playouts = None if playouts is None else int(playouts)
-        self.time_limit = None if time_limit is None else float(time_limit)
-        self.c = float(c)
+        self.playouts = playouts
+        self.time_limit = time_limit
+        self.c = c
         self._win_length = None if win_length is None else int(win_length)
         self.rules: Rules | None = None
         self.solver = bool(solver)
@@ -277,6 +269,21 @@ class MCTSAgent(RulesBound):
         state["_tree"] = None
         state["_tree_rules"] = None
         return state
+
+    @classmethod
+    def from_spec(cls, value: str, **kwargs: Any) -> MCTSAgent:
+        """``"mcts:<playouts>"`` as the scripts and ``Connect4-v0(opponent=...)`` write it.
+
+        Raises:
+            ValueError: ``value`` is not a positive integer.
+        """
+        try:
+            playouts = int(value)
+        except ValueError:
+            raise ValueError(f"agent spec 'mcts:{value}': {value!r} is not a number of playouts") from None
+        if playouts < 1:
+            raise ValueError(f"agent spec 'mcts:{value}': playouts must be >= 1")
+        return cls(playouts=playouts, **kwargs)
 
     def __repr__(self) -> str:
         budget = [f"playouts={self.playouts}"] if self.playouts is not None else []
@@ -483,7 +490,3 @@ class MCTSAgent(RulesBound):
             return int(tree.move[best]), "highest mean value"
         best = max(children, key=lambda i: (visits(i), mean(i)))
         return int(tree.move[best]), "most visits"
-
-
-def _is_real(value: object) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)

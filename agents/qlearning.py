@@ -27,6 +27,7 @@ from agents.base import RulesBound, unpack
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import TrackedBoard
 from connect4_env.policy import bind_policy
+from connect4_env.validation import check_bool, check_choice, check_int, check_number
 
 __all__ = ["QLearningAgent", "LearningCurve", "REWARD_SCHEMES", "FILE_FORMAT"]
 
@@ -138,31 +139,20 @@ class QLearningAgent(RulesBound):
         seed: int | None = None,
     ) -> None:
         self.rules = Rules(rows, columns, win_length)
-        for name, value, low, high in (
-            ("alpha", alpha, 0.0, 1.0),
-            ("gamma", gamma, 0.0, 1.0),
-            ("epsilon", epsilon, 0.0, 1.0),
-            ("epsilon_min", epsilon_min, 0.0, 1.0),
-            ("exploration_fraction", exploration_fraction, 0.0, 1.0),
-            ("epsilon_decay", 1.0 if epsilon_decay is None else epsilon_decay, 0.0, 1.0),
-        ):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-                raise ValueError(f"{name} must be a number in [{low}, {high}], got {value!r}")
-        if alpha == 0:
-            raise ValueError("alpha must be > 0")
-        if exploration_fraction == 0:
-            raise ValueError("exploration_fraction must be > 0")
-        if rewards not in REWARD_SCHEMES:
-            raise ValueError(f"rewards={rewards!r} is not supported; allowed: {sorted(REWARD_SCHEMES)}")
-        self.alpha = float(alpha)
-        self.gamma = float(gamma)
-        self.epsilon = float(epsilon)
-        self.epsilon_min = float(epsilon_min)
-        self.exploration_fraction = float(exploration_fraction)
-        self.epsilon_decay = None if epsilon_decay is None else float(epsilon_decay)
+        self.alpha = check_number("alpha", alpha, 0.0, 1.0, above_minimum=True)
+        self.gamma = check_number("gamma", gamma, 0.0, 1.0)
+        self.epsilon = check_number("epsilon", epsilon, 0.0, 1.0)
+        self.epsilon_min = check_number("epsilon_min", epsilon_min, 0.0, 1.0)
+        self.exploration_fraction = check_number(
+            "exploration_fraction", exploration_fraction, 0.0, 1.0, above_minimum=True
+        )
+        self.epsilon_decay = (
+            None if epsilon_decay is None else check_number("epsilon_decay", epsilon_decay, 0.0, 1.0)
+        )
         self.planned_episodes: int | None = None  # the training plan the schedule runs over (set by train)
-        if updates not in ("backward", "online"):
-            raise ValueError(f"updates={updates!r} is not supported; allowed: 'backward', 'online'")
+        check_choice("rewards", rewards, sorted(REWARD_SCHEMES))
+        check_choice("updates", updates, ("backward", "online"))
+        check_bool("learn_from_opponent", learn_from_opponent)
         self.rewards = rewards
         self.updates = updates
         self.learn_from_opponent = bool(learn_from_opponent)
@@ -188,6 +178,11 @@ class QLearningAgent(RulesBound):
             updates="online",
             seed=seed,
         )
+
+    @classmethod
+    def from_spec(cls, value: str, **kwargs: Any) -> QLearningAgent:
+        """``"qlearning:<table.npz>"``: the table saved at that path (see :meth:`load`)."""
+        return cls.load(value, **kwargs)
 
     def _check_rules(self, rules: Rules) -> None:
         # bind(rules) (RulesBound's) accepts only the game the table was trained on
@@ -281,13 +276,10 @@ class QLearningAgent(RulesBound):
         Raises:
             ValueError: bad counts, or an opponent that cannot play this board.
         """
-        for name, value in (("episodes", episodes), ("window", window)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if total_episodes is not None and (
-            isinstance(total_episodes, bool) or not isinstance(total_episodes, int) or total_episodes < 1
-        ):
-            raise ValueError(f"total_episodes must be a positive int or None, got {total_episodes!r}")
+        episodes = check_int("episodes", episodes, 1)
+        window = check_int("window", window, 1)
+        if total_episodes is not None:
+            total_episodes = check_int("total_episodes", total_episodes, 1)
         self_play = opponent is self
         if not self_play:
             bind_policy(opponent, self.rules)

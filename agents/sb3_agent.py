@@ -91,6 +91,11 @@ class SB3Agent(RulesAware):
         model = algorithm_class(algo).load(path, device="cpu")
         return cls(model.policy, deterministic=deterministic, seed=seed)
 
+    @classmethod
+    def from_spec(cls, value: str, **kwargs: Any) -> SB3Agent:
+        """``"sb3:<model.zip>"``: the model saved at that path (see :meth:`load`)."""
+        return cls.load(value, **kwargs)
+
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
             self.rng = np.random.default_rng(seed)

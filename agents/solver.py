@@ -18,6 +18,7 @@ from agents._compiled import KernelBuild, kernels_for
 from agents.base import RulesBound, check_search_settings
 from agents.book import BOOK_PLY, BOOK_RULES, load_book
 from connect4_env.core import Board, Rules
+from connect4_env.validation import check_bool, check_choice, check_int
 
 __all__ = ["SolverAgent", "SolverBudgetExceeded", "describe_score", "DEFAULT_MAX_NODES"]
 
@@ -97,27 +98,14 @@ class SolverAgent(RulesBound):
         book: bool | None = None,
         compiled: bool | None = None,
     ) -> None:
-        if (
-            max_nodes is not None
-            and max_nodes != "auto"
-            and (
-                isinstance(max_nodes, bool)
-                or not isinstance(max_nodes, (int, np.integer))
-                or not 1 <= max_nodes <= _MAX_NODES_LIMIT
-            )
-        ):
-            raise ValueError(
-                f"max_nodes must be 'auto', None (unlimited) or an int in 1..2**62, got {max_nodes!r}"
-            )
-        if (
-            isinstance(table_size, bool)
-            or not isinstance(table_size, (int, np.integer))
-            or not (1 <= table_size <= 1 << 32)
-        ):
-            raise ValueError(f"table_size must be an int in 1..2**32, got {table_size!r}")
+        if isinstance(max_nodes, str):
+            check_choice("max_nodes", max_nodes, ("auto",))
+        elif max_nodes is not None:
+            max_nodes = check_int("max_nodes", max_nodes, 1, _MAX_NODES_LIMIT)
+        table_size = check_int("table_size", table_size, 1, 1 << 32)
         check_search_settings(win_length, compiled)
-        if book not in (None, True, False):
-            raise ValueError(f"book must be None (use it when installed), True or False, got {book!r}")
+        if book is not None:
+            check_bool("book", book)
         if book and load_book() is None:
             raise ValueError(_BOOK_MISSING)
         self._win_length = None if win_length is None else int(win_length)
@@ -256,7 +244,7 @@ class SolverAgent(RulesBound):
             if not board.is_legal(column):
                 result.append(None)
                 continue
-            bit = rules.bottom_bits[column] << board.heights[column]
+            bit = rules.stone_bit(column, board.heights[column])
             if rules.has_won(current | bit):
                 result.append(rules.cells - board.ply)  # the winning stone is the (ply + 1)-th
             elif board.ply + 1 == rules.cells:
@@ -302,14 +290,14 @@ class SolverAgent(RulesBound):
         current, mask = board.stones[board.to_move], board.mask
         centre = (rules.columns - 1) / 2
         legal = sorted(board.legal_moves(), key=lambda c: (abs(c - centre), c))
-        wins = [c for c in legal if rules.has_won(current | rules.bottom_bits[c] << board.heights[c])]
+        wins = [c for c in legal if rules.has_won(current | rules.stone_bit(c, board.heights[c]))]
         if wins:
             return wins if every else wins[:1]
         stats = self._stats(rules)
         best = self._solve(board, current, mask, board.ply, stats)
         found = []
         for column in legal:
-            bit = rules.bottom_bits[column] << board.heights[column]
+            bit = rules.stone_bit(column, board.heights[column])
             # the move keeps ``best`` iff the opponent's score after it is at most -best (never below it)
             if board.ply + 1 == rules.cells or self._run(
                 "value_at_most", board, stats, current ^ mask, mask | bit, board.ply + 1, -best

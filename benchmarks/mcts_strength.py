@@ -41,7 +41,7 @@ class OpenSpielBot:
             solve=True,
         )
 
-    def state_for(self, moves: list[int]):  # noqa: ANN201
+    def state_for(self, moves: list[int]):
         state = self.game.new_initial_state()
         for column in moves:
             state.apply_action(column)

@@ -45,14 +45,14 @@ class PettingZooConnectFour(gym.Env):
             self.aec.step(int(self.rng.choice(np.flatnonzero(obs["action_mask"]))))
         return 0.0, True
 
-    def reset(self, *, seed=None, options=None):  # noqa: ANN001, ANN201
+    def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
         self.aec.reset(seed=seed)
         self.learner = "player_0" if self.np_random.random() < 0.5 else "player_1"
         self._opponent_turns()
         return self._obs["observation"], {}
 
-    def step(self, action):  # noqa: ANN001, ANN201
+    def step(self, action):
         self.aec.step(int(action))
         reward, done = self._opponent_turns()
         return self._obs["observation"], reward, done, False, {}
@@ -61,7 +61,7 @@ class PettingZooConnectFour(gym.Env):
         return self._obs["action_mask"].astype(bool)
 
 
-def measure(make_venv, steps: int, seed: int) -> float:  # noqa: ANN001
+def measure(make_venv, steps: int, seed: int) -> float:
     from sb3_contrib import MaskablePPO
 
     venv = make_venv()

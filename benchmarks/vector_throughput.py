@@ -56,12 +56,12 @@ def pgx_rate(batch: int, seconds: float, seed: int) -> float | None:
     step = jax.jit(jax.vmap(env.step))
 
     @jax.jit
-    def random_actions(key, mask):  # noqa: ANN001, ANN202
+    def random_actions(key, mask):
         logits = jnp.where(mask, 0.0, -jnp.inf)
         return jax.random.categorical(key, logits, axis=-1)
 
     @jax.jit
-    def autoreset(state, key):  # noqa: ANN001, ANN202
+    def autoreset(state, key):
         fresh = init(jax.random.split(key, batch))
         done = state.terminated | state.truncated
         return jax.tree_util.tree_map(

@@ -9,9 +9,10 @@ is never set, so a run of stones can never wrap from one column into the next. P
 
 from __future__ import annotations
 
-import numbers
 import operator
 from collections.abc import Callable, Iterable
+
+from connect4_env.validation import check_int
 
 __all__ = [
     "Rules",
@@ -19,20 +20,16 @@ __all__ = [
     "IllegalMoveError",
     "as_column",
     "check_size",
+    "MAX_CELLS",
 ]
+
+MAX_CELLS = 1_000_000
+"""The largest board (rows x columns) the rules accept: every structure grows with the cells alone, and this
+bound keeps one observation (2 bytes a cell) and one bitboard small enough for any machine."""
 
 
 class IllegalMoveError(ValueError):
     """A move that the rules do not allow (full or missing column, game already over)."""
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r} ({type(value).__name__})")
-    value = int(value)
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
-    return value
 
 
 def as_column(action: object) -> int:
@@ -57,11 +54,16 @@ def check_size(rows: object, columns: object, win_length: object) -> tuple[int, 
 
     Raises:
         TypeError: a value is not an integer (``rows=2.5``, ``columns="7"``, ``win_length=True``).
-        ValueError: a value is out of range (``rows=0``), or ``win_length`` fits neither a row nor a column.
+        ValueError: a value is out of range (``rows=0``), the board has more than :data:`MAX_CELLS` cells, or
+            ``win_length`` fits neither a row nor a column.
     """
-    rows_i = _check_int("rows", rows, 1)
-    columns_i = _check_int("columns", columns, 1)
-    win_i = _check_int("win_length", win_length, 2)
+    rows_i = check_int("rows", rows, 1)
+    columns_i = check_int("columns", columns, 1)
+    win_i = check_int("win_length", win_length, 2)
+    if rows_i * columns_i > MAX_CELLS:
+        raise ValueError(
+            f"a {rows_i}x{columns_i} board has {rows_i * columns_i} cells; allowed: at most {MAX_CELLS} cells"
+        )
     if win_i > max(rows_i, columns_i):
         raise ValueError(
             f"win_length={win_i} does not fit a {rows_i}x{columns_i} board: "
@@ -109,8 +111,6 @@ class Rules:
         "cells",
         "bottom_mask",
         "board_mask",
-        "column_masks",
-        "bottom_bits",
         "_win_steps",
         "has_won",
     )
@@ -121,8 +121,6 @@ class Rules:
     cells: int
     bottom_mask: int
     board_mask: int
-    column_masks: tuple[int, ...]
-    bottom_bits: tuple[int, ...]
     _win_steps: tuple[tuple[int, ...], ...]
     has_won: Callable[[int], bool]
 
@@ -135,11 +133,10 @@ class Rules:
         set_(self, "win_length", win_length)
         set_(self, "height", height)
         set_(self, "cells", rows * columns)
-        column_mask = (1 << rows) - 1
-        set_(self, "column_masks", tuple(column_mask << (c * height) for c in range(columns)))
-        set_(self, "bottom_bits", tuple(1 << (c * height) for c in range(columns)))
-        set_(self, "bottom_mask", sum(self.bottom_bits))
-        set_(self, "board_mask", sum(self.column_masks))
+        # Memory stays O(cells): the bottom bit of every column as one geometric series, 1 + 2**h + 2**2h + ...
+        bottom_mask = ((1 << (height * columns)) - 1) // ((1 << height) - 1)
+        set_(self, "bottom_mask", bottom_mask)
+        set_(self, "board_mask", bottom_mask * ((1 << rows) - 1))
         # Shifts that AND a bitboard with itself until only the starts of win_length-long runs remain:
         # double the run length while we can, then one last overlapping step.
         steps = []
@@ -195,6 +192,10 @@ class Rules:
         bitboard with: runs double while they can, then one overlapping step up to ``win_length``."""
         return self._win_steps
 
+    def stone_bit(self, column: int, height: int) -> int:
+        """The bit of the ``height``-th stone (0 = bottom) of ``column``."""
+        return 1 << (column * self.height + height)
+
     def mirror(self, stones: int) -> int:
         """The bitboard reflected left-right (column ``c`` becomes ``columns - 1 - c``)."""
         column_mask = (1 << self.height) - 1
@@ -240,10 +241,6 @@ class Board:
     def mask(self) -> int:
         """Bitboard of all stones."""
         return self.stones[0] | self.stones[1]
-
-    @property
-    def is_full(self) -> bool:
-        return self.ply == self.rules.cells
 
     @property
     def is_draw(self) -> bool:
@@ -294,7 +291,7 @@ class Board:
                 f"column {column!r} is not a legal move; legal columns are {self.legal_moves()}"
             )
         player = self.ply & 1
-        stones = self.stones[player] | (rules.bottom_bits[column] << heights[column])
+        stones = self.stones[player] | (1 << (column * rules.height + heights[column]))
         self.stones[player] = stones
         heights[column] += 1
         self.ply += 1
@@ -303,6 +300,25 @@ class Board:
             self.winner = player
             return True
         return False
+
+    def undo(self, column: int, last_move: int | None = None) -> None:
+        """Take back the last move, which was played in ``column``; ``last_move`` becomes the move before it.
+
+        Raises:
+            ValueError: ``column`` does not hold the last player's top stone (nothing is changed).
+        """
+        rules = self.rules
+        player = (self.ply - 1) & 1
+        if self.ply == 0 or not 0 <= column < rules.columns or self.heights[column] == 0:
+            raise ValueError(f"column {column!r} holds no stone to take back")
+        bit = 1 << (column * rules.height + self.heights[column] - 1)
+        if not self.stones[player] & bit:
+            raise ValueError(f"the top stone of column {column} is not the last mover's")
+        self.stones[player] ^= bit
+        self.heights[column] -= 1
+        self.ply -= 1
+        self.winner = None
+        self.last_move = last_move
 
     def play_moves(self, moves: Iterable[int]) -> Board:
         """Play a sequence of columns; returns self."""

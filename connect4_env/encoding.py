@@ -150,6 +150,16 @@ class TrackedBoard:
             self.mask[column] = 0
         return won
 
+    def undo(self, column: int, last_move: int | None = None) -> None:
+        """Take back the last move, played in ``column`` (see :meth:`Board.undo`)."""
+        board = self.board
+        player = (board.ply - 1) & 1
+        board.undo(column, last_move)
+        row = board.rules.rows - 1 - board.heights[column]
+        self.views[player][row, column, 0] = 0
+        self.views[1 - player][row, column, 1] = 0
+        self.mask[column] = 1
+
     def observation(self, player: int) -> np.ndarray:
         """A copy of ``player``'s planes."""
         return self.views[player].copy()

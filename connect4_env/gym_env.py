@@ -8,62 +8,28 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from connect4_env.core import IllegalMoveError, Rules, as_column
+from connect4_env.core import Board, IllegalMoveError, Rules, as_column
 from connect4_env.encoding import TrackedBoard
-from connect4_env.policy import bind_policy
+from connect4_env.opponent import opponent_column
+from connect4_env.policy import resolve_opponent
 from connect4_env.render import RENDER_MODES, BoardRenderer
+from connect4_env.validation import check_choice
 
 __all__ = ["Connect4Env", "resolve_opponent", "check_match_settings", "ILLEGAL_ACTION_MODES"]
 
 ILLEGAL_ACTION_MODES = ("lose", "raise")
 
 
-def resolve_opponent(
-    opponent: Any, opponent_kwargs: dict[str, Any] | None = None, rules: Rules | None = None
-) -> Any:
-    """An object with ``act(observation, action_mask)``, a name for ``agents.make_agent``, or a spec for
-    ``agents.agent_from_spec`` (``"mcts:200"``, ``"qlearning:table.npz"``, ``"sb3:model.zip"``), bound to
-    ``rules`` (see :func:`connect4_env.policy.bind_policy`) when given.
-
-    Raises:
-        TypeError: ``opponent`` is neither a name nor an object with ``act``.
-        ValueError: an unknown agent name, or an opponent that cannot play ``rules``.
-    """
-    policy = _policy_from(opponent, opponent_kwargs)
-    return policy if rules is None else bind_policy(policy, rules)
-
-
-def _policy_from(opponent: Any, opponent_kwargs: dict[str, Any] | None) -> Any:
-    if isinstance(opponent, str):
-        from agents import agent_from_spec, make_agent  # the policies sit above the env; import on use only
-
-        if ":" in opponent:  # a spec such as "mcts:200" or "sb3:model.zip"
-            if opponent_kwargs:
-                raise ValueError("opponent_kwargs cannot be combined with an agent spec such as 'mcts:200'")
-            return agent_from_spec(opponent)
-        return make_agent(opponent, **(opponent_kwargs or {}))
-    if not callable(getattr(opponent, "act", None)):
-        raise TypeError(
-            f"opponent must be an agent name (e.g. 'random') or an object with act(observation, action_mask), "
-            f"got {opponent!r}"
-        )
-    if opponent_kwargs:
-        raise ValueError("opponent_kwargs only apply when opponent is given by name")
-    return opponent
-
-
 def check_match_settings(agent_first: object, illegal_action: object) -> None:
     """Validate the arguments ``Connect4-v0`` and its batched version share.
 
     Raises:
-        ValueError: ``agent_first`` is not True/False/None or ``illegal_action`` is not a known mode.
+        TypeError: ``agent_first`` is not True, False or None (random side).
+        ValueError: ``illegal_action`` is not a known mode.
     """
-    if agent_first not in (True, False, None):
-        raise ValueError(f"agent_first must be True, False or None (random side), got {agent_first!r}")
-    if illegal_action not in ILLEGAL_ACTION_MODES:
-        raise ValueError(
-            f"illegal_action={illegal_action!r} is not supported; allowed: {ILLEGAL_ACTION_MODES}"
-        )
+    if agent_first is not None and agent_first is not True and agent_first is not False:
+        raise TypeError(f"agent_first must be True, False or None (random side), got {agent_first!r}")
+    check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
 
 
 class Connect4Env(gym.Env):
@@ -145,7 +111,7 @@ class Connect4Env(gym.Env):
         self._done = True
 
     @property
-    def board(self):  # noqa: ANN201 - a Board; read-only by convention
+    def board(self) -> Board:
         """The current position (:class:`connect4_env.core.Board`)."""
         return self._game.board
 
@@ -160,38 +126,59 @@ class Connect4Env(gym.Env):
             return np.zeros(self.rules.columns, dtype=bool)
         return self._game.mask.astype(bool)
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        super().reset(seed=seed)
-        rng = self.np_random
-        self._game = TrackedBoard(self.rules)
-        if self.agent_first is None:
-            self._learner = int(rng.integers(2))
-        else:
-            self._learner = 0 if self.agent_first else 1
-        opponent_reset = getattr(self.opponent, "reset", None)
-        if callable(opponent_reset):
-            opponent_reset(seed=int(rng.integers(2**63)))
-        self._done = False
-        if self._learner == 1:
-            self._opponent_move()
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start an episode (see the class docstring); returns ``(observation, {"action_mask": ...})``.
+
+        Raises:
+            IllegalMoveError: the opponent, moving first, answered an illegal or malformed column; whatever the
+                opponent raised passes through. Either way the env is left exactly as before the call.
+        """
+        saved = (self._game, self._learner, self._done, self._np_random, self._np_random_seed)
+        rng_state = None if self._np_random is None else self._np_random.bit_generator.state
+        try:
+            super().reset(seed=seed)
+            rng = self.np_random
+            self._game = TrackedBoard(self.rules)
+            if self.agent_first is None:
+                self._learner = int(rng.integers(2))
+            else:
+                self._learner = 0 if self.agent_first else 1
+            opponent_reset = getattr(self.opponent, "reset", None)
+            if callable(opponent_reset):
+                opponent_reset(seed=int(rng.integers(2**63)))
+            self._done = False
+            if self._learner == 1:
+                self._opponent_move()
+        except BaseException:
+            self._game, self._learner, self._done, self._np_random, self._np_random_seed = saved
+            if rng_state is not None and saved[3] is not None:
+                saved[3].bit_generator.state = rng_state
+            raise
         if self.render_mode == "human":
             self.render()
         return self._game.observation(self._learner), {"action_mask": self._game.mask.copy()}
 
     def _opponent_move(self) -> bool:
-        """Let the opponent play; returns True if that ended the game (it won or filled the board)."""
-        game = self._game
-        player = 1 - self._learner
-        action = self.opponent.act(game.views[player].copy(), game.mask.copy())
-        column = action if type(action) is int else as_column(action)
-        board = game.board
-        if not 0 <= column < self.rules.columns or board.heights[column] >= self.rules.rows:
-            raise IllegalMoveError(
-                f"the opponent {self.opponent!r} chose column {action!r}; legal columns are {board.legal_moves()}"
-            )
-        return game.play(column) or board.ply == self.rules.cells
+        """Let the opponent play; returns True if that ended the game (it won or filled the board).
 
-    def step(self, action: Any):
+        Nothing is played unless the opponent answers a legal column (see :func:`opponent_column`).
+        """
+        game = self._game
+        column = opponent_column(self.opponent, game.views[1 - self._learner].copy(), game.mask.copy())
+        return game.play(column) or game.board.ply == self.rules.cells
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Play the learner's column, then the opponent's reply; returns Gymnasium's 5-tuple.
+
+        Raises:
+            TypeError: ``action`` is not an integer. IllegalMoveError: it is out of range, or full under
+                ``illegal_action="raise"``; or the opponent answered an illegal or malformed column. Whatever
+                the opponent raised (KeyboardInterrupt included) passes through. After any error the game is
+                exactly as before the call, and the next ``step`` is the learner's again.
+            RuntimeError: the episode is over (call ``reset``).
+        """
         if self._done:
             raise RuntimeError("step() called on a finished episode: call reset() first")
         column = action if type(action) is int else as_column(action)
@@ -207,10 +194,17 @@ class Connect4Env(gym.Env):
             info = {"action_mask": self._no_moves.copy(), "illegal_action": True, "outcome": "loss"}
             return game.observation(self._learner), -1.0, True, False, self._finish(info)
         reward = 0.0
+        last_move = board.last_move
         if game.play(column):
             reward = 1.0
-        elif board.ply != rules.cells and self._opponent_move() and board.winner is not None:
-            reward = -1.0
+        elif board.ply != rules.cells:
+            try:
+                replied_and_ended = self._opponent_move()
+            except BaseException:
+                game.undo(column, last_move)  # all or nothing: the learner's stone goes too
+                raise
+            if replied_and_ended and board.winner is not None:
+                reward = -1.0
         self._done = board.winner is not None or board.ply == rules.cells
         if self._done:
             outcome = "win" if reward > 0 else "loss" if reward < 0 else "draw"

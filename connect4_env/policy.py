@@ -1,16 +1,36 @@
-"""The policy boundary: what the environments ask of a policy, and how a policy receives the game's rules.
+"""The policy boundary: what the environments ask of a policy, how a policy receives the game's rules, and
+the registry of policies by name.
 
 The environments never import ``agents``: they call any object that follows :class:`Policy`, and hand it
-the game's :class:`~connect4_env.core.Rules` through :func:`bind_policy` before it plays.
+the game's :class:`~connect4_env.core.Rules` through :func:`bind_policy` before it plays. Names such as
+``"mcts"`` resolve through a registry of string entry points (``"agents.mcts:MCTSAgent"``), as Gymnasium's
+registry does for envs: installed packages declare theirs under the ``connect4_env.policies`` entry-point
+group (this project's ``agents`` does, in ``pyproject.toml``), and :func:`register_policy` adds more at run
+time. Nothing is imported until a name is used.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
+from collections.abc import Callable
+from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
 from connect4_env.core import Rules
 
-__all__ = ["Policy", "bind_policy"]
+__all__ = [
+    "Policy",
+    "bind_policy",
+    "register_policy",
+    "policy_names",
+    "make_policy",
+    "policy_from_spec",
+    "resolve_opponent",
+    "ENTRY_POINT_GROUP",
+]
+
+ENTRY_POINT_GROUP = "connect4_env.policies"
 
 
 @runtime_checkable
@@ -48,3 +68,134 @@ def bind_policy(policy: Any, rules: Rules) -> Any:
     if callable(bind):
         bind(rules)
     return policy
+
+
+# name -> a factory or "module:attr"; filled from the entry points on first use, then by register_policy.
+_REGISTRY: dict[str, str | Callable[..., Any]] = {}
+_LOADED_ENTRY_POINTS = False
+
+
+def _registry() -> dict[str, str | Callable[..., Any]]:
+    global _LOADED_ENTRY_POINTS
+    if not _LOADED_ENTRY_POINTS:
+        _LOADED_ENTRY_POINTS = True
+        for point in entry_points(group=ENTRY_POINT_GROUP):
+            _REGISTRY.setdefault(point.name, point.value)
+    return _REGISTRY
+
+
+def register_policy(name: str, entry_point: str | Callable[..., Any]) -> None:
+    """Register a policy factory under ``name``: a callable, or a ``"module:attr"`` string imported on first use.
+
+    A factory with a ``from_spec(value, **kwargs)`` classmethod also serves specs such as ``"name:value"``.
+
+    Raises:
+        TypeError: ``name`` is not a string or ``entry_point`` neither a string nor callable. ValueError: an
+            empty name, a name with ``":"``, or a string that is not ``"module:attr"``.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"a policy name must be a string, got {name!r} ({type(name).__name__})")
+    if not name or ":" in name:
+        raise ValueError(f"policy name {name!r} must be non-empty and hold no ':'")
+    if isinstance(entry_point, str):
+        module, _, attr = entry_point.partition(":")
+        if not module or not attr:
+            raise ValueError(f"entry point {entry_point!r} must have the form 'module:attr'")
+    elif not callable(entry_point):
+        raise TypeError(f"entry_point must be a 'module:attr' string or callable, got {entry_point!r}")
+    _registry()[name] = entry_point
+
+
+def policy_names() -> list[str]:
+    """The names :func:`make_policy` knows."""
+    return sorted(_registry())
+
+
+def _factory(name: str) -> Callable[..., Any]:
+    registry = _registry()
+    if not isinstance(name, str) or name not in registry:
+        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(policy_names())}")
+    factory = registry[name]
+    if isinstance(factory, str):
+        module_name, _, attr = factory.partition(":")
+        factory = getattr(importlib.import_module(module_name), attr)
+    return factory
+
+
+def make_policy(name: str, **kwargs: Any) -> Any:
+    """Build the policy registered as ``name`` with ``kwargs``.
+
+    Raises:
+        ValueError: no policy has that name (the message lists the known ones); the factory's own errors.
+    """
+    return _factory(name)(**kwargs)
+
+
+def policy_from_spec(spec: str, seed: int | None = None, rules: Rules | None = None) -> Any:
+    """Build a policy from a command-line spec, ``"name"`` or ``"name:value"``, bound to ``rules`` if given.
+
+    The value is the policy's main setting, read by its ``from_spec``: ``mcts:200`` (playouts),
+    ``qlearning:table.npz`` (a saved table), ``sb3:model.zip`` (a saved model). ``seed`` goes to policies
+    that take one.
+
+    Raises:
+        TypeError: ``spec`` is not a string. ValueError: an unknown name, a value the policy cannot take, or a
+            policy that cannot play ``rules``.
+    """
+    if not isinstance(spec, str):
+        raise TypeError(f"an agent spec must be a string such as 'mcts:200', got {spec!r}")
+    name, colon, value = spec.partition(":")
+    factory = _factory(name)
+    kwargs: dict[str, Any] = {}
+    if seed is not None and _takes_seed(factory):
+        kwargs["seed"] = seed
+    if colon:
+        from_spec = getattr(factory, "from_spec", None)
+        if not callable(from_spec):
+            raise ValueError(f"agent spec {spec!r}: {name!r} takes no ':value'")
+        if not value:
+            raise ValueError(f"agent spec {spec!r}: the value after ':' is empty")
+        policy = from_spec(value, **kwargs)
+    else:
+        policy = factory(**kwargs)
+    return policy if rules is None else bind_policy(policy, rules)
+
+
+def _takes_seed(factory: Callable[..., Any]) -> bool:
+    try:
+        return "seed" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def resolve_opponent(
+    opponent: Any, opponent_kwargs: dict[str, Any] | None = None, rules: Rules | None = None
+) -> Any:
+    """An object with ``act(observation, action_mask)``, a registered name (``"random"``, with
+    ``opponent_kwargs``), or a spec (``"mcts:200"``, ``"qlearning:table.npz"``, ``"sb3:model.zip"``), bound to
+    ``rules`` when given.
+
+    Raises:
+        TypeError: ``opponent`` is neither a name nor an object with ``act``, or ``opponent_kwargs`` is not a
+            dict. ValueError: an unknown name, kwargs with a spec or an object, or an opponent that cannot play
+            ``rules``.
+    """
+    if opponent_kwargs is not None and not isinstance(opponent_kwargs, dict):
+        raise TypeError(f"opponent_kwargs must be a dict or None, got {type(opponent_kwargs).__name__}")
+    if isinstance(opponent, str):
+        if ":" in opponent:
+            if opponent_kwargs:
+                raise ValueError("opponent_kwargs cannot be combined with an agent spec such as 'mcts:200'")
+            policy = policy_from_spec(opponent)
+        else:
+            policy = make_policy(opponent, **(opponent_kwargs or {}))
+    elif callable(getattr(opponent, "act", None)):
+        if opponent_kwargs:
+            raise ValueError("opponent_kwargs only apply when opponent is given by name")
+        policy = opponent
+    else:
+        raise TypeError(
+            f"opponent must be an agent name (e.g. 'random') or an object with act(observation, action_mask), "
+            f"got {opponent!r}"
+        )
+    return policy if rules is None else bind_policy(policy, rules)

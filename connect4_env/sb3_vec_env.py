@@ -37,12 +37,18 @@ class Connect4SB3VecEnv(VecEnv):
         return observations
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions).reshape(self.num_envs)
+        """Store one column per game for :meth:`step_wait`.
 
-    def step_wait(self):  # noqa: ANN201 - SB3's VecEnvStepReturn
+        Raises:
+            TypeError: ``actions`` is not an integer array of shape ``(num_envs,)`` (floats, bools, strings and
+                other shapes are refused, never cast).
+        """
+        self._actions = self.venv._check_actions(actions)
+
+    def step_wait(self):
         if self._actions is None:
             raise RuntimeError("step_wait() without step_async()")
-        observations, rewards, terminated, truncated, info = self.venv.step(self._actions.astype(np.int64))
+        observations, rewards, terminated, truncated, info = self.venv.step(self._actions)
         self._actions = None
         dones = terminated | truncated
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]

@@ -15,119 +15,77 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from connect4_env.core import Board, IllegalMoveError, Rules
-from connect4_env.encoding import _cell_bit_index
-from connect4_env.gym_env import check_match_settings, resolve_opponent
+from connect4_env.batched import BatchedBoards
+from connect4_env.core import IllegalMoveError, Rules
+from connect4_env.gym_env import check_match_settings
+from connect4_env.opponent import opponent_columns
+from connect4_env.policy import resolve_opponent
 from connect4_env.render import BoardRenderer
+from connect4_env.validation import check_bool, check_int
 
 __all__ = ["Connect4VectorEnv", "BatchedBoards"]
 
-# _BYTE_BITS[b] = the 8 bits of byte b, least significant first
-_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little")
-
-
-class BatchedBoards:
-    """``n`` positions as arrays: ``stones`` (2, n) per absolute player, ``heights`` (n, columns), ``ply`` (n,).
-
-    Bitboards are uint64 when ``(rows + 1) * columns <= 64``, else Python ints in object arrays (the same
-    numpy code, elementwise in Python: correct for any size, just slower).
-    """
-
-    def __init__(self, rules: Rules, n: int) -> None:
-        self.rules = rules
-        self.n = n
-        self.fits = rules.columns * rules.height <= 64
-        self.dtype: Any = np.uint64 if self.fits else object
-        self.stones = np.zeros((2, n), dtype=self.dtype)  # object dtype: Python int zeros
-        self.heights = np.zeros((n, rules.columns), dtype=np.int64)
-        self.ply = np.zeros(n, dtype=np.int64)
-        self.bottom = np.array([1 << (c * rules.height) for c in range(rules.columns)], dtype=self.dtype)
-        index = _cell_bit_index(rules.rows, rules.columns).reshape(-1)
-        self.cell_shift = (
-            index.astype(np.intp) if self.fits else np.array([int(i) for i in index], dtype=object)
-        )
-        self._scratch: np.ndarray | None = None
-        # bit numbers for (cell, plane) pairs in observation order: own plane from bits 0-63, other from 64-127
-        self.gather = np.stack([index, index + 64], axis=1).reshape(-1).astype(np.intp)  # used when it fits
-        self.win_shifts = [[self._scalar(s) for s in shifts] for shifts in rules.win_shifts]
-
-    def _scalar(self, value: int) -> Any:
-        return np.uint64(value) if self.fits else value
-
-    def clear(self, index: np.ndarray) -> None:
-        self.stones[:, index] = 0
-        self.heights[index] = 0
-        self.ply[index] = 0
-
-    def has_won(self, stones: np.ndarray) -> np.ndarray:
-        """Bool per entry: does the bitboard hold win_length in a line?"""
-        won = np.zeros(stones.shape, dtype=bool)
-        for shifts in self.win_shifts:
-            run = stones
-            for shift in shifts:
-                run = run & (run >> shift)
-            won |= run != 0
-        return won
-
-    def play(self, index: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Drop a stone for the player to move in each listed game (moves must be legal).
-
-        Returns ``(won, full)`` bool arrays for those games.
-        """
-        player = self.ply[index] & 1
-        heights = self.heights[index, columns]
-        if self.fits:
-            bits = self.bottom[columns] << heights.astype(np.uint64)
-        else:
-            bits = np.array([int(b) << int(h) for b, h in zip(self.bottom[columns], heights)], dtype=object)
-        self.stones[player, index] |= bits
-        self.heights[index, columns] += 1
-        self.ply[index] += 1
-        won = self.has_won(self.stones[player, index])
-        return won, self.ply[index] == self.rules.cells
-
-    def legal(self, index: np.ndarray | slice = slice(None)) -> np.ndarray:
-        """Bool (k, columns): the columns that are not full."""
-        return self.heights[index] < self.rules.rows
-
-    def planes(self, own: np.ndarray, other: np.ndarray) -> np.ndarray:
-        """int8 (k, rows, columns, 2) observation planes from two bitboard arrays."""
-        rules = self.rules
-        n = own.shape[0]
-        if self.fits:
-            # Unpack both bitboards' little-endian bytes into 128 bits per game, then gather the cells in
-            # (row, column, plane) order: one unpack and one take, already in the observation's layout.
-            pair = np.empty((n, 2), dtype="<u8")
-            pair[:, 0] = own
-            pair[:, 1] = other
-            # bits of each byte through a 256-entry table, into a scratch buffer kept between calls: large
-            # temporaries allocated and freed every step cost page faults with glibc's default settings
-            if self._scratch is None or self._scratch.shape[0] < n:
-                self._scratch = np.empty((n, 16, 8), dtype=np.uint8)
-            bits = self._scratch[:n]
-            np.take(_BYTE_BITS, pair.view(np.uint8), axis=0, out=bits)
-            bits = bits.reshape(n, 128)
-            cells = np.empty((n, self.gather.size), dtype=np.uint8)
-            np.take(bits, self.gather, axis=1, out=cells)  # faster with out= than letting take allocate
-            return cells.view(np.int8).reshape(n, rules.rows, rules.columns, 2)
-        out = np.empty((n, rules.rows * rules.columns, 2), dtype=np.int8)
-        out[:, :, 0] = (own[:, None] >> self.cell_shift[None, :]) & 1
-        out[:, :, 1] = (other[:, None] >> self.cell_shift[None, :]) & 1
-        return out.reshape(n, rules.rows, rules.columns, 2)
-
-    def board(self, i: int) -> Board:
-        """Game ``i`` as a :class:`Board` (for rendering and tests)."""
-        return Board.from_stones(self.rules, int(self.stones[0, i]), int(self.stones[1, i]))
-
 
 class Connect4VectorEnv(VectorEnv):
-    """``num_envs`` games of ``Connect4-v0`` in lockstep (same arguments, plus ``num_envs``/``autoreset_mode``).
+    """``num_envs`` games of ``Connect4-v0`` in lockstep, stepped as arrays (``gymnasium.make_vec("Connect4-v0")``).
 
-    The opponent's replies are computed for all games at once when it offers
-    ``act_batch(observations, action_masks)`` (the random agent does); otherwise game by game with ``act``.
-    ``autoreset_mode``: ``"NextStep"`` (Gymnasium's default: the step after a game ends resets it and ignores
-    its action) or ``"SameStep"`` (reset at once; ``info["final_obs"]`` holds the last observation).
-    ``action_masks()`` gives every game's legal columns (bool, ``(num_envs, columns)``).
+    ## Description
+    Each game is ``Connect4-v0``: the learner drops a stone, then, unless the game ended, the opponent replies.
+    All games step together; the opponent answers all of them in one ``act_batch(observations,
+    action_masks)`` call when it has one (the random agent does), else game by game with ``act``.
+
+    ## Action Space
+    `MultiDiscrete([columns] * num_envs)`: one column per game, as an integer array of shape `(num_envs,)`.
+    Floats, bools, strings and other shapes raise `TypeError`; an out-of-range column raises
+    `IllegalMoveError`.
+
+    ## Observation Space
+    `Box(0, 1, (num_envs, rows, columns, 2), int8)`: each game from the learner's side (plane 0 its stones,
+    plane 1 the opponent's, row 0 the top row), as `Connect4-v0`.
+
+    ## Rewards
+    Per game: +1 when the learner wins, -1 when it loses or plays a full column under `illegal_action="lose"`,
+    0 otherwise (float64 array).
+
+    ## Starting State
+    Empty boards; in games where the learner moves second, the opponent's first stone is already played.
+    `reset(seed=s)` seeds the env's RNG (sides under `agent_first=None`) and reseeds the opponent through its
+    `reset(seed=...)`: the whole run is then reproducible. A list of seeds is accepted for Gymnasium's
+    `reset(seed=[...])`; its first entry seeds the env.
+
+    ## Episode End
+    A game terminates on a win, a loss, a draw or (under `"lose"`) an illegal move; never truncated. Under
+    `autoreset_mode="NextStep"` (Gymnasium's default) the next step resets that game and ignores its action;
+    under `"SameStep"` it is reset at once and its last observation is in `info["final_obs"]`.
+
+    ## Info
+    | key | when | value |
+    |---|---|---|
+    | `action_mask`, `_action_mask` | always | int8 `(num_envs, columns)`: each game's legal columns |
+    | `illegal_action`, `_illegal_action` | a full column was played under `"lose"` | bool `(num_envs,)` |
+    | `final_obs`, `_final_obs` | `"SameStep"`, a game ended | object array: the last observation of those games |
+    | `final_info`, `_final_info` | `"SameStep"`, a game ended | object array of dicts with `action_mask` (all 0) and `illegal_action` |
+
+    `action_masks()` gives every game's legal columns as bool `(num_envs, columns)` (all True for a game that
+    resets on the next step), for sb3-contrib's MaskablePPO.
+
+    ## Failures
+    If the opponent raises (KeyboardInterrupt included) or answers an illegal or malformed column, `step` and
+    `reset` raise (`IllegalMoveError` naming the opponent and its answer, or the opponent's own exception) and
+    leave every game exactly as it was before the call.
+
+    ## Arguments
+    | argument | default | meaning |
+    |---|---|---|
+    | `num_envs` | 1 | games stepped together |
+    | `rows`, `columns`, `win_length`, `opponent`, `opponent_kwargs`, `agent_first`, `illegal_action` | as `Connect4-v0` | |
+    | `autoreset_mode` | `"NextStep"` | `"NextStep"` or `"SameStep"` |
+    | `render_mode` | None | `"ansi"` or `"rgb_array"` (one per game) |
+    | `tile` | 48 | pixels per cell for images |
+    | `copy` | True | return a fresh observation array each call; False returns the env's own buffer, overwritten by the next call (faster; as Gymnasium's `SyncVectorEnv(copy=False)`) |
+
+    ## Version History
+    * v0: initial release.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -145,11 +103,17 @@ class Connect4VectorEnv(VectorEnv):
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
         render_mode: str | None = None,
         tile: int = 48,
+        copy: bool = True,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        num_envs = check_int("num_envs", num_envs, 1, 1 << 24)
         self.rules = Rules(rows, columns, win_length)
+        if num_envs * self.rules.cells > 1 << 28:
+            raise ValueError(
+                f"num_envs={num_envs} boards of {self.rules.cells} cells need {num_envs * self.rules.cells * 2:,} "
+                f"bytes per observation; allowed: num_envs * rows * columns <= {1 << 28:,}"
+            )
         check_match_settings(agent_first, illegal_action)
+        self.copy = check_bool("copy", copy)
         try:
             self.autoreset_mode = AutoresetMode(autoreset_mode)
         except ValueError:
@@ -175,61 +139,83 @@ class Connect4VectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.boards = BatchedBoards(self.rules, num_envs)
         self.learner = np.zeros(num_envs, dtype=np.int64)
+        # Every game from the learner's side, kept up to date stone by stone: a step writes two cells per
+        # game instead of re-encoding every board.
+        self._obs = np.zeros((num_envs, rows, columns, 2), dtype=np.int8)
         self._needs_reset = np.zeros(num_envs, dtype=bool)
         self._all = np.arange(num_envs)
         self._has_reset = False
 
     # -- helpers -------------------------------------------------------------------------------------------
-    def _observations(self, index: np.ndarray, seat: np.ndarray) -> np.ndarray:
-        stones = self.boards.stones
-        own = np.where(seat == 0, stones[0, index], stones[1, index])
-        other = np.where(seat == 0, stones[1, index], stones[0, index])
-        return self.boards.planes(own, other)
+    def _play(self, index: np.ndarray, columns: np.ndarray, plane: int) -> tuple[np.ndarray, np.ndarray]:
+        """Play ``columns`` in the listed games for the learner (plane 0) or the opponent (plane 1)."""
+        won, full = self.boards.play(index, columns)
+        rows = self.rules.rows - self.boards.heights[index, columns]
+        self._obs[index, rows, columns, plane] = 1
+        return won, full
 
-    def _opponent_moves(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Let the opponent move in the listed games; returns (won, full) for them."""
-        seat = 1 - self.learner[index]
-        # An opponent that declares it ignores observations (the random agent) is spared building them.
-        observations = (
-            self._observations(index, seat) if getattr(self.opponent, "uses_observations", True) else None
+    def _undo(self, index: np.ndarray, columns: np.ndarray, plane: int) -> None:
+        rows = self.rules.rows - self.boards.heights[index, columns]
+        self._obs[index, rows, columns, plane] = 0
+        self.boards.undo(index, columns)
+
+    def _opponent_moves(self, index: np.ndarray, journal: list) -> tuple[np.ndarray, np.ndarray]:
+        """Let the opponent move in the listed games; returns (won, full) for them. Nothing is played unless
+        every answer is legal."""
+        columns = opponent_columns(
+            self.opponent,
+            lambda: np.ascontiguousarray(self._obs[index][..., ::-1]),  # the opponent's side of each game
+            self.boards.legal(index),
+            index,
         )
-        masks = self.boards.legal(index)
-        act_batch = getattr(self.opponent, "act_batch", None)
-        if callable(act_batch):
-            columns = np.asarray(act_batch(observations, masks.astype(np.int8)), dtype=np.int64)
-        else:
-            if observations is None:
-                observations = self._observations(index, seat)
-            columns = np.array(
-                [self.opponent.act(observations[k], masks[k].astype(np.int8)) for k in range(index.size)],
-                dtype=np.int64,
-            ).reshape(index.size)
-        bad = (columns < 0) | (columns >= self.rules.columns)
-        if not bad.any():
-            bad = ~masks[np.arange(index.size), columns]
-        if bad.any():
-            k = int(np.flatnonzero(bad)[0])
-            raise IllegalMoveError(
-                f"the opponent {self.opponent!r} chose column {columns[k]} in game {int(index[k])}; "
-                f"legal columns are {np.flatnonzero(masks[k]).tolist()}"
-            )
-        return self.boards.play(index, columns)
+        journal.append((index, columns, 1))
+        return self._play(index, columns, 1)
 
-    def _reset_games(self, index: np.ndarray) -> None:
+    def _reset_games(self, index: np.ndarray, journal: list) -> None:
         if index.size == 0:
             return
         self.boards.clear(index)
+        self._obs[index] = 0
         if self.agent_first is None:
             self.learner[index] = self.np_random.integers(2, size=index.size)
         else:
             self.learner[index] = 0 if self.agent_first else 1
         second = index[self.learner[index] == 1]
         if second.size:
-            self._opponent_moves(second)
+            self._opponent_moves(second, journal)
+
+    def _save_games(self, index: np.ndarray, journal: list) -> tuple:
+        """What :meth:`_reset_games` is about to change in the listed games, for :meth:`_rollback`."""
+        rng_state = self.np_random.bit_generator.state if self.agent_first is None else None
+        return (
+            index,
+            self.boards.snapshot(index),
+            self.learner[index],
+            self._obs[index],
+            rng_state,
+            len(journal),
+        )
+
+    def _rollback(self, journal: list, saved: tuple | None) -> None:
+        """Undo a failed step: restore the games that were being reset (their new moves go with it), then take
+        back the moves played before, last to first."""
+        if saved is not None:
+            index, boards, learner, obs, rng_state, mark = saved
+            self.boards.restore(index, boards)
+            self.learner[index] = learner
+            self._obs[index] = obs
+            if rng_state is not None:
+                self.np_random.bit_generator.state = rng_state
+            journal = journal[:mark]
+        for index, columns, plane in reversed(journal):
+            self._undo(index, columns, plane)
+
+    def _observations(self) -> np.ndarray:
+        return self._obs.copy() if self.copy else self._obs
 
     def _infos(self, illegal: np.ndarray | None = None) -> dict[str, Any]:
         info: dict[str, Any] = {
-            "action_mask": self.boards.legal().astype(np.int8),
+            "action_mask": self.boards.legal().view(np.int8),
             "_action_mask": np.ones(self.num_envs, dtype=bool),
         }
         if illegal is not None and illegal.any():
@@ -238,19 +224,48 @@ class Connect4VectorEnv(VectorEnv):
         return info
 
     # -- API -----------------------------------------------------------------------------------------------
-    def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None):
-        if isinstance(seed, list):
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start every game anew; returns ``(observations, info)`` (see the class docstring).
+
+        Raises:
+            TypeError: ``seed`` is not an int, None or a list of them. ValueError: an empty list or a
+                negative seed. IllegalMoveError, or whatever the opponent raised: the opponent failed its
+                first move; the env is then exactly as before the call.
+        """
+        if isinstance(seed, (list, tuple)):
+            if len(seed) == 0:
+                raise ValueError("reset(seed=[]) needs at least one seed (or pass seed=None)")
             seed = seed[0]
         if seed is not None:
-            self._np_random, self._np_random_seed = seeding.np_random(seed)
-        rng = self.np_random
-        reset = getattr(self.opponent, "reset", None)
-        if callable(reset):
-            reset(seed=int(rng.integers(2**63)))
-        self._reset_games(self._all)
+            seed = check_int("seed", seed, 0)
+        saved_rng = (self._np_random, self._np_random_seed)
+        rng_state = None if self._np_random is None else self._np_random.bit_generator.state
+        saved = (
+            self.boards.snapshot(self._all),
+            self.learner.copy(),
+            self._obs.copy(),
+            self._needs_reset.copy(),
+        )
+        try:
+            if seed is not None:
+                self._np_random, self._np_random_seed = seeding.np_random(seed)
+            rng = self.np_random
+            reset = getattr(self.opponent, "reset", None)
+            if callable(reset):
+                reset(seed=int(rng.integers(2**63)))
+            self._reset_games(self._all, [])
+        except BaseException:
+            self._np_random, self._np_random_seed = saved_rng
+            if rng_state is not None and saved_rng[0] is not None:
+                saved_rng[0].bit_generator.state = rng_state
+            self.boards.restore(self._all, saved[0])
+            self.learner[:], self._obs[:], self._needs_reset[:] = saved[1], saved[2], saved[3]
+            raise
         self._needs_reset[:] = False
         self._has_reset = True
-        return self._observations(self._all, self.learner), self._infos()
+        return self._observations(), self._infos()
 
     def action_masks(self) -> np.ndarray:
         """Bool (num_envs, columns): each game's legal columns (all True for a game that resets next step)."""
@@ -258,22 +273,37 @@ class Connect4VectorEnv(VectorEnv):
         masks[self._needs_reset] = True
         return masks
 
-    def step(self, actions: Any):
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        if not isinstance(actions, np.ndarray):
+            actions = np.asarray(actions)
+        if (
+            actions.shape != (self.num_envs,)
+            or not np.issubdtype(actions.dtype, np.integer)
+            or actions.dtype == np.bool_
+        ):
+            raise TypeError(
+                f"actions must be an integer array of shape ({self.num_envs},), got an array of shape "
+                f"{actions.shape} and dtype {actions.dtype}"
+            )
+        return actions.astype(np.int64, copy=False)
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Play one column in every game, then the opponent's replies; returns Gymnasium's 5-tuple of arrays.
+
+        Raises:
+            RuntimeError: before the first ``reset``. TypeError: ``actions`` is not an integer array of shape
+                ``(num_envs,)``. IllegalMoveError: an out-of-range column, a full one under
+                ``illegal_action="raise"``, or an illegal or malformed answer of the opponent; whatever the
+                opponent raised passes through. After any error every game is exactly as before the call.
+        """
         if not self._has_reset:
             raise RuntimeError("step() called before reset()")
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,) or not np.issubdtype(actions.dtype, np.integer):
-            raise TypeError(
-                f"actions must be {self.num_envs} integer columns, got an array of shape {actions.shape} "
-                f"and dtype {actions.dtype}"
-            )
-        actions = actions.astype(np.int64)
+        actions = self._check_actions(actions)
         n, columns = self.num_envs, self.rules.columns
         rewards = np.zeros(n, dtype=np.float64)
         terminated = np.zeros(n, dtype=bool)
-        resetting = (
-            self._needs_reset.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(n, bool)
-        )
+        next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
+        resetting = self._needs_reset if next_step else np.zeros(n, bool)
         active = ~resetting
         out_of_range = active & ((actions < 0) | (actions >= columns))
         if out_of_range.any():
@@ -291,48 +321,51 @@ class Connect4VectorEnv(VectorEnv):
             )
         rewards[full] = -1.0
         terminated[full] = True
-        moving = np.flatnonzero(active & ~full)
-        if moving.size:
-            won, board_full = self.boards.play(moving, actions[moving])
-            rewards[moving[won]] = 1.0
-            terminated[moving[won | board_full]] = True
-            replying = moving[~(won | board_full)]
-            if replying.size:
-                won, board_full = self._opponent_moves(replying)
-                rewards[replying[won]] = -1.0
-                terminated[replying[won | board_full]] = True
-        self._reset_games(np.flatnonzero(resetting))
-        truncated = np.zeros(n, dtype=bool)
-        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
-            self._needs_reset = terminated.copy()
-            return (
-                self._observations(self._all, self.learner),
-                rewards,
-                terminated,
-                truncated,
-                self._infos(full),
-            )
+        journal: list = []
+        saved = None
         final_obs = None
-        if terminated.any():
-            done = np.flatnonzero(terminated)
-            final_obs = self._observations(done, self.learner[done])
-            final_masks = self.boards.legal(done).astype(np.int8)
-            self._reset_games(done)
+        try:
+            moving = np.flatnonzero(active & ~full)
+            if moving.size:
+                moved = actions[moving]
+                won, board_full = self._play(moving, moved, 0)
+                journal.append((moving, moved, 0))
+                rewards[moving[won]] = 1.0
+                terminated[moving[won | board_full]] = True
+                replying = moving[~(won | board_full)]
+                if replying.size:
+                    won, board_full = self._opponent_moves(replying, journal)
+                    rewards[replying[won]] = -1.0
+                    terminated[replying[won | board_full]] = True
+            if next_step:
+                to_reset = np.flatnonzero(resetting)
+            else:
+                to_reset = np.flatnonzero(terminated)
+                if to_reset.size:
+                    final_obs = self._obs[to_reset]
+                    final_masks = np.zeros((to_reset.size, columns), dtype=np.int8)
+            if to_reset.size:
+                saved = self._save_games(to_reset, journal)
+                self._reset_games(to_reset, journal)
+        except BaseException:
+            self._rollback(journal, saved)
+            raise
+        truncated = np.zeros(n, dtype=bool)
         info = self._infos(full)
-        if final_obs is not None:
+        if next_step:
+            self._needs_reset = terminated.copy()
+        elif final_obs is not None:
             info["final_obs"] = np.empty(n, dtype=object)
             info["final_info"] = np.empty(n, dtype=object)
-            for k, game in enumerate(done.tolist()):
+            for k, game in enumerate(to_reset.tolist()):
                 info["final_obs"][game] = final_obs[k]
-                info["final_info"][game] = {
-                    "action_mask": np.zeros_like(final_masks[k]),
-                    "illegal_action": bool(full[game]),
-                }
+                info["final_info"][game] = {"action_mask": final_masks[k], "illegal_action": bool(full[game])}
             info["_final_obs"] = terminated.copy()
             info["_final_info"] = terminated.copy()
-        return self._observations(self._all, self.learner), rewards, terminated, truncated, info
+        return self._observations(), rewards, terminated, truncated, info
 
     def render(self) -> tuple[Any, ...] | None:
+        """One rendering per game (``"ansi"`` text or ``"rgb_array"`` image), or None without a render mode."""
         if self.render_mode is None:
             return None
         return tuple(self._renderer.render(self.boards.board(i)) for i in range(self.num_envs))

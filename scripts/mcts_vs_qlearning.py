@@ -61,7 +61,7 @@ def mcts_vs_mcts(args: argparse.Namespace) -> int:
     ]
     if args.games == 1:
 
-        def show(board, player, column):  # noqa: ANN001, ANN202
+        def show(board, player, column):
             search = players[player].last_search
             print(
                 f"move {board.ply}: {'XO'[player]} (MCTS {[args.playouts0, args.playouts1][player]} playouts) plays {column}"

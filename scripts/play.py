@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     watching = not any(spec.startswith("human") for spec in (args.player0, args.player1))
 
-    def show(board, player, column):  # noqa: ANN001, ANN202
+    def show(board, player, column):
         if watching:
             print(f"{'XO'[player]} plays column {column}\n{render_ansi(board)}")
 

@@ -86,7 +86,7 @@ def reference_scores(game: ReferenceGame, memo: dict | None = None) -> list[int 
     return scores
 
 
-def random_board(rng, plies: int, rows: int = 6, columns: int = 7, win_length: int = 4):  # noqa: ANN001, ANN201
+def random_board(rng, plies: int, rows: int = 6, columns: int = 7, win_length: int = 4):
     """A ``connect4_env.Board`` after up to ``plies`` uniformly random legal moves (fewer if the game ends)."""
     from connect4_env import Board
 

@@ -74,7 +74,7 @@ def test_perfect_play_from_the_empty_board_wins_with_the_41st_stone() -> None:
     assert board.winner == 0 and board.ply == 41
 
 
-def test_a_damaged_book_file_is_refused(tmp_path) -> None:  # noqa: ANN001
+def test_a_damaged_book_file_is_refused(tmp_path) -> None:
     source = np.fromfile(book.source, dtype=np.uint8, count=5 * 1000)
     cut = tmp_path / "cut.dat"
     source[:4999].tofile(cut)

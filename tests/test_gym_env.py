@@ -137,7 +137,7 @@ def test_malformed_actions_always_raise(action: object, error: type) -> None:
     ("kwargs", "error", "fragment"),
     [
         ({"illegal_action": "ignore"}, ValueError, "ignore"),
-        ({"agent_first": "yes"}, ValueError, "yes"),
+        ({"agent_first": "yes"}, TypeError, "yes"),
         ({"opponent": "grandmaster"}, ValueError, "grandmaster"),
         ({"opponent": 42}, TypeError, "42"),
         ({"rows": 3, "columns": 3, "win_length": 4}, ValueError, "win_length=4"),

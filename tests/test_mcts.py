@@ -195,7 +195,6 @@ def test_explain_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
         ({"time_limit": float("inf")}, "finite"),
         ({"c": float("inf")}, "c must"),
         ({"max_nodes": 10}, "max_nodes"),
-        ({"compiled": "yes"}, "compiled"),
         ({"win_length": 1}, "win_length"),
         ({"c": -1}, "c must"),
         ({"final": "best"}, "final"),
@@ -204,6 +203,22 @@ def test_explain_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
 )
 def test_bad_settings_raise(kwargs: dict, fragment: str) -> None:
     with pytest.raises(ValueError, match=fragment):
+        MCTSAgent(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({"compiled": "yes"}, "compiled"),
+        ({"playouts": 2.5}, "playouts"),
+        ({"time_limit": "1"}, "time_limit"),
+        ({"solver": None}, "solver"),
+        ({"max_nodes": 1e6}, "max_nodes"),
+        ({"win_length": 4.0}, "win_length"),
+    ],
+)
+def test_settings_of_the_wrong_type_raise_type_error(kwargs: dict, fragment: str) -> None:
+    with pytest.raises(TypeError, match=fragment):
         MCTSAgent(**kwargs)
 
 

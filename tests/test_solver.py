@@ -158,9 +158,14 @@ def test_the_default_budget_is_build_aware_and_named() -> None:
     assert SolverAgent(max_nodes=None).node_budget(Board.empty().rules) is None
     with pytest.raises(SolverBudgetExceeded, match=r"max_nodes=1,000 nodes.*max_nodes=None"):
         SolverAgent(max_nodes=1_000, book=False).score(Board.empty(6, 5, 4))
-    for bad in (2**70, -5, 1.5, True, "lots"):
+    for bad in (2**70, -5, "lots"):
         with pytest.raises(ValueError, match="max_nodes"):
             SolverAgent(max_nodes=bad)
+    for wrong_type in (1.5, True, [1]):
+        with pytest.raises(TypeError, match="max_nodes"):
+            SolverAgent(max_nodes=wrong_type)
+    with pytest.raises(TypeError, match="compiled"):
+        SolverAgent(compiled="yes")
 
 
 @pytest.mark.slow

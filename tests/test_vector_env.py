@@ -33,7 +33,7 @@ class BatchedLeftmost(Leftmost):
     batched=st.booleans(),
     choices=st.lists(st.lists(st.integers(0, 7), min_size=3, max_size=3), min_size=1, max_size=60),
 )
-def test_batched_env_agrees_with_single_envs(size, agent_first, batched, choices) -> None:  # noqa: ANN001
+def test_batched_env_agrees_with_single_envs(size, agent_first, batched, choices) -> None:
     rows, columns, win_length = size
     n = 3
     opponent = BatchedLeftmost() if batched else Leftmost()
@@ -113,7 +113,7 @@ def test_errors() -> None:
         vector.step(np.array([0, 3]))
     with pytest.raises(TypeError, match="integer"):
         vector.step(np.array([0.0, 1.0]))
-    with pytest.raises(TypeError, match="2 integer columns"):
+    with pytest.raises(TypeError, match=r"integer array of shape \(2,\)"):
         vector.step(np.array([0]))
     vector.step(np.array([1, 1]))  # the opponent answers in column 0
     before = vector.boards.stones.copy()

@@ -1,0 +1,98 @@
+"""One policy for checking arguments: TypeError for a wrong type, ValueError for a wrong value.
+
+Every message names the argument, the value given and what is allowed. The core, the renderers, the envs, the
+agents and the scripts all check through these helpers, so the same mistake gets the same error everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Collection
+from typing import Any
+
+__all__ = ["check_int", "check_number", "check_bool", "check_choice"]
+
+
+def _describe(value: object) -> str:
+    return f"{value!r} ({type(value).__name__})"
+
+
+def check_int(name: str, value: object, minimum: int | None = None, maximum: int | None = None) -> int:
+    """``value`` as a plain int: a Python or numpy integer (not a bool) within ``minimum..maximum``.
+
+    Raises:
+        TypeError: not an integer (a float, a string, a bool, None). ValueError: out of range.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer{_range_text(minimum, maximum)}, got {_describe(value)}")
+    result = int(value)
+    if (minimum is not None and result < minimum) or (maximum is not None and result > maximum):
+        raise ValueError(f"{name} must be an integer{_range_text(minimum, maximum)}, got {result}")
+    return result
+
+
+def check_number(
+    name: str,
+    value: object,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    *,
+    above_minimum: bool = False,
+) -> float:
+    """``value`` as a finite float within ``minimum..maximum`` (``above_minimum``: strictly greater).
+
+    Raises:
+        TypeError: not a real number (a string, a bool, None). ValueError: NaN, infinite or out of range.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {_describe(value)}")
+    result = float(value)
+    low = "" if minimum is None else (f" > {minimum}" if above_minimum else f" >= {minimum}")
+    high = "" if maximum is None else f" <= {maximum}"
+    allowed = f"a finite number{low}{' and' if low and high else ''}{high}"
+    if not math.isfinite(result):
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+    if minimum is not None and (result < minimum or (above_minimum and result == minimum)):
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+    if maximum is not None and result > maximum:
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+    return result
+
+
+def check_bool(name: str, value: object) -> bool:
+    """``value`` if it is True or False (numpy bools too).
+
+    Raises:
+        TypeError: anything else (``"yes"``, 1, None).
+    """
+    if value is True or value is False:
+        return bool(value)
+    if type(value).__name__ == "bool_":  # numpy.bool_ without importing numpy here
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {_describe(value)}")
+
+
+def check_choice(name: str, value: Any, allowed: Collection[Any]) -> Any:
+    """``value`` if it is one of ``allowed``.
+
+    Raises:
+        ValueError: it is not (the message lists what is).
+    """
+    try:
+        known = value in allowed
+    except TypeError:  # unhashable values cannot be in a set of choices
+        known = False
+    if not known:
+        raise ValueError(f"{name}={value!r} is not supported; allowed: {', '.join(repr(a) for a in allowed)}")
+    return value
+
+
+def _range_text(minimum: int | None, maximum: int | None) -> str:
+    if minimum is not None and maximum is not None:
+        return f" in {minimum}..{maximum}"
+    if minimum is not None:
+        return f" >= {minimum}"
+    if maximum is not None:
+        return f" <= {maximum}"
+    return ""
