@@ -18,15 +18,48 @@ def _default_mode() -> int:
     return 0o666 & ~umask
 
 
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, someone else's
+        return True
+    return True
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Delete ``.{name}.{pid}.*.tmp`` files left beside ``path`` by writers that died (SIGKILL, power loss)."""
+    prefix = f".{path.name}."
+    try:
+        candidates = [
+            p for p in path.parent.iterdir() if p.name.startswith(prefix) and p.name.endswith(".tmp")
+        ]
+    except OSError:
+        return
+    for candidate in candidates:
+        pid = candidate.name[len(prefix) :].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _process_alive(int(pid)):
+            candidate.unlink(missing_ok=True)
+
+
 def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], object]) -> Path:
     """Call ``write(stream)`` on a temporary binary file beside ``path``, then rename it to ``path``.
 
-    A crash or Ctrl-C part-way leaves the old file (or none), never a truncated one. The file gets the usual
-    permissions (``0o666`` less the umask), not the temporary file's private ones.
+    A crash or Ctrl-C part-way leaves the old file (or none), never a truncated one; temporaries left by a
+    writer that was killed outright are removed by the next write to the same path. If ``path`` is a
+    symbolic link, the file it points to is replaced and the link kept. The file gets the usual permissions
+    (``0o666`` less the umask), not the temporary file's private ones.
+
+    Returns:
+        The path written (the link's target when ``path`` is a link).
     """
-    path = Path(path)
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    _remove_stale_temporaries(path)
+    handle, temporary = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp"
+    )
     try:
         with os.fdopen(handle, "wb") as stream:
             write(stream)

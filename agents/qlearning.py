@@ -11,28 +11,23 @@ random; ``act`` is greedy (exploration happens only in ``train``).
 
 from __future__ import annotations
 
-import json
-import math
 import os
-import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agents._files import atomic_write
 from agents.base import RulesBound, unpack
+from agents.learning_curve import LearningCurve
+from agents.progress import progress_bar
+from agents.qtable_file import DEFAULT_MAX_BYTES, FILE_FORMAT, load_qtable, save_qtable
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import TrackedBoard
 from connect4_env.policy import bind_policy
 from connect4_env.validation import check_bool, check_choice, check_int, check_number
 
 __all__ = ["QLearningAgent", "LearningCurve", "REWARD_SCHEMES", "FILE_FORMAT"]
-
-FILE_FORMAT = "connect4_env.qtable"
-FILE_VERSION = 1
 
 # reward per learner move that does not end the game, and for a win, a loss, a draw
 REWARD_SCHEMES: dict[str, dict[str, float]] = {
@@ -53,49 +48,6 @@ def canonical_key(board: Board) -> tuple[int, bool]:
     key = mover + mask + rules.bottom_mask
     mirror_key = rules.mirror(mover) + rules.mirror(mask) + rules.bottom_mask
     return (mirror_key, True) if mirror_key < key else (key, False)
-
-
-@dataclass
-class LearningCurve:
-    """Per window of episodes: the learner's mean return and its win, draw and loss rates."""
-
-    window: int
-    episodes: list[int] = field(default_factory=list)
-    mean_return: list[float] = field(default_factory=list)
-    win_rate: list[float] = field(default_factory=list)
-    draw_rate: list[float] = field(default_factory=list)
-    loss_rate: list[float] = field(default_factory=list)
-    epsilon: list[float] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            k: getattr(self, k)
-            for k in ("window", "episodes", "mean_return", "win_rate", "draw_rate", "loss_rate", "epsilon")
-        }
-
-    def plot(self, path: str | os.PathLike[str], title: str = "Q-learning") -> Path:
-        """Save the curve as a PNG (needs matplotlib, in the ``train`` extra)."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        figure, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
-        top.plot(self.episodes, self.mean_return, color="tab:blue")
-        top.set_ylabel(f"mean return per {self.window} episodes")
-        top.set_title(title)
-        bottom.plot(self.episodes, self.win_rate, label="win", color="tab:green")
-        bottom.plot(self.episodes, self.draw_rate, label="draw", color="tab:gray")
-        bottom.plot(self.episodes, self.loss_rate, label="loss", color="tab:red")
-        bottom.set_ylabel("rate")
-        bottom.set_xlabel("episodes")
-        bottom.set_ylim(0, 1)
-        bottom.legend()
-        figure.tight_layout()
-        path = Path(path)
-        atomic_write(path, lambda stream: figure.savefig(stream, format="png", dpi=100))
-        plt.close(figure)
-        return path
 
 
 class QLearningAgent(RulesBound):
@@ -264,6 +216,7 @@ class QLearningAgent(RulesBound):
         progress: bool = False,
         on_window: Callable[[LearningCurve], None] | None = None,
         total_episodes: int | None = None,
+        curve: LearningCurve | None = None,
     ) -> LearningCurve:
         """Learn from ``episodes`` games against ``opponent`` (any policy; pass ``self`` for self-play).
 
@@ -271,10 +224,12 @@ class QLearningAgent(RulesBound):
         ``total_episodes``: the length of the whole training plan that epsilon decays over, counted like
         ``episodes_trained`` (default: ``episodes_trained + episodes``; pass it when training in several
         calls). The opponent is bound to the table's rules first. Returns the learning curve (per ``window``
-        episodes); ``progress`` shows a tqdm bar when installed.
+        episodes); ``progress`` shows a tqdm bar when installed. ``curve``: a curve to append the windows to,
+        so that a caller still holds the finished windows when training is interrupted (Ctrl-C): the table
+        then holds every finished episode, and the interrupted one's updates only if ``updates="online"``.
 
         Raises:
-            ValueError: bad counts, or an opponent that cannot play this board.
+            TypeError / ValueError: bad counts, or an opponent that cannot play this board.
         """
         episodes = check_int("episodes", episodes, 1)
         window = check_int("window", window, 1)
@@ -286,36 +241,41 @@ class QLearningAgent(RulesBound):
         self.planned_episodes = (
             self.episodes_trained + episodes if total_episodes is None else int(total_episodes)
         )
-        curve = LearningCurve(window=window)
+        if curve is None:
+            curve = LearningCurve(window=window)
+        elif not isinstance(curve, LearningCurve) or curve.window != window:
+            raise ValueError(f"curve must be a LearningCurve with window={window}, got {curve!r}")
         returns: list[float] = []
         outcomes: list[int] = []  # +1 win, 0 draw, -1 loss (the first learning seat's view)
-        bar = _progress_bar(episodes, progress)
-        for episode in range(episodes):
-            learner_seat = episode % 2
-            seats = (0, 1) if self_play else (learner_seat,)
-            learn_seats = (learner_seat, 1 - learner_seat) if self.learn_from_opponent else seats
-            episode_return, outcome = self._play_training_game(opponent, seats, learn_seats)
-            returns.append(episode_return)
-            outcomes.append(outcome)
-            self.episodes_trained += 1
-            if bar is not None:
-                bar.update(1)
-            if len(returns) == window or episode == episodes - 1:
-                n = len(returns)
-                curve.episodes.append(self.episodes_trained)
-                curve.mean_return.append(float(np.mean(returns)))
-                curve.win_rate.append(outcomes.count(1) / n)
-                curve.draw_rate.append(outcomes.count(0) / n)
-                curve.loss_rate.append(outcomes.count(-1) / n)
-                curve.epsilon.append(self.current_epsilon())
+        bar = progress_bar(episodes, "episodes", unit="ep") if progress else None
+        try:
+            for episode in range(episodes):
+                learner_seat = episode % 2
+                seats = (0, 1) if self_play else (learner_seat,)
+                learn_seats = (learner_seat, 1 - learner_seat) if self.learn_from_opponent else seats
+                episode_return, outcome = self._play_training_game(opponent, seats, learn_seats)
+                returns.append(episode_return)
+                outcomes.append(outcome)
+                self.episodes_trained += 1
                 if bar is not None:
-                    bar.set_postfix(win=f"{curve.win_rate[-1]:.2f}", eps=f"{curve.epsilon[-1]:.3f}")
-                if on_window is not None:
-                    on_window(curve)
-                returns.clear()
-                outcomes.clear()
-        if bar is not None:
-            bar.close()
+                    bar.update(1)
+                if len(returns) == window or episode == episodes - 1:
+                    n = len(returns)
+                    curve.episodes.append(self.episodes_trained)
+                    curve.mean_return.append(float(np.mean(returns)))
+                    curve.win_rate.append(outcomes.count(1) / n)
+                    curve.draw_rate.append(outcomes.count(0) / n)
+                    curve.loss_rate.append(outcomes.count(-1) / n)
+                    curve.epsilon.append(self.current_epsilon())
+                    if bar is not None:
+                        bar.set_postfix(win=f"{curve.win_rate[-1]:.2f}", eps=f"{curve.epsilon[-1]:.3f}")
+                    if on_window is not None:
+                        on_window(curve)
+                    returns.clear()
+                    outcomes.clear()
+        finally:
+            if bar is not None:
+                bar.close()
         return curve
 
     def _play_training_game(
@@ -391,136 +351,34 @@ class QLearningAgent(RulesBound):
         row[column] += self.alpha * (target - row[column])
 
     # -- files ---------------------------------------------------------------------------------------------
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the table as ``.npz`` (no pickle), atomically: a temporary file renamed over ``path``.
-
-        Arrays: ``keys`` (n, key_bytes) uint8, little-endian canonical keys; ``q`` (n, columns) float64;
-        ``meta``: a JSON string with the format tag, version, board size, hyper-parameters and episodes trained.
-        """
-        path = Path(path)
-        key_bytes = (self.rules.columns * self.rules.height + 8) // 8 + 1
-        keys = sorted(self.q)
-        key_array = np.frombuffer(b"".join(k.to_bytes(key_bytes, "little") for k in keys), dtype=np.uint8)
-        key_array = key_array.reshape(len(keys), key_bytes)
-        q = np.array([self.q[k] for k in keys], dtype=np.float64).reshape(len(keys), self.rules.columns)
-        meta = {
-            "format": FILE_FORMAT,
-            "version": FILE_VERSION,
-            "rows": self.rules.rows,
-            "columns": self.rules.columns,
-            "win_length": self.rules.win_length,
+    def settings(self) -> dict[str, Any]:
+        """The hyper-parameters, as saved with the table (the file's metadata)."""
+        return {
             "alpha": self.alpha,
             "gamma": self.gamma,
             "epsilon": self.epsilon,
             "epsilon_min": self.epsilon_min,
             "exploration_fraction": self.exploration_fraction,
             "epsilon_decay": self.epsilon_decay,
-            "planned_episodes": self.planned_episodes,
             "rewards": self.rewards,
             "updates": self.updates,
-            "episodes_trained": self.episodes_trained,
-            "states": len(keys),
         }
-        atomic_write(
-            path,
-            lambda stream: np.savez_compressed(stream, keys=key_array, q=q, meta=np.array(json.dumps(meta))),
-        )
-        return path
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the table as ``.npz`` (no pickle), atomically; returns the path written.
+
+        The format is described in :mod:`agents.qtable_file`.
+        """
+        return save_qtable(self, path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], seed: int | None = None) -> QLearningAgent:
-        """Read a table written by :meth:`save`.
+    def load(
+        cls, path: str | os.PathLike[str], seed: int | None = None, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> QLearningAgent:
+        """Read a table written by :meth:`save`, checking the file before reading it (no pickle).
 
         Raises:
-            FileNotFoundError: no such file. ValueError: not a Q-table file, corrupt or truncated, or arrays
-                that do not fit the board size it names.
+            FileNotFoundError: no such file. ValueError: not a Q-table file, corrupt or truncated, arrays that
+                do not fit the board it names, more than ``max_bytes`` decompressed, or duplicate keys.
         """
-        path = Path(path)
-        if not path.exists():
-            raise FileNotFoundError(f"no Q-table file at {path}")
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                missing = {"keys", "q", "meta"} - set(data.files)
-                if missing:
-                    raise ValueError(f"{path} is not a Q-table file: missing arrays {sorted(missing)}")
-                meta = json.loads(str(data["meta"]))
-                keys, q = data["keys"], data["q"]
-        except (zipfile.BadZipFile, EOFError, OSError, json.JSONDecodeError, KeyError) as error:
-            raise ValueError(f"{path} is corrupt or truncated: {error}") from None
-        except ValueError as error:
-            if "Q-table" in str(error):
-                raise
-            raise ValueError(f"{path} is corrupt or truncated: {error}") from None
-        if not isinstance(meta, dict) or meta.get("format") != FILE_FORMAT:
-            raise ValueError(
-                f"{path} is not a Q-table file (format tag {meta.get('format') if isinstance(meta, dict) else None!r})"
-            )
-        if meta.get("version") != FILE_VERSION:
-            raise ValueError(
-                f"{path} has Q-table format version {meta.get('version')!r}; this version reads {FILE_VERSION}"
-            )
-        try:
-            agent = cls(
-                meta["rows"],
-                meta["columns"],
-                meta["win_length"],
-                alpha=meta["alpha"],
-                gamma=meta["gamma"],
-                epsilon=meta["epsilon"],
-                epsilon_min=meta["epsilon_min"],
-                exploration_fraction=meta.get("exploration_fraction", 0.5),
-                epsilon_decay=meta["epsilon_decay"],
-                rewards=meta["rewards"],
-                updates=meta.get("updates", "backward"),
-                seed=seed,
-            )
-        except (KeyError, TypeError) as error:
-            raise ValueError(f"{path} has incomplete metadata: {error}") from None
-        columns = agent.rules.columns
-        if (
-            q.ndim != 2
-            or q.shape[1] != columns
-            or keys.ndim != 2
-            or keys.shape[0] != q.shape[0]
-            or keys.dtype != np.uint8
-        ):
-            raise ValueError(
-                f"{path}: arrays do not fit a {agent.rules.rows}x{columns} board "
-                f"(keys {keys.shape} {keys.dtype}, q {q.shape})"
-            )
-        if not np.isfinite(q).all():
-            raise ValueError(f"{path}: the Q-values contain NaN or infinity")
-        agent.q = {int.from_bytes(k.tobytes(), "little"): row.copy() for k, row in zip(keys, q)}
-        agent.episodes_trained = int(meta.get("episodes_trained", 0))
-        planned = meta.get("planned_episodes")
-        agent.planned_episodes = planned if isinstance(planned, int) and planned > 0 else None
-        return agent
-
-
-def _progress_bar(total: int, enabled: bool) -> Any:
-    if not enabled:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, unit="ep", mininterval=0.5)
-
-
-def optimal_move_rate(agent: QLearningAgent, solver: Any, boards: list[Board]) -> float:
-    """Fraction of ``boards`` where every greedy move of ``agent`` is game-theoretically best.
-
-    A move is best when it keeps the best outcome the position allows (a win if there is one, else a draw),
-    by the exact solver's scores; how fast the win comes does not matter.
-    """
-    if not boards:
-        return math.nan
-    hits = 0
-    for board in boards:
-        outcome = [None if s is None else (s > 0) - (s < 0) for s in solver.evaluate_board(board)]
-        best = max(o for o in outcome if o is not None)
-        legal = board.legal_moves()
-        values = agent.q_values(board)
-        top = max(values[c] for c in legal)
-        hits += all(outcome[c] == best for c in legal if values[c] == top)
-    return hits / len(boards)
+        return load_qtable(path, seed=seed, max_bytes=max_bytes)

@@ -14,7 +14,7 @@ import time
 
 from agents import QLearningAgent, RandomAgent
 from agents.arena import play_match
-from agents.qlearning import optimal_move_rate
+from agents.metrics import optimal_move_rate
 from agents.solver import SolverAgent
 from connect4_env import Board, Rules
 
