@@ -97,7 +97,9 @@ class Connect4Env(gym.Env):
     ) -> None:
         self.rules = Rules(rows, columns, win_length)
         check_match_settings(agent_first, illegal_action)
-        self._renderer = BoardRenderer(render_mode, tile, fps=int(self.metadata["render_fps"]))
+        self._renderer = BoardRenderer(
+            render_mode, tile, fps=int(self.metadata["render_fps"]), rules=self.rules
+        )
         self.render_mode = render_mode
         self.opponent = resolve_opponent(opponent, opponent_kwargs, self.rules)
         self.agent_first = agent_first

@@ -95,7 +95,9 @@ class raw_env(AECEnv):
     ) -> None:
         super().__init__()
         self.rules = Rules(rows, columns, win_length)
-        self._renderer = BoardRenderer(render_mode, tile, fps=int(self.metadata["render_fps"]))
+        self._renderer = BoardRenderer(
+            render_mode, tile, fps=int(self.metadata["render_fps"]), rules=self.rules
+        )
         self.render_mode = render_mode
         rows, columns = self.rules.rows, self.rules.columns
         self.possible_agents = list(AGENTS)

@@ -10,11 +10,24 @@ from typing import Any
 
 import numpy as np
 
-from connect4_env.core import Board
+from connect4_env.core import Board, Rules
+from connect4_env.validation import check_int
 
-__all__ = ["RENDER_MODES", "render_ansi", "render_rgb", "HumanWindow", "BoardRenderer", "check_render_mode"]
+__all__ = [
+    "RENDER_MODES",
+    "MAX_TILE",
+    "MAX_IMAGE_PIXELS",
+    "render_ansi",
+    "render_rgb",
+    "HumanWindow",
+    "BoardRenderer",
+    "check_render_mode",
+    "check_tile",
+]
 
 RENDER_MODES = ("human", "rgb_array", "ansi")
+MAX_TILE = 512  # pixels per cell
+MAX_IMAGE_PIXELS = 1 << 26  # 64 Mpixels (192 MB as RGB): larger images are refused before drawing
 
 _BACKGROUND = np.array([30, 80, 200], dtype=np.uint8)  # the blue frame
 _PALETTE = np.array(
@@ -25,6 +38,22 @@ _PALETTE = np.array(
     ],
     dtype=np.uint8,
 )
+
+
+def check_tile(tile: object, rules: Rules | None = None) -> int:
+    """``tile`` (pixels per cell) as an int in ``4..MAX_TILE`` whose image of a ``rules`` board stays within
+    :data:`MAX_IMAGE_PIXELS`.
+
+    Raises:
+        TypeError: not an int. ValueError: out of range, or an image too large for the board.
+    """
+    tile = check_int("tile", tile, 4, MAX_TILE)
+    if rules is not None and rules.cells * tile * tile > MAX_IMAGE_PIXELS:
+        raise ValueError(
+            f"tile={tile} draws a {rules.rows}x{rules.columns} board as {rules.cells * tile * tile:,} pixels; "
+            f"allowed: at most {MAX_IMAGE_PIXELS:,} (a smaller tile, or render_mode='ansi')"
+        )
+    return tile
 
 
 def check_render_mode(render_mode: str | None) -> str | None:
@@ -55,8 +84,13 @@ def _disc(tile: int) -> np.ndarray:
 
 
 def render_rgb(board: Board, tile: int = 48) -> np.ndarray:
-    """An ``(rows * tile, columns * tile, 3)`` uint8 image of the board."""
+    """An ``(rows * tile, columns * tile, 3)`` uint8 image of the board.
+
+    Raises:
+        TypeError / ValueError: a bad ``tile``, or an image larger than :data:`MAX_IMAGE_PIXELS`.
+    """
     rules = board.rules
+    tile = check_tile(tile, rules)
     owner = np.zeros((rules.rows, rules.columns), dtype=np.intp)
     for row in range(rules.rows):
         for column in range(rules.columns):
@@ -108,14 +142,15 @@ class BoardRenderer:
     """What both environments' ``render()`` does for a given ``render_mode``; drops its window on pickling.
 
     Raises:
-        ValueError: an unknown ``render_mode`` or a ``tile`` below 4 pixels.
+        ValueError: an unknown ``render_mode``. TypeError / ValueError: a bad ``tile`` (see
+            :func:`check_tile`; with ``rules`` and an image mode, also checked against the board's size).
     """
 
-    def __init__(self, render_mode: str | None, tile: int = 48, fps: int = 2) -> None:
+    def __init__(
+        self, render_mode: str | None, tile: int = 48, fps: int = 2, rules: Rules | None = None
+    ) -> None:
         self.render_mode = check_render_mode(render_mode)
-        if isinstance(tile, bool) or not isinstance(tile, int) or tile < 4:
-            raise ValueError(f"tile must be an int >= 4 (pixels per cell), got {tile!r}")
-        self.tile = tile
+        self.tile = check_tile(tile, rules if render_mode in ("rgb_array", "human") else None)
         self.fps = fps
         self._window: HumanWindow | None = None
 

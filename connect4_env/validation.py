@@ -11,6 +11,8 @@ import numbers
 from collections.abc import Collection
 from typing import Any
 
+import numpy as np
+
 __all__ = ["check_int", "check_number", "check_bool", "check_choice"]
 
 
@@ -66,9 +68,7 @@ def check_bool(name: str, value: object) -> bool:
     Raises:
         TypeError: anything else (``"yes"``, 1, None).
     """
-    if value is True or value is False:
-        return bool(value)
-    if type(value).__name__ == "bool_":  # numpy.bool_ without importing numpy here
+    if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise TypeError(f"{name} must be True or False, got {_describe(value)}")
 

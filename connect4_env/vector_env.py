@@ -126,7 +126,7 @@ class Connect4VectorEnv(VectorEnv):
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         if render_mode == "human":
             raise ValueError("the vector env renders 'ansi' or 'rgb_array' only")
-        self._renderer = BoardRenderer(render_mode, tile)
+        self._renderer = BoardRenderer(render_mode, tile, rules=self.rules)
         self.render_mode = render_mode
         self.num_envs = num_envs
         self.opponent = resolve_opponent(opponent, opponent_kwargs, self.rules)
