@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agents.base import NoLegalMoveError, RulesAware, unpack
+from agents.sb3_files import ALGORITHMS, load_policy
 from connect4_env.core import Rules
 
 __all__ = ["SB3Agent", "ALGORITHMS", "algorithm_class"]
-
-ALGORITHMS = ("ppo", "maskable_ppo", "dqn")
 
 
 def algorithm_class(name: str) -> Any:
@@ -32,23 +29,6 @@ def algorithm_class(name: str) -> Any:
 
         return DQN
     raise ValueError(f"unknown algorithm {name!r}; allowed: {', '.join(ALGORITHMS)}")
-
-
-def _detect_algorithm(path: Path) -> str:
-    """Read which algorithm saved ``path`` from the ``data`` entry of SB3's zip (no code is unpickled)."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            data = json.loads(archive.read("data"))
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, OSError) as error:
-        raise ValueError(f"{path} is not a Stable-Baselines3 model file: {error}") from None
-    module = str(data.get("policy_class", {}).get("__module__", ""))
-    if "maskable" in module:
-        return "maskable_ppo"
-    if "dqn" in module:
-        return "dqn"
-    if module.startswith("stable_baselines3"):
-        return "ppo"
-    raise ValueError(f"{path}: cannot tell which algorithm saved it (policy module {module!r}); pass algo=")
 
 
 class SB3Agent(RulesAware):
@@ -77,19 +57,27 @@ class SB3Agent(RulesAware):
     def load(
         cls, path: str | Path, algo: str | None = None, deterministic: bool = True, seed: int | None = None
     ) -> SB3Agent:
-        """Load a model saved by ``model.save`` (the algorithm is read from the file unless given).
+        """Load the policy of a model saved by ``model.save``, without unpickling anything (see
+        :mod:`agents.sb3_files`: the network is rebuilt from plain JSON and the weights read with
+        ``torch.load(weights_only=True)``). ``algo`` (``"ppo"``, ``"maskable_ppo"``, ``"dqn"``) is read from the
+        file unless given.
 
         Raises:
-            FileNotFoundError: no such file. ValueError: not an SB3 model file, or an unknown algorithm.
+            FileNotFoundError: no such file. ValueError: not an SB3 model file, or one that cannot be loaded
+                without running code stored in it (the message says which part).
         """
+        if algo is not None and algo not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {algo!r}; allowed: {', '.join(ALGORITHMS)}")
         path = Path(path)
-        if not path.exists() and path.with_suffix(".zip").exists():
+        if not path.is_file() and path.with_suffix(".zip").is_file():
             path = path.with_suffix(".zip")
-        if not path.exists():
+        if not path.is_file():
             raise FileNotFoundError(f"no model file at {path}")
-        algo = algo or _detect_algorithm(path)
-        model = algorithm_class(algo).load(path, device="cpu")
-        return cls(model.policy, deterministic=deterministic, seed=seed)
+        try:
+            policy = load_policy(path, algo)
+        except ValueError as error:
+            raise ValueError(f"{path}: {error}") from None
+        return cls(policy, deterministic=deterministic, seed=seed)
 
     @classmethod
     def from_spec(cls, value: str, **kwargs: Any) -> SB3Agent:

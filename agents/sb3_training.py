@@ -23,6 +23,7 @@ from agents._files import atomic_write, atomic_write_json
 from agents.arena import play_match
 from agents.registry import agent_from_spec
 from agents.sb3_agent import ALGORITHMS, SB3Agent, algorithm_class
+from agents.sb3_files import sidecar_architecture
 from connect4_env.core import Rules
 
 __all__ = ["TrainConfig", "TrainResult", "train_baseline", "evaluate_policy_wdl"]
@@ -136,6 +137,7 @@ def save_model(model: Any, path: Path, config: TrainConfig, timesteps: int) -> P
     atomic_write(path, model.save)
     meta = {
         "algo": config.algo,
+        **sidecar_architecture(model, config.features),
         "rows": config.rows,
         "columns": config.columns,
         "win_length": config.win_length,

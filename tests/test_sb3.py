@@ -106,7 +106,7 @@ def test_load_errors(tmp_path: Path) -> None:
         SB3Agent.load(tmp_path / "missing.zip")
     bad = tmp_path / "bad.zip"
     bad.write_bytes(b"not a zip")
-    with pytest.raises(ValueError, match="not a Stable-Baselines3 model"):
+    with pytest.raises(ValueError, match="not a readable Stable-Baselines3 model"):
         SB3Agent.load(bad)
     with pytest.raises(ValueError, match="algo"):
         TrainConfig(algo="a2c")
