@@ -97,7 +97,9 @@ def _spaces(data: dict[str, Any]) -> tuple[Any, Any]:
         n = int(n)
     if n != shape[1]:
         raise ValueError(f"its action space ({n!r} actions) does not match the {shape[1]} columns")
-    return spaces.Box(0, 1, tuple(shape), dtype="int8"), spaces.Discrete(shape[1])
+    import numpy as np
+
+    return spaces.Box(0, 1, tuple(shape), dtype=np.int8), spaces.Discrete(shape[1])
 
 
 def _policy_kwargs(data: dict[str, Any], sidecar: dict[str, Any] | None) -> dict[str, Any]:
