@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -10,8 +11,17 @@ from typing import Any
 from connect4_env.core import Board, IllegalMoveError, Rules, as_column
 from connect4_env.encoding import TrackedBoard
 from connect4_env.policy import bind_policy
+from connect4_env.validation import check_int
 
-__all__ = ["GameRecord", "MatchResult", "play_game", "play_match", "wilson_interval"]
+__all__ = [
+    "GameRecord",
+    "MatchResult",
+    "play_game",
+    "play_match",
+    "wilson_interval",
+    "TournamentResult",
+    "round_robin",
+]
 
 
 @dataclass
@@ -118,6 +128,81 @@ class MatchResult:
             "as_second": block(*self.by_side["second"]),
         }
 
+    def table(self, name_a: str, name_b: str) -> str:
+        """The W/D/L table from A's side, per side and overall, with 95 % Wilson intervals on the win rate."""
+        summary = self.summary()
+        lines = [
+            f"{name_a} vs {name_b}: {self.n_games} games, {name_a} moving first in half of them",
+            f"{'side of ' + name_a:>18} {'games':>6} {'wins':>6} {'draws':>6} {'losses':>6}   win rate (95% CI)",
+        ]
+        for label, key in (("first", "as_first"), ("second", "as_second"), ("overall", "overall")):
+            block = summary[key]
+            low, high = block["win_rate_ci95"]
+            lines.append(
+                f"{label:>18} {block['games']:>6} {block['wins']:>6} {block['draws']:>6} {block['losses']:>6}"
+                f"   {block['win_rate']:.3f} ({low:.3f}-{high:.3f})"
+            )
+        return "\n".join(lines)
+
+
+@dataclass
+class TournamentResult:
+    """A round robin: each pairing's :class:`MatchResult` and every agent's points (1 a win, 0.5 a draw)."""
+
+    points: dict[str, float] = field(default_factory=dict)
+    pairings: list[tuple[str, str, MatchResult]] = field(default_factory=list)
+
+    def pairing_line(self, index: int) -> str:
+        """One pairing's W/D/L from the first-named side, with a 95 % interval on its score."""
+        a, b, result = self.pairings[index]
+        low, high = wilson_interval(result.wins + 0.5 * result.draws, result.n_games)
+        return (
+            f"{a} vs {b}: {result.wins} W / {result.draws} D / {result.losses} L "
+            f"(score {result.score:.3f}, 95% CI {low:.3f}-{high:.3f})"
+        )
+
+    def points_table(self) -> str:
+        """Total points, best first."""
+        rows = sorted(self.points.items(), key=lambda item: -item[1])
+        return "\n".join(["points:"] + [f"  {name:40s} {total:7.1f}" for name, total in rows])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "points": dict(self.points),
+            "pairings": [{"a": a, "b": b, **result.summary()} for a, b, result in self.pairings],
+        }
+
+
+def round_robin(
+    players: dict[str, Any],
+    n_games: int,
+    rules: Rules | None = None,
+    on_pairing: Callable[[TournamentResult], None] | None = None,
+    result: TournamentResult | None = None,
+) -> TournamentResult:
+    """Every pair of ``players`` (name -> agent) plays ``n_games`` games, alternating who starts.
+
+    ``on_pairing(result)`` is called after each pairing; ``result``, when given, is filled in place, so a caller
+    keeps the finished pairings if the tournament is interrupted.
+
+    Raises:
+        TypeError / ValueError: fewer than two players or a bad ``n_games``.
+    """
+    n_games = check_int("n_games", n_games, 1)
+    if len(players) < 2:
+        raise ValueError(f"a tournament needs at least two players, got {len(players)}")
+    result = TournamentResult() if result is None else result
+    for name in players:
+        result.points.setdefault(name, 0.0)
+    for a, b in itertools.combinations(players, 2):
+        match = play_match(players[a], players[b], n_games, rules)
+        result.points[a] += match.wins + 0.5 * match.draws
+        result.points[b] += match.losses + 0.5 * match.draws
+        result.pairings.append((a, b, match))
+        if on_pairing is not None:
+            on_pairing(result)
+    return result
+
 
 def play_match(
     player_a: Any,
@@ -126,12 +211,18 @@ def play_match(
     rules: Rules | None = None,
     keep_games: bool = False,
     on_game: Callable[[int, GameRecord, bool], None] | None = None,
+    result: MatchResult | None = None,
 ) -> MatchResult:
     """``n_games`` games, A moving first in the even-numbered ones; results from A's side.
 
-    ``on_game(index, record, a_moved_first)`` is called after each game (for progress bars).
+    ``on_game(index, record, a_moved_first)`` is called after each game (for progress bars). ``result``, when
+    given, is filled in place, so a caller keeps the finished games if the match is interrupted.
+
+    Raises:
+        TypeError / ValueError: ``n_games`` is not an integer >= 1.
     """
-    result = MatchResult()
+    n_games = check_int("n_games", n_games, 1)
+    result = MatchResult() if result is None else result
     for index in range(n_games):
         a_first = index % 2 == 0
         players = (player_a, player_b) if a_first else (player_b, player_a)

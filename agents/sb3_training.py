@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import csv
 import importlib.util
+import inspect
 import io
 import time
 from dataclasses import asdict, dataclass, field
@@ -25,6 +26,7 @@ from agents.registry import agent_from_spec
 from agents.sb3_agent import ALGORITHMS, SB3Agent, algorithm_class
 from agents.sb3_files import sidecar_architecture
 from connect4_env.core import Rules
+from connect4_env.validation import check_int
 
 __all__ = ["TrainConfig", "TrainResult", "train_baseline", "evaluate_policy_wdl"]
 
@@ -71,10 +73,18 @@ class TrainConfig:
         if self.features not in ("mlp", "cnn"):
             raise ValueError(f"features={self.features!r} is not supported; allowed: mlp, cnn")
         for name in ("timesteps", "n_envs", "eval_freq", "eval_games", "snapshot_freq", "threads"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            check_int(name, getattr(self, name), 1)
         Rules(self.rows, self.columns, self.win_length)
+        if not isinstance(self.hyperparameters, dict):
+            raise TypeError(f"hyperparameters must be a dict, got {self.hyperparameters!r}")
+        accepted = inspect.signature(algorithm_class(self.algo).__init__).parameters
+        fixed = {"self", "policy", "env", "seed", "device", "verbose"}
+        unknown = sorted(set(self.hyperparameters) - (set(accepted) - fixed))
+        if unknown:
+            raise ValueError(
+                f"hyperparameters {unknown} are not arguments of {self.algo} (or are set by this trainer); "
+                f"allowed: {', '.join(sorted(set(accepted) - fixed))}"
+            )
 
 
 @dataclass

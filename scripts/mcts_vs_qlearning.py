@@ -7,7 +7,8 @@
     python scripts/mcts_vs_qlearning.py demo                        # a short train, then a match (make run)
 
 Outputs go under runs/<name>/: the Q-table (qtable.npz), the learning curve (curve.png, curve.json) and
-match results (match.json).
+match results (match.json). Ctrl-C during training saves the table trained so far (and its curve) and exits
+130; output folders and files are checked before any work starts.
 """
 
 from __future__ import annotations
@@ -22,34 +23,25 @@ from typing import Any
 from agents import agent_from_spec
 from agents._files import atomic_write_json
 from agents.arena import MatchResult, play_game, play_match
+from agents.cli import check_output_dir, check_output_file, positive_int, run_cli
+from agents.learning_curve import LearningCurve
 from agents.mcts import MCTSAgent
+from agents.progress import progress_bar
 from agents.qlearning import QLearningAgent
-from connect4_env import Rules
+from connect4_env import Board, Rules
 from connect4_env.render import render_ansi
 
 
-def _progress(total: int, description: str) -> Any:
+def _match(player_a: Any, player_b: Any, games: int, rules: Rules) -> MatchResult:
+    """A match with a progress bar (closed even when interrupted)."""
+    bar = progress_bar(games, "games", unit="game")
     try:
-        from tqdm.auto import tqdm
-    except ImportError:  # the train extra is not installed: no bar
-        return None
-    return tqdm(total=total, desc=description, unit="game", mininterval=0.5)
-
-
-def _print_result(result: MatchResult, name_a: str, name_b: str) -> dict[str, Any]:
-    summary = result.summary()
-    print(f"{name_a} vs {name_b}: {result.n_games} games, {name_a} moving first in half of them")
-    print(
-        f"{'side of ' + name_a:>18} {'games':>6} {'wins':>6} {'draws':>6} {'losses':>6}   win rate (95% CI)"
-    )
-    for label, key in (("first", "as_first"), ("second", "as_second"), ("overall", "overall")):
-        block = summary[key]
-        low, high = block["win_rate_ci95"]
-        print(
-            f"{label:>18} {block['games']:>6} {block['wins']:>6} {block['draws']:>6} {block['losses']:>6}"
-            f"   {block['win_rate']:.3f} ({low:.3f}-{high:.3f})"
+        return play_match(
+            player_a, player_b, games, rules, on_game=lambda *_: bar is not None and bar.update(1)
         )
-    return summary
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 # -- modes -------------------------------------------------------------------------------------------------
@@ -61,7 +53,7 @@ def mcts_vs_mcts(args: argparse.Namespace) -> int:
     ]
     if args.games == 1:
 
-        def show(board, player, column):
+        def show(board: Board, player: int, column: int) -> None:
             search = players[player].last_search
             print(
                 f"move {board.ply}: {'XO'[player]} (MCTS {[args.playouts0, args.playouts1][player]} playouts) plays {column}"
@@ -75,12 +67,9 @@ def mcts_vs_mcts(args: argparse.Namespace) -> int:
             f"in {len(record.moves)} moves",
         )
         return 0
-    bar = _progress(args.games, "games")
-    result = play_match(players[0], players[1], args.games, rules, on_game=lambda *_: bar and bar.update(1))
-    if bar is not None:
-        bar.close()
-    _print_result(
-        result, f"MCTS({args.playouts0}, c={args.c0:.3g})", f"MCTS({args.playouts1}, c={args.c1:.3g})"
+    result = _match(players[0], players[1], args.games, rules)
+    print(
+        result.table(f"MCTS({args.playouts0}, c={args.c0:.3g})", f"MCTS({args.playouts1}, c={args.c1:.3g})")
     )
     return 0
 
@@ -107,10 +96,28 @@ def train(args: argparse.Namespace) -> Path:
     opponent = (
         agent if args.opponent == "self" else agent_from_spec(args.opponent, seed=args.seed + 1, rules=rules)
     )
-    out = Path(args.out)
+    out = check_output_dir(args.out)
     print(f"training {agent!r} against {args.opponent} for {args.episodes:,} episodes -> {out}")
     start = time.perf_counter()
-    curve = agent.train(opponent, args.episodes, window=args.window, progress=not args.quiet)
+    curve = LearningCurve(window=args.window)
+    try:
+        agent.train(opponent, args.episodes, window=args.window, progress=not args.quiet, curve=curve)
+    except KeyboardInterrupt:
+        table = agent.save(out / "qtable.npz")
+        atomic_write_json(
+            out / "curve.json",
+            {
+                **curve.to_dict(),
+                "seconds": time.perf_counter() - start,
+                "opponent": args.opponent,
+                "interrupted": True,
+            },
+        )
+        print(
+            f"\ninterrupted after {agent.episodes_trained:,} episodes: saved {table} and {out / 'curve.json'}",
+            file=sys.stderr,
+        )
+        raise
     elapsed = time.perf_counter() - start
     table = agent.save(out / "qtable.npz")
     atomic_write_json(out / "curve.json", {**curve.to_dict(), "seconds": elapsed, "opponent": args.opponent})
@@ -129,18 +136,16 @@ def train(args: argparse.Namespace) -> Path:
 
 
 def match(args: argparse.Namespace) -> int:
+    out = check_output_file(args.out if args.out else Path(args.table).with_name("match.json"))
     agent = QLearningAgent.load(args.table, seed=args.seed)
     rules = agent.rules  # the table plays on its own board size
     opponent = MCTSAgent(
         playouts=args.mcts_playouts, c=args.c, seed=args.seed + 1, win_length=rules.win_length
     )
-    bar = _progress(args.games, "games")
-    result = play_match(agent, opponent, args.games, rules, on_game=lambda *_: bar and bar.update(1))
-    if bar is not None:
-        bar.close()
+    result = _match(agent, opponent, args.games, rules)
     print(f"board {rules.rows}x{rules.columns}, win_length {rules.win_length}")
-    summary = _print_result(result, "Q-table", f"MCTS({args.mcts_playouts})")
-    out = Path(args.out) if args.out else Path(args.table).with_name("match.json")
+    print(result.table("Q-table", f"MCTS({args.mcts_playouts})"))
+    summary = result.summary()
     atomic_write_json(
         out,
         {
@@ -161,6 +166,7 @@ def match(args: argparse.Namespace) -> int:
 
 def demo(args: argparse.Namespace) -> int:
     args.out = args.out or "runs/demo"
+    check_output_file(Path(args.out) / "match.json")
     table = train(args)
     args.table = str(table)
     args.out = str(Path(args.out) / "match.json")
@@ -188,10 +194,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     board(p, 6, 5)
     p.add_argument(
-        "--playouts0", type=int, default=1000, help="playouts per move of the first player (default 1000)"
+        "--playouts0",
+        type=positive_int,
+        default=1000,
+        help="playouts per move of the first player (default 1000)",
     )
     p.add_argument(
-        "--playouts1", type=int, default=1000, help="playouts per move of the second player (default 1000)"
+        "--playouts1",
+        type=positive_int,
+        default=1000,
+        help="playouts per move of the second player (default 1000)",
     )
     p.add_argument(
         "--c0", type=float, default=math.sqrt(2), help="UCB1 constant of the first player (default sqrt 2)"
@@ -199,7 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--c1", type=float, default=2.0, help="UCB1 constant of the second player (default 2, the original's)"
     )
-    p.add_argument("--games", type=int, default=1, help="games to play (default 1: shown move by move)")
+    p.add_argument(
+        "--games", type=positive_int, default=1, help="games to play (default 1: shown move by move)"
+    )
     p.set_defaults(run=mcts_vs_mcts)
 
     def training(p: argparse.ArgumentParser, episodes: int) -> None:
@@ -210,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="random, mcts:<playouts>, solver, qlearning:<table>, or self (default mcts:40)",
         )
         p.add_argument(
-            "--episodes", type=int, default=episodes, help=f"training games (default {episodes:,})"
+            "--episodes", type=positive_int, default=episodes, help=f"training games (default {episodes:,})"
         )
         p.add_argument(
             "--preset",
@@ -250,7 +264,10 @@ def build_parser() -> argparse.ArgumentParser:
             "--rewards", choices=["plain", "shaped"], default=None, help="reward scheme (default plain)"
         )
         p.add_argument(
-            "--window", type=int, default=1000, help="episodes per learning-curve point (default 1000)"
+            "--window",
+            type=positive_int,
+            default=1000,
+            help="episodes per learning-curve point (default 1000)",
         )
         p.add_argument("--out", default=None, help="output folder (default runs/qlearning)")
         p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -267,13 +284,16 @@ def build_parser() -> argparse.ArgumentParser:
     def matching(p: argparse.ArgumentParser, games: int) -> None:
         p.add_argument(
             "--mcts-playouts",
-            type=int,
+            type=positive_int,
             default=10,
             help="playouts per move of the MCTS opponent (default 10)",
         )
         p.add_argument("--c", type=float, default=math.sqrt(2), help="its UCB1 constant (default sqrt 2)")
         p.add_argument(
-            "--games", type=int, default=games, help=f"games, alternating who starts (default {games})"
+            "--games",
+            type=positive_int,
+            default=games,
+            help=f"games, alternating who starts (default {games})",
         )
 
     p = modes.add_parser(
@@ -304,11 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "out", None) is None and args.mode == "train":
         args.out = "runs/qlearning"
-    try:
-        return int(args.run(args) or 0)
-    except (ValueError, FileNotFoundError) as error:  # bad settings or files: say what, without a traceback
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    return run_cli(args.run, args)
 
 
 if __name__ == "__main__":

@@ -9,15 +9,15 @@ Agent specs: random, human, and (when installed) mcts:<playouts>, qlearning:<tab
 from __future__ import annotations
 
 import argparse
-import sys
 
 from agents import agent_from_spec
 from agents.arena import play_game
-from connect4_env import Rules
+from agents.cli import run_cli
+from connect4_env import Board, Rules
 from connect4_env.render import render_ansi
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -27,28 +27,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--columns", type=int, default=7)
     parser.add_argument("--win-length", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0, help="seed for the agents that take one")
-    args = parser.parse_args(argv)
+    return parser
 
-    try:
-        rules = Rules(args.rows, args.columns, args.win_length)
-        players = [
-            agent_from_spec(args.player0, seed=args.seed, rules=rules),
-            agent_from_spec(args.player1, seed=args.seed + 1, rules=rules),
-        ]
-    except (ValueError, TypeError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+
+def play(args: argparse.Namespace) -> int:
+    rules = Rules(args.rows, args.columns, args.win_length)
+    players = [
+        agent_from_spec(args.player0, seed=args.seed, rules=rules),
+        agent_from_spec(args.player1, seed=args.seed + 1, rules=rules),
+    ]
     watching = not any(spec.startswith("human") for spec in (args.player0, args.player1))
 
-    def show(board, player, column):
+    def show(board: Board, player: int, column: int) -> None:
         if watching:
             print(f"{'XO'[player]} plays column {column}\n{render_ansi(board)}")
 
-    try:
-        record = play_game(players, rules, on_move=show)
-    except (EOFError, KeyboardInterrupt):
-        print("\ngame abandoned")
-        return 1
+    record = play_game(players, rules, on_move=show)
     if not watching:
         print(render_ansi(record.board))
     outcome = (
@@ -56,10 +50,13 @@ def main(argv: list[str] | None = None) -> int:
         if record.winner is None
         else f"{'XO'[record.winner]} ({['player0', 'player1'][record.winner]}) wins"
     )
-    print(
-        f"{outcome} after {len(record.moves)} moves: {''.join(str(c) for c in record.moves) if args.columns <= 10 else record.moves}"
-    )
+    moves = "".join(str(c) for c in record.moves) if rules.columns <= 10 else record.moves
+    print(f"{outcome} after {len(record.moves)} moves: {moves}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_cli(play, build_parser().parse_args(argv))
 
 
 if __name__ == "__main__":

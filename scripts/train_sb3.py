@@ -12,10 +12,10 @@ opponent: gym.make("Connect4-v0", opponent="sb3:runs/sb3/model.zip").
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import fields
 
+from agents.cli import EXIT_INTERRUPTED, check_output_dir, json_object, positive_int, run_cli
 from agents.sb3_agent import ALGORITHMS
 from agents.sb3_training import TrainConfig, train_baseline
 
@@ -39,18 +39,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--win-length", type=int, default=defaults.win_length)
     parser.add_argument(
         "--timesteps",
-        type=int,
+        type=positive_int,
         default=defaults.timesteps,
         help=f"learner steps (default {defaults.timesteps:,})",
     )
     parser.add_argument(
-        "--n-envs", type=int, default=defaults.n_envs, help=f"parallel games (default {defaults.n_envs})"
+        "--n-envs",
+        type=positive_int,
+        default=defaults.n_envs,
+        help=f"parallel games (default {defaults.n_envs})",
     )
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument("--out", default=defaults.out, help=f"output folder (default {defaults.out})")
-    parser.add_argument("--eval-freq", type=int, default=defaults.eval_freq, help="steps between evaluations")
     parser.add_argument(
-        "--eval-games", type=int, default=defaults.eval_games, help="games per evaluation opponent"
+        "--eval-freq", type=positive_int, default=defaults.eval_freq, help="steps between evaluations"
+    )
+    parser.add_argument(
+        "--eval-games", type=positive_int, default=defaults.eval_games, help="games per evaluation opponent"
     )
     parser.add_argument(
         "--eval-opponents",
@@ -59,7 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"agent specs to evaluate against (default {' '.join(defaults.eval_opponents)})",
     )
     parser.add_argument(
-        "--snapshot-freq", type=int, default=defaults.snapshot_freq, help="self-play: steps between snapshots"
+        "--snapshot-freq",
+        type=positive_int,
+        default=defaults.snapshot_freq,
+        help="self-play: steps between snapshots",
     )
     parser.add_argument(
         "--features",
@@ -67,10 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=defaults.features,
         help="mlp: SB3's MlpPolicy; cnn: two 3x3 convolutions over the board (default mlp)",
     )
-    parser.add_argument("--threads", type=int, default=defaults.threads, help="torch threads (default 1)")
+    parser.add_argument(
+        "--threads", type=positive_int, default=defaults.threads, help="torch threads (default 1)"
+    )
     parser.add_argument(
         "--hyperparameters",
-        type=json.loads,
+        type=json_object,
         default={},
         help="extra algorithm arguments as JSON, e.g. '{\"learning_rate\": 0.0001}'",
     )
@@ -78,17 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     values = {f.name: getattr(args, f.name) for f in fields(TrainConfig) if hasattr(args, f.name)}
     values["eval_opponents"] = tuple(args.eval_opponents)
     values["progress"] = not args.quiet
-    try:
-        config = TrainConfig(**values)
-        result = train_baseline(config)
-    except (ValueError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    config = TrainConfig(**values)
+    check_output_dir(config.out)
+    result = train_baseline(config)
     state = "interrupted" if result.interrupted else "finished"
     print(
         f"{state} after {result.timesteps:,} steps in {result.seconds:.0f} s ({result.timesteps / max(result.seconds, 1e-9):,.0f} steps/s)"
@@ -98,7 +104,11 @@ def main(argv: list[str] | None = None) -> int:
             f"  vs {row['opponent']:>10}: {row['wins']} W / {row['draws']} D / {row['losses']} L of {row['games']}"
         )
     print(f"model saved to {result.model_path}")
-    return 0
+    return EXIT_INTERRUPTED if result.interrupted else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_cli(run, build_parser().parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,102 @@
+"""What every script shares: one error handler, argument types, and output checks made before any work.
+
+A script's ``main`` returns ``run_cli(work, args)``: a bad value or file prints ``error: ...`` and exits 2
+(argparse's code for usage errors), Ctrl-C exits 130 (the shell's code for SIGINT) after the work's own
+handler has saved what it can, and nothing prints a traceback for a user's mistake.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "run_cli",
+    "positive_int",
+    "json_object",
+    "check_output_dir",
+    "check_output_file",
+    "EXIT_USAGE",
+    "EXIT_INTERRUPTED",
+]
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def run_cli(work: Callable[..., int | None], *args: Any) -> int:
+    """Run ``work(*args)`` and turn its failures into exit codes.
+
+    Returns:
+        ``work``'s code (0 for None); 2 after printing ``error: <message>`` for a ValueError, TypeError,
+        OSError (missing, unreadable or unwritable files) or EOFError (input closed); 130 on Ctrl-C.
+    """
+    try:
+        return int(work(*args) or 0)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except EOFError:
+        print("error: the input was closed (no more moves can be read)", file=sys.stderr)
+        return EXIT_USAGE
+    except (ValueError, TypeError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1 (``--games 0`` is refused at parse time)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def json_object(text: str) -> dict[str, Any]:
+    """An argparse type: a JSON object such as ``'{"learning_rate": 0.0001}'``."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"{text!r} is not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a JSON object ({{...}})")
+    return value
+
+
+def check_output_dir(path: str | Path) -> Path:
+    """Create the folder ``path`` (if needed) and check that files can be written in it, before any work.
+
+    Raises:
+        ValueError: it names a file, or it cannot be created or written to.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"the output folder {path} is a file; pass a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        raise ValueError(f"cannot write to the output folder {path}: {error.strerror or error}") from None
+    return path
+
+
+def check_output_file(path: str | Path) -> Path:
+    """Check that the file ``path`` can be written (its folder is created if needed), before any work.
+
+    Raises:
+        ValueError: it names a folder, or its folder cannot be created or written to.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"the output file {path} is a folder; pass a file name")
+    check_output_dir(path.parent if str(path.parent) else Path("."))
+    return path
