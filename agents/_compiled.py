@@ -18,7 +18,7 @@ import numpy as np
 from agents import _kernels
 from connect4_env.core import Rules
 
-__all__ = ["KernelBuild", "kernels_for", "numba_available", "MAX_COMPILED_BITS"]
+__all__ = ["KernelBuild", "kernels_for", "MAX_COMPILED_BITS"]
 
 MAX_COMPILED_BITS = 63  # bitboards live in int64: bit 63 would be the sign
 
@@ -61,10 +61,6 @@ def _compiled_build() -> KernelBuild | None:
         if inspect.isfunction(function) and function.__module__ == module.__name__:
             setattr(module, name, numba.njit(cache=True)(function))
     return KernelBuild(module, compiled=True)
-
-
-def numba_available() -> bool:
-    return _compiled_build() is not None
 
 
 def kernels_for(rules: Rules, compiled: bool | None = None) -> KernelBuild:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents._files import atomic_write
+from agents.files import atomic_write
 
 __all__ = ["LearningCurve"]
 

@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from agents._files import atomic_write
+from agents.files import atomic_write
 from connect4_env.core import Rules
 from connect4_env.validation import check_int
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from agents._files import atomic_write, atomic_write_json
 from agents.arena import play_match
+from agents.files import atomic_write, atomic_write_json
 from agents.registry import agent_from_spec
 from agents.sb3_agent import ALGORITHMS, SB3Agent, algorithm_class
 from agents.sb3_files import sidecar_architecture

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from connect4_env.core import Board, Rules
-from connect4_env.encoding import _cell_bit_index
+from connect4_env.encoding import cell_bit_index
 
 __all__ = ["BatchedBoards"]
 
@@ -30,7 +30,11 @@ class BatchedBoards:
     Args:
         rules: the board size and win length.
         n: the number of boards.
-        compiled: None = the numba kernel when installed and the board fits in 64 bits; False = numpy only.
+        compiled: None = the numba kernel when installed and the board fits in 64 bits; False = numpy only;
+            True = the numba kernel, required.
+
+    Raises:
+        ValueError: ``compiled=True`` without numba or for a board over 64 bits.
     """
 
     def __init__(self, rules: Rules, n: int, compiled: bool | None = None) -> None:
@@ -42,7 +46,7 @@ class BatchedBoards:
         self.heights = np.zeros((n, rules.columns), dtype=np.int8 if self.fits else np.int64)
         self.ply = np.zeros(n, dtype=np.int64)
         self.bottom = np.array([1 << (c * rules.height) for c in range(rules.columns)], dtype=self.dtype)
-        index = _cell_bit_index(rules.rows, rules.columns).reshape(-1)
+        index = cell_bit_index(rules.rows, rules.columns).reshape(-1)
         self.cell_shift = (
             index.astype(np.intp) if self.fits else np.array([int(i) for i in index], dtype=object)
         )
@@ -51,6 +55,13 @@ class BatchedBoards:
         self.gather = np.stack([index, index + 64], axis=1).reshape(-1).astype(np.intp)  # used when it fits
         self.win_shifts = [[self._scalar(s) for s in shifts] for shifts in rules.win_shifts]
         self._kernel = _compiled_play() if (self.fits and compiled is not False) else None
+        if compiled and self._kernel is None:
+            reason = (
+                "numba is not installed"
+                if self.fits
+                else f"a {rules.rows}x{rules.columns} board needs over 64 bits"
+            )
+            raise ValueError(f"compiled=True: the compiled move loop cannot be used ({reason})")
         if self._kernel is not None:
             steps = max(len(shifts) for shifts in rules.win_shifts)
             self._shift_table = np.zeros((4, steps), dtype=np.uint64)  # zero shifts pad: run & run is a no-op

@@ -19,12 +19,13 @@ __all__ = [
     "action_mask",
     "board_from_observation",
     "split_observation",
+    "cell_bit_index",
     "TrackedBoard",
 ]
 
 
 @lru_cache(maxsize=64)
-def _cell_bit_index(rows: int, columns: int) -> np.ndarray:
+def cell_bit_index(rows: int, columns: int) -> np.ndarray:
     """``index[r, c]`` = the bit number of cell (row r from the top, column c)."""
     height = rows + 1
     r = np.arange(rows)[:, None]
@@ -44,7 +45,7 @@ def observation_planes(board: Board, player: int | None = None) -> np.ndarray:
     rules = board.rules
     if player is None:
         player = board.to_move
-    index = _cell_bit_index(rules.rows, rules.columns)
+    index = cell_bit_index(rules.rows, rules.columns)
     n_bits = rules.columns * rules.height
     planes = np.empty((rules.rows, rules.columns, 2), dtype=np.int8)
     planes[:, :, 0] = _bits_to_array(board.stones[player], n_bits)[index]
@@ -59,7 +60,7 @@ def action_mask(board: Board) -> np.ndarray:
 
 def _planes_to_bits(plane: np.ndarray, rules: Rules) -> int:
     flat = np.zeros(rules.columns * rules.height, dtype=np.uint8)
-    flat[_cell_bit_index(rules.rows, rules.columns)] = plane
+    flat[cell_bit_index(rules.rows, rules.columns)] = plane
     return int.from_bytes(np.packbits(flat, bitorder="little").tobytes(), "little")
 
 

@@ -43,7 +43,7 @@ class Connect4SB3VecEnv(VecEnv):
             TypeError: ``actions`` is not an integer array of shape ``(num_envs,)`` (floats, bools, strings and
                 other shapes are refused, never cast).
         """
-        self._actions = self.venv._check_actions(actions)
+        self._actions = self.venv.check_actions(actions)
 
     def step_wait(self):
         if self._actions is None:

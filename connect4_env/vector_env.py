@@ -82,6 +82,7 @@ class Connect4VectorEnv(VectorEnv):
     | `autoreset_mode` | `"NextStep"` | `"NextStep"` or `"SameStep"` |
     | `render_mode` | None | `"ansi"` or `"rgb_array"` (one per game) |
     | `tile` | 48 | pixels per cell for images |
+    | `compiled` | None | None: the numba move loop when the `fast` extra is installed and the board fits in 64 bits; False: numpy only |
     | `copy` | True | return a fresh observation array each call; False returns the env's own buffer, overwritten by the next call (faster; as Gymnasium's `SyncVectorEnv(copy=False)`) |
 
     ## Version History
@@ -104,6 +105,7 @@ class Connect4VectorEnv(VectorEnv):
         render_mode: str | None = None,
         tile: int = 48,
         copy: bool = True,
+        compiled: bool | None = None,
     ) -> None:
         num_envs = check_int("num_envs", num_envs, 1, 1 << 24)
         self.rules = Rules(rows, columns, win_length)
@@ -114,6 +116,8 @@ class Connect4VectorEnv(VectorEnv):
             )
         check_match_settings(agent_first, illegal_action)
         self.copy = check_bool("copy", copy)
+        if compiled is not None:
+            check_bool("compiled", compiled)
         try:
             self.autoreset_mode = AutoresetMode(autoreset_mode)
         except ValueError:
@@ -137,7 +141,7 @@ class Connect4VectorEnv(VectorEnv):
         self.single_action_space = spaces.Discrete(columns)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
-        self.boards = BatchedBoards(self.rules, num_envs)
+        self.boards = BatchedBoards(self.rules, num_envs, compiled=compiled)
         self.learner = np.zeros(num_envs, dtype=np.int64)
         # Every game from the learner's side, kept up to date stone by stone: a step writes two cells per
         # game instead of re-encoding every board.
@@ -273,7 +277,12 @@ class Connect4VectorEnv(VectorEnv):
         masks[self._needs_reset] = True
         return masks
 
-    def _check_actions(self, actions: Any) -> np.ndarray:
+    def check_actions(self, actions: Any) -> np.ndarray:
+        """``actions`` as int64 columns if they are an integer array of shape ``(num_envs,)``.
+
+        Raises:
+            TypeError: any other type, dtype (float, bool, str) or shape; nothing is cast.
+        """
         if not isinstance(actions, np.ndarray):
             actions = np.asarray(actions)
         if (
@@ -298,7 +307,7 @@ class Connect4VectorEnv(VectorEnv):
         """
         if not self._has_reset:
             raise RuntimeError("step() called before reset()")
-        actions = self._check_actions(actions)
+        actions = self.check_actions(actions)
         n, columns = self.num_envs, self.rules.columns
         rewards = np.zeros(n, dtype=np.float64)
         terminated = np.zeros(n, dtype=bool)

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from agents import agent_from_spec
-from agents._files import atomic_write_json
 from agents.arena import MatchResult, play_game, play_match
 from agents.cli import check_output_dir, check_output_file, positive_int, run_cli
+from agents.files import atomic_write_json
 from agents.learning_curve import LearningCurve
 from agents.mcts import MCTSAgent
 from agents.progress import progress_bar

@@ -14,9 +14,9 @@ import argparse
 import sys
 
 from agents import agent_from_spec
-from agents._files import atomic_write_json
 from agents.arena import TournamentResult, round_robin
 from agents.cli import check_output_file, positive_int, run_cli
+from agents.files import atomic_write_json
 from connect4_env import Rules
 
 

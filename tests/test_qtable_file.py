@@ -158,7 +158,7 @@ def test_a_killed_save_leaves_a_temporary_that_the_next_save_removes(
     # a child that starts writing and is killed mid-write (SIGKILL: no cleanup runs)
     code = (
         "import os, sys, time\n"
-        "from agents._files import atomic_write\n"
+        "from agents.files import atomic_write\n"
         "def write(stream):\n"
         "    stream.write(b'partial'); stream.flush(); print('writing', flush=True); time.sleep(60)\n"
         f"atomic_write({str(path)!r}, write)\n"

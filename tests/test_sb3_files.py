@@ -79,7 +79,7 @@ def test_a_crafted_pickle_in_data_is_never_run(tmp_path: Path) -> None:
     with zipfile.ZipFile(path) as archive:
         members = {name: archive.read(name) for name in archive.namelist()}
     data = json.loads(members["data"])
-    for key, entry in data.items():
+    for entry in data.values():
         if isinstance(entry, dict) and ":serialized:" in entry:
             entry[":serialized:"] = payload
     members["data"] = json.dumps(data).encode()
