@@ -3,6 +3,8 @@
 - :mod:`connect4_env.core`: the pure rules (bitboards, any size and ``win_length``).
 - :mod:`connect4_env.connect4_v0`: the PettingZoo AEC environment (``env()`` / ``raw_env()``).
 - ``gymnasium.make("Connect4-v0")``: the single-agent view against a fixed opponent (registered on import).
+- ``pettingzoo.make("aec", "connect4_env/connect4_v0")``: the AEC env from PettingZoo's registry (registered
+  on import, PettingZoo >= 1.27).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium
+import pettingzoo
 
 from connect4_env import connect4_v0
 from connect4_env.core import Board, IllegalMoveError, Rules
@@ -24,8 +27,10 @@ __all__ = [
     "action_mask",
     "board_from_observation",
     "make_sb3_vec_env",
+    "PETTINGZOO_ID",
 ]
 __version__ = "0.1.0"
+PETTINGZOO_ID = "connect4_env/connect4_v0"
 
 
 def make_sb3_vec_env(n_envs: int = 8, monitor: bool = True, **env_kwargs: Any) -> Any:
@@ -44,3 +49,15 @@ if "Connect4-v0" not in gymnasium.registry:
         entry_point="connect4_env.gym_env:Connect4Env",
         vector_entry_point="connect4_env.vector_env:Connect4VectorEnv",
     )
+
+# PettingZoo >= 1.27 keeps a registry as Gymnasium does; older versions have none (use connect4_v0.env()).
+def _in_pettingzoo_registry() -> bool:
+    try:
+        pettingzoo.spec("aec", PETTINGZOO_ID)  # ids are normalised there ("connect4_env/connect4-v0")
+    except Exception:  # PettingZoo raises its own error type for unknown ids
+        return False
+    return True
+
+
+if callable(getattr(pettingzoo, "register", None)) and not _in_pettingzoo_registry():
+    pettingzoo.register("aec", PETTINGZOO_ID, entry_point="connect4_env.pettingzoo_env:env")
