@@ -71,6 +71,14 @@ def gym_vs_random(n_steps: int, seed: int) -> float:
     return n_steps / (time.perf_counter() - start)
 
 
+def build_time(make_env, n: int = 2000) -> float:
+    """Microseconds to build one env (mean over ``n`` builds)."""
+    start = time.perf_counter()
+    for _ in range(n):
+        make_env()
+    return (time.perf_counter() - start) / n * 1e6
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -91,10 +99,12 @@ def main() -> None:
         "connect4_env connect4_v0 env()": connect4_v0.env,
     }
     results: dict[str, list[float]] = {name: [] for name in contenders}
+    builds: dict[str, list[float]] = {name: [] for name in contenders}
     gym_rates = []
     for _ in range(args.repeats):  # interleave the contenders so machine noise hits them alike
         for name, make_env in contenders.items():
             results[name].append(replay(make_env, games))
+            builds[name].append(build_time(make_env))
         gym_rates.append(gym_vs_random(args.gym_steps, seed=0))
     medians = {name: statistics.median(rates) for name, rates in results.items()}
     print(f"{args.games} random 6x7 games, median of {args.repeats} runs (moves/s)")
@@ -103,6 +113,14 @@ def main() -> None:
     raw_ratio = medians["connect4_env connect4_v0 raw_env"] / medians["pettingzoo connect_four_v3 raw_env"]
     env_ratio = medians["connect4_env connect4_v0 env()"] / medians["pettingzoo connect_four_v3 env()"]
     print(f"ratio raw_env: {raw_ratio:.1f}x   ratio env(): {env_ratio:.1f}x")
+    print(f"time to build one env, median of {args.repeats} runs of 2000 builds (microseconds)")
+    build_medians = {name: statistics.median(times) for name, times in builds.items()}
+    for name, micros in build_medians.items():
+        print(f"  {name:40s} {micros:12.1f}")
+    build_ratio = (
+        build_medians["connect4_env connect4_v0 env()"] / build_medians["pettingzoo connect_four_v3 env()"]
+    )
+    print(f"build time env(), ours / PettingZoo's: {build_ratio:.2f} (below 1 is faster)")
     print(f"Connect4-v0 vs random opponent: {statistics.median(gym_rates):,.0f} agent steps/s")
 
 

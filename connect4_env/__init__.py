@@ -50,6 +50,7 @@ if "Connect4-v0" not in gymnasium.registry:
         vector_entry_point="connect4_env.vector_env:Connect4VectorEnv",
     )
 
+
 # PettingZoo >= 1.27 keeps a registry as Gymnasium does; older versions have none (use connect4_v0.env()).
 def _in_pettingzoo_registry() -> bool:
     try:

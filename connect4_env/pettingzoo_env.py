@@ -7,6 +7,8 @@ that also plays any board size and ``win_length``, raises clear errors on bad ac
 
 from __future__ import annotations
 
+import copy
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -33,6 +35,26 @@ def env(**kwargs: Any) -> AECEnv:
     PettingZoo's, subclassed in :mod:`connect4_env.wrappers` only to make attribute reads direct).
     """
     return wrap_classic(raw_env(**kwargs), illegal_reward=-1)
+
+
+@lru_cache(maxsize=16)
+def _space_templates(rows: int, columns: int) -> tuple[spaces.Dict, spaces.Box]:
+    """An agent's observation space and the state space of a board size: templates that are only ever copied
+    (never sampled or seeded), their bounds made read-only."""
+    planes = spaces.Box(0, 1, (rows, columns, 2), dtype=np.int8)
+    mask = spaces.Box(0, 1, (columns,), dtype=np.int8)
+    for box in (planes, mask):
+        box.low.setflags(write=False)
+        box.high.setflags(write=False)
+    return spaces.Dict({"observation": planes, "action_mask": mask}), planes
+
+
+def _copy_space(space: Any) -> Any:
+    """A copy with its own RNG and, for a Dict, its own sub-spaces (the bounds arrays are shared, read-only)."""
+    new = copy.copy(space)
+    if isinstance(space, spaces.Dict):
+        new.spaces = {key: copy.copy(sub) for key, sub in space.spaces.items()}
+    return new
 
 
 class raw_env(AECEnv):
@@ -102,17 +124,12 @@ class raw_env(AECEnv):
         rows, columns = self.rules.rows, self.rules.columns
         self.possible_agents = list(AGENTS)
         self._agent_index = {agent: i for i, agent in enumerate(AGENTS)}
+        # Copies of cached spaces: building a Box costs ~20 us, a copy ~3 us (env() is built often, e.g. one
+        # per worker or per evaluation game). Each env still owns its spaces and their RNGs.
+        observation, state = _space_templates(rows, columns)
         self.action_spaces = {agent: spaces.Discrete(columns) for agent in AGENTS}
-        self.observation_spaces = {
-            agent: spaces.Dict(
-                {
-                    "observation": spaces.Box(0, 1, (rows, columns, 2), dtype=np.int8),
-                    "action_mask": spaces.Box(0, 1, (columns,), dtype=np.int8),
-                }
-            )
-            for agent in AGENTS
-        }
-        self.state_space = spaces.Box(0, 1, (rows, columns, 2), dtype=np.int8)
+        self.observation_spaces = {agent: _copy_space(observation) for agent in AGENTS}
+        self.state_space = _copy_space(state)
         self._no_moves = np.zeros(columns, dtype=np.int8)
         self._game = TrackedBoard(self.rules)
 

@@ -231,3 +231,17 @@ def test_render_modes() -> None:
 def test_bad_configuration_raises(kwargs: dict, error: type) -> None:
     with pytest.raises(error):
         connect4_v0.env(**kwargs)
+
+
+def test_each_env_owns_its_spaces() -> None:
+    first, second = connect4_v0.env(), connect4_v0.env()
+    a, b = first.observation_space("player_0"), second.observation_space("player_0")
+    assert a is not b and a["observation"] is not b["observation"]
+    assert first.observation_space("player_0") is not first.observation_space("player_1")
+    a.seed(1)
+    b.seed(1)
+    assert (a.sample()["observation"] == b.sample()["observation"]).all()  # same seed, same samples
+    b.seed(2)
+    samples = [a.sample()["observation"].tobytes() for _ in range(5)]
+    assert samples != [b.sample()["observation"].tobytes() for _ in range(5)]
+    assert a == b  # equal as spaces
