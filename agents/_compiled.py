@@ -18,9 +18,19 @@ import numpy as np
 from agents import _kernels
 from connect4_env.core import Rules
 
-__all__ = ["KernelBuild", "kernels_for", "MAX_COMPILED_BITS"]
+__all__ = ["KernelBuild", "kernels_for", "kernel_geometry", "MAX_COMPILED_BITS"]
 
 MAX_COMPILED_BITS = 63  # bitboards live in int64: bit 63 would be the sign
+# Win shifts per direction in the kernels' geometry tuple: one length for every board the compiled build
+# plays (win_length <= 62 needs at most 6), so numba compiles the kernels once.
+_MIN_STEPS = _kernels.STEPS
+
+
+def kernel_geometry(rules: Rules) -> tuple[int, ...]:
+    """The ``geo`` tuple the kernels read: sizes, then the rules' vertical win shifts padded with zeros."""
+    runs = rules.win_shifts[0]  # vertical: direction 1, so the shifts are the run lengths themselves
+    padded = (*runs, *[0] * (max(_MIN_STEPS, len(runs)) - len(runs)))
+    return (rules.rows, rules.columns, rules.height, rules.win_length, rules.cells, *padded)
 
 
 class KernelBuild:
@@ -34,8 +44,8 @@ class KernelBuild:
     def __getattr__(self, name: str):
         return getattr(self.module, name)
 
-    def geometry(self, rules: Rules) -> tuple[int, int, int, int, int]:
-        return (rules.rows, rules.columns, rules.height, rules.win_length, rules.cells)
+    def geometry(self, rules: Rules) -> tuple[int, ...]:
+        return kernel_geometry(rules)
 
     def bit_array(self, size: int) -> np.ndarray:
         return np.zeros(size, dtype=self.bit_dtype)  # object dtype: Python int zeros

@@ -9,8 +9,11 @@ the xorshift32 state passed in.
 Bit layout as in :mod:`connect4_env.core`: column ``c`` owns bits ``c*height .. c*height+rows``, the top
 one a sentinel. A position is ``(current, mask)``: the stones of the player to move, and all stones.
 
-Geometry is passed as ``geo``, a tuple of ints ``(rows, columns, height, win_length, cells)``, plus
-``board_mask`` and ``bottom_mask`` as scalars (they may exceed 64 bits in Python mode). Every value that
+Geometry is passed as ``geo``, a tuple of ints built from :class:`~connect4_env.core.Rules` by
+``agents._compiled.kernel_geometry``: ``(rows, columns, height, win_length, cells)`` followed by the rules' win
+shifts along the vertical (``Rules.win_shifts[0]``: the run lengths ``has_won`` doubles through; the other
+directions scale them by their step), padded with zeros to ``STEPS`` entries. ``board_mask`` and
+``bottom_mask`` come as scalars (they may exceed 64 bits in Python mode). Every value that
 enters a bit operation is a plain int (``int(...)`` around array reads) so that Python mode never mixes
 numpy's fixed-width integers into big bitboards.
 """
@@ -20,7 +23,8 @@ from __future__ import annotations
 
 import math
 
-ROWS, COLUMNS, HEIGHT, WIN_LENGTH, CELLS = 0, 1, 2, 3, 4
+ROWS, COLUMNS, HEIGHT, WIN_LENGTH, CELLS, SHIFTS = 0, 1, 2, 3, 4, 5
+STEPS = 8  # run-doubling shifts in geo (zero-padded; more only for win_length > 256, in Python mode)
 
 # MCTS bounds on a node's game value for the player who moved into it.
 LOSS, DRAW, WIN = 0, 1, 2
@@ -28,9 +32,21 @@ LOSS, DRAW, WIN = 0, 1, 2
 
 # -- rules on bitboards -----------------------------------------------------------------------------------
 def has_won(stones, geo):
-    """True if ``stones`` holds win_length in a line (same doubling trick as ``Rules.has_won``)."""
+    """True if ``stones`` holds win_length in a line, by the rules' own run doubling (``Rules.win_shifts``):
+    ``geo`` carries the vertical direction's shifts, which are the run lengths; each direction scales them."""
     height = geo[HEIGHT]
-    length = geo[WIN_LENGTH]
+    if geo[SHIFTS + 2] == 0:
+        # two shifts per direction (win_length 3 and 4), read at fixed places: the rollouts' hot path
+        first = geo[SHIFTS]
+        second = geo[SHIFTS + 1]
+        run = stones & (stones >> first)
+        if run & (run >> second):
+            return True
+        for direction in (height, height - 1, height + 1):
+            run = stones & (stones >> (first * direction))
+            if run & (run >> (second * direction)):
+                return True
+        return False
     for k in range(4):
         direction = 1
         if k == 1:
@@ -40,12 +56,11 @@ def has_won(stones, geo):
         elif k == 3:
             direction = height + 1
         run = stones
-        covered = 1
-        while 2 * covered <= length:
-            run = run & (run >> (covered * direction))
-            covered *= 2
-        if covered < length:
-            run = run & (run >> ((length - covered) * direction))
+        for j in range(len(geo) - SHIFTS):
+            step = geo[SHIFTS + j]
+            if step == 0:  # padding: this direction's shifts are done
+                break
+            run = run & (run >> (step * direction))
         if run != 0:
             return True
     return False

@@ -89,9 +89,10 @@ class OpeningBook:
                 f"{board.rules.rows}x{board.rules.columns} (win_length {board.rules.win_length})"
             )
         from agents import _kernels  # the lookup is the one the compiled solver runs
+        from agents._compiled import kernel_geometry
 
         rules = board.rules
-        geometry = (rules.rows, rules.columns, rules.height, rules.win_length, rules.cells)
+        geometry = kernel_geometry(rules)
         found = _kernels.book_score(board.stones[0], board.mask, board.ply, geometry, self.keys, self.scores)
         return None if found == _kernels.UNKNOWN_SCORE else int(found)
 
