@@ -15,14 +15,59 @@ __all__ = ["Connect4SB3VecEnv", "make_sb3_vec_env"]
 
 
 class Connect4SB3VecEnv(VecEnv):
-    """SB3's ``VecEnv`` protocol over :class:`Connect4VectorEnv` (same-step autoreset).
+    """``num_envs`` games of ``Connect4-v0`` as a Stable-Baselines3 ``VecEnv`` (:func:`make_sb3_vec_env`).
 
-    A finished game is reset within the step, its last observation in ``infos[i]["terminal_observation"]``, as
-    SB3 expects. ``action_masks()`` (and ``env_method("action_masks")``, which sb3-contrib's MaskablePPO calls)
-    give the legal columns of every game.
+    ## Description
+    SB3's ``VecEnv`` protocol over :class:`~connect4_env.vector_env.Connect4VectorEnv` with same-step autoreset:
+    each step plays the learner's column in every game, then the opponent's replies, and resets every game
+    that ended.
+
+    ## Action Space
+    `Discrete(columns)` per game; `step` takes an integer array of shape `(num_envs,)` (what SB3's `predict`
+    returns). Floats, bools, strings and other shapes raise `TypeError` (nothing is cast); an out-of-range
+    column raises `IllegalMoveError`.
+
+    ## Observation Space
+    `Box(0, 1, (rows, columns, 2), int8)` per game, from the learner's side (plane 0 its stones, plane 1 the
+    opponent's, row 0 the top row); `reset` and `step` return `(num_envs, rows, columns, 2)`.
+
+    ## Rewards
+    float32 per game: +1 win, -1 loss or a full column under `illegal_action="lose"`, 0 otherwise.
+
+    ## Starting State
+    Empty boards (the opponent's first stone played where the learner moves second). `seed(s)` before `reset()`
+    makes the run reproducible (the env's RNG and the opponent's).
+
+    ## Episode End
+    `dones[i]` is True when game `i` ended by a win, a loss, a draw or an illegal move; it is then already
+    reset. Never truncated.
+
+    ## Info
+    | key | when | value |
+    |---|---|---|
+    | `terminal_observation` | the game ended this step | its last observation (SB3 convention) |
+    | `TimeLimit.truncated` | the game ended this step | always False (games end by the rules only) |
+    | `illegal_action` | the game ended by a full column under `"lose"` | True |
+    | `episode` | the game ended, with `VecMonitor` (the default of `make_sb3_vec_env`) | `{"r", "l", "t"}` |
+
+    `action_masks()` (and `env_method("action_masks")`, which sb3-contrib's MaskablePPO calls) gives every
+    game's legal columns as bool `(num_envs, columns)`.
+
+    ## Failures
+    An opponent that raises or answers an illegal column: `step_wait` raises and every game is as before.
+
+    ## Arguments
+    `num_envs`, then `Connect4-v0`'s keyword arguments (`rows`, `columns`, `win_length`, `opponent`,
+    `opponent_kwargs`, `agent_first`, `illegal_action`, `render_mode`, `tile`).
+
+    ## Version History
+    * v0: initial release.
     """
 
     def __init__(self, num_envs: int, **env_kwargs: Any) -> None:
+        mode = env_kwargs.pop("autoreset_mode", AutoresetMode.SAME_STEP)
+        if mode not in (AutoresetMode.SAME_STEP, AutoresetMode.SAME_STEP.value):
+            raise ValueError(f"autoreset_mode={mode!r}: SB3's VecEnv resets within the step; allowed: 'SameStep'")
         env_kwargs["autoreset_mode"] = AutoresetMode.SAME_STEP
         self.venv = Connect4VectorEnv(num_envs=num_envs, **env_kwargs)
         super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
@@ -30,6 +75,7 @@ class Connect4SB3VecEnv(VecEnv):
         self.render_mode = self.venv.render_mode
 
     def reset(self) -> np.ndarray:
+        """Start every game anew; returns the observations ``(num_envs, rows, columns, 2)``."""
         seed = self._seeds[0] if self._seeds and self._seeds[0] is not None else None
         observations, _ = self.venv.reset(seed=seed)
         self._reset_seeds()
@@ -45,7 +91,8 @@ class Connect4SB3VecEnv(VecEnv):
         """
         self._actions = self.venv.check_actions(actions)
 
-    def step_wait(self):
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """Play the stored actions; returns ``(observations, rewards, dones, infos)`` as SB3 expects."""
         if self._actions is None:
             raise RuntimeError("step_wait() without step_async()")
         observations, rewards, terminated, truncated, info = self.venv.step(self._actions)
