@@ -13,6 +13,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from scripts_helpers import start
 
 import connect4_env
 from agents import RandomAgent, make_agent
@@ -181,34 +182,20 @@ def test_script_help_and_tiny_run(tmp_path: Path) -> None:
     assert result.returncode == 2 and "invalid choice" in result.stderr
 
 
-def _default_sigint() -> None:
-    # A shell that starts a job in the background hands it SIGINT ignored, and Python then installs no
-    # KeyboardInterrupt handler: give the child the default disposition, as a terminal would.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_ctrl_c_keeps_the_last_model(tmp_path: Path) -> None:
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "scripts/train_sb3.py",
-            "--timesteps",
-            "10000000",
-            "--eval-freq",
-            "2000",
-            "--eval-games",
-            "2",
-            "--eval-opponents",
-            "random",
-            "--out",
-            str(tmp_path),
-            "--quiet",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=_default_sigint,
+    process = start(
+        "scripts/train_sb3.py",
+        "--timesteps",
+        "10000000",
+        "--eval-freq",
+        "2000",
+        "--eval-games",
+        "2",
+        "--eval-opponents",
+        "random",
+        "--out",
+        str(tmp_path),
+        "--quiet",
     )
     try:
         deadline = time.time() + 120

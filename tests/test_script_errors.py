@@ -5,28 +5,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 import zipfile
 from pathlib import Path
 
 import pytest
+from scripts_helpers import run, start
 
 from agents import QLearningAgent, RandomAgent
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def run(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        input=stdin,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def expect_usage_error(result: subprocess.CompletedProcess[str], fragment: str) -> None:
@@ -111,26 +97,18 @@ def test_train_sb3_refuses_bad_hyperparameters_before_training(tmp_path: Path) -
 
 def test_ctrl_c_in_training_saves_the_table(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "scripts/mcts_vs_qlearning.py",
-            "train",
-            "--episodes",
-            "10000000",
-            "--opponent",
-            "random",
-            "--window",
-            "100",
-            "--out",
-            str(out),
-            "--quiet",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    process = start(
+        "scripts/mcts_vs_qlearning.py",
+        "train",
+        "--episodes",
+        "10000000",
+        "--opponent",
+        "random",
+        "--window",
+        "100",
+        "--out",
+        str(out),
+        "--quiet",
     )
     try:
         assert process.stdout is not None

@@ -3,25 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        input=stdin,
-        timeout=300,
-        check=False,
-    )
+from scripts_helpers import run
 
 
 @pytest.mark.parametrize("mode", ["mcts-vs-mcts", "train", "match", "demo"])
