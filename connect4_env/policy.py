@@ -73,14 +73,25 @@ def bind_policy(policy: Any, rules: Rules) -> Any:
 # name -> a factory or "module:attr"; filled from the entry points on first use, then by register_policy.
 _REGISTRY: dict[str, str | Callable[..., Any]] = {}
 _LOADED_ENTRY_POINTS = False
+# This project's own entry points (pyproject.toml), used only when no package metadata declares any: code
+# run from a source tree that was never installed still finds the default opponent. Strings, not imports.
+_SOURCE_TREE_DEFAULTS = {
+    "random": "agents.random_agent:RandomAgent",
+    "human": "agents.human:HumanAgent",
+    "mcts": "agents.mcts:MCTSAgent",
+    "solver": "agents.solver:SolverAgent",
+    "qlearning": "agents.qlearning:QLearningAgent",
+    "sb3": "agents.sb3_agent:SB3Agent",
+}
 
 
 def _registry() -> dict[str, str | Callable[..., Any]]:
     global _LOADED_ENTRY_POINTS
     if not _LOADED_ENTRY_POINTS:
         _LOADED_ENTRY_POINTS = True
-        for point in entry_points(group=ENTRY_POINT_GROUP):
-            _REGISTRY.setdefault(point.name, point.value)
+        declared = {point.name: point.value for point in entry_points(group=ENTRY_POINT_GROUP)}
+        for name, value in (declared or _SOURCE_TREE_DEFAULTS).items():
+            _REGISTRY.setdefault(name, value)
     return _REGISTRY
 
 

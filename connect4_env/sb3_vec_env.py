@@ -67,7 +67,9 @@ class Connect4SB3VecEnv(VecEnv):
     def __init__(self, num_envs: int, **env_kwargs: Any) -> None:
         mode = env_kwargs.pop("autoreset_mode", AutoresetMode.SAME_STEP)
         if mode not in (AutoresetMode.SAME_STEP, AutoresetMode.SAME_STEP.value):
-            raise ValueError(f"autoreset_mode={mode!r}: SB3's VecEnv resets within the step; allowed: 'SameStep'")
+            raise ValueError(
+                f"autoreset_mode={mode!r}: SB3's VecEnv resets within the step; allowed: 'SameStep'"
+            )
         env_kwargs["autoreset_mode"] = AutoresetMode.SAME_STEP
         self.venv = Connect4VectorEnv(num_envs=num_envs, **env_kwargs)
         super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)

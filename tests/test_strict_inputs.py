@@ -110,3 +110,30 @@ def test_agents_validate_at_construction() -> None:
     with pytest.raises(TypeError, match="agent_first"):
         Connect4VectorEnv(agent_first=1)
     RandomAgent(seed=np.int64(3))
+
+
+def test_the_registry_matches_the_declared_entry_points() -> None:
+    from importlib.metadata import entry_points
+
+    from connect4_env import policy
+
+    declared = {point.name: point.value for point in entry_points(group=policy.ENTRY_POINT_GROUP)}
+    assert declared == policy._SOURCE_TREE_DEFAULTS  # the source-tree fallback is the installed list
+    for name in declared:
+        assert name in policy.policy_names()
+
+
+def test_register_policy_and_specs() -> None:
+    from connect4_env.policy import make_policy, policy_from_spec, register_policy
+
+    register_policy("lefty", "agents.random_agent:RandomAgent")
+    assert isinstance(make_policy("lefty", seed=1), RandomAgent)
+    with pytest.raises(ValueError, match="takes no ':value'"):
+        policy_from_spec("lefty:3")
+    with pytest.raises(ValueError, match="module:attr"):
+        register_policy("broken", "no_colon")
+    with pytest.raises(TypeError):
+        register_policy("broken", 42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="playouts"):
+        policy_from_spec("mcts:-5")
+    assert policy_from_spec("mcts:25").playouts == 25
