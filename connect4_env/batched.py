@@ -13,13 +13,8 @@ from typing import Any
 import numpy as np
 
 from connect4_env.core import Board, Rules
-from connect4_env.encoding import cell_bit_index
 
 __all__ = ["BatchedBoards"]
-
-# _BYTE_BITS[b] = the 8 bits of byte b, least significant first
-_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little")
-
 
 class BatchedBoards:
     """``n`` positions as arrays: ``stones`` (2, n) per absolute player, ``heights`` (n, columns), ``ply`` (n,).
@@ -46,13 +41,6 @@ class BatchedBoards:
         self.heights = np.zeros((n, rules.columns), dtype=np.int8 if self.fits else np.int64)
         self.ply = np.zeros(n, dtype=np.int64)
         self.bottom = np.array([1 << (c * rules.height) for c in range(rules.columns)], dtype=self.dtype)
-        index = cell_bit_index(rules.rows, rules.columns).reshape(-1)
-        self.cell_shift = (
-            index.astype(np.intp) if self.fits else np.array([int(i) for i in index], dtype=object)
-        )
-        self._scratch: np.ndarray | None = None
-        # bit numbers for (cell, plane) pairs in observation order: own plane from bits 0-63, other from 64-127
-        self.gather = np.stack([index, index + 64], axis=1).reshape(-1).astype(np.intp)  # used when it fits
         self.win_shifts = [[self._scalar(s) for s in shifts] for shifts in rules.win_shifts]
         self._kernel = _compiled_play() if (self.fits and compiled is not False) else None
         if compiled and self._kernel is None:
@@ -70,6 +58,12 @@ class BatchedBoards:
 
     def _scalar(self, value: int) -> Any:
         return np.uint64(value) if self.fits else value
+
+    def _stone_bits(self, columns: np.ndarray, heights: np.ndarray) -> np.ndarray:
+        """The bit of a stone at height ``heights`` (0 = bottom) in each of ``columns``."""
+        if self.fits:
+            return self.bottom[columns] << heights.astype(np.uint64)
+        return np.array([int(b) << int(h) for b, h in zip(self.bottom[columns], heights)], dtype=object)
 
     def clear(self, index: np.ndarray) -> None:
         """Empty the listed boards."""
@@ -117,12 +111,7 @@ class BatchedBoards:
             )
             return won, full
         player = self.ply[index] & 1
-        heights = self.heights[index, columns]
-        if self.fits:
-            bits = self.bottom[columns] << heights.astype(np.uint64)
-        else:
-            bits = np.array([int(b) << int(h) for b, h in zip(self.bottom[columns], heights)], dtype=object)
-        self.stones[player, index] |= bits
+        self.stones[player, index] |= self._stone_bits(columns, self.heights[index, columns])
         self.heights[index, columns] += 1
         self.ply[index] += 1
         won = self.has_won(self.stones[player, index])
@@ -133,39 +122,11 @@ class BatchedBoards:
         self.ply[index] -= 1
         player = self.ply[index] & 1
         self.heights[index, columns] -= 1
-        heights = self.heights[index, columns]
-        if self.fits:
-            bits = self.bottom[columns] << heights.astype(np.uint64)
-        else:
-            bits = np.array([int(b) << int(h) for b, h in zip(self.bottom[columns], heights)], dtype=object)
-        self.stones[player, index] ^= bits
+        self.stones[player, index] ^= self._stone_bits(columns, self.heights[index, columns])
 
     def legal(self, index: np.ndarray | slice = slice(None)) -> np.ndarray:
         """Bool (k, columns): the columns that are not full."""
         return self.heights[index] < self.rules.rows
-
-    def planes(self, own: np.ndarray, other: np.ndarray) -> np.ndarray:
-        """int8 (k, rows, columns, 2) observation planes from two bitboard arrays."""
-        rules = self.rules
-        n = own.shape[0]
-        if self.fits:
-            # Unpack both bitboards' little-endian bytes into 128 bits per game, then gather the cells in
-            # (row, column, plane) order: one unpack and one take, already in the observation's layout.
-            pair = np.empty((n, 2), dtype="<u8")
-            pair[:, 0] = own
-            pair[:, 1] = other
-            if self._scratch is None or self._scratch.shape[0] < n:
-                self._scratch = np.empty((n, 16, 8), dtype=np.uint8)
-            bits = self._scratch[:n]
-            np.take(_BYTE_BITS, pair.view(np.uint8), axis=0, out=bits)
-            bits = bits.reshape(n, 128)
-            cells = np.empty((n, self.gather.size), dtype=np.uint8)
-            np.take(bits, self.gather, axis=1, out=cells)  # faster with out= than letting take allocate
-            return cells.view(np.int8).reshape(n, rules.rows, rules.columns, 2)
-        out = np.empty((n, rules.rows * rules.columns, 2), dtype=np.int8)
-        out[:, :, 0] = (own[:, None] >> self.cell_shift[None, :]) & 1
-        out[:, :, 1] = (other[:, None] >> self.cell_shift[None, :]) & 1
-        return out.reshape(n, rules.rows, rules.columns, 2)
 
     def board(self, i: int) -> Board:
         """Game ``i`` as a :class:`Board` (for rendering and tests)."""
