@@ -16,6 +16,7 @@ from connect4_env.core import Board, Rules
 
 __all__ = ["BatchedBoards"]
 
+
 class BatchedBoards:
     """``n`` positions as arrays: ``stones`` (2, n) per absolute player, ``heights`` (n, columns), ``ply`` (n,).
 

@@ -57,7 +57,7 @@ def opponent_columns(
     if callable(act_batch):
         planes = observations() if getattr(opponent, "uses_observations", True) else None
         answer = act_batch(planes, int_masks)
-        columns = np.asarray(answer) if not isinstance(answer, np.ndarray) else answer
+        columns = np.asarray(answer)
         if columns.shape != (games.size,) or not (
             np.issubdtype(columns.dtype, np.integer) and columns.dtype != np.bool_
         ):

@@ -190,7 +190,7 @@ class Connect4VectorEnv(VectorEnv):
 
     def _save_games(self, index: np.ndarray, journal: list) -> tuple:
         """What :meth:`_reset_games` is about to change in the listed games, for :meth:`_rollback`."""
-        rng_state = self.np_random.bit_generator.state if self.agent_first is None else None
+        rng_state = self.np_random.bit_generator.state
         return (
             index,
             self.boards.snapshot(index),
@@ -208,8 +208,7 @@ class Connect4VectorEnv(VectorEnv):
             self.boards.restore(index, boards)
             self.learner[index] = learner
             self._obs[index] = obs
-            if rng_state is not None:
-                self.np_random.bit_generator.state = rng_state
+            self.np_random.bit_generator.state = rng_state
             journal = journal[:mark]
         for index, columns, plane in reversed(journal):
             self._undo(index, columns, plane)
@@ -244,14 +243,9 @@ class Connect4VectorEnv(VectorEnv):
             seed = seed[0]
         if seed is not None:
             seed = check_int("seed", seed, 0)
+        saved = self._save_games(self._all, [])
         saved_rng = (self._np_random, self._np_random_seed)
-        rng_state = None if self._np_random is None else self._np_random.bit_generator.state
-        saved = (
-            self.boards.snapshot(self._all),
-            self.learner.copy(),
-            self._obs.copy(),
-            self._needs_reset.copy(),
-        )
+        needs_reset = self._needs_reset.copy()
         try:
             if seed is not None:
                 self._np_random, self._np_random_seed = seeding.np_random(seed)
@@ -261,11 +255,9 @@ class Connect4VectorEnv(VectorEnv):
                 reset(seed=int(rng.integers(2**63)))
             self._reset_games(self._all, [])
         except BaseException:
-            self._np_random, self._np_random_seed = saved_rng
-            if rng_state is not None and saved_rng[0] is not None:
-                saved_rng[0].bit_generator.state = rng_state
-            self.boards.restore(self._all, saved[0])
-            self.learner[:], self._obs[:], self._needs_reset[:] = saved[1], saved[2], saved[3]
+            self._np_random, self._np_random_seed = saved_rng  # the old generator; _rollback rewinds it
+            self._rollback([], saved)
+            self._needs_reset[:] = needs_reset
             raise
         self._needs_reset[:] = False
         self._has_reset = True
@@ -283,8 +275,7 @@ class Connect4VectorEnv(VectorEnv):
         Raises:
             TypeError: any other type, dtype (float, bool, str) or shape; nothing is cast.
         """
-        if not isinstance(actions, np.ndarray):
-            actions = np.asarray(actions)
+        actions = np.asarray(actions)
         if (
             actions.shape != (self.num_envs,)
             or not np.issubdtype(actions.dtype, np.integer)
