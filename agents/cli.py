@@ -98,5 +98,5 @@ def check_output_file(path: str | Path) -> Path:
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"the output file {path} is a folder; pass a file name")
-    check_output_dir(path.parent if str(path.parent) else Path("."))
+    check_output_dir(path.parent)
     return path
