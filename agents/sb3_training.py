@@ -22,6 +22,7 @@ import numpy as np
 
 from agents.arena import play_match
 from agents.files import atomic_write, atomic_write_json
+from agents.progress import progress_bar
 from agents.registry import agent_from_spec
 from agents.sb3_agent import ALGORITHMS, SB3Agent, algorithm_class
 from agents.sb3_files import sidecar_architecture
@@ -260,9 +261,7 @@ def _callbacks(
 
     class Progress(BaseCallback):
         def _on_training_start(self) -> None:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=config.timesteps, unit="step", mininterval=0.5)
+            self.bar = progress_bar(config.timesteps, "steps", unit="step")
 
         def _on_step(self) -> bool:
             self.bar.n = self.num_timesteps
@@ -278,7 +277,7 @@ def _callbacks(
             self.bar.close()
 
     callbacks: list[Any] = [Evaluate(), Snapshot()]
-    if config.progress and importlib.util.find_spec("tqdm") is not None:
+    if config.progress and importlib.util.find_spec("tqdm") is not None:  # progress_bar gives None without it
         callbacks.append(Progress())
     return callbacks
 
