@@ -21,6 +21,7 @@ __all__ = [
     "wilson_interval",
     "TournamentResult",
     "round_robin",
+    "pairing_line",
 ]
 
 
@@ -37,12 +38,14 @@ def play_game(
     players: Sequence[Any],
     rules: Rules | None = None,
     on_move: Callable[[Board, int, int], None] | None = None,
+    seeds: Sequence[int | None] | None = None,
 ) -> GameRecord:
     """Play ``players[0]`` (moves first) against ``players[1]`` to the end.
 
     Each player is first bound to ``rules`` (default 6x7, four in a row) through its ``bind(rules)`` and reset
     through its ``reset()``, if it has them. ``on_move(board, player, column)`` is called after every move (for
-    printing).
+    printing). ``seeds``, when given, are passed to
+    the players' ``reset(seed=...)`` (one per player), so the game can be replayed exactly.
 
     Raises:
         IllegalMoveError: a player returned an illegal column (the message names the player and the column).
@@ -52,11 +55,16 @@ def play_game(
         raise ValueError(f"play_game needs exactly two players, got {len(players)}")
     rules = rules if rules is not None else Rules()
     game = TrackedBoard(rules)
-    for player in players:
+    if seeds is not None and len(seeds) != 2:
+        raise ValueError(f"play_game needs one seed per player, got {len(seeds)}")
+    for index, player in enumerate(players):
         bind_policy(player, rules)
         reset = getattr(player, "reset", None)
         if callable(reset):
-            reset()
+            if seeds is not None and seeds[index] is not None:
+                reset(seed=seeds[index])
+            else:
+                reset()
     moves: list[int] = []
     board = game.board
     while not board.is_terminal:
@@ -154,12 +162,7 @@ class TournamentResult:
 
     def pairing_line(self, index: int) -> str:
         """One pairing's W/D/L from the first-named side, with a 95 % interval on its score."""
-        a, b, result = self.pairings[index]
-        low, high = wilson_interval(result.wins + 0.5 * result.draws, result.n_games)
-        return (
-            f"{a} vs {b}: {result.wins} W / {result.draws} D / {result.losses} L "
-            f"(score {result.score:.3f}, 95% CI {low:.3f}-{high:.3f})"
-        )
+        return pairing_line(*self.pairings[index])
 
     def points_table(self) -> str:
         """Total points, best first."""
@@ -171,6 +174,15 @@ class TournamentResult:
             "points": dict(self.points),
             "pairings": [{"a": a, "b": b, **result.summary()} for a, b, result in self.pairings],
         }
+
+
+def pairing_line(a: str, b: str, result: MatchResult) -> str:
+    """A pairing's W/D/L from ``a``'s side, with a 95 % interval on its score."""
+    low, high = wilson_interval(result.wins + 0.5 * result.draws, result.n_games)
+    return (
+        f"{a} vs {b}: {result.wins} W / {result.draws} D / {result.losses} L "
+        f"(score {result.score:.3f}, 95% CI {low:.3f}-{high:.3f})"
+    )
 
 
 def round_robin(

@@ -272,15 +272,28 @@ class MCTSAgent(RulesBound):
 
     @classmethod
     def from_spec(cls, value: str, **kwargs: Any) -> MCTSAgent:
-        """``"mcts:<playouts>"`` as the scripts and ``Connect4-v0(opponent=...)`` write it.
+        """``"mcts:<playouts>"`` or ``"mcts:<seconds>s"`` (a time budget per move, e.g. ``mcts:0.1s``), as the
+        scripts and ``Connect4-v0(opponent=...)`` write it.
 
         Raises:
-            ValueError: ``value`` is not a positive integer.
+            ValueError: ``value`` is neither a positive integer nor a positive number of seconds ending in s.
         """
+        if value.endswith("s"):
+            try:
+                seconds = float(value[:-1])
+            except ValueError:
+                seconds = math.nan
+            if not (math.isfinite(seconds) and seconds > 0):
+                raise ValueError(
+                    f"agent spec 'mcts:{value}': {value!r} is not a positive number of seconds such as 0.1s"
+                )
+            return cls(time_limit=seconds, **kwargs)
         try:
             playouts = int(value)
         except ValueError:
-            raise ValueError(f"agent spec 'mcts:{value}': {value!r} is not a number of playouts") from None
+            raise ValueError(
+                f"agent spec 'mcts:{value}': {value!r} is not a number of playouts (or seconds, as in 0.1s)"
+            ) from None
         if playouts < 1:
             raise ValueError(f"agent spec 'mcts:{value}': playouts must be >= 1")
         return cls(playouts=playouts, **kwargs)

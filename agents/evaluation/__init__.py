@@ -1,0 +1,33 @@
+"""Measuring agents: test sets with exact scores, accuracy against perfect play, Elo ratings, tournaments.
+
+- :func:`test_set_names`, :func:`load_test_set`: the shipped positions, every move scored by the solver.
+- :func:`evaluate_accuracy` -> :class:`AccuracyReport`: how often an agent's move keeps the best outcome.
+- :func:`run_tournament`, :func:`fit_ratings`: games between agent specs on a process pool or Ray, and
+  Bradley-Terry Elo ratings with bootstrap intervals.
+"""
+
+from __future__ import annotations
+
+from agents.evaluation.accuracy import AccuracyReport, SetAccuracy, evaluate_accuracy
+from agents.evaluation.backends import BACKENDS, run_batches
+from agents.evaluation.ratings import PairingCounts, Ratings, fit_ratings
+from agents.evaluation.test_sets import Position, load_test_set, read_positions, test_set_names
+from agents.evaluation.tournament import GameOutcome, pairing_counts, run_tournament
+
+__all__ = [
+    "Position",
+    "test_set_names",
+    "load_test_set",
+    "read_positions",
+    "evaluate_accuracy",
+    "AccuracyReport",
+    "SetAccuracy",
+    "run_tournament",
+    "GameOutcome",
+    "pairing_counts",
+    "fit_ratings",
+    "Ratings",
+    "PairingCounts",
+    "run_batches",
+    "BACKENDS",
+]

@@ -1,0 +1,281 @@
+"""How often an agent's move is as good as perfect play, on positions with exact scores.
+
+A move is *optimal-class* when it keeps the best outcome the position allows (a win if there is one, else a
+draw); *exact* when it has the best score (the quickest win, the slowest loss); its *regret* is the best score
+minus its score, in the solver's units (two points per ply sooner or later, see :mod:`agents.solver`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agents.arena import wilson_interval
+from agents.evaluation.backends import default_workers, run_batches
+from agents.evaluation.test_sets import Position, load_test_set
+from agents.progress import progress_bar
+from connect4_env.core import Rules
+from connect4_env.encoding import TrackedBoard
+from connect4_env.policy import bind_policy, policy_from_spec
+from connect4_env.validation import check_bool, check_int
+
+__all__ = ["AccuracyReport", "SetAccuracy", "evaluate_accuracy", "position_seed"]
+
+
+def position_seed(seed: int, index: int) -> int:
+    """The agent's seed for the ``index``-th position (independent of how positions are split in batches)."""
+    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
+
+
+@dataclass
+class SetAccuracy:
+    """Counts for one group of positions."""
+
+    n: int = 0
+    optimal_class: int = 0
+    exact: int = 0
+    regret: float = 0.0
+
+    def add(self, position: Position, column: int) -> None:
+        score = position.move_scores[column]
+        if score is None:  # a full column: the caller checks legality first
+            raise ValueError(f"column {column} is full")
+        self.n += 1
+        self.optimal_class += (score > 0) - (score < 0) == position.outcome
+        self.exact += score == position.score
+        self.regret += position.score - score
+
+    @property
+    def optimal_class_rate(self) -> float:
+        return self.optimal_class / self.n if self.n else math.nan
+
+    @property
+    def exact_rate(self) -> float:
+        return self.exact / self.n if self.n else math.nan
+
+    @property
+    def mean_regret(self) -> float:
+        return self.regret / self.n if self.n else math.nan
+
+    @property
+    def optimal_class_ci95(self) -> tuple[float, float]:
+        return wilson_interval(self.optimal_class, self.n)
+
+    @property
+    def exact_ci95(self) -> tuple[float, float]:
+        return wilson_interval(self.exact, self.n)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "optimal_class_rate": self.optimal_class_rate,
+            "optimal_class_ci95": list(self.optimal_class_ci95),
+            "exact_rate": self.exact_rate,
+            "exact_ci95": list(self.exact_ci95),
+            "mean_regret": self.mean_regret,
+        }
+
+
+@dataclass
+class AccuracyReport(SetAccuracy):
+    """An agent's accuracy over all positions, with a breakdown per set.
+
+    Attributes:
+        agent: the agent's spec or repr. n, optimal_class_rate, exact_rate, mean_regret and their 95 % Wilson
+            intervals (``optimal_class_ci95``, ``exact_ci95``): over all positions. per_set: set name ->
+            :class:`SetAccuracy`. moves: the column chosen in each position, in order.
+    """
+
+    agent: str = ""
+    per_set: dict[str, SetAccuracy] = field(default_factory=dict)
+    moves: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            **super().to_dict(),
+            "per_set": {name: part.to_dict() for name, part in self.per_set.items()},
+        }
+
+    def table(self) -> str:
+        """One line per set and one for all: rates with their 95 % intervals, mean regret."""
+        lines = [f"{self.agent}", f"  {'set':22} {'n':>6} {'optimal class':>22} {'exact':>22} {'regret':>7}"]
+        rows = list(self.per_set.items()) + ([("all", self)] if len(self.per_set) > 1 else [])
+        for name, part in rows:
+            cls_lo, cls_hi = part.optimal_class_ci95
+            ex_lo, ex_hi = part.exact_ci95
+            lines.append(
+                f"  {name:22} {part.n:>6} {part.optimal_class_rate:>8.1%} ({cls_lo:.1%}-{cls_hi:.1%})"
+                f" {part.exact_rate:>8.1%} ({ex_lo:.1%}-{ex_hi:.1%}) {part.mean_regret:>7.2f}"
+            )
+        return "\n".join(lines)
+
+    def plot(self, path: str) -> None:
+        """Bars per set (optimal-class and exact rates) with 95 % interval whiskers, saved to ``path``."""
+        plot_reports([self], path)
+
+
+def plot_reports(reports: Sequence[AccuracyReport], path: str) -> None:
+    """One panel per set, one pair of bars (optimal class, exact) per agent, saved to ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from agents.files import atomic_write
+
+    names = list(dict.fromkeys(name for report in reports for name in report.per_set))
+    width = 0.8 / max(1, len(reports))
+    figure, axes = plt.subplots(2, 1, figsize=(max(6.0, 1.2 * len(names) * max(1, len(reports)) ** 0.5), 7))
+    for axis, metric in zip(axes, ("optimal_class", "exact")):
+        for k, report in enumerate(reports):
+            xs, ys, low, high = [], [], [], []
+            for i, name in enumerate(names):
+                part = report.per_set.get(name)
+                if part is None:
+                    continue
+                rate = getattr(part, f"{metric}_rate")
+                lo, hi = getattr(part, f"{metric}_ci95")
+                xs.append(i + (k - (len(reports) - 1) / 2) * width)
+                ys.append(rate)
+                low.append(rate - lo)
+                high.append(hi - rate)
+            axis.bar(xs, ys, width=width, yerr=[low, high], capsize=2, label=report.agent)
+        axis.set_xticks(range(len(names)), names, rotation=30, ha="right")
+        axis.set_ylim(0, 1.05)
+        axis.set_ylabel("optimal-class moves" if metric == "optimal_class" else "exact-score moves")
+        axis.grid(axis="y", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    figure.tight_layout()
+    atomic_write(path, lambda stream: figure.savefig(stream, format=_image_format(path), dpi=110))
+    plt.close(figure)
+
+
+def _image_format(path: str) -> str:
+    suffix = str(path).rsplit(".", 1)[-1].lower() if "." in str(path) else "png"
+    return suffix if suffix in ("png", "svg", "pdf", "jpg", "jpeg") else "png"
+
+
+# -- the work done in each worker -----------------------------------------------------------------------------
+_AGENTS: dict[tuple[str, Rules], Any] = {}
+
+
+def _agent_for(agent: Any, rules: Rules) -> Any:
+    """A worker's agent: built once per spec and board (specs), or the object sent with the batch."""
+    if isinstance(agent, str):
+        key = (agent, rules)
+        if key not in _AGENTS:
+            _AGENTS[key] = policy_from_spec(agent, rules=rules)
+        return _AGENTS[key]
+    return bind_policy(agent, rules)
+
+
+def _choose_moves(batch: tuple[Any, int, list[tuple[int, Position]]]) -> list[int]:
+    """The agent's column in each position of the batch, its seed reset from the position's index."""
+    agent, seed, items = batch
+    columns = []
+    for index, position in items:
+        rules = position.rules
+        policy = _agent_for(agent, rules)
+        game = TrackedBoard(rules)
+        for move in position.moves:
+            game.play(move)
+        reset = getattr(policy, "reset", None)
+        if callable(reset):
+            reset(seed=position_seed(seed, index))
+        columns.append(int(policy.act(game.observation(game.board.to_move), game.mask.copy())))
+    return columns
+
+
+def _agent_name(agent: Any) -> str:
+    return agent if isinstance(agent, str) else repr(agent)
+
+
+def _positions(test_set: Any) -> list[tuple[str, Position]]:
+    if isinstance(test_set, str):
+        return [(test_set, p) for p in load_test_set(test_set)]
+    if isinstance(test_set, Sequence) and test_set and all(isinstance(x, str) for x in test_set):
+        return [(name, p) for name in test_set for p in load_test_set(name)]
+    if isinstance(test_set, Sequence) and all(isinstance(x, Position) for x in test_set):
+        return [(f"{p.rows}x{p.columns}-w{p.win_length}", p) for p in test_set]
+    raise TypeError(
+        "test_set must be a set name, a list of set names or a list of Position objects, "
+        f"got {type(test_set).__name__}"
+    )
+
+
+def evaluate_accuracy(
+    agent: Any,
+    test_set: str | Sequence[str] | Sequence[Position],
+    *,
+    backend: str = "process",
+    workers: int | None = None,
+    progress: bool = True,
+    seed: int = 0,
+    address: str | None = None,
+    batch_size: int | None = None,
+) -> AccuracyReport:
+    """Ask ``agent`` for a move in every position of ``test_set`` and compare it with perfect play.
+
+    Args:
+        agent: an agent spec (``"mcts:1000"``, built in each worker) or a policy object (sent to the
+            workers; bound to each position's rules).
+        test_set: a shipped set's name (:func:`test_set_names`), a list of names, or a list of
+            :class:`Position`. The per-set breakdown is by name (by board for positions).
+        backend, workers, address: where the positions are played (see :mod:`agents.evaluation.backends`).
+        progress: a progress bar (tqdm) over positions.
+        seed: the agent is reset with a seed derived from ``seed`` and the position's index before each
+            position, so the same seed gives the same moves on any backend and number of workers.
+        batch_size: positions per task (default: about four tasks per worker, at most 100 positions each).
+
+    Raises:
+        TypeError / ValueError: a bad argument, an unknown set, or an agent that cannot play a set's board.
+        IllegalMoveError: the agent chose a full or out-of-range column.
+    """
+    from connect4_env.core import IllegalMoveError, as_column
+
+    check_bool("progress", progress)
+    seed = check_int("seed", seed, 0)
+    labelled = _positions(test_set)
+    if not labelled:
+        raise ValueError("test_set holds no positions")
+    n_workers = default_workers() if workers is None else check_int("workers", workers, 1, 4096)
+    if batch_size is None:
+        batch_size = max(1, min(100, math.ceil(len(labelled) / (4 * n_workers))))
+    else:
+        batch_size = check_int("batch_size", batch_size, 1)
+    for rules in {p.rules for _, p in labelled}:  # fail early, here, if the agent cannot play a board
+        if isinstance(agent, str):
+            policy_from_spec(agent, rules=rules)
+        else:
+            bind_policy(agent, rules)
+    indexed = list(enumerate(p for _, p in labelled))
+    batches = [(agent, seed, indexed[i : i + batch_size]) for i in range(0, len(indexed), batch_size)]
+    bar = progress_bar(len(indexed), "positions", unit="pos") if progress else None
+    try:
+        results = run_batches(
+            _choose_moves,
+            batches,
+            backend=backend,
+            workers=n_workers,
+            address=address,
+            on_result=None if bar is None else lambda i, r: bar.update(len(r)),
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    report = AccuracyReport(agent=_agent_name(agent))
+    for (name, position), column in zip(labelled, (c for batch in results for c in batch)):
+        column = as_column(column)
+        if not 0 <= column < position.columns or position.move_scores[column] is None:
+            raise IllegalMoveError(
+                f"{report.agent} chose column {column}, which is not legal after {position.moves}"
+            )
+        report.add(position, column)
+        report.per_set.setdefault(name, SetAccuracy()).add(position, column)
+        report.moves.append(column)
+    return report

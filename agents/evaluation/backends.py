@@ -1,0 +1,155 @@
+"""Run batches of independent work on a process pool here or as Ray tasks, with one result order.
+
+Every batch is a plain picklable value handed to a module-level ``task(batch) -> result``; results come back
+in batch order whatever finished first, so a caller that seeds each unit of work from its own index gets the
+same results on any backend and any number of workers.
+
+- ``"process"`` (default): ``workers`` processes on this machine (``spawn``, so numba and threads start
+  clean); one worker, or a single batch, runs in this process.
+- ``"ray"``: each batch is a Ray task (the ``distributed`` extra). With ``address`` the work goes to that
+  cluster; otherwise a local Ray is started with ``num_cpus=workers`` and shut down at the end.
+
+Ctrl-C (KeyboardInterrupt) stops the workers — the pool is terminated, Ray tasks are cancelled and a Ray we
+started is shut down — and then propagates, after ``on_result`` has seen every finished batch.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from connect4_env.validation import check_choice, check_int
+
+__all__ = ["BACKENDS", "run_batches", "default_workers"]
+
+BACKENDS = ("process", "ray")
+_RAY_MISSING = "backend='ray' needs Ray: pip install 'connect4-env[distributed]'"
+
+
+def default_workers() -> int:
+    """The CPUs this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _ignore_sigint() -> None:
+    # the parent handles Ctrl-C and terminates the pool; a worker interrupted mid-task would only add noise
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _indexed(task: Callable[[Any], Any], item: tuple[int, Any]) -> tuple[int, Any]:
+    index, batch = item
+    return index, task(batch)
+
+
+class _Indexed:
+    """``task`` as a picklable callable of ``(index, batch)`` for ``Pool.imap_unordered``."""
+
+    def __init__(self, task: Callable[[Any], Any]) -> None:
+        self.task = task
+
+    def __call__(self, item: tuple[int, Any]) -> tuple[int, Any]:
+        return _indexed(self.task, item)
+
+
+def run_batches(
+    task: Callable[[Any], Any],
+    batches: Sequence[Any],
+    *,
+    backend: str = "process",
+    workers: int | None = None,
+    address: str | None = None,
+    on_result: Callable[[int, Any], None] | None = None,
+) -> list[Any]:
+    """``[task(b) for b in batches]``, spread over ``workers`` (default: the CPUs available).
+
+    ``on_result(index, result)`` is called here, in the caller's process, as each batch finishes (in
+    completion order).
+
+    Raises:
+        TypeError / ValueError: an unknown backend, ``workers`` < 1, ``address`` without ``backend="ray"``,
+            or Ray missing. Whatever ``task`` raises propagates.
+    """
+    check_choice("backend", backend, BACKENDS)
+    workers = default_workers() if workers is None else check_int("workers", workers, 1, 4096)
+    if address is not None:
+        if not isinstance(address, str):
+            raise TypeError(f"address must be a str such as 'ray://head:10001', got {type(address).__name__}")
+        if backend != "ray":
+            raise ValueError(f"address={address!r} needs backend='ray'")
+    results: list[Any] = [None] * len(batches)
+
+    def finished(index: int, result: Any) -> None:
+        results[index] = result
+        if on_result is not None:
+            on_result(index, result)
+
+    if backend == "ray":
+        _run_ray(task, batches, workers, address, finished)
+    elif workers == 1 or len(batches) <= 1:
+        for index, batch in enumerate(batches):
+            finished(index, task(batch))
+    else:
+        _run_pool(task, batches, workers, finished)
+    return results
+
+
+def _run_pool(
+    task: Callable[[Any], Any], batches: Sequence[Any], workers: int, finished: Callable[[int, Any], None]
+) -> None:
+    context = multiprocessing.get_context("spawn")
+    pool = context.Pool(min(workers, len(batches)), initializer=_ignore_sigint)
+    try:
+        for index, result in pool.imap_unordered(_Indexed(task), list(enumerate(batches))):
+            finished(index, result)
+    except BaseException:
+        pool.terminate()
+        pool.join()
+        raise
+    pool.close()
+    pool.join()
+
+
+def _run_ray(
+    task: Callable[[Any], Any],
+    batches: Sequence[Any],
+    workers: int,
+    address: str | None,
+    finished: Callable[[int, Any], None],
+) -> None:
+    try:
+        import ray
+    except ImportError:
+        raise ValueError(_RAY_MISSING) from None
+    started = not ray.is_initialized()
+    if started:
+        options: dict[str, Any] = {
+            "include_dashboard": False,
+            "logging_level": "ERROR",
+            "log_to_driver": False,
+        }
+        if address is None:
+            options["num_cpus"] = workers
+        else:
+            options["address"] = address
+        ray.init(**options)
+    pending: list[Any] = []
+    try:
+        remote = ray.remote(_indexed)
+        pending = [remote.remote(task, (index, batch)) for index, batch in enumerate(batches)]
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                finished(*ray.get(ref))
+    except BaseException:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        raise
+    finally:
+        if started:
+            ray.shutdown()

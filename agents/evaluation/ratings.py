@@ -1,0 +1,280 @@
+"""Elo ratings from game results: Bradley-Terry maximum likelihood with bootstrap intervals.
+
+Model: player ``i`` scores against ``j`` with probability ``1 / (1 + 10 ** ((R_j - R_i) / 400))``. A draw counts
+as half a win and half a loss (half points), the usual convention of chess ratings; Davidson's draw model is not
+used. Every pairing also gets ``prior_draws`` virtual drawn games (default 1, as BayesElo does with its prior):
+without them a player who won every game would have an infinite rating. The fit is
+``scipy.optimize.minimize`` (L-BFGS-B, analytic gradient) on the log-likelihood; one player is the anchor
+(rating 0, ``random`` by default), or given players keep fixed ratings (a gauntlet against a rated ladder).
+
+Intervals: ``bootstrap`` times, each pairing's games are resampled with replacement (wins, draws and losses
+drawn in their observed proportions) and the ratings refitted; the 2.5 and 97.5 percentiles are the interval.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from connect4_env.validation import check_int, check_number
+
+__all__ = [
+    "Ratings",
+    "fit_ratings",
+    "PairingCounts",
+    "ELO_PER_NATURAL_UNIT",
+    "read_ratings",
+    "REFERENCE_LADDER",
+    "reference_ladder",
+]
+
+ELO_PER_NATURAL_UNIT = 400 / math.log(10)
+# measured with scripts/tournament.py on 6x7 (see the README); --gauntlet rates a new agent against it
+REFERENCE_LADDER = Path(__file__).resolve().parent.parent / "data" / "ladder_6x7.json"
+
+
+def read_ratings(path: str | os.PathLike[str]) -> dict[str, float]:
+    """The ``{"ratings": {spec: {"elo": x, ...}}}`` of a file written by ``scripts/tournament.py --json``.
+
+    Raises:
+        ValueError: the file is not such JSON, or a rating is not a finite number. OSError: it cannot be read.
+    """
+    text = Path(path).read_text()
+    try:
+        data = json.loads(text)
+        ratings = {str(spec): float(entry["elo"]) for spec, entry in data["ratings"].items()}
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as error:
+        raise ValueError(f"{path}: not a ratings file written by tournament.py --json ({error})") from None
+    bad = [spec for spec, elo in ratings.items() if not math.isfinite(elo)]
+    if bad:
+        raise ValueError(f"{path}: ratings of {bad} are not finite numbers")
+    return ratings
+
+
+def reference_ladder() -> dict[str, float]:
+    """The shipped 6x7 ladder's ratings: spec -> Elo (random = 0)."""
+    return read_ratings(REFERENCE_LADDER)
+
+
+@dataclass(frozen=True)
+class PairingCounts:
+    """Wins, draws and losses of ``a`` against ``b``."""
+
+    a: str
+    b: str
+    wins: int
+    draws: int
+    losses: int
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+
+@dataclass
+class Ratings:
+    """Fitted ratings: ``elo[player]`` and ``ci95[player] = (low, high)``, anchored as ``anchor`` says."""
+
+    elo: dict[str, float]
+    ci95: dict[str, tuple[float, float]]
+    anchor: str
+    pairings: list[PairingCounts] = field(default_factory=list)
+    draws: str = "half points"
+    prior_draws: float = 1.0
+    bootstrap: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ratings": {p: {"elo": self.elo[p], "ci95": list(self.ci95[p])} for p in self.elo},
+            "anchor": self.anchor,
+            "draws": self.draws,
+            "prior_draws": self.prior_draws,
+            "bootstrap": self.bootstrap,
+        }
+
+    def table(self) -> str:
+        """Players best first: Elo and its 95 % interval."""
+        width = max(8, *(len(p) for p in self.elo))
+        lines = [f"{'player':{width}} {'Elo':>7}   95% interval", "-" * (width + 30)]
+        for player in sorted(self.elo, key=lambda p: -self.elo[p]):
+            low, high = self.ci95[player]
+            lines.append(f"{player:{width}} {self.elo[player]:7.0f}   [{low:6.0f}, {high:6.0f}]")
+        lines.append(f"(anchor {self.anchor}; draws as {self.draws}; {self.bootstrap} bootstrap samples)")
+        return "\n".join(lines)
+
+    def plot(self, path: str) -> None:
+        """Ratings with interval bars, and the head-to-head scores as a heat map, saved to ``path``."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from agents.evaluation.accuracy import _image_format
+        from agents.files import atomic_write
+
+        players = sorted(self.elo, key=lambda p: self.elo[p])
+        index = {p: i for i, p in enumerate(players)}
+        score = np.full((len(players), len(players)), np.nan)
+        for pairing in self.pairings:
+            if pairing.games:
+                share = (pairing.wins + 0.5 * pairing.draws) / pairing.games
+                score[index[pairing.a], index[pairing.b]] = share
+                score[index[pairing.b], index[pairing.a]] = 1 - share
+        size = max(4.0, 0.6 * len(players) + 2)
+        figure, (left, right) = plt.subplots(1, 2, figsize=(2 * size + 2, size))
+        elo = [self.elo[p] for p in players]
+        low = [self.elo[p] - self.ci95[p][0] for p in players]
+        high = [self.ci95[p][1] - self.elo[p] for p in players]
+        left.errorbar(elo, range(len(players)), xerr=[low, high], fmt="o", capsize=4)
+        left.set_yticks(range(len(players)), players)
+        left.set_xlabel(
+            f"Elo (anchor {self.anchor} = {self.elo.get(self.anchor, 0):.0f}), 95% bootstrap interval"
+        )
+        left.grid(axis="x", alpha=0.3)
+        image = right.imshow(score, vmin=0, vmax=1, cmap="RdYlGn", origin="lower")
+        right.set_xticks(range(len(players)), players, rotation=45, ha="right")
+        right.set_yticks(range(len(players)), players)
+        right.set_title("score of row against column")
+        for i in range(len(players)):
+            for j in range(len(players)):
+                if not np.isnan(score[i, j]):
+                    right.text(j, i, f"{score[i, j]:.2f}", ha="center", va="center", fontsize=8)
+        figure.colorbar(image, ax=right, fraction=0.046)
+        figure.tight_layout()
+        atomic_write(path, lambda stream: figure.savefig(stream, format=_image_format(path), dpi=110))
+        plt.close(figure)
+
+
+def _fit(
+    players: list[str],
+    pairs: np.ndarray,
+    points: np.ndarray,
+    games: np.ndarray,
+    free: np.ndarray,
+    start: np.ndarray,
+) -> np.ndarray:
+    """Maximum-likelihood strengths (natural units) of the ``free`` players; the others keep ``start``."""
+    from scipy.optimize import minimize
+
+    i, j = pairs[:, 0], pairs[:, 1]
+
+    def negative_log_likelihood(x: np.ndarray) -> tuple[float, np.ndarray]:
+        theta = start.copy()
+        theta[free] = x
+        diff = theta[i] - theta[j]
+        # log sigma(d) = -logaddexp(0, -d): stable for any d
+        value = -(points * -np.logaddexp(0, -diff) + (games - points) * -np.logaddexp(0, diff)).sum()
+        expected = games / (1 + np.exp(-diff))
+        residual = expected - points  # d(-loglik)/d(diff)
+        gradient = np.zeros(len(players))
+        np.add.at(gradient, i, residual)
+        np.add.at(gradient, j, -residual)
+        return float(value), gradient[free]
+
+    result = minimize(negative_log_likelihood, start[free], jac=True, method="L-BFGS-B")
+    theta = start.copy()
+    theta[free] = result.x
+    return theta
+
+
+def fit_ratings(
+    pairings: Sequence[PairingCounts],
+    *,
+    anchor: str | None = "random",
+    fixed: Mapping[str, float] | None = None,
+    bootstrap: int = 1000,
+    prior_draws: float = 1.0,
+    seed: int = 0,
+) -> Ratings:
+    """Elo ratings of every player in ``pairings``.
+
+    Args:
+        pairings: W/D/L counts per pair of players.
+        anchor: the player rated 0 (default ``"random"``; when absent, the first player named). Ignored when
+            ``fixed`` is given.
+        fixed: player -> Elo held fixed (the others are fitted against them), e.g. a rated ladder.
+        bootstrap: resamples for the 95 % intervals (0: no intervals, each interval is the point).
+        prior_draws: virtual drawn games added to every pairing (> 0 keeps ratings finite).
+        seed: the bootstrap's random generator.
+
+    Raises:
+        ValueError: no games, a player or a group of players with no games linking it to the anchor or the
+            fixed players, a fixed player who did not play, or a bad number.
+    """
+    bootstrap = check_int("bootstrap", bootstrap, 0, 1_000_000)
+    prior_draws = check_number("prior_draws", prior_draws, 0.0)
+    seed = check_int("seed", seed, 0)
+    players = list(dict.fromkeys(name for p in pairings for name in (p.a, p.b)))
+    if not players or sum(p.games for p in pairings) == 0:
+        raise ValueError("no games to rate")
+    index = {name: k for k, name in enumerate(players)}
+    start = np.zeros(len(players))
+    if fixed:
+        unknown = sorted(set(fixed) - set(players))
+        if unknown:
+            raise ValueError(f"fixed ratings for players who did not play: {unknown}")
+        for name, elo in fixed.items():
+            start[index[name]] = check_number(f"fixed[{name!r}]", elo) / ELO_PER_NATURAL_UNIT
+        roots = [index[name] for name in fixed]
+        anchor_name = "fixed: " + ", ".join(fixed)
+    else:
+        anchor_name = anchor if anchor in index else players[0]
+        roots = [index[anchor_name]]
+    _check_connected(players, pairings, roots)
+    free = np.array([k not in roots for k in range(len(players))])
+    pairs = np.array([[index[p.a], index[p.b]] for p in pairings], dtype=np.int64)
+    counts = np.array([[p.wins, p.draws, p.losses] for p in pairings], dtype=np.float64)
+
+    def solve(wdl: np.ndarray) -> np.ndarray:
+        points = wdl[:, 0] + 0.5 * wdl[:, 1] + 0.5 * prior_draws
+        games = wdl.sum(axis=1) + prior_draws
+        return _fit(players, pairs, points, games, free, start) * ELO_PER_NATURAL_UNIT
+
+    elo = solve(counts)
+    if bootstrap:
+        rng = np.random.default_rng(seed)
+        totals = counts.sum(axis=1).astype(np.int64)
+        shares = counts / np.maximum(1, totals)[:, None]
+        samples = np.empty((bootstrap, len(players)))
+        for b in range(bootstrap):
+            resampled = np.array([rng.multinomial(n, share) for n, share in zip(totals, shares)], dtype=float)
+            samples[b] = solve(resampled)
+        low, high = np.percentile(samples, [2.5, 97.5], axis=0)
+    else:
+        low = high = elo
+    return Ratings(
+        elo={p: float(elo[k]) for p, k in index.items()},
+        ci95={p: (float(low[k]), float(high[k])) for p, k in index.items()},
+        anchor=anchor_name,
+        pairings=list(pairings),
+        prior_draws=prior_draws,
+        bootstrap=bootstrap,
+    )
+
+
+def _check_connected(players: list[str], pairings: Sequence[PairingCounts], roots: list[int]) -> None:
+    neighbours: dict[str, set[str]] = {p: set() for p in players}
+    for p in pairings:
+        if p.games:
+            neighbours[p.a].add(p.b)
+            neighbours[p.b].add(p.a)
+    reached = {players[k] for k in roots}
+    frontier = list(reached)
+    while frontier:
+        for other in neighbours[frontier.pop()]:
+            if other not in reached:
+                reached.add(other)
+                frontier.append(other)
+    missing = [p for p in players if p not in reached]
+    if missing:
+        raise ValueError(
+            f"no games link {missing} to the rated players {[players[k] for k in roots]}: "
+            "their ratings cannot be measured"
+        )

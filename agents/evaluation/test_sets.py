@@ -1,0 +1,387 @@
+"""Test sets of positions with the exact score of every move, shipped as package data.
+
+The 6x7 sets follow Pascal Pons' benchmark design: positions from random play, grouped by the plies already
+played (begin <= 14, middle 15-28, end > 28) and the plies left under perfect play (easy < 14, medium 14-27,
+hard >= 28), for the six groups where such positions exist. The smaller boards (the ones Q-learning and quick
+experiments use) get one set each. In every set: no finished position, none where the side to move can win
+at once, and no position twice (transpositions and mirror images count as the same).
+
+Scores are :class:`agents.SolverAgent`'s, from the view of the player to move: a win completed by the board's
+``w``-th stone scores ``cells + 1 - w``, a loss the negative of the opponent's win, a draw 0 (larger is better).
+
+Files: ``agents/data/test_sets/<name>.jsonl.gz``, one JSON object per line (``moves``, ``move_scores``,
+``score``, ``rows``, ``columns``, ``win_length``), gzip written with no name and no time stamp, so
+``scripts/make_test_sets.py --seed 0`` writes the same bytes again. ``manifest.json`` holds each set's size,
+seed and the SHA-256 of its file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from connect4_env.core import Board, IllegalMoveError, Rules
+from connect4_env.validation import check_int
+
+__all__ = [
+    "Position",
+    "TestSetSpec",
+    "TEST_SET_SPECS",
+    "test_set_names",
+    "load_test_set",
+    "read_positions",
+    "generate_test_set",
+    "write_test_set",
+    "test_set_path",
+    "DATA_DIR",
+]
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "test_sets"
+MANIFEST = "manifest.json"
+_MAX_FILE_BYTES = 64 << 20  # a test set file larger than this (decompressed) is refused
+
+
+@dataclass(frozen=True)
+class Position:
+    """A position and the exact score of every move in it.
+
+    Attributes:
+        moves: the 0-based columns played from the empty board.
+        rows, columns, win_length: the board.
+        move_scores: one per column, from the mover's view (None for a full column); larger is better.
+        score: the position's score, the best of ``move_scores``.
+    """
+
+    moves: tuple[int, ...]
+    rows: int
+    columns: int
+    win_length: int
+    move_scores: tuple[int | None, ...]
+    score: int
+
+    @property
+    def rules(self) -> Rules:
+        return Rules(self.rows, self.columns, self.win_length)
+
+    @property
+    def ply(self) -> int:
+        """Stones already played."""
+        return len(self.moves)
+
+    @property
+    def remaining(self) -> int:
+        """Plies left until the game ends when both sides play perfectly."""
+        cells = self.rows * self.columns
+        if self.score == 0:
+            return cells - self.ply
+        return cells + 1 - abs(self.score) - self.ply
+
+    @property
+    def outcome(self) -> int:
+        """1 if the mover wins with perfect play, 0 draw, -1 loss."""
+        return (self.score > 0) - (self.score < 0)
+
+    def board(self) -> Board:
+        """The position as a :class:`connect4_env.Board`."""
+        return Board(self.rules).play_moves(self.moves)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "moves": list(self.moves),
+                "move_scores": list(self.move_scores),
+                "score": self.score,
+                "rows": self.rows,
+                "columns": self.columns,
+                "win_length": self.win_length,
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Position:
+        """Build and check a position from a decoded JSON object.
+
+        Raises:
+            ValueError: a field is missing or of the wrong kind, a move is illegal, the game is already over,
+                or ``move_scores`` does not have one entry per column with None exactly at the full columns
+                and ``score`` equal to their best.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"a position must be a JSON object, got {type(data).__name__}")
+        missing = {"moves", "move_scores", "score", "rows", "columns", "win_length"} - set(data)
+        if missing:
+            raise ValueError(f"a position needs the fields {sorted(missing)}")
+        try:
+            rules = Rules(data["rows"], data["columns"], data["win_length"])
+        except TypeError as error:
+            raise ValueError(str(error)) from None
+        moves, scores, score = data["moves"], data["move_scores"], data["score"]
+        if not isinstance(moves, list) or not all(type(m) is int for m in moves):
+            raise ValueError(f"moves must be a list of integer columns, got {moves!r:.80}")
+        if len(moves) >= rules.cells:
+            raise ValueError(f"{len(moves)} moves do not fit a board of {rules.cells} cells")
+        try:
+            board = Board(rules).play_moves(moves)
+        except IllegalMoveError as error:
+            raise ValueError(f"moves {moves!r:.80}: {error}") from None
+        if board.is_terminal:
+            raise ValueError(f"moves {moves!r:.80} end the game: there is no move to score")
+        if not isinstance(scores, list) or len(scores) != rules.columns:
+            raise ValueError(f"move_scores must be a list of {rules.columns} entries, got {scores!r:.80}")
+        for column, value in enumerate(scores):
+            if board.is_legal(column) != (type(value) is int):
+                raise ValueError(
+                    f"move_scores[{column}] is {value!r}: it must be an integer for a legal column and null "
+                    "for a full one"
+                )
+        if type(score) is not int or score != max(s for s in scores if s is not None):
+            raise ValueError(f"score {score!r} is not the best of move_scores {scores}")
+        return cls(tuple(moves), rules.rows, rules.columns, rules.win_length, tuple(scores), score)
+
+
+@dataclass(frozen=True)
+class TestSetSpec:
+    """How one set is generated: the board, the plies played, the plies left under perfect play."""
+
+    name: str
+    rows: int
+    columns: int
+    win_length: int
+    size: int
+    plies: tuple[int, int]  # already played, inclusive
+    remaining: tuple[int, int] = (0, 1 << 30)  # left under perfect play, inclusive
+    description: str = ""
+
+    @property
+    def rules(self) -> Rules:
+        return Rules(self.rows, self.columns, self.win_length)
+
+
+def _pons_sets() -> list[TestSetSpec]:
+    begin, middle, end = (0, 14), (15, 28), (29, 41)
+    easy, medium, hard = (0, 13), (14, 27), (28, 42)
+    groups = [
+        ("end-easy", end, easy),
+        ("middle-easy", middle, easy),
+        ("middle-medium", middle, medium),
+        ("begin-easy", begin, easy),
+        ("begin-medium", begin, medium),
+        ("begin-hard", begin, hard),
+    ]
+    return [
+        TestSetSpec(
+            f"6x7-{label}",
+            6,
+            7,
+            4,
+            1000,
+            plies,
+            remaining,
+            f"6x7, {plies[0]}-{plies[1]} plies played, {remaining[0]}-{min(remaining[1], 42 - plies[0])} "
+            "left under perfect play",
+        )
+        for label, plies, remaining in groups
+    ]
+
+
+def _small_sets() -> list[TestSetSpec]:
+    boards = [(4, 5, 4), (5, 4, 4), (5, 5, 4), (6, 5, 4), (5, 6, 4), (4, 4, 3), (5, 5, 3)]
+    specs = []
+    for rows, columns, win_length in boards:
+        name = f"{rows}x{columns}" + ("" if win_length == 4 else f"-w{win_length}")
+        description = f"{rows}x{columns}, {win_length} in a row, any ply"
+        specs.append(
+            TestSetSpec(
+                name, rows, columns, win_length, 300, (0, rows * columns - 1), description=description
+            )
+        )
+    return specs
+
+
+TEST_SET_SPECS: dict[str, TestSetSpec] = {spec.name: spec for spec in _pons_sets() + _small_sets()}
+
+
+def test_set_names() -> list[str]:
+    """The shipped sets: the six 6x7 ones (names start with ``"6x7"``), then the smaller boards'."""
+    return list(TEST_SET_SPECS)
+
+
+def test_set_path(name: str, directory: str | os.PathLike[str] | None = None) -> Path:
+    return Path(directory if directory is not None else DATA_DIR) / f"{name}.jsonl.gz"
+
+
+def _check_name(name: object) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"a test set name must be a str, got {type(name).__name__}")
+    if name not in TEST_SET_SPECS:
+        raise ValueError(f"unknown test set {name!r}; the sets are {', '.join(TEST_SET_SPECS)}")
+    return name
+
+
+def read_positions(path: str | os.PathLike[str]) -> list[Position]:
+    """Read a JSON-lines file of positions (``.gz`` is decompressed), checking every line.
+
+    Raises:
+        ValueError: a line is not JSON or not a valid position (the message gives the line number), or the
+            file is over 64 MB decompressed. OSError: the file cannot be read.
+    """
+    path = Path(path)
+    with open(path, "rb") as raw:
+        data = raw.read(_MAX_FILE_BYTES + 1)
+    if data[:2] == b"\x1f\x8b":
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+                data = stream.read(_MAX_FILE_BYTES + 1)
+        except (OSError, EOFError) as error:
+            raise ValueError(f"{path}: not a readable gzip file ({error})") from None
+    if len(data) > _MAX_FILE_BYTES:
+        raise ValueError(f"{path}: over {_MAX_FILE_BYTES >> 20} MB of positions")
+    positions = []
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            positions.append(Position.from_dict(json.loads(line)))
+        except (ValueError, UnicodeDecodeError) as error:
+            raise ValueError(f"{path}, line {number}: {error}") from None
+    return positions
+
+
+@cache
+def _load_shipped(name: str) -> tuple[Position, ...]:
+    return tuple(read_positions(test_set_path(name)))
+
+
+def load_test_set(name: str) -> list[Position]:
+    """The positions of a shipped set (see :func:`test_set_names`).
+
+    Raises:
+        TypeError: ``name`` is not a str. ValueError: no set has that name.
+    """
+    return list(_load_shipped(_check_name(name)))
+
+
+# -- generation ---------------------------------------------------------------------------------------------
+def _position_key(board: Board) -> tuple[int, int]:
+    """The same for a position, its transpositions and its mirror image."""
+    rules = board.rules
+    mover, mask = board.stones[board.to_move], board.mask
+    return min((mover, mask), (rules.mirror(mover), rules.mirror(mask)))
+
+
+def _wins_at_once(board: Board) -> bool:
+    rules = board.rules
+    stones = board.stones[board.to_move]
+    return any(rules.has_won(stones | rules.stone_bit(c, board.heights[c])) for c in board.legal_moves())
+
+
+def _remaining(score: int, ply: int, cells: int) -> int:
+    return cells - ply if score == 0 else cells + 1 - abs(score) - ply
+
+
+def generate_test_set(
+    spec: TestSetSpec, seed: int, solver: Any = None, on_position: Callable[[int], None] | None = None
+) -> list[Position]:
+    """Draw ``spec.size`` positions by random play and score every move exactly.
+
+    Each candidate: a ply drawn uniformly from ``spec.plies``, uniformly random moves up to it; kept when the
+    game is not over, the mover cannot win at once, it is new (up to mirror image and transposition), and its
+    plies left under perfect play fall in ``spec.remaining``. The same ``seed`` gives the same list.
+    ``on_position(count)`` is called after each kept position.
+
+    Raises:
+        RuntimeError: fewer positions than ``spec.size`` were found in ``200 * spec.size`` candidates.
+    """
+    from agents.solver import SolverAgent
+
+    seed = check_int("seed", seed, 0)
+    solver = solver if solver is not None else SolverAgent(max_nodes=None)
+    rules = spec.rules
+    rng = np.random.default_rng(np.random.SeedSequence([seed, *spec.name.encode()]))
+    seen: set[tuple[int, int]] = set()
+    positions: list[Position] = []
+    for _ in range(200 * spec.size):
+        if len(positions) == spec.size:
+            return positions
+        target = int(rng.integers(spec.plies[0], spec.plies[1] + 1))
+        board = Board(rules)
+        moves: list[int] = []
+        while board.ply < target and not board.is_terminal:
+            legal = board.legal_moves()
+            column = legal[int(rng.integers(len(legal)))]
+            board.play(column)
+            moves.append(column)
+        if board.is_terminal or board.ply != target or _wins_at_once(board):
+            continue
+        key = _position_key(board)
+        if key in seen:
+            continue
+        seen.add(key)
+        score = solver.score(board)
+        if not spec.remaining[0] <= _remaining(score, board.ply, rules.cells) <= spec.remaining[1]:
+            continue
+        scores = tuple(solver.evaluate_board(board))
+        best = max(s for s in scores if s is not None)
+        if best != score:  # two searches of the same position disagree: a solver bug, never ship it
+            raise RuntimeError(f"solver disagrees with itself on moves {moves}: {score} vs {best}")
+        positions.append(Position(tuple(moves), rules.rows, rules.columns, rules.win_length, scores, score))
+        if on_position is not None:
+            on_position(len(positions))
+    if len(positions) < spec.size:
+        raise RuntimeError(f"only {len(positions)} of {spec.size} positions found for {spec.name}")
+    return positions
+
+
+def encode_positions(positions: Iterable[Position]) -> bytes:
+    """The gzip file's bytes: JSON lines, no file name and time stamp 0 (the same positions, the same bytes)."""
+    text = "".join(p.to_json() + "\n" for p in positions).encode()
+    buffer = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0, compresslevel=9) as stream:
+        stream.write(text)
+    return buffer.getvalue()
+
+
+def write_test_set(
+    spec: TestSetSpec, positions: list[Position], seed: int, directory: str | os.PathLike[str] | None = None
+) -> dict[str, Any]:
+    """Write one set atomically and record it in the folder's manifest; returns its manifest entry."""
+    from agents.files import atomic_write, atomic_write_json
+
+    directory = Path(directory if directory is not None else DATA_DIR)
+    data = encode_positions(positions)
+    atomic_write(test_set_path(spec.name, directory), lambda stream: stream.write(data))
+    manifest_path = directory / MANIFEST
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    entry = {
+        "rows": spec.rows,
+        "columns": spec.columns,
+        "win_length": spec.win_length,
+        "positions": len(positions),
+        "plies": list(spec.plies),
+        "remaining": [spec.remaining[0], min(spec.remaining[1], spec.rows * spec.columns)],
+        "description": spec.description,
+        "seed": seed,
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+    manifest[spec.name] = entry
+    ordered = {name: manifest[name] for name in TEST_SET_SPECS if name in manifest}
+    atomic_write_json(manifest_path, ordered)
+    return entry
+
+
+def manifest(directory: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The shipped manifest: per set its board, size, seed and the SHA-256 of its file."""
+    path = Path(directory if directory is not None else DATA_DIR) / MANIFEST
+    result: dict[str, Any] = json.loads(path.read_text())
+    return result

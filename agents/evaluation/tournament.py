@@ -1,0 +1,209 @@
+"""Tournaments of agent specs on a process pool or Ray, the same games for the same seed on any backend.
+
+Every game is planned before any is played: pairing ``p``, game ``g`` (A moves first in the even games), and a
+seed per player derived from ``(seed, p, g)`` with which each agent is reset before the game. Batches of games
+go to :func:`agents.evaluation.backends.run_batches`; each worker builds its agents from their specs once and
+reuses them, so the moves of a game do not depend on which worker played it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agents.arena import MatchResult, TournamentResult, play_game
+from agents.evaluation.backends import default_workers, run_batches
+from agents.evaluation.ratings import PairingCounts
+from agents.progress import progress_bar
+from connect4_env.core import Rules
+from connect4_env.policy import policy_from_spec
+from connect4_env.validation import check_bool, check_int
+
+__all__ = ["GameOutcome", "plan_pairings", "run_tournament", "pairing_counts", "game_seeds"]
+
+
+@dataclass(frozen=True)
+class GameOutcome:
+    """One planned and played game: A against B, who moved first, the moves, and the winner's seat."""
+
+    pairing: int
+    game: int
+    a: str
+    b: str
+    a_first: bool
+    moves: tuple[int, ...]
+    winner: int | None  # 0 = the first mover, 1 = the second, None = draw
+
+    @property
+    def a_result(self) -> int:
+        """1 if A won, 0 for a draw, -1 if A lost."""
+        if self.winner is None:
+            return 0
+        return 1 if (self.winner == 0) == self.a_first else -1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pairing": self.pairing,
+            "game": self.game,
+            "first": self.a if self.a_first else self.b,
+            "second": self.b if self.a_first else self.a,
+            "moves": list(self.moves),
+            "winner": self.winner,
+        }
+
+
+def game_seeds(seed: int, pairing: int, game: int) -> tuple[int, int]:
+    """The seeds the two players of a game are reset with (first mover's, second mover's)."""
+    first, second = np.random.SeedSequence([seed, pairing, game]).generate_state(2)
+    return int(first), int(second)
+
+
+def plan_pairings(specs: Sequence[str], gauntlet: str | None = None) -> list[tuple[str, str]]:
+    """Every pair of ``specs`` (a round robin), or ``gauntlet`` against each of ``specs`` only.
+
+    Raises:
+        ValueError: fewer than two players, a spec named twice, or the gauntlet's agent also in ``specs``.
+    """
+    specs = list(specs)
+    duplicates = sorted({s for s in specs if specs.count(s) > 1})
+    if duplicates:
+        raise ValueError(f"agents named more than once: {duplicates}")
+    if gauntlet is not None:
+        if gauntlet in specs:
+            raise ValueError(f"the gauntlet's agent {gauntlet!r} is also on the ladder")
+        if not specs:
+            raise ValueError("a gauntlet needs at least one ladder agent")
+        return [(gauntlet, spec) for spec in specs]
+    if len(specs) < 2:
+        raise ValueError(f"a tournament needs at least two agents, got {len(specs)}")
+    return list(itertools.combinations(specs, 2))
+
+
+_AGENTS: dict[tuple[str, Rules], Any] = {}
+
+
+def _agent(spec: str, rules: Rules) -> Any:
+    key = (spec, rules)
+    if key not in _AGENTS:
+        _AGENTS[key] = policy_from_spec(spec, rules=rules)
+    return _AGENTS[key]
+
+
+def _play_games(
+    batch: tuple[tuple[int, int, int], int, list[tuple[int, int, str, str]]],
+) -> list[GameOutcome]:
+    """Play a batch of planned games (run in the workers)."""
+    size, seed, games = batch
+    rules = Rules(*size)
+    outcomes = []
+    for pairing, game, a, b in games:
+        a_first = game % 2 == 0
+        first, second = (a, b) if a_first else (b, a)
+        record = play_game(
+            (_agent(first, rules), _agent(second, rules)), rules, seeds=game_seeds(seed, pairing, game)
+        )
+        outcomes.append(GameOutcome(pairing, game, a, b, a_first, tuple(record.moves), record.winner))
+    return outcomes
+
+
+def _tally(pairings: list[tuple[str, str]], outcomes: list[GameOutcome], result: TournamentResult) -> None:
+    """Fill ``result`` (in place) from the finished games, in game order."""
+    matches = [MatchResult() for _ in pairings]
+    for outcome in sorted(outcomes, key=lambda o: (o.pairing, o.game)):
+        match = matches[outcome.pairing]
+        side = match.by_side["first" if outcome.a_first else "second"]
+        slot = {1: 0, 0: 1, -1: 2}[outcome.a_result]
+        side[slot] += 1
+        if slot == 0:
+            match.wins += 1
+        elif slot == 1:
+            match.draws += 1
+        else:
+            match.losses += 1
+    result.points = {name: 0.0 for pair in pairings for name in pair}
+    result.pairings = []
+    for (a, b), match in zip(pairings, matches):
+        if match.n_games:
+            result.pairings.append((a, b, match))
+            result.points[a] += match.wins + 0.5 * match.draws
+            result.points[b] += match.losses + 0.5 * match.draws
+
+
+def pairing_counts(result: TournamentResult) -> list[PairingCounts]:
+    """The W/D/L counts of each pairing, for :func:`agents.evaluation.ratings.fit_ratings`."""
+    return [PairingCounts(a, b, m.wins, m.draws, m.losses) for a, b, m in result.pairings]
+
+
+def run_tournament(
+    specs: Sequence[str],
+    n_games: int,
+    rules: Rules | None = None,
+    *,
+    seed: int = 0,
+    gauntlet: str | None = None,
+    backend: str = "process",
+    workers: int | None = None,
+    address: str | None = None,
+    progress: bool = True,
+    batch_size: int | None = None,
+    result: TournamentResult | None = None,
+    on_pairing: Callable[[str, str, MatchResult], None] | None = None,
+    games: list[GameOutcome] | None = None,
+) -> tuple[TournamentResult, list[GameOutcome]]:
+    """Play every pairing of ``specs`` (or ``gauntlet`` against each) ``n_games`` times, alternating sides.
+
+    ``result`` and ``games``, when given, are kept up to date as games finish (a caller keeps the finished
+    games if the run is interrupted); ``on_pairing(a, b, match)`` is called when a pairing's last game is in.
+
+    Returns:
+        The tournament (pairings in plan order) and every game, sorted by pairing and game.
+
+    Raises:
+        TypeError / ValueError: bad arguments or an agent spec that cannot be built for ``rules`` (checked
+            here before any game). IllegalMoveError: an agent chose an illegal column.
+    """
+    n_games = check_int("n_games", n_games, 1)
+    seed = check_int("seed", seed, 0)
+    check_bool("progress", progress)
+    rules = rules if rules is not None else Rules()
+    pairings = plan_pairings(specs, gauntlet)
+    for spec in dict.fromkeys(name for pair in pairings for name in pair):
+        policy_from_spec(spec, rules=rules)  # a bad spec fails here, not in a worker
+    n_workers = default_workers() if workers is None else check_int("workers", workers, 1, 4096)
+    planned = [(p, g, a, b) for p, (a, b) in enumerate(pairings) for g in range(n_games)]
+    if batch_size is None:
+        batch_size = max(1, min(20, math.ceil(len(planned) / (4 * n_workers))))
+    else:
+        batch_size = check_int("batch_size", batch_size, 1)
+    size = (rules.rows, rules.columns, rules.win_length)
+    batches = [(size, seed, planned[i : i + batch_size]) for i in range(0, len(planned), batch_size)]
+    result = TournamentResult() if result is None else result
+    outcomes: list[GameOutcome] = [] if games is None else games
+    left = [n_games] * len(pairings)
+    bar = progress_bar(len(planned), "games", unit="game") if progress else None
+
+    def finished(_: int, batch: list[GameOutcome]) -> None:
+        outcomes.extend(batch)
+        _tally(pairings, outcomes, result)
+        if bar is not None:
+            bar.update(len(batch))
+        for outcome in batch:
+            left[outcome.pairing] -= 1
+            if left[outcome.pairing] == 0 and on_pairing is not None:
+                a, b = pairings[outcome.pairing]
+                match = next(m for x, y, m in result.pairings if (x, y) == (a, b))
+                on_pairing(a, b, match)
+
+    try:
+        run_batches(
+            _play_games, batches, backend=backend, workers=n_workers, address=address, on_result=finished
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    return result, sorted(outcomes, key=lambda o: (o.pairing, o.game))
