@@ -40,7 +40,7 @@ def make(args: argparse.Namespace) -> int:
         start = time.perf_counter()
         try:
             positions = generate_test_set(
-                spec, args.seed, on_position=None if bar is None else lambda _: bar.update(1)
+                spec, args.seed, on_position=None if bar is None else lambda _, b=bar: b.update(1)
             )
         finally:
             if bar is not None:

@@ -19,6 +19,7 @@ the ratings in --ladder PATH (a --json file of an earlier tournament).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import Any
 
@@ -87,10 +88,9 @@ def tournament(args: argparse.Namespace) -> int:
             "finished": finished,
         }
         if result.pairings:
-            try:
+            # an interrupted run's finished games may not link every player yet: then no ratings
+            with contextlib.suppress(ValueError):
                 data.update(rate(result, fixed, args).to_dict())
-            except ValueError:  # an interrupted run whose finished games do not link every player yet
-                pass
         data.update(result.to_dict())
         data["games"] = [g.to_dict() for g in games]
         atomic_write_json(out, data)

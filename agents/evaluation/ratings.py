@@ -246,9 +246,9 @@ def fit_ratings(
         for b in range(bootstrap):
             resampled = np.array([rng.multinomial(n, share) for n, share in zip(totals, shares)], dtype=float)
             samples[b] = solve(resampled)
-        low, high = np.percentile(samples, [2.5, 97.5], axis=0)
+        low, high = np.percentile(samples, [2.5, 97.5], axis=0)  # type: ignore[assignment]
     else:
-        low = high = elo
+        low, high = elo.copy(), elo.copy()
     return Ratings(
         elo={p: float(elo[k]) for p, k in index.items()},
         ci95={p: (float(low[k]), float(high[k])) for p, k in index.items()},
