@@ -220,8 +220,8 @@ def fit_ratings(
         unknown = sorted(set(fixed) - set(players))
         if unknown:
             raise ValueError(f"fixed ratings for players who did not play: {unknown}")
-        for name, elo in fixed.items():
-            start[index[name]] = check_number(f"fixed[{name!r}]", elo) / ELO_PER_NATURAL_UNIT
+        for name, rating in fixed.items():
+            start[index[name]] = check_number(f"fixed[{name!r}]", rating) / ELO_PER_NATURAL_UNIT
         roots = [index[name] for name in fixed]
         anchor_name = "fixed: " + ", ".join(fixed)
     else:
@@ -246,9 +246,10 @@ def fit_ratings(
         for b in range(bootstrap):
             resampled = np.array([rng.multinomial(n, share) for n, share in zip(totals, shares)], dtype=float)
             samples[b] = solve(resampled)
-        low, high = np.percentile(samples, [2.5, 97.5], axis=0)  # type: ignore[assignment]
+        bounds = np.percentile(samples, [2.5, 97.5], axis=0)
     else:
-        low, high = elo.copy(), elo.copy()
+        bounds = np.stack([elo, elo])
+    low, high = bounds[0], bounds[1]
     return Ratings(
         elo={p: float(elo[k]) for p, k in index.items()},
         ci95={p: (float(low[k]), float(high[k])) for p, k in index.items()},
