@@ -10,7 +10,7 @@ export PYTHONHASHSEED := 0
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --constraint constraints.txt -e ".[dev,train,render,fast,book]"
+	$(PY) -m pip install --quiet --constraint constraints.txt -e ".[dev,train,render,fast,book,distributed]"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -23,7 +23,14 @@ from connect4_env.encoding import TrackedBoard
 from connect4_env.policy import bind_policy, policy_from_spec
 from connect4_env.validation import check_bool, check_int
 
-__all__ = ["AccuracyReport", "SetAccuracy", "evaluate_accuracy", "position_seed"]
+__all__ = [
+    "AccuracyReport",
+    "SetAccuracy",
+    "evaluate_accuracy",
+    "position_seed",
+    "playable_sets",
+    "plot_reports",
+]
 
 
 def position_seed(seed: int, index: int) -> int:
@@ -189,6 +196,30 @@ def _choose_moves(batch: tuple[Any, int, list[tuple[int, Position]]]) -> list[in
             reset(seed=position_seed(seed, index))
         columns.append(int(policy.act(game.observation(game.board.to_move), game.mask.copy())))
     return columns
+
+
+def playable_sets(agent: Any, names: Sequence[str]) -> list[str]:
+    """The sets among ``names`` whose board ``agent`` (a spec or a policy) can play.
+
+    A Q-table plays only its own board size, for example; a spec that cannot be built at all raises.
+
+    Raises:
+        ValueError: ``agent`` is a spec that fails on every board, with that board's error.
+    """
+    from agents.evaluation.test_sets import TEST_SET_SPECS, _check_name
+
+    playable, error = [], None
+    for name in names:
+        rules = TEST_SET_SPECS[_check_name(name)].rules
+        try:
+            policy_from_spec(agent, rules=rules) if isinstance(agent, str) else bind_policy(agent, rules)
+        except ValueError as exc:
+            error = exc
+            continue
+        playable.append(name)
+    if not playable and error is not None:
+        raise error
+    return playable
 
 
 def _agent_name(agent: Any) -> str:
