@@ -92,7 +92,7 @@ def tournament(args: argparse.Namespace) -> int:
             with contextlib.suppress(ValueError):
                 data.update(rate(result, fixed, args).to_dict())
         data.update(result.to_dict())
-        data["games"] = [g.to_dict() for g in games]
+        data["games"] = [g.to_dict() for g in sorted(games, key=lambda g: (g.pairing, g.game))]
         atomic_write_json(out, data)
 
     try:

@@ -158,30 +158,44 @@ def _fit(
     points: np.ndarray,
     games: np.ndarray,
     free: np.ndarray,
-    start: np.ndarray,
+    fixed_values: np.ndarray,
+    guess: np.ndarray,
 ) -> np.ndarray:
-    """Maximum-likelihood strengths (natural units) of the ``free`` players; the others keep ``start``."""
+    """Maximum-likelihood strengths (natural units) of the ``free`` players, starting from ``guess``; the
+    others keep ``fixed_values``."""
     from scipy.optimize import minimize
 
     i, j = pairs[:, 0], pairs[:, 1]
+    n = len(players)
+
+    def theta_of(x: np.ndarray) -> np.ndarray:
+        theta = fixed_values.copy()
+        theta[free] = x
+        return theta
 
     def negative_log_likelihood(x: np.ndarray) -> tuple[float, np.ndarray]:
-        theta = start.copy()
-        theta[free] = x
-        diff = theta[i] - theta[j]
+        diff = (theta := theta_of(x))[i] - theta[j]
         # log sigma(d) = -logaddexp(0, -d): stable for any d
-        value = -(points * -np.logaddexp(0, -diff) + (games - points) * -np.logaddexp(0, diff)).sum()
-        expected = games / (1 + np.exp(-diff))
-        residual = expected - points  # d(-loglik)/d(diff)
-        gradient = np.zeros(len(players))
-        np.add.at(gradient, i, residual)
-        np.add.at(gradient, j, -residual)
+        value = (points * np.logaddexp(0, -diff) + (games - points) * np.logaddexp(0, diff)).sum()
+        residual = games / (1 + np.exp(-diff)) - points  # d(-loglik)/d(diff)
+        gradient = np.bincount(i, residual, n) - np.bincount(j, residual, n)
         return float(value), gradient[free]
 
-    result = minimize(negative_log_likelihood, start[free], jac=True, method="L-BFGS-B")
-    theta = start.copy()
-    theta[free] = result.x
-    return theta
+    def hessian(x: np.ndarray) -> np.ndarray:
+        diff = (theta := theta_of(x))[i] - theta[j]
+        p = 1 / (1 + np.exp(-diff))
+        weight = games * p * (1 - p)
+        matrix = np.zeros((n, n))
+        np.add.at(matrix, (i, i), weight)
+        np.add.at(matrix, (j, j), weight)
+        np.add.at(matrix, (i, j), -weight)
+        np.add.at(matrix, (j, i), -weight)
+        result: np.ndarray = matrix[np.ix_(free, free)]
+        return result
+
+    # the log-likelihood is concave with this Hessian: Newton's steps (trust-exact) converge in a few
+    result = minimize(negative_log_likelihood, guess[free], jac=True, hess=hessian, method="trust-exact")
+    return theta_of(result.x)
 
 
 def fit_ratings(
@@ -235,9 +249,11 @@ def fit_ratings(
     def solve(wdl: np.ndarray) -> np.ndarray:
         points = wdl[:, 0] + 0.5 * wdl[:, 1] + 0.5 * prior_draws
         games = wdl.sum(axis=1) + prior_draws
-        return _fit(players, pairs, points, games, free, start) * ELO_PER_NATURAL_UNIT
+        return _fit(players, pairs, points, games, free, start, guess) * ELO_PER_NATURAL_UNIT
 
+    guess = start
     elo = solve(counts)
+    guess = elo / ELO_PER_NATURAL_UNIT  # the bootstrap's fits start from the point estimate
     if bootstrap:
         rng = np.random.default_rng(seed)
         totals = counts.sum(axis=1).astype(np.int64)
@@ -250,6 +266,8 @@ def fit_ratings(
     else:
         bounds = np.stack([elo, elo])
     low, high = bounds[0], bounds[1]
+    for name, rating in (fixed or {}).items():  # exactly as given, not through the natural-unit round trip
+        elo[index[name]] = low[index[name]] = high[index[name]] = float(rating)
     return Ratings(
         elo={p: float(elo[k]) for p, k in index.items()},
         ci95={p: (float(low[k]), float(high[k])) for p, k in index.items()},

@@ -206,4 +206,5 @@ def run_tournament(
     finally:
         if bar is not None:
             bar.close()
-    return result, sorted(outcomes, key=lambda o: (o.pairing, o.game))
+    outcomes.sort(key=lambda o: (o.pairing, o.game))
+    return result, outcomes
