@@ -6,7 +6,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 export PYTHONHASHSEED := 0
 
-.PHONY: run test test-fast test-slow lint type format bench clean install
+RLLIB_VENV := .venv-rllib
+RLLIB_STAMP := $(RLLIB_VENV)/.installed-stamp
+
+.PHONY: run test test-fast test-slow test-rllib lint type format bench clean install
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,10 +22,19 @@ run: $(STAMP)
 	$(PY) scripts/mcts_vs_qlearning.py demo
 
 test: $(STAMP)
-	$(PY) -m pytest -m "not slow" -q
+	$(PY) -m pytest -m "not slow and not rllib" -q
 
 test-slow: $(STAMP)
-	$(PY) -m pytest -m slow -q
+	$(PY) -m pytest -m "slow and not rllib" -q
+
+# ray[rllib] pins its own gymnasium, so RLlib gets a venv of its own.
+$(RLLIB_STAMP): pyproject.toml constraints.txt
+	test -x $(RLLIB_VENV)/bin/python || $(PYTHON) -m venv $(RLLIB_VENV)
+	$(RLLIB_VENV)/bin/python -m pip install --quiet --constraint constraints.txt -e ".[fast,train]" "ray[rllib]>=2.40" pytest
+	touch $(RLLIB_STAMP)
+
+test-rllib: $(RLLIB_STAMP)
+	$(RLLIB_VENV)/bin/python -m pytest -m rllib -q -p no:cacheprovider tests/test_rllib.py
 
 lint: $(STAMP)
 	$(PY) -m ruff check connect4_env agents scripts tests benchmarks
@@ -39,4 +51,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/env_throughput.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(RLLIB_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

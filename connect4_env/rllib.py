@@ -1,0 +1,104 @@
+"""Connect Four as an RLlib multi-agent env (new API stack), laid out for RLlib's action-masking module.
+
+Needs ``ray[rllib]`` (which pins its own gymnasium: ``make test-rllib`` builds a separate venv); this module is
+imported only when used, never by ``import connect4_env``.
+
+    from ray.tune.registry import register_env
+    from connect4_env.rllib import Connect4MultiAgentEnv
+    register_env("connect4", lambda config: Connect4MultiAgentEnv(config))
+
+What it changes against PettingZoo's AEC layout, so that RLlib's ``ActionMaskingTorchRLModule`` runs as is:
+
+- observation: ``{"observations": float32 (rows * columns * 2,), "action_mask": float32 (columns,)}``. RLlib's
+  module looks for the key ``observations`` (not ``observation``), takes the log of the mask (so it must be a
+  float), and builds an MLP encoder for a flat Box (a (6, 7, 2) Box would need CNN settings). The planes are
+  those of ``connect4_v0`` (own stones first), flattened row by row.
+- turns: ``reset`` and ``step`` return an observation only for the player to move; at the end of a game both
+  players get their last observation, their reward (+1 win, -1 loss, 0 draw) and ``terminateds["__all__"]``.
+
+Env config keys (all optional): ``rows``, ``columns``, ``win_length`` (6, 7, 4).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+from connect4_env.pettingzoo_env import raw_env
+
+__all__ = ["Connect4MultiAgentEnv", "to_rllib_observation"]
+
+_CONFIG_KEYS = ("rows", "columns", "win_length")
+
+
+def to_rllib_observation(observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``connect4_v0``'s ``{"observation", "action_mask"}`` (int8) as RLlib's masking module reads it."""
+    return {
+        "observations": np.asarray(observation["observation"], dtype=np.float32).reshape(-1),
+        "action_mask": np.asarray(observation["action_mask"], dtype=np.float32),
+    }
+
+
+class Connect4MultiAgentEnv(MultiAgentEnv):  # type: ignore[misc]
+    """Two players, ``player_0`` (moves first) and ``player_1``, over ``connect4_v0``'s AEC env.
+
+    Raises:
+        TypeError / ValueError: an unknown config key or a bad board size (from the rules core).
+        IllegalMoveError: a full or out-of-range column (with the masking module this does not happen).
+    """
+
+    def __init__(self, config: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        config = dict(config or {})
+        unknown = sorted(set(config) - set(_CONFIG_KEYS))
+        if unknown:
+            raise ValueError(f"unknown env config keys {unknown}; allowed: {list(_CONFIG_KEYS)}")
+        self.game = raw_env(**{k: config[k] for k in _CONFIG_KEYS if k in config})
+        rules = self.game.rules
+        self.possible_agents = list(self.game.possible_agents)
+        self.agents = list(self.possible_agents)
+        cells = rules.rows * rules.columns
+        space = spaces.Dict(
+            {
+                "observations": spaces.Box(0.0, 1.0, (cells * 2,), dtype=np.float32),
+                "action_mask": spaces.Box(0.0, 1.0, (rules.columns,), dtype=np.float32),
+            }
+        )
+        self.observation_spaces = {agent: space for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(rules.columns) for agent in self.possible_agents}
+
+    def _observe(self, agent: str) -> dict[str, np.ndarray]:
+        return to_rllib_observation(self.game.observe(agent))
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        self.game.reset(seed=seed, options=options)
+        self.agents = list(self.possible_agents)
+        mover = self.game.agent_selection
+        return {mover: self._observe(mover)}, {}
+
+    def step(
+        self, action_dict: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]:
+        mover = self.game.agent_selection
+        if mover not in action_dict:
+            raise ValueError(f"it is {mover}'s turn, but the actions are for {sorted(action_dict)}")
+        self.game.step(action_dict[mover])
+        if any(self.game.terminations.values()):
+            observations = {agent: self._observe(agent) for agent in self.possible_agents}
+            rewards = {agent: float(self.game.rewards[agent]) for agent in self.possible_agents}
+            done = {agent: True for agent in self.possible_agents}
+            self.agents = []
+            return observations, rewards, {**done, "__all__": True}, {"__all__": False}, {}
+        following = self.game.agent_selection
+        return (
+            {following: self._observe(following)},
+            {mover: 0.0},
+            {"__all__": False},
+            {"__all__": False},
+            {},
+        )
