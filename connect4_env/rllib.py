@@ -70,28 +70,25 @@ class Connect4MultiAgentEnv(MultiAgentEnv):  # type: ignore[misc]
         self.observation_spaces = {agent: space for agent in self.possible_agents}
         self.action_spaces = {agent: spaces.Discrete(rules.columns) for agent in self.possible_agents}
 
-    def _observe(self, agent: str) -> dict[str, np.ndarray]:
+    def _observe(self, agent: Any) -> dict[str, np.ndarray]:
         return to_rllib_observation(self.game.observe(agent))
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    # RLlib types agent ids as Hashable; ours are the strings "player_0" and "player_1"
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         self.game.reset(seed=seed, options=options)
         self.agents = list(self.possible_agents)
         mover = self.game.agent_selection
         return {mover: self._observe(mover)}, {}
 
-    def step(
-        self, action_dict: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]:
+    def step(self, action_dict: Any) -> Any:
         mover = self.game.agent_selection
         if mover not in action_dict:
             raise ValueError(f"it is {mover}'s turn, but the actions are for {sorted(action_dict)}")
         self.game.step(action_dict[mover])
         if any(self.game.terminations.values()):
-            observations = {agent: self._observe(agent) for agent in self.possible_agents}
-            rewards = {agent: float(self.game.rewards[agent]) for agent in self.possible_agents}
-            done = {agent: True for agent in self.possible_agents}
+            observations = {agent: self._observe(agent) for agent in self.game.possible_agents}
+            rewards = {agent: float(self.game.rewards[agent]) for agent in self.game.possible_agents}
+            done = {agent: True for agent in self.game.possible_agents}
             self.agents = []
             return observations, rewards, {**done, "__all__": True}, {"__all__": False}, {}
         following = self.game.agent_selection
