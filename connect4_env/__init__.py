@@ -2,7 +2,8 @@
 
 - :mod:`connect4_env.core`: the pure rules (bitboards, any size and ``win_length``).
 - :mod:`connect4_env.connect4_v0`: the PettingZoo AEC environment (``env()`` / ``raw_env()``).
-- ``gymnasium.make("Connect4-v0")``: the single-agent view against a fixed opponent (registered on import).
+- ``gymnasium.make("Connect4-v0")``: the single-agent view against a fixed opponent (registered on import);
+  ``"Connect4Flat-v0"``: the same with a flat float32 observation (CleanRL's scripts).
 - ``pettingzoo.make("aec", "connect4_env/connect4_v0")``: the AEC env from PettingZoo's registry (registered
   on import, PettingZoo >= 1.27).
 """
@@ -49,6 +50,9 @@ if "Connect4-v0" not in gymnasium.registry:
         entry_point="connect4_env.gym_env:Connect4Env",
         vector_entry_point="connect4_env.vector_env:Connect4VectorEnv",
     )
+# the same game with a flat float32 observation, for scripts that feed it to a linear layer (CleanRL)
+if "Connect4Flat-v0" not in gymnasium.registry:
+    gymnasium.register(id="Connect4Flat-v0", entry_point="connect4_env.gym_env:make_flat_env")
 
 
 # PettingZoo >= 1.27 keeps a registry as Gymnasium does; older versions have none (use connect4_v0.env()).

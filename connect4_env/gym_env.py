@@ -226,3 +226,15 @@ class Connect4Env(gym.Env):
 
     def close(self) -> None:
         self._renderer.close()
+
+
+def make_flat_env(**kwargs: Any) -> gym.Env:
+    """``Connect4Flat-v0``: ``Connect4-v0`` with a flat float32 observation of ``rows * columns * 2`` values.
+
+    For scripts that feed observations straight into a linear layer (CleanRL's ``ppo.py``, ``dqn.py``):
+    ``python ppo.py --env-id connect4_env:Connect4Flat-v0`` runs unchanged. The planes are flattened row by
+    row (own stones first, as in ``Connect4-v0``); ``info["action_mask"]``, the arguments, rewards and
+    episode ends are those of ``Connect4-v0`` (a full column ends the episode with -1 by default).
+    """
+    env = Connect4Env(**kwargs)
+    return gym.wrappers.FlattenObservation(gym.wrappers.DtypeObservation(env, np.float32))
