@@ -278,22 +278,22 @@ class MCTSAgent(RulesBound):
         Raises:
             ValueError: ``value`` is neither a positive integer nor a positive number of seconds ending in s.
         """
+        wrong = (
+            f"agent spec 'mcts:{value}': {value!r} is neither a number of playouts (mcts:200) nor a positive "
+            "number of seconds per move (mcts:0.1s)"
+        )
         if value.endswith("s"):
             try:
                 seconds = float(value[:-1])
             except ValueError:
                 seconds = math.nan
             if not (math.isfinite(seconds) and seconds > 0):
-                raise ValueError(
-                    f"agent spec 'mcts:{value}': {value!r} is not a positive number of seconds such as 0.1s"
-                )
+                raise ValueError(wrong)
             return cls(time_limit=seconds, **kwargs)
         try:
             playouts = int(value)
         except ValueError:
-            raise ValueError(
-                f"agent spec 'mcts:{value}': {value!r} is not a number of playouts (or seconds, as in 0.1s)"
-            ) from None
+            raise ValueError(wrong) from None
         if playouts < 1:
             raise ValueError(f"agent spec 'mcts:{value}': playouts must be >= 1")
         return cls(playouts=playouts, **kwargs)

@@ -239,3 +239,20 @@ def test_random_agent_reset_is_seeded():
         for _ in range(5)
     ]
     assert first == again
+
+
+@pytest.mark.parametrize("spec", ["mcts:0.05s", "mcts:1e-2s"])
+def test_mcts_time_specs(spec):
+    from agents.mcts import MCTSAgent
+    from connect4_env.policy import policy_from_spec
+
+    agent = policy_from_spec(spec)
+    assert isinstance(agent, MCTSAgent) and agent.time_limit == float(spec[5:-1]) and agent.playouts is None
+
+
+@pytest.mark.parametrize("spec", ["mcts:0s", "mcts:-1s", "mcts:nans", "mcts:infs", "mcts:lots", "mcts:s"])
+def test_bad_mcts_time_specs(spec):
+    from connect4_env.policy import policy_from_spec
+
+    with pytest.raises(ValueError, match="playouts.*seconds"):
+        policy_from_spec(spec)
