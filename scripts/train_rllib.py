@@ -7,7 +7,8 @@
 Uses connect4_env.rllib's multi-agent env (observations laid out for RLlib's ActionMaskingTorchRLModule) on
 RLlib's new API stack. Saves an RLlib checkpoint per --checkpoint-every iterations and at the end under
 --out (RLlib's own format: restore it with Algorithm.from_checkpoint, which unpickles, so only your own), prints
-episodes and mean episode length per iteration, and plays the trained policy (greedy) against --eval-opponents.
+episodes and mean episode length per iteration, and plays the trained policy (greedy) against --eval-opponents, rating it against the reference ladder's fixed Elo
+on 6x7.
 Fails (exit 1) if an iteration played no episode: RLlib's env runners can crash while training goes on.
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 
 from agents.arena import play_match
 from agents.cli import check_output_dir, positive_int, run_cli
+from agents.evaluation.ratings import PairingCounts, fit_ratings, reference_ladder
 from connect4_env import Rules
 
 
@@ -122,10 +124,16 @@ def train(args: argparse.Namespace) -> int:
                     path = algo.save(str(Path(out, f"checkpoint_{iteration:04d}").resolve()))
                     print(f"checkpoint: {path.checkpoint.path}", flush=True)
             agent = RLlibAgent(algo.get_module("shared"))
+            counts = []
             for spec, opponent in opponents.items():
                 if args.eval_games > 0:
                     match = play_match(agent, opponent, args.eval_games, rules)
                     print(match.table("rllib", spec), flush=True)
+                    counts.append(PairingCounts("rllib", spec, match.wins, match.draws, match.losses))
+            ladder = reference_ladder()
+            if counts and rules == Rules() and all(c.b in ladder for c in counts):
+                fixed = {c.b: ladder[c.b] for c in counts}
+                print(fit_ratings(counts, fixed=fixed, bootstrap=200, seed=args.seed).table(), flush=True)
         finally:
             algo.stop()
     finally:
