@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,13 +32,40 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def start(*args: str) -> subprocess.Popen[str]:
-    """``python *args`` in the background, pipes for its output, SIGINT at its default (see above)."""
+def _own_session() -> None:
+    default_sigint()
+    os.setsid()
+
+
+def start(*args: str, new_session: bool = False) -> subprocess.Popen[str]:
+    """``python *args`` in the background, pipes for its output, SIGINT at its default (see above).
+
+    ``new_session``: the child leads a session of its own, so that :func:`session_processes` finds everything
+    it started (pool workers, Ray's daemons) and ``os.killpg`` reaches its group as a terminal's Ctrl-C does.
+    """
     return subprocess.Popen(
         [sys.executable, *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=default_sigint,
+        preexec_fn=_own_session if new_session else default_sigint,
     )
+
+
+def session_processes(session: int) -> list[str]:
+    """The processes alive in session ``session`` (pid, sid, command line)."""
+    output = subprocess.run(
+        ["ps", "-ww", "-eo", "pid=,sid=,args="], capture_output=True, text=True, check=True
+    )
+    return [line for line in output.stdout.splitlines() if line.split()[1] == str(session)]
+
+
+def wait_gone(session: int, seconds: float = 20) -> list[str]:
+    """Wait until session ``session`` has no process left; returns those still there after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not session_processes(session):
+            return []
+        time.sleep(0.2)
+    return session_processes(session)

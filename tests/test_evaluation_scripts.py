@@ -5,48 +5,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
-from scripts_helpers import ROOT, default_sigint, run
+from scripts_helpers import run, session_processes, start, wait_gone
 
 from agents.qlearning import QLearningAgent
 from agents.random_agent import RandomAgent
-
-
-def session_processes(session: int) -> list[str]:
-    """Processes still alive in the session a script was started in (its workers, Ray's daemons)."""
-    output = subprocess.run(
-        ["ps", "-ww", "-eo", "pid=,sid=,args="], capture_output=True, text=True, check=True
-    ).stdout
-    return [line for line in output.splitlines() if line.split()[1] == str(session)]
-
-
-def start_in_session(*args: str) -> subprocess.Popen[str]:
-    def setup() -> None:
-        default_sigint()
-        os.setsid()
-
-    return subprocess.Popen(
-        [sys.executable, *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=setup,
-    )
-
-
-def wait_gone(session: int, seconds: float = 20) -> list[str]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        left = session_processes(session)
-        if not left:
-            return []
-        time.sleep(0.2)
-    return session_processes(session)
 
 
 def test_tournament_json_and_plot(tmp_path):
@@ -60,7 +25,7 @@ def test_tournament_json_and_plot(tmp_path):
         "--columns",
         "5",
         "--games",
-        "6",
+        "4",
         "--bootstrap",
         "50",
     ]
@@ -137,10 +102,9 @@ def test_evaluate_script(tmp_path):
 @pytest.mark.slow
 def test_ctrl_c_stops_the_pool_and_keeps_finished_games(tmp_path):
     out = tmp_path / "t.json"
-    process = start_in_session(
+    process = start(
         "scripts/tournament.py", "random", "mcts:2000", "mcts:3000", "--games", "400", "--workers", "2",
-        "--json", str(out), "--no-progress",
-    )  # fmt: skip
+        "--json", str(out), "--no-progress", new_session=True)  # fmt: skip
     time.sleep(12)
     os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole foreground group
     _, stderr = process.communicate(timeout=60)
@@ -158,8 +122,16 @@ def test_ray_backend_plays_the_same_games_and_leaves_nothing(tmp_path):
     process_json, ray_json = tmp_path / "p.json", tmp_path / "r.json"
     result = run("scripts/tournament.py", *common, "--workers", "2", "--json", str(process_json))
     assert result.returncode == 0, result.stderr
-    ray = start_in_session(
-        "scripts/tournament.py", *common, "--backend", "ray", "--workers", "2", "--json", str(ray_json)
+    ray = start(
+        "scripts/tournament.py",
+        *common,
+        "--backend",
+        "ray",
+        "--workers",
+        "2",
+        "--json",
+        str(ray_json),
+        new_session=True,
     )
     stdout, stderr = ray.communicate(timeout=240)
     assert ray.returncode == 0, stderr
@@ -171,10 +143,9 @@ def test_ray_backend_plays_the_same_games_and_leaves_nothing(tmp_path):
 def test_ctrl_c_on_ray_leaves_no_ray_process(tmp_path):
     pytest.importorskip("ray")
     out = tmp_path / "t.json"
-    process = start_in_session(
+    process = start(
         "scripts/tournament.py", "mcts:3000", "mcts:4000", "--games", "400", "--backend", "ray",
-        "--workers", "2", "--json", str(out), "--no-progress",
-    )  # fmt: skip
+        "--workers", "2", "--json", str(out), "--no-progress", new_session=True)  # fmt: skip
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not any(
         "raylet" in line for line in session_processes(process.pid)

@@ -8,7 +8,7 @@ import pytest
 pytestmark = pytest.mark.rllib
 pytest.importorskip("ray.rllib")
 
-from test_evaluation_scripts import session_processes, start_in_session, wait_gone  # noqa: E402
+from scripts_helpers import session_processes, start, wait_gone  # noqa: E402
 
 from connect4_env import Board, Rules  # noqa: E402
 from connect4_env.rllib import Connect4MultiAgentEnv  # noqa: E402
@@ -65,11 +65,10 @@ def test_bad_config_and_turn():
 
 
 def test_two_iterations_of_self_play_and_nothing_left(tmp_path):
-    process = start_in_session(
+    process = start(
         "scripts/train_rllib.py", "--iterations", "2", "--rows", "4", "--columns", "5", "--batch-size", "400",
         "--minibatch-size", "100", "--epochs", "1", "--hidden", "32", "--num-cpus", "2", "--out", str(tmp_path),
-        "--eval-games", "4", "--eval-opponents", "random", "mcts:5",
-    )  # fmt: skip
+        "--eval-games", "4", "--eval-opponents", "random", "mcts:5", new_session=True)  # fmt: skip
     stdout, stderr = process.communicate(timeout=400)
     assert process.returncode == 0, stderr[-3000:]
     lines = [line for line in stdout.splitlines() if line.startswith("iteration")]
