@@ -164,6 +164,14 @@ def test_rating_errors():
         fit_ratings([], bootstrap=0)
     with pytest.raises(ValueError, match="bootstrap"):
         fit_ratings([PairingCounts("random", "a", 1, 0, 1)], bootstrap=-1)
+    with pytest.raises(TypeError, match="PairingCounts"):
+        fit_ratings([("random", "a", 1, 0, 1)], bootstrap=0)  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="wins of random vs a"):
+        fit_ratings([PairingCounts("random", "a", -1, 0, 1)], bootstrap=0)
+    with pytest.raises(TypeError, match="draws of random vs a"):
+        fit_ratings([PairingCounts("random", "a", 1, 0.5, 1)], bootstrap=0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="itself"):
+        fit_ratings([PairingCounts("a", "a", 1, 0, 1)], bootstrap=0)
 
 
 def test_reference_ladder_is_ordered():
@@ -206,6 +214,8 @@ def test_gauntlet_plays_only_the_new_agent():
         plan_pairings(["random", "random"])
     with pytest.raises(ValueError, match="at least two"):
         plan_pairings(["random"])
+    with pytest.raises(TypeError, match="string"):
+        plan_pairings("random")
 
 
 def test_tournament_checks_specs_before_playing():

@@ -219,9 +219,22 @@ def fit_ratings(
         seed: the bootstrap's random generator.
 
     Raises:
-        ValueError: no games, a player or a group of players with no games linking it to the anchor or the
-            fixed players, a fixed player who did not play, or a bad number.
+        TypeError: ``pairings`` is not a list of :class:`PairingCounts`, or a count is not an int.
+        ValueError: no games, a negative count, a player paired with itself, a player or a group of players
+            with no games linking it to the anchor or the fixed players, a fixed player who did not play, or a
+            bad number.
     """
+    if isinstance(pairings, (str, bytes)) or not isinstance(pairings, Sequence):
+        raise TypeError(f"pairings must be a list of PairingCounts, got {type(pairings).__name__}")
+    for pairing in pairings:
+        if not isinstance(pairing, PairingCounts):
+            raise TypeError(f"pairings must hold PairingCounts, got {type(pairing).__name__}")
+        for field_name in ("wins", "draws", "losses"):
+            check_int(f"{field_name} of {pairing.a} vs {pairing.b}", getattr(pairing, field_name), 0)
+        if pairing.a == pairing.b:
+            raise ValueError(f"{pairing.a!r} cannot be paired with itself")
+    if anchor is not None and not isinstance(anchor, str):
+        raise TypeError(f"anchor must be a player's name (str) or None, got {type(anchor).__name__}")
     bootstrap = check_int("bootstrap", bootstrap, 0, 1_000_000)
     prior_draws = check_number("prior_draws", prior_draws, 0.0)
     seed = check_int("seed", seed, 0)

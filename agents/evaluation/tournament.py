@@ -67,8 +67,11 @@ def plan_pairings(specs: Sequence[str], gauntlet: str | None = None) -> list[tup
     """Every pair of ``specs`` (a round robin), or ``gauntlet`` against each of ``specs`` only.
 
     Raises:
+        TypeError: ``specs`` is a string rather than a list of them.
         ValueError: fewer than two players, a spec named twice, or the gauntlet's agent also in ``specs``.
     """
+    if isinstance(specs, str):
+        raise TypeError(f"specs must be a list of agent specs, got the string {specs!r}")
     specs = list(specs)
     duplicates = sorted({s for s in specs if specs.count(s) > 1})
     if duplicates:
