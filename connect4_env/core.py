@@ -192,6 +192,26 @@ class Rules:
         bitboard with: runs double while they can, then one overlapping step up to ``win_length``."""
         return self._win_steps
 
+    def winning_cells(self, stones: int) -> int:
+        """The bits of every stone of ``stones`` that lies in a line of ``win_length`` or more (0 if none)."""
+        cells = 0
+        for shifts in self._win_steps:
+            starts = stones
+            for shift in shifts:
+                starts &= starts >> shift
+                if not starts:
+                    break
+            if not starts:
+                continue
+            direction, covered, line = shifts[0], 1, starts  # shifts[0] is one step in this direction
+            while 2 * covered <= self.win_length:
+                line |= line << (covered * direction)
+                covered *= 2
+            if covered < self.win_length:
+                line |= line << ((self.win_length - covered) * direction)
+            cells |= line
+        return cells & stones
+
     def stone_bit(self, column: int, height: int) -> int:
         """The bit of the ``height``-th stone (0 = bottom) of ``column``."""
         return 1 << (column * self.height + height)
@@ -374,6 +394,29 @@ class Board:
         if self.stones[1] & bit:
             return 1
         return None
+
+    def winning_cells(self) -> list[tuple[int, int]]:
+        """The winner's stones that make up a line of ``win_length`` or more, as ``(row, column)`` with row 0
+        at the top, sorted; empty while nobody has won."""
+        if self.winner is None:
+            return []
+        rules = self.rules
+        bits = rules.winning_cells(self.stones[self.winner])
+        cells = []
+        while bits:  # a handful of set bits: walk them, not every cell
+            index = (bits & -bits).bit_length() - 1
+            bits &= bits - 1
+            column, height = divmod(index, rules.height)
+            cells.append((rules.rows - 1 - height, column))
+        return sorted(cells)
+
+    def _repr_svg_(self) -> str:
+        """The board as SVG for notebooks (Jupyter calls this); drawn by :func:`connect4_env.render.to_svg`."""
+        from connect4_env.render import (
+            to_svg,
+        )  # render builds on the core; imported only when a notebook asks
+
+        return to_svg(self)
 
     @classmethod
     def from_moves(

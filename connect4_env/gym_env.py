@@ -224,6 +224,12 @@ class Connect4Env(gym.Env):
     def render(self) -> str | np.ndarray | None:
         return self._renderer.render(self.board)
 
+    def get_keys_to_action(self) -> dict[tuple[int, ...], int]:
+        """Digit keys to columns for ``gymnasium.utils.play.play``: ``1`` .. ``9`` are columns 0 .. 8 and ``0``
+        is column 9 (boards of 10 or more columns; wider columns have no key)."""
+        keys = "1234567890"[: self.board.rules.columns]
+        return {(ord(key),): column for column, key in enumerate(keys)}
+
     def close(self) -> None:
         self._renderer.close()
 
