@@ -108,6 +108,17 @@ class MatchResult:
     def n_games(self) -> int:
         return self.wins + self.draws + self.losses
 
+    def add(self, a_result: int, a_first: bool) -> None:
+        """Count one game: ``a_result`` 1 if A won, 0 for a draw, -1 if A lost; ``a_first`` if A moved first."""
+        slot = {1: 0, 0: 1, -1: 2}[a_result]
+        self.by_side["first" if a_first else "second"][slot] += 1
+        if slot == 0:
+            self.wins += 1
+        elif slot == 1:
+            self.draws += 1
+        else:
+            self.losses += 1
+
     @property
     def score(self) -> float:
         """A's points per game: win 1, draw 1/2."""
@@ -240,16 +251,7 @@ def play_match(
         players = (player_a, player_b) if a_first else (player_b, player_a)
         record = play_game(players, rules)
         a_seat = 0 if a_first else 1
-        side = result.by_side["first" if a_first else "second"]
-        if record.winner is None:
-            result.draws += 1
-            side[1] += 1
-        elif record.winner == a_seat:
-            result.wins += 1
-            side[0] += 1
-        else:
-            result.losses += 1
-            side[2] += 1
+        result.add(0 if record.winner is None else 1 if record.winner == a_seat else -1, a_first)
         if keep_games:
             result.games.append(record)
         if on_game is not None:

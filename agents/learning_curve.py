@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.files import atomic_write
+from agents.figures import pyplot, save_figure
 
 __all__ = ["LearningCurve"]
 
@@ -32,12 +32,7 @@ class LearningCurve:
 
     def plot(self, path: str | os.PathLike[str], title: str = "Q-learning") -> Path:
         """Save the curve as a PNG (needs matplotlib, in the ``train`` extra)."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        figure, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+        figure, (top, bottom) = pyplot().subplots(2, 1, figsize=(7, 6), sharex=True)
         top.plot(self.episodes, self.mean_return, color="tab:blue")
         top.set_ylabel(f"mean return per {self.window} episodes")
         top.set_title(title)
@@ -49,7 +44,4 @@ class LearningCurve:
         bottom.set_ylim(0, 1)
         bottom.legend()
         figure.tight_layout()
-        path = Path(path)
-        atomic_write(path, lambda stream: figure.savefig(stream, format="png", dpi=100))
-        plt.close(figure)
-        return path
+        return save_figure(figure, path, dpi=100, format="png")

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from agents.arena import play_match
+from agents.figures import pyplot, save_figure
 from agents.files import atomic_write, atomic_write_json
 from agents.progress import progress_bar
 from agents.registry import agent_from_spec
@@ -296,12 +297,7 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 
 def plot_evaluations(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
     """Win rate against each evaluation opponent over training, as a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axis = plt.subplots(figsize=(7, 4))
+    figure, axis = pyplot().subplots(figsize=(7, 4))
     for opponent in dict.fromkeys(row["opponent"] for row in rows):
         mine = [row for row in rows if row["opponent"] == opponent]
         axis.plot(
@@ -313,9 +309,7 @@ def plot_evaluations(rows: list[dict[str, Any]], path: Path, title: str) -> Path
     axis.set_title(title)
     axis.legend()
     figure.tight_layout()
-    atomic_write(path, lambda stream: figure.savefig(stream, format="png", dpi=100))
-    plt.close(figure)
-    return path
+    return save_figure(figure, path, dpi=100, format="png")
 
 
 def train_baseline(config: TrainConfig) -> TrainResult:

@@ -20,7 +20,7 @@ from agents.book import BOOK_PLY, BOOK_RULES, load_book
 from connect4_env.core import Board, Rules
 from connect4_env.validation import check_bool, check_choice, check_int
 
-__all__ = ["SolverAgent", "SolverBudgetExceeded", "describe_score", "DEFAULT_MAX_NODES"]
+__all__ = ["SolverAgent", "SolverBudgetExceeded", "describe_score", "plies_to_end", "DEFAULT_MAX_NODES"]
 
 # the "auto" node budget per call: about 20-25 s with the compiled kernels here, about 30 s in plain Python
 DEFAULT_MAX_NODES = {True: 50_000_000, False: 1_000_000}
@@ -55,14 +55,19 @@ def _prime_at_least(n: int) -> int:
     return n
 
 
+def plies_to_end(score: int, n_stones: int, cells: int) -> int:
+    """Plies left after ``n_stones`` until the game ends under perfect play, for the position's ``score``: up to
+    the winning stone, or to a full board for a draw."""
+    return cells - n_stones if score == 0 else cells + 1 - abs(score) - n_stones
+
+
 def describe_score(score: int | None, rules: Rules, n_stones: int) -> str:
     """A score in words: ``"win in 5 plies"``, ``"draw"``, ``"loss in 4 plies"``, ``"full"``."""
     if score is None:
         return "full"
     if score == 0:
         return "draw"
-    plies = rules.cells + 1 - abs(score) - n_stones
-    return f"{'win' if score > 0 else 'loss'} in {plies} plies"
+    return f"{'win' if score > 0 else 'loss'} in {plies_to_end(score, n_stones, rules.cells)} plies"
 
 
 class SolverAgent(RulesBound):
@@ -290,7 +295,8 @@ class SolverAgent(RulesBound):
         current, mask = board.stones[board.to_move], board.mask
         centre = (rules.columns - 1) / 2
         legal = sorted(board.legal_moves(), key=lambda c: (abs(c - centre), c))
-        wins = [c for c in legal if rules.has_won(current | rules.stone_bit(c, board.heights[c]))]
+        winning = set(board.winning_moves())
+        wins = [c for c in legal if c in winning]
         if wins:
             return wins if every else wins[:1]
         stats = self._stats(rules)

@@ -175,16 +175,17 @@ class Rules:
         """``(rows, columns, win_length)``."""
         return (self.rows, self.columns, self.win_length)
 
+    @staticmethod
+    def _line_starts(stones: int, shifts: tuple[int, ...]) -> int:
+        """The bits from which ``win_length`` stones of ``stones`` run in the direction of ``shifts``."""
+        for shift in shifts:
+            stones &= stones >> shift
+            if not stones:
+                break
+        return stones
+
     def _has_won_generic(self, stones: int) -> bool:
-        for shifts in self._win_steps:
-            run = stones
-            for shift in shifts:
-                run &= run >> shift
-                if not run:
-                    break
-            else:
-                return True
-        return False
+        return any(self._line_starts(stones, shifts) for shifts in self._win_steps)
 
     @property
     def win_shifts(self) -> tuple[tuple[int, ...], ...]:
@@ -196,11 +197,7 @@ class Rules:
         """The bits of every stone of ``stones`` that lies in a line of ``win_length`` or more (0 if none)."""
         cells = 0
         for shifts in self._win_steps:
-            starts = stones
-            for shift in shifts:
-                starts &= starts >> shift
-                if not starts:
-                    break
+            starts = self._line_starts(stones, shifts)
             if not starts:
                 continue
             direction, covered, line = shifts[0], 1, starts  # shifts[0] is one step in this direction
@@ -285,6 +282,11 @@ class Board:
             return []
         rows = self.rules.rows
         return [c for c, h in enumerate(self.heights) if h < rows]
+
+    def winning_moves(self) -> list[int]:
+        """The legal columns where the player to move completes a line at once (empty when the game is over)."""
+        rules, stones = self.rules, self.stones[self.to_move]
+        return [c for c in self.legal_moves() if rules.has_won(stones | rules.stone_bit(c, self.heights[c]))]
 
     def legal_mask(self) -> list[int]:
         """One 0/1 entry per column: 1 where a move is legal."""

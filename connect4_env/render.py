@@ -87,6 +87,14 @@ def _disc(tile: int) -> np.ndarray:
     return (x - centre) ** 2 + (y - centre) ** 2 <= (0.4 * tile) ** 2
 
 
+def _owners(board: Board) -> np.ndarray:
+    """``(rows, columns)``: 0 for an empty cell, 1 for the first player's stone, 2 for the second's (row 0 at
+    the top); one pass over the bitboards, not a big-int test per cell."""
+    planes = observation_planes(board, 0)
+    result: np.ndarray = planes[:, :, 0] + 2 * planes[:, :, 1]
+    return result
+
+
 def render_rgb(board: Board, tile: int = 48) -> np.ndarray:
     """An ``(rows * tile, columns * tile, 3)`` uint8 image of the board.
 
@@ -95,13 +103,7 @@ def render_rgb(board: Board, tile: int = 48) -> np.ndarray:
     """
     rules = board.rules
     tile = check_tile(tile, rules)
-    owner = np.zeros((rules.rows, rules.columns), dtype=np.intp)
-    for row in range(rules.rows):
-        for column in range(rules.columns):
-            cell = board.cell(row, column)
-            if cell is not None:
-                owner[row, column] = cell + 1
-    colours = _PALETTE[owner]  # (rows, columns, 3)
+    colours = _PALETTE[_owners(board)]  # (rows, columns, 3)
     disc = _disc(tile)[None, :, None, :, None]  # broadcast over (rows, tile, columns, tile, 3)
     image = np.where(disc, colours[:, None, :, None, :], _BACKGROUND)
     return np.ascontiguousarray(image.reshape(rules.rows * tile, rules.columns * tile, 3).astype(np.uint8))
@@ -220,8 +222,7 @@ def to_svg(board: Board, *, last_move: bool = True, winning_line: bool = True, t
         f"<title>Connect Four, {rules.rows}x{rules.columns}, {board.ply} stones</title>",
         f'<rect width="{width}" height="{height}" fill="{_hex(_BACKGROUND)}"/>',
     ]
-    planes = observation_planes(board, 0)  # one pass over the bitboards, not a big-int test per cell
-    owners = planes[:, :, 0] + 2 * planes[:, :, 1]  # 0 empty, 1 first player, 2 second
+    owners = _owners(board)
     names = ("empty", "player0", "player1")
     for row in range(rules.rows):
         for column in range(rules.columns):

@@ -15,12 +15,10 @@ from typing import Any
 import numpy as np
 
 from agents.arena import wilson_interval
-from agents.evaluation.backends import default_workers, run_batches
+from agents.evaluation.backends import plan_batches, run_batches, worker_policy
 from agents.evaluation.test_sets import Position, load_test_set
 from agents.progress import progress_bar
-from connect4_env.core import Rules
 from connect4_env.encoding import TrackedBoard
-from connect4_env.policy import bind_policy, policy_from_spec
 from connect4_env.validation import check_bool, check_int
 
 __all__ = [
@@ -128,16 +126,13 @@ class AccuracyReport(SetAccuracy):
 
 def plot_reports(reports: Sequence[AccuracyReport], path: str) -> None:
     """One panel per set, one pair of bars (optimal class, exact) per agent, saved to ``path``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from agents.files import atomic_write
+    from agents.figures import pyplot, save_figure
 
     names = list(dict.fromkeys(name for report in reports for name in report.per_set))
     width = 0.8 / max(1, len(reports))
-    figure, axes = plt.subplots(2, 1, figsize=(max(6.0, 1.2 * len(names) * max(1, len(reports)) ** 0.5), 7))
+    figure, axes = pyplot().subplots(
+        2, 1, figsize=(max(6.0, 1.2 * len(names) * max(1, len(reports)) ** 0.5), 7)
+    )
     for axis, metric in zip(axes, ("optimal_class", "exact")):
         for k, report in enumerate(reports):
             xs, ys, low, high = [], [], [], []
@@ -158,36 +153,17 @@ def plot_reports(reports: Sequence[AccuracyReport], path: str) -> None:
         axis.grid(axis="y", alpha=0.3)
     axes[0].legend(fontsize=8)
     figure.tight_layout()
-    atomic_write(path, lambda stream: figure.savefig(stream, format=_image_format(path), dpi=110))
-    plt.close(figure)
-
-
-def _image_format(path: str) -> str:
-    suffix = str(path).rsplit(".", 1)[-1].lower() if "." in str(path) else "png"
-    return suffix if suffix in ("png", "svg", "pdf", "jpg", "jpeg") else "png"
+    save_figure(figure, path, dpi=110)
 
 
 # -- the work done in each worker -----------------------------------------------------------------------------
-_AGENTS: dict[tuple[str, Rules], Any] = {}
-
-
-def _agent_for(agent: Any, rules: Rules) -> Any:
-    """A worker's agent: built once per spec and board (specs), or the object sent with the batch."""
-    if isinstance(agent, str):
-        key = (agent, rules)
-        if key not in _AGENTS:
-            _AGENTS[key] = policy_from_spec(agent, rules=rules)
-        return _AGENTS[key]
-    return bind_policy(agent, rules)
-
-
 def _choose_moves(batch: tuple[Any, int, list[tuple[int, Position]]]) -> list[int]:
     """The agent's column in each position of the batch, its seed reset from the position's index."""
     agent, seed, items = batch
     columns = []
     for index, position in items:
         rules = position.rules
-        policy = _agent_for(agent, rules)
+        policy = worker_policy(agent, rules)
         game = TrackedBoard(rules)
         for move in position.moves:
             game.play(move)
@@ -212,7 +188,7 @@ def playable_sets(agent: Any, names: Sequence[str]) -> list[str]:
     for name in names:
         rules = TEST_SET_SPECS[_check_name(name)].rules
         try:
-            policy_from_spec(agent, rules=rules) if isinstance(agent, str) else bind_policy(agent, rules)
+            worker_policy(agent, rules)
         except ValueError as exc:
             error = exc
             continue
@@ -274,18 +250,11 @@ def evaluate_accuracy(
     labelled = _positions(test_set)
     if not labelled:
         raise ValueError("test_set holds no positions")
-    n_workers = default_workers() if workers is None else check_int("workers", workers, 1, 4096)
-    if batch_size is None:
-        batch_size = max(1, min(100, math.ceil(len(labelled) / (4 * n_workers))))
-    else:
-        batch_size = check_int("batch_size", batch_size, 1)
-    for rules in {p.rules for _, p in labelled}:  # fail early, here, if the agent cannot play a board
-        if isinstance(agent, str):
-            policy_from_spec(agent, rules=rules)
-        else:
-            bind_policy(agent, rules)
     indexed = list(enumerate(p for _, p in labelled))
-    batches = [(agent, seed, indexed[i : i + batch_size]) for i in range(0, len(indexed), batch_size)]
+    n_workers, chunks = plan_batches(indexed, workers, batch_size, largest=100)
+    for rules in {p.rules for _, p in labelled}:  # fail early, here, if the agent cannot play a board
+        worker_policy(agent, rules)
+    batches = [(agent, seed, chunk) for chunk in chunks]
     bar = progress_bar(len(indexed), "positions", unit="pos") if progress else None
     try:
         results = run_batches(

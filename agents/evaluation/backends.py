@@ -15,15 +15,19 @@ started is shut down — and then propagates, after ``on_result`` has seen every
 
 from __future__ import annotations
 
+import functools
+import math
 import multiprocessing
 import os
 import signal
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from connect4_env.core import Rules
+from connect4_env.policy import resolve_opponent
 from connect4_env.validation import check_choice, check_int
 
-__all__ = ["BACKENDS", "run_batches", "default_workers"]
+__all__ = ["BACKENDS", "run_batches", "default_workers", "plan_batches", "worker_policy"]
 
 BACKENDS = ("process", "ray")
 _RAY_MISSING = "backend='ray' needs Ray: pip install 'connect4-env[distributed]'"
@@ -47,14 +51,39 @@ def _indexed(task: Callable[[Any], Any], item: tuple[int, Any]) -> tuple[int, An
     return index, task(batch)
 
 
-class _Indexed:
-    """``task`` as a picklable callable of ``(index, batch)`` for ``Pool.imap_unordered``."""
+def plan_batches(
+    items: Sequence[Any], workers: int | None, batch_size: int | None, largest: int
+) -> tuple[int, list[list[Any]]]:
+    """The number of workers (default: the CPUs available) and ``items`` cut into batches of ``batch_size``,
+    by default about four batches per worker and at most ``largest`` items each.
 
-    def __init__(self, task: Callable[[Any], Any]) -> None:
-        self.task = task
+    Raises:
+        TypeError / ValueError: ``workers`` or ``batch_size`` is not an integer >= 1.
+    """
+    workers = default_workers() if workers is None else check_int("workers", workers, 1, 4096)
+    if batch_size is None:
+        batch_size = max(1, min(largest, math.ceil(len(items) / (4 * workers))))
+    else:
+        batch_size = check_int("batch_size", batch_size, 1)
+    return workers, [list(items[i : i + batch_size]) for i in range(0, len(items), batch_size)]
 
-    def __call__(self, item: tuple[int, Any]) -> tuple[int, Any]:
-        return _indexed(self.task, item)
+
+_POLICIES: dict[tuple[str, Rules], Any] = {}
+
+
+def worker_policy(agent: Any, rules: Rules) -> Any:
+    """``agent`` bound to ``rules``: a spec is built once per worker process and board, then reused (callers
+    reset it before each game or position); an object is bound as it is.
+
+    Raises:
+        TypeError / ValueError: as :func:`connect4_env.policy.resolve_opponent`.
+    """
+    if not isinstance(agent, str):
+        return resolve_opponent(agent, None, rules)
+    key = (agent, rules)
+    if key not in _POLICIES:
+        _POLICIES[key] = resolve_opponent(agent, None, rules)
+    return _POLICIES[key]
 
 
 def run_batches(
@@ -105,7 +134,7 @@ def _run_pool(
     context = multiprocessing.get_context("spawn")
     pool = context.Pool(min(workers, len(batches)), initializer=_ignore_sigint)
     try:
-        for index, result in pool.imap_unordered(_Indexed(task), list(enumerate(batches))):
+        for index, result in pool.imap_unordered(functools.partial(_indexed, task), list(enumerate(batches))):
             finished(index, result)
     except BaseException:
         pool.terminate()

@@ -111,13 +111,7 @@ class Ratings:
 
     def plot(self, path: str) -> None:
         """Ratings with interval bars, and the head-to-head scores as a heat map, saved to ``path``."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        from agents.evaluation.accuracy import _image_format
-        from agents.files import atomic_write
+        from agents.figures import pyplot, save_figure
 
         players = sorted(self.elo, key=lambda p: self.elo[p])
         index = {p: i for i, p in enumerate(players)}
@@ -128,7 +122,7 @@ class Ratings:
                 score[index[pairing.a], index[pairing.b]] = share
                 score[index[pairing.b], index[pairing.a]] = 1 - share
         size = max(4.0, 0.6 * len(players) + 2)
-        figure, (left, right) = plt.subplots(1, 2, figsize=(2 * size + 2, size))
+        figure, (left, right) = pyplot().subplots(1, 2, figsize=(2 * size + 2, size))
         elo = [self.elo[p] for p in players]
         low = [self.elo[p] - self.ci95[p][0] for p in players]
         high = [self.ci95[p][1] - self.elo[p] for p in players]
@@ -148,8 +142,7 @@ class Ratings:
                     right.text(j, i, f"{score[i, j]:.2f}", ha="center", va="center", fontsize=8)
         figure.colorbar(image, ax=right, fraction=0.046)
         figure.tight_layout()
-        atomic_write(path, lambda stream: figure.savefig(stream, format=_image_format(path), dpi=110))
-        plt.close(figure)
+        save_figure(figure, path, dpi=110)
 
 
 def _fit(

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.solver import SolverAgent, plies_to_end
 from connect4_env.core import Board, IllegalMoveError, Rules
 from connect4_env.validation import check_int
 
@@ -38,6 +39,7 @@ __all__ = [
     "TestSetSpec",
     "TEST_SET_SPECS",
     "test_set_names",
+    "select_test_sets",
     "load_test_set",
     "read_positions",
     "generate_test_set",
@@ -81,10 +83,7 @@ class Position:
     @property
     def remaining(self) -> int:
         """Plies left until the game ends when both sides play perfectly."""
-        cells = self.rows * self.columns
-        if self.score == 0:
-            return cells - self.ply
-        return cells + 1 - abs(self.score) - self.ply
+        return plies_to_end(self.score, self.ply, self.rows * self.columns)
 
     @property
     def outcome(self) -> int:
@@ -217,6 +216,23 @@ def test_set_names() -> list[str]:
     return list(TEST_SET_SPECS)
 
 
+def select_test_sets(requested: list[str]) -> list[str]:
+    """Set names from a command line: ``["all"]``, ``["6x7"]`` (the six 6x7 sets) or names of sets.
+
+    Raises:
+        ValueError: an unknown name (the message lists the sets).
+    """
+    names = test_set_names()
+    if requested == ["all"]:
+        return names
+    if requested == ["6x7"]:
+        return [n for n in names if n.startswith("6x7")]
+    unknown = [n for n in requested if n not in names]
+    if unknown:
+        raise ValueError(f"unknown test sets {unknown}; the sets are all, 6x7, {', '.join(names)}")
+    return list(requested)
+
+
 def test_set_path(name: str, directory: str | os.PathLike[str] | None = None) -> Path:
     return Path(directory if directory is not None else DATA_DIR) / f"{name}.jsonl.gz"
 
@@ -280,16 +296,6 @@ def _position_key(board: Board) -> tuple[int, int]:
     return min((mover, mask), (rules.mirror(mover), rules.mirror(mask)))
 
 
-def _wins_at_once(board: Board) -> bool:
-    rules = board.rules
-    stones = board.stones[board.to_move]
-    return any(rules.has_won(stones | rules.stone_bit(c, board.heights[c])) for c in board.legal_moves())
-
-
-def _remaining(score: int, ply: int, cells: int) -> int:
-    return cells - ply if score == 0 else cells + 1 - abs(score) - ply
-
-
 def generate_test_set(
     spec: TestSetSpec, seed: int, solver: Any = None, on_position: Callable[[int], None] | None = None
 ) -> list[Position]:
@@ -303,8 +309,6 @@ def generate_test_set(
     Raises:
         RuntimeError: fewer positions than ``spec.size`` were found in ``200 * spec.size`` candidates.
     """
-    from agents.solver import SolverAgent
-
     seed = check_int("seed", seed, 0)
     solver = solver if solver is not None else SolverAgent(max_nodes=None)
     rules = spec.rules
@@ -322,14 +326,14 @@ def generate_test_set(
             column = legal[int(rng.integers(len(legal)))]
             board.play(column)
             moves.append(column)
-        if board.is_terminal or board.ply != target or _wins_at_once(board):
+        if board.is_terminal or board.ply != target or board.winning_moves():
             continue
         key = _position_key(board)
         if key in seen:
             continue
         seen.add(key)
         score = solver.score(board)
-        if not spec.remaining[0] <= _remaining(score, board.ply, rules.cells) <= spec.remaining[1]:
+        if not spec.remaining[0] <= plies_to_end(score, board.ply, rules.cells) <= spec.remaining[1]:
             continue
         scores = tuple(solver.evaluate_board(board))
         best = max(s for s in scores if s is not None)

@@ -9,7 +9,6 @@ reuses them, so the moves of a game do not depend on which worker played it.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,11 +16,10 @@ from typing import Any
 import numpy as np
 
 from agents.arena import MatchResult, TournamentResult, play_game
-from agents.evaluation.backends import default_workers, run_batches
+from agents.evaluation.backends import plan_batches, run_batches, worker_policy
 from agents.evaluation.ratings import PairingCounts
 from agents.progress import progress_bar
 from connect4_env.core import Rules
-from connect4_env.policy import policy_from_spec
 from connect4_env.validation import check_bool, check_int
 
 __all__ = ["GameOutcome", "plan_pairings", "run_tournament", "pairing_counts", "game_seeds"]
@@ -87,16 +85,6 @@ def plan_pairings(specs: Sequence[str], gauntlet: str | None = None) -> list[tup
     return list(itertools.combinations(specs, 2))
 
 
-_AGENTS: dict[tuple[str, Rules], Any] = {}
-
-
-def _agent(spec: str, rules: Rules) -> Any:
-    key = (spec, rules)
-    if key not in _AGENTS:
-        _AGENTS[key] = policy_from_spec(spec, rules=rules)
-    return _AGENTS[key]
-
-
 def _play_games(
     batch: tuple[tuple[int, int, int], int, list[tuple[int, int, str, str]]],
 ) -> list[GameOutcome]:
@@ -108,26 +96,16 @@ def _play_games(
         a_first = game % 2 == 0
         first, second = (a, b) if a_first else (b, a)
         record = play_game(
-            (_agent(first, rules), _agent(second, rules)), rules, seeds=game_seeds(seed, pairing, game)
+            (worker_policy(first, rules), worker_policy(second, rules)),
+            rules,
+            seeds=game_seeds(seed, pairing, game),
         )
         outcomes.append(GameOutcome(pairing, game, a, b, a_first, tuple(record.moves), record.winner))
     return outcomes
 
 
-def _tally(pairings: list[tuple[str, str]], outcomes: list[GameOutcome], result: TournamentResult) -> None:
-    """Fill ``result`` (in place) from the finished games, in game order."""
-    matches = [MatchResult() for _ in pairings]
-    for outcome in sorted(outcomes, key=lambda o: (o.pairing, o.game)):
-        match = matches[outcome.pairing]
-        side = match.by_side["first" if outcome.a_first else "second"]
-        slot = {1: 0, 0: 1, -1: 2}[outcome.a_result]
-        side[slot] += 1
-        if slot == 0:
-            match.wins += 1
-        elif slot == 1:
-            match.draws += 1
-        else:
-            match.losses += 1
+def _fill(pairings: list[tuple[str, str]], matches: list[MatchResult], result: TournamentResult) -> None:
+    """Put the pairings that have games, in plan order, and everyone's points into ``result`` (in place)."""
     result.points = {name: 0.0 for pair in pairings for name in pair}
     result.pairings = []
     for (a, b), match in zip(pairings, matches):
@@ -176,31 +154,28 @@ def run_tournament(
     rules = rules if rules is not None else Rules()
     pairings = plan_pairings(specs, gauntlet)
     for spec in dict.fromkeys(name for pair in pairings for name in pair):
-        policy_from_spec(spec, rules=rules)  # a bad spec fails here, not in a worker
-    n_workers = default_workers() if workers is None else check_int("workers", workers, 1, 4096)
+        worker_policy(
+            spec, rules
+        )  # a bad spec fails here, not in a worker (and is built once when in-process)
     planned = [(p, g, a, b) for p, (a, b) in enumerate(pairings) for g in range(n_games)]
-    if batch_size is None:
-        batch_size = max(1, min(20, math.ceil(len(planned) / (4 * n_workers))))
-    else:
-        batch_size = check_int("batch_size", batch_size, 1)
+    n_workers, chunks = plan_batches(planned, workers, batch_size, largest=20)
     size = (rules.rows, rules.columns, rules.win_length)
-    batches = [(size, seed, planned[i : i + batch_size]) for i in range(0, len(planned), batch_size)]
+    batches = [(size, seed, chunk) for chunk in chunks]
     result = TournamentResult() if result is None else result
     outcomes: list[GameOutcome] = [] if games is None else games
-    left = [n_games] * len(pairings)
+    matches = [MatchResult() for _ in pairings]
     bar = progress_bar(len(planned), "games", unit="game") if progress else None
 
     def finished(_: int, batch: list[GameOutcome]) -> None:
         outcomes.extend(batch)
-        _tally(pairings, outcomes, result)
+        for outcome in batch:
+            matches[outcome.pairing].add(outcome.a_result, outcome.a_first)
+        _fill(pairings, matches, result)
         if bar is not None:
             bar.update(len(batch))
-        for outcome in batch:
-            left[outcome.pairing] -= 1
-            if left[outcome.pairing] == 0 and on_pairing is not None:
-                a, b = pairings[outcome.pairing]
-                match = next(m for x, y, m in result.pairings if (x, y) == (a, b))
-                on_pairing(a, b, match)
+        for pairing in dict.fromkeys(outcome.pairing for outcome in batch):  # a pairing ends in one batch
+            if matches[pairing].n_games == n_games and on_pairing is not None:
+                on_pairing(*pairings[pairing], matches[pairing])
 
     try:
         run_batches(
