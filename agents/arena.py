@@ -27,11 +27,13 @@ __all__ = [
 
 @dataclass
 class GameRecord:
-    """One finished game: the moves, the winner (0 = first mover, 1 = second, None = draw), the final board."""
+    """One finished game: the moves, the winner (0 = first mover, 1 = second, None = draw), the final board,
+    and (``play_game(record_search=True)``) per move the mover's ``move_info()`` (None where it has none)."""
 
     moves: list[int]
     winner: int | None
     board: Board
+    search: list[dict[str, Any] | None] = field(default_factory=list)
 
 
 def play_game(
@@ -39,13 +41,16 @@ def play_game(
     rules: Rules | None = None,
     on_move: Callable[[Board, int, int], None] | None = None,
     seeds: Sequence[int | None] | None = None,
+    record_search: bool = False,
 ) -> GameRecord:
     """Play ``players[0]`` (moves first) against ``players[1]`` to the end.
 
     Each player is first bound to ``rules`` (default 6x7, four in a row) through its ``bind(rules)`` and reset
     through its ``reset()``, if it has them. ``on_move(board, player, column)`` is called after every move (for
     printing). ``seeds``, when given, are passed to
-    the players' ``reset(seed=...)`` (one per player), so the game can be replayed exactly.
+    the players' ``reset(seed=...)`` (one per player), so the game can be replayed exactly. With
+    ``record_search``, the record keeps each mover's ``move_info()`` after its move (MCTS visits and values,
+    solver scores), for game records.
 
     Raises:
         IllegalMoveError: a player returned an illegal column (the message names the player and the column).
@@ -66,6 +71,7 @@ def play_game(
             else:
                 reset()
     moves: list[int] = []
+    search: list[dict[str, Any] | None] = []
     board = game.board
     while not board.is_terminal:
         mover = board.to_move
@@ -78,9 +84,12 @@ def play_game(
                 f"player {mover} ({players[mover]!r}) chose an illegal move: {error}"
             ) from None
         moves.append(column)
+        if record_search:
+            info = getattr(players[mover], "move_info", None)
+            search.append(info() if callable(info) else None)
         if on_move is not None:
             on_move(board, mover, column)
-    return GameRecord(moves=moves, winner=board.winner, board=board)
+    return GameRecord(moves=moves, winner=board.winner, board=board, search=search)
 
 
 def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -235,11 +244,14 @@ def play_match(
     keep_games: bool = False,
     on_game: Callable[[int, GameRecord, bool], None] | None = None,
     result: MatchResult | None = None,
+    record_search: bool = False,
 ) -> MatchResult:
     """``n_games`` games, A moving first in the even-numbered ones; results from A's side.
 
     ``on_game(index, record, a_moved_first)`` is called after each game (for progress bars). ``result``, when
     given, is filled in place, so a caller keeps the finished games if the match is interrupted.
+    ``keep_games`` keeps each :class:`GameRecord` in ``result.games``; ``record_search`` adds the movers'
+    search numbers to them (see :func:`play_game`).
 
     Raises:
         TypeError / ValueError: ``n_games`` is not an integer >= 1.
@@ -249,7 +261,7 @@ def play_match(
     for index in range(n_games):
         a_first = index % 2 == 0
         players = (player_a, player_b) if a_first else (player_b, player_a)
-        record = play_game(players, rules)
+        record = play_game(players, rules, record_search=record_search)
         a_seat = 0 if a_first else 1
         result.add(0 if record.winner is None else 1 if record.winner == a_seat else -1, a_first)
         if keep_games:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-__all__ = ["atomic_write", "atomic_write_json"]
+__all__ = ["atomic_write", "atomic_write_json", "read_json_lines"]
 
 
 def _default_mode() -> int:
@@ -74,3 +76,37 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], objec
 def atomic_write_json(path: str | os.PathLike[str], data: Any) -> Path:
     """Write ``data`` as indented JSON through :func:`atomic_write`."""
     return atomic_write(path, lambda stream: stream.write(json.dumps(data, indent=2).encode()))
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def read_json_lines(path: str | os.PathLike[str], max_bytes: int, what: str) -> Iterator[tuple[int, Any]]:
+    """The decoded JSON value of each non-blank line of ``path`` (``.gz`` content is decompressed), with its
+    line number. NaN and Infinity are refused.
+
+    Raises:
+        ValueError: the file is over ``max_bytes`` (decompressed), not readable gzip, or a line is not JSON
+            (the message names the file and the line; ``what`` names the content, e.g. "positions").
+        OSError: the file cannot be read.
+    """
+    path = Path(path)
+    with open(path, "rb") as raw:
+        data = raw.read(max_bytes + 1)
+    if data[:2] == b"\x1f\x8b":
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+                data = stream.read(max_bytes + 1)
+        except (OSError, EOFError) as error:
+            raise ValueError(f"{path}: not a readable gzip file ({error})") from None
+    if len(data) > max_bytes:
+        raise ValueError(f"{path}: over {max_bytes >> 20} MB of {what}")
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line, parse_constant=_no_constant)
+        except (ValueError, UnicodeDecodeError) as error:
+            raise ValueError(f"{path}, line {number}: not JSON ({error})") from None
+        yield number, value

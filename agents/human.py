@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from agents.base import RulesAware, check_mask_width, legal_columns, unpack
+from connect4_env.render import colour_stones, terminal_has_colour
+from connect4_env.validation import check_bool
 
 __all__ = ["HumanAgent"]
 
@@ -17,15 +20,21 @@ class HumanAgent(RulesAware):
 
     Args:
         input_fn: reads a line (default ``input``); ``output_fn`` prints (default ``print``).
+        colour: paint the stones red (first player) and yellow (second) with ANSI codes; None (default): when
+            standard output is a terminal that takes colours.
     """
 
     name = "human"
 
     def __init__(
-        self, input_fn: Callable[[str], str] = input, output_fn: Callable[[str], None] = print
+        self,
+        input_fn: Callable[[str], str] = input,
+        output_fn: Callable[[str], None] = print,
+        colour: bool | None = None,
     ) -> None:
         self.input_fn = input_fn
         self.output_fn = output_fn
+        self.colour = terminal_has_colour(sys.stdout) if colour is None else check_bool("colour", colour)
 
     def act(self, observation: Any, action_mask: Any = None) -> int:
         planes, mask = unpack(observation, action_mask)
@@ -39,7 +48,10 @@ class HumanAgent(RulesAware):
         ]
         lines.append(" ".join(str(c % 10) for c in range(columns)))
         goal = f", {self.rules.win_length} in a row wins" if self.rules is not None else ""
-        self.output_fn("\n".join(lines) + f"\n(you are X{goal})")
+        text = "\n".join(lines) + f"\n(you are X{goal})"
+        if self.colour:  # X is you: red if you moved first (as many stones as the opponent), else yellow
+            text = colour_stones(text, swap=int(planes[..., 0].sum()) != int(planes[..., 1].sum()))
+        self.output_fn(text)
         while True:
             text = self.input_fn(f"your move {legal}: ").strip()
             if text.lstrip("-").isdigit() and int(text) in legal:

@@ -23,8 +23,10 @@ which cost accuracy. Proven wins and losses carry their distance to the end of t
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -85,6 +87,48 @@ class SearchResult:
     @property
     def playouts_per_second(self) -> float:
         return self.playouts / self.elapsed if self.elapsed > 0 else math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        """The per-column numbers as plain JSON (a game record's ``search`` entry): ``kind`` "mcts", the
+        ``column`` chosen, ``visits``, ``values`` (mean results, win 1 draw 1/2, None where never tried),
+        ``proven`` ("win", "draw", "loss" or None) and ``playouts``."""
+        return {
+            "kind": "mcts",
+            "column": self.column,
+            "visits": [int(v) for v in self.visits],
+            "values": [None if math.isnan(v) else round(float(v), 4) for v in self.mean_value],
+            "proven": list(self.proven),
+            "playouts": int(self.playouts),
+        }
+
+    def plot(self, path: str | os.PathLike[str], title: str | None = None) -> Path:
+        """Draw the search: visits per column (bars, the chosen one darker) and mean values (dots, right
+        axis; proven wins, draws and losses marked), saved atomically to ``path`` (png, svg or pdf by the
+        suffix). Needs matplotlib (the ``train`` extra). Returns the path."""
+        from agents.figures import pyplot, save_figure
+
+        plt = pyplot()
+        columns = list(range(len(self.visits)))
+        figure, visits_axis = plt.subplots(figsize=(max(4.0, 0.7 * len(columns) + 1.5), 3.2))
+        colours = ["#1f4e9c" if c == self.column else "#8fb0e0" for c in columns]
+        visits_axis.bar(columns, self.visits, color=colours)
+        visits_axis.set_xlabel("column")
+        visits_axis.set_ylabel("visits")
+        visits_axis.set_xticks(columns)
+        value_axis = visits_axis.twinx()
+        values = [math.nan if math.isnan(v) else v for v in self.mean_value]
+        value_axis.plot(columns, values, "o", color="#d62728", label="mean value")
+        value_axis.set_ylim(-0.05, 1.05)
+        value_axis.set_ylabel("mean value (win 1, draw 1/2)")
+        for column, proof in enumerate(self.proven):
+            if proof is not None:
+                value_axis.annotate(proof, (column, 1.0), ha="center", va="bottom", fontsize=8)
+        visits_axis.set_title(
+            title or f"MCTS: {self.playouts:,} playouts, chose column {self.column} ({self.reason})",
+            fontsize=9,
+        )
+        figure.tight_layout()
+        return save_figure(figure, path)
 
     def table(self) -> str:
         """The search as a text table, one row per column."""
@@ -314,6 +358,12 @@ class MCTSAgent(RulesBound):
         """
         board, _ = self.read_board(observation, action_mask)
         return self.search(board).column
+
+    def move_info(self) -> dict[str, Any] | None:
+        """The last move's search numbers as plain JSON (:meth:`SearchResult.to_dict`), or None before a move.
+
+        Game records and the play window read this from any policy that has it."""
+        return None if self.last_search is None else self.last_search.to_dict()
 
     def explain(self) -> str:
         """Print and return the last search as a table."""

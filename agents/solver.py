@@ -121,10 +121,12 @@ class SolverAgent(RulesBound):
         self.compiled = compiled
         self.rng = np.random.default_rng(seed) if seed is not None else None
         self.last_nodes = 0
+        self._last_move: tuple[Board, int, dict[str, Any] | None] | None = None
         self._tables: dict[tuple[Rules, bool], tuple[KernelBuild, tuple[np.ndarray, ...]]] = {}
 
     def reset(self, seed: int | None = None) -> None:
         """Reseed the tie-breaking (the transposition table is kept: its entries stay true)."""
+        self._last_move = None
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 
@@ -276,9 +278,26 @@ class SolverAgent(RulesBound):
         """
         board, legal = self.read_board(observation, action_mask)
         ties = self.best_columns(board, every=self.rng is not None)
-        if self.rng is not None:
-            return int(ties[int(self.rng.integers(len(ties)))])
-        return ties[0]
+        column = int(ties[int(self.rng.integers(len(ties)))]) if self.rng is not None else ties[0]
+        self._last_move = (board, column, None)
+        return column
+
+    def move_info(self) -> dict[str, Any] | None:
+        """The last move's numbers as plain JSON: ``kind`` "solver", the ``column`` played and ``scores``, the
+        exact score of every column (:meth:`evaluate_board`; None for a full column). Computed on the first
+        call after a move (moves are chosen more cheaply), within the node budget; None before any move or
+        when the budget runs out. Game records and the play window read this."""
+        if self._last_move is None:
+            return None
+        board, column, info = self._last_move
+        if info is None:
+            try:
+                scores = self.evaluate_board(board)
+            except SolverBudgetExceeded:
+                return None
+            info = {"kind": "solver", "column": column, "scores": scores}
+            self._last_move = (board, column, info)
+        return dict(info)
 
     def best_columns(self, board: Board, every: bool = True) -> list[int]:
         """The columns with the best score, most central first (``every=False``: the most central only).

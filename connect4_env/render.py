@@ -5,6 +5,7 @@ pygame is imported only when a window is opened (``pip install "connect4-env[ren
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from typing import Any
 
@@ -19,6 +20,8 @@ __all__ = [
     "MAX_TILE",
     "MAX_IMAGE_PIXELS",
     "render_ansi",
+    "colour_stones",
+    "terminal_has_colour",
     "render_rgb",
     "HumanWindow",
     "BoardRenderer",
@@ -69,15 +72,40 @@ def check_render_mode(render_mode: str | None) -> str | None:
     return render_mode
 
 
-def render_ansi(board: Board) -> str:
-    """The board as text (``X`` moves first, ``O`` second) with a status line."""
+_ANSI = ("\x1b[1;31m", "\x1b[1;33m")  # bold red (first player), bold yellow (second)
+_ANSI_RESET = "\x1b[0m"
+
+
+def colour_stones(text: str, swap: bool = False) -> str:
+    """``text`` with every ``X`` in the first player's colour (red) and every ``O`` in the second's (yellow),
+    as ANSI escape codes; ``swap`` exchanges the colours (for a board drawn from the second player's view)."""
+    first, second = _ANSI[::-1] if swap else _ANSI
+    return text.replace("X", f"{first}X{_ANSI_RESET}").replace("O", f"{second}O{_ANSI_RESET}")
+
+
+def terminal_has_colour(stream: Any) -> bool:
+    """True when ``stream`` is a terminal that takes colours (not redirected, ``NO_COLOR`` unset, TERM not
+    ``dumb``)."""
+    isatty = getattr(stream, "isatty", None)
+    return (
+        callable(isatty)
+        and bool(isatty())
+        and "NO_COLOR" not in os.environ
+        and os.environ.get("TERM", "") != "dumb"
+    )
+
+
+def render_ansi(board: Board, colour: bool = False) -> str:
+    """The board as text (``X`` moves first, ``O`` second) with a status line; ``colour`` paints the stones
+    (red and yellow) with ANSI escape codes."""
     if board.winner is not None:
         status = f"{'XO'[board.winner]} wins"
     elif board.is_draw:
         status = "draw"
     else:
         status = f"{'XO'[board.to_move]} to move"
-    return f"{board.to_ascii()}\n{status}\n"
+    text = f"{board.to_ascii()}\n{status}\n"
+    return colour_stones(text) if colour else text
 
 
 @lru_cache(maxsize=16)

@@ -28,25 +28,49 @@ from agents.learning_curve import LearningCurve
 from agents.mcts import MCTSAgent
 from agents.progress import progress_bar
 from agents.qlearning import QLearningAgent
+from agents.records import game_log, match_logs, write_games
 from connect4_env import Board, Rules
 from connect4_env.render import render_ansi
 
 
-def _match(player_a: Any, player_b: Any, games: int, rules: Rules) -> MatchResult:
-    """A match with a progress bar (closed even when interrupted)."""
+def _match(
+    player_a: Any,
+    player_b: Any,
+    games: int,
+    rules: Rules,
+    names: tuple[str, str],
+    args: argparse.Namespace,
+) -> MatchResult:
+    """A match with a progress bar (closed even when interrupted); with ``--games-out``, its game records
+    (the games finished so far when interrupted)."""
     bar = progress_bar(games, "games", unit="game")
+    result = MatchResult()
+    record = args.games_out is not None
     try:
         return play_match(
-            player_a, player_b, games, rules, on_game=lambda *_: bar is not None and bar.update(1)
+            player_a,
+            player_b,
+            games,
+            rules,
+            on_game=lambda *_: bar is not None and bar.update(1),
+            result=result,
+            keep_games=record,
+            record_search=record,
         )
     finally:
         if bar is not None:
             bar.close()
+        if record:
+            write_games(args.games_out, match_logs(result, names, rules, seed=args.seed))
+            print(f"game records: {args.games_out}")
 
 
 # -- modes -------------------------------------------------------------------------------------------------
 def mcts_vs_mcts(args: argparse.Namespace) -> int:
+    if args.games_out is not None:
+        check_output_file(args.games_out)
     rules = Rules(args.rows, args.columns, args.win_length)
+    names = (f"MCTS({args.playouts0}, c={args.c0:.3g})", f"MCTS({args.playouts1}, c={args.c1:.3g})")
     players = [
         MCTSAgent(playouts=args.playouts0, c=args.c0, seed=args.seed, win_length=args.win_length),
         MCTSAgent(playouts=args.playouts1, c=args.c1, seed=args.seed + 1, win_length=args.win_length),
@@ -61,16 +85,17 @@ def mcts_vs_mcts(args: argparse.Namespace) -> int:
             print(search.table())
             print(render_ansi(board))
 
-        record = play_game(players, rules, on_move=show)
+        record = play_game(players, rules, on_move=show, record_search=args.games_out is not None)
         print(
             "draw" if record.winner is None else f"{'XO'[record.winner]} wins",
             f"in {len(record.moves)} moves",
         )
+        if args.games_out is not None:
+            write_games(args.games_out, [game_log(record, names, rules, seed=args.seed, game=0)])
+            print(f"game record: {args.games_out}")
         return 0
-    result = _match(players[0], players[1], args.games, rules)
-    print(
-        result.table(f"MCTS({args.playouts0}, c={args.c0:.3g})", f"MCTS({args.playouts1}, c={args.c1:.3g})")
-    )
+    result = _match(players[0], players[1], args.games, rules, names, args)
+    print(result.table(*names))
     return 0
 
 
@@ -137,12 +162,16 @@ def train(args: argparse.Namespace) -> Path:
 
 def match(args: argparse.Namespace) -> int:
     out = check_output_file(args.out if args.out else Path(args.table).with_name("match.json"))
+    if args.games_out is not None:
+        check_output_file(args.games_out)
     agent = QLearningAgent.load(args.table, seed=args.seed)
     rules = agent.rules  # the table plays on its own board size
     opponent = MCTSAgent(
         playouts=args.mcts_playouts, c=args.c, seed=args.seed + 1, win_length=rules.win_length
     )
-    result = _match(agent, opponent, args.games, rules)
+    result = _match(
+        agent, opponent, args.games, rules, (f"qlearning:{args.table}", f"mcts:{args.mcts_playouts}"), args
+    )
     print(f"board {rules.rows}x{rules.columns}, win_length {rules.win_length}")
     print(result.table("Q-table", f"MCTS({args.mcts_playouts})"))
     summary = result.summary()
@@ -167,6 +196,8 @@ def match(args: argparse.Namespace) -> int:
 def demo(args: argparse.Namespace) -> int:
     args.out = args.out or "runs/demo"
     check_output_file(Path(args.out) / "match.json")
+    if args.games_out is not None:
+        check_output_file(args.games_out)
     table = train(args)
     args.table = str(table)
     args.out = str(Path(args.out) / "match.json")
@@ -185,6 +216,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--columns", type=int, default=columns, help=f"board columns (default {columns})")
         p.add_argument("--win-length", type=int, default=4, help="stones in a line to win (default 4)")
         p.add_argument("--seed", type=int, default=0, help="seed for every agent (default 0)")
+
+    def games_out(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--games-out",
+            metavar="PATH",
+            default=None,
+            help="game records, one JSON line per game with the search numbers (for scripts/replay.py)",
+        )
 
     p = modes.add_parser(
         "mcts-vs-mcts",
@@ -214,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--games", type=positive_int, default=1, help="games to play (default 1: shown move by move)"
     )
+    games_out(p)
     p.set_defaults(run=mcts_vs_mcts)
 
     def training(p: argparse.ArgumentParser, episodes: int) -> None:
@@ -295,6 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
             default=games,
             help=f"games, alternating who starts (default {games})",
         )
+        games_out(p)
 
     p = modes.add_parser(
         "match",

@@ -4,12 +4,13 @@
     python scripts/tournament.py random mcts:10 mcts:100 mcts:1000 --games 100 --json ladder.json --plot ladder.png
     python scripts/tournament.py --gauntlet sb3:runs/sb3/model.zip --games 40      # against the reference ladder
     python scripts/tournament.py random mcts:100 --backend ray --address auto       # on a running Ray cluster
+    python scripts/tournament.py mcts:100 solver --games 4 --games-out games.jsonl  # records for replay.py
 
 Agent specs: random, solver, mcts:<playouts>, mcts:<seconds>s, qlearning:<table.npz>, sb3:<model.zip>.
 Prints each pairing's W/D/L (from the first-named agent's side) with a 95 % interval on its score, then
 Bradley-Terry Elo ratings (draws count half a point) with 95 % bootstrap intervals, anchored at random = 0
 (or at --anchor). The same --seed plays the same games on any backend and number of workers. Ctrl-C stops
-the workers and still writes the finished games to --json.
+the workers and still writes the finished games to --json and --games-out.
 
 --gauntlet SPEC plays SPEC against each ladder agent only, and rates it against the ladder's fixed ratings:
 the reference ladder shipped for 6x7 (random, mcts:10 ... mcts:10000, solver) when no agents are named, or
@@ -27,8 +28,9 @@ from agents.arena import TournamentResult, pairing_line
 from agents.cli import check_output_file, positive_int, run_cli
 from agents.evaluation.backends import BACKENDS
 from agents.evaluation.ratings import REFERENCE_LADDER, fit_ratings, read_ratings
-from agents.evaluation.tournament import pairing_counts, run_tournament
+from agents.evaluation.tournament import game_logs, pairing_counts, run_tournament
 from agents.files import atomic_write_json
+from agents.records import write_games
 from connect4_env import Rules
 
 
@@ -51,6 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--address", default=None, help="a Ray cluster's address (--backend ray)")
     parser.add_argument("--json", metavar="PATH", default=None, help="write ratings, pairings and games here")
     parser.add_argument("--out", dest="json", help=argparse.SUPPRESS)  # the earlier name of --json
+    parser.add_argument(
+        "--games-out",
+        metavar="PATH",
+        default=None,
+        help="game records, one JSON line per game with the search numbers (for scripts/replay.py)",
+    )
     parser.add_argument("--plot", metavar="PATH", default=None, help="ratings and head-to-head picture")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
@@ -59,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
 def tournament(args: argparse.Namespace) -> int:
     out = check_output_file(args.json) if args.json else None
     plot = check_output_file(args.plot) if args.plot else None
+    games_out = check_output_file(args.games_out) if args.games_out else None
     rules = Rules(args.rows, args.columns, args.win_length)
     fixed: dict[str, float] | None = None
     specs = list(args.agents)
@@ -77,6 +86,10 @@ def tournament(args: argparse.Namespace) -> int:
     games: list[Any] = []
 
     def write(finished: bool) -> None:
+        if games_out is not None:
+            write_games(
+                games_out, game_logs(sorted(games, key=lambda g: (g.pairing, g.game)), rules, args.seed)
+            )
         if out is None:
             return
         data: dict[str, Any] = {
@@ -109,15 +122,19 @@ def tournament(args: argparse.Namespace) -> int:
             result=result,
             on_pairing=lambda a, b, match: print(pairing_line(a, b, match), flush=True),
             games=games,
+            record_search=games_out is not None,
         )
     except KeyboardInterrupt:
         write(finished=False)
-        if out is not None:
-            print(f"\ninterrupted: the finished pairings are in {out}", file=sys.stderr)
+        for path in (out, games_out):
+            if path is not None:
+                print(f"\ninterrupted: the finished games are in {path}", file=sys.stderr)
         raise
     ratings = rate(result, fixed, args)
     print("\n" + ratings.table())
     write(finished=True)
+    if games_out is not None:
+        print(f"game records: {games_out} (python scripts/replay.py {games_out} -o replay.html)")
     if plot is not None:
         ratings.plot(str(plot))
         print(f"plot: {plot}")

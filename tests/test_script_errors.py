@@ -39,7 +39,7 @@ def small_table(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ],
 )
 def test_play_reports_bad_settings(args: list[str], fragment: str) -> None:
-    expect_usage_error(run("scripts/play.py", *args, "--player1", "random"), fragment)
+    expect_usage_error(run("scripts/play.py", *args, "--player1", "random", "--ui", "terminal"), fragment)
 
 
 def test_a_table_of_another_size_is_refused(small_table: Path) -> None:

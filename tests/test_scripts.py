@@ -92,6 +92,8 @@ def test_play_script_with_a_human() -> None:
         "3",
         "--win-length",
         "3",
+        "--ui",
+        "terminal",
         stdin="9\nx\n0\n0\n0\n1\n1\n1\n2\n2\n2\n",
     )
     assert result.returncode == 0, result.stderr

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.files import read_json_lines
 from agents.solver import SolverAgent, plies_to_end
 from connect4_env.core import Board, IllegalMoveError, Rules
 from connect4_env.validation import check_int
@@ -252,24 +253,11 @@ def read_positions(path: str | os.PathLike[str]) -> list[Position]:
         ValueError: a line is not JSON or not a valid position (the message gives the line number), or the
             file is over 64 MB decompressed. OSError: the file cannot be read.
     """
-    path = Path(path)
-    with open(path, "rb") as raw:
-        data = raw.read(_MAX_FILE_BYTES + 1)
-    if data[:2] == b"\x1f\x8b":
-        try:
-            with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
-                data = stream.read(_MAX_FILE_BYTES + 1)
-        except (OSError, EOFError) as error:
-            raise ValueError(f"{path}: not a readable gzip file ({error})") from None
-    if len(data) > _MAX_FILE_BYTES:
-        raise ValueError(f"{path}: over {_MAX_FILE_BYTES >> 20} MB of positions")
     positions = []
-    for number, line in enumerate(data.splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, data in read_json_lines(path, _MAX_FILE_BYTES, "positions"):
         try:
-            positions.append(Position.from_dict(json.loads(line)))
-        except (ValueError, UnicodeDecodeError) as error:
+            positions.append(Position.from_dict(data))
+        except ValueError as error:
             raise ValueError(f"{path}, line {number}: {error}") from None
     return positions
 

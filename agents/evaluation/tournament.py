@@ -19,10 +19,11 @@ from agents.arena import MatchResult, TournamentResult, play_game
 from agents.evaluation.backends import plan_batches, run_batches, worker_policy
 from agents.evaluation.ratings import PairingCounts
 from agents.progress import progress_bar
+from agents.records import GameLog
 from connect4_env.core import Rules
 from connect4_env.validation import check_bool, check_int
 
-__all__ = ["GameOutcome", "plan_pairings", "run_tournament", "pairing_counts", "game_seeds"]
+__all__ = ["game_logs", "GameOutcome", "plan_pairings", "run_tournament", "pairing_counts", "game_seeds"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,12 @@ class GameOutcome:
     a_first: bool
     moves: tuple[int, ...]
     winner: int | None  # 0 = the first mover, 1 = the second, None = draw
+    search: tuple[dict[str, Any] | None, ...] | None = None  # per move, with record_search
+
+    @property
+    def players(self) -> tuple[str, str]:
+        """The first mover's spec, then the second's."""
+        return (self.a, self.b) if self.a_first else (self.b, self.a)
 
     @property
     def a_result(self) -> int:
@@ -48,8 +55,8 @@ class GameOutcome:
         return {
             "pairing": self.pairing,
             "game": self.game,
-            "first": self.a if self.a_first else self.b,
-            "second": self.b if self.a_first else self.a,
+            "first": self.players[0],
+            "second": self.players[1],
             "moves": list(self.moves),
             "winner": self.winner,
         }
@@ -85,11 +92,34 @@ def plan_pairings(specs: Sequence[str], gauntlet: str | None = None) -> list[tup
     return list(itertools.combinations(specs, 2))
 
 
+def game_logs(outcomes: Sequence[GameOutcome], rules: Rules, seed: int) -> list[GameLog]:
+    """The games as records (:mod:`agents.records`): each with the players' reset seeds, its number in its
+    pairing as ``game`` and the pairing's number as the extra field ``pairing``."""
+    logs = []
+    for o in outcomes:
+        winner = "draw" if o.winner is None else ("player0", "player1")[o.winner]
+        log = GameLog(
+            rules.rows,
+            rules.columns,
+            rules.win_length,
+            o.players,
+            o.moves,
+            winner,
+            seed,
+            game_seeds(seed, o.pairing, o.game),
+            o.game,
+            o.search,
+            {"pairing": o.pairing},
+        )
+        logs.append(log)
+    return logs
+
+
 def _play_games(
-    batch: tuple[tuple[int, int, int], int, list[tuple[int, int, str, str]]],
+    batch: tuple[tuple[int, int, int], int, list[tuple[int, int, str, str]], bool],
 ) -> list[GameOutcome]:
     """Play a batch of planned games (run in the workers)."""
-    size, seed, games = batch
+    size, seed, games, record_search = batch
     rules = Rules(*size)
     outcomes = []
     for pairing, game, a, b in games:
@@ -99,8 +129,10 @@ def _play_games(
             (worker_policy(first, rules), worker_policy(second, rules)),
             rules,
             seeds=game_seeds(seed, pairing, game),
+            record_search=record_search,
         )
-        outcomes.append(GameOutcome(pairing, game, a, b, a_first, tuple(record.moves), record.winner))
+        search = tuple(record.search) if record_search else None
+        outcomes.append(GameOutcome(pairing, game, a, b, a_first, tuple(record.moves), record.winner, search))
     return outcomes
 
 
@@ -135,11 +167,13 @@ def run_tournament(
     result: TournamentResult | None = None,
     on_pairing: Callable[[str, str, MatchResult], None] | None = None,
     games: list[GameOutcome] | None = None,
+    record_search: bool = False,
 ) -> tuple[TournamentResult, list[GameOutcome]]:
     """Play every pairing of ``specs`` (or ``gauntlet`` against each) ``n_games`` times, alternating sides.
 
     ``result`` and ``games``, when given, are kept up to date as games finish (a caller keeps the finished
     games if the run is interrupted); ``on_pairing(a, b, match)`` is called when a pairing's last game is in.
+    ``record_search`` keeps each move's search numbers in the games (for :func:`game_logs`).
 
     Returns:
         The tournament (pairings in plan order) and every game, sorted by pairing and game.
@@ -160,7 +194,8 @@ def run_tournament(
     planned = [(p, g, a, b) for p, (a, b) in enumerate(pairings) for g in range(n_games)]
     n_workers, chunks = plan_batches(planned, workers, batch_size, largest=20)
     size = (rules.rows, rules.columns, rules.win_length)
-    batches = [(size, seed, chunk) for chunk in chunks]
+    check_bool("record_search", record_search)
+    batches = [(size, seed, chunk, record_search) for chunk in chunks]
     result = TournamentResult() if result is None else result
     outcomes: list[GameOutcome] = [] if games is None else games
     matches = [MatchResult() for _ in pairings]
