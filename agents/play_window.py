@@ -163,6 +163,8 @@ class PlayWindow:
         """Let the agent on the seat to move play (its view is kept for the panel under the board)."""
         mover = self.board.to_move
         agent = self.players[mover]
+        if agent is None:
+            raise RuntimeError("agent_move: a person is to move")
         column = as_column(agent.act(observation_planes(self.board, mover), action_mask(self.board)))
         if not self.board.is_legal(column):
             raise IllegalMoveError(f"{self.names[mover]} chose column {column}, which is not legal here")
