@@ -9,9 +9,11 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
-__all__ = ["atomic_write", "atomic_write_json", "read_json_lines"]
+T = TypeVar("T")
+
+__all__ = ["atomic_write", "atomic_write_json", "read_json_lines", "json_lines"]
 
 
 def _default_mode() -> int:
@@ -82,7 +84,21 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def read_json_lines(path: str | os.PathLike[str], max_bytes: int, what: str) -> Iterator[tuple[int, Any]]:
+def read_json_lines(
+    path: str | os.PathLike[str], max_bytes: int, what: str, build: Callable[[Any], T]
+) -> list[T]:
+    """``build(value)`` for the JSON value of each non-blank line of ``path`` (see :func:`json_lines`); a
+    ValueError from ``build`` is raised again with the file and the line number in front."""
+    built = []
+    for number, value in json_lines(path, max_bytes, what):
+        try:
+            built.append(build(value))
+        except ValueError as error:
+            raise ValueError(f"{path}, line {number}: {error}") from None
+    return built
+
+
+def json_lines(path: str | os.PathLike[str], max_bytes: int, what: str) -> Iterator[tuple[int, Any]]:
     """The decoded JSON value of each non-blank line of ``path`` (``.gz`` content is decompressed), with its
     line number. NaN and Infinity are refused.
 

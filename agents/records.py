@@ -264,13 +264,7 @@ def read_games(path: str | os.PathLike[str]) -> list[GameLog]:
         ValueError: a line that is not JSON or not a valid record (the message names the file and the line),
             or a file over 256 MB decompressed. OSError: the file cannot be read.
     """
-    games = []
-    for number, data in read_json_lines(path, MAX_FILE_BYTES, "game records"):
-        try:
-            games.append(GameLog.from_dict(data))
-        except ValueError as error:
-            raise ValueError(f"{path}, line {number}: {error}") from None
-    return games
+    return read_json_lines(path, MAX_FILE_BYTES, "game records", GameLog.from_dict)
 
 
 def write_games(path: str | os.PathLike[str], games: Iterable[GameLog], append: bool = False) -> Path:

@@ -142,7 +142,9 @@ def test_display_detection(monkeypatch) -> None:
 def test_two_agents_headless_with_screenshot_and_record(tmp_path: Path) -> None:
     shot, record = tmp_path / "game.png", tmp_path / "games.jsonl"
     args = ["--player0", "mcts:100", "--player1", "solver", "--ui", "window", "--delay", "0"]
-    result = run("scripts/play.py", *args, "--exit-at-end", "--screenshot", str(shot), "--record", str(record))
+    result = run(
+        "scripts/play.py", *args, "--exit-at-end", "--screenshot", str(shot), "--record", str(record)
+    )
     assert result.returncode == 0, result.stderr
     (game,) = read_games(record)
     assert game.players == ("mcts:100", "solver") and game.result != "player0"  # the solver does not lose

@@ -76,7 +76,10 @@ def test_no_verdicts_where_the_solver_cannot_judge() -> None:
     assert not can_judge(rules)
     game = random_game(rules, 2)
     assert page_data(replay_html([game]))["games"][0]["verdicts"] is None
-    assert page_data(replay_html([random_game(Rules(4, 5, 4), 3)], verdicts=False))["games"][0]["verdicts"] is None
+    assert (
+        page_data(replay_html([random_game(Rules(4, 5, 4), 3)], verdicts=False))["games"][0]["verdicts"]
+        is None
+    )
 
 
 def test_bad_games_are_refused() -> None:
@@ -186,13 +189,17 @@ document.body.dataset.hash = location.hash;
     assert f'data-hash="#game=1&amp;ply={len(games[1].moves)}"' in page
 
 
-def test_screenshots_show_the_board_and_differ(replay_file: tuple[Path, list[GameLog]], tmp_path: Path) -> None:
+def test_screenshots_show_the_board_and_differ(
+    replay_file: tuple[Path, list[GameLog]], tmp_path: Path
+) -> None:
     pygame = pytest.importorskip("pygame")
     path, _ = replay_file
     pictures = []
     for ply in (2, 12):
         shot = tmp_path / f"ply{ply}.png"
-        result = browser("--window-size=1000,760", f"--screenshot={shot}", f"{path.as_uri()}#game=0&ply={ply}")
+        result = browser(
+            "--window-size=1000,760", f"--screenshot={shot}", f"{path.as_uri()}#game=0&ply={ply}"
+        )
         assert result.returncode == 0 and shot.exists(), result.stderr[-2000:]
         image = pygame.surfarray.array3d(pygame.image.load(str(shot))).transpose(1, 0, 2)
         pictures.append(image)

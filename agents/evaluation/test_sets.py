@@ -253,13 +253,7 @@ def read_positions(path: str | os.PathLike[str]) -> list[Position]:
         ValueError: a line is not JSON or not a valid position (the message gives the line number), or the
             file is over 64 MB decompressed. OSError: the file cannot be read.
     """
-    positions = []
-    for number, data in read_json_lines(path, _MAX_FILE_BYTES, "positions"):
-        try:
-            positions.append(Position.from_dict(data))
-        except ValueError as error:
-            raise ValueError(f"{path}, line {number}: {error}") from None
-    return positions
+    return read_json_lines(path, _MAX_FILE_BYTES, "positions", Position.from_dict)
 
 
 @cache
