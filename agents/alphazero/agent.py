@@ -1,0 +1,139 @@
+"""``AlphaZeroAgent``: PUCT search guided by a policy/value network, as a policy."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.alphazero.files import ModelFile, load_model
+from agents.alphazero.network import NetworkEvaluator, PolicyValueNet
+from agents.base import RulesBound
+from agents.puct import PUCTResult, PUCTSearch
+from connect4_env.core import Board, Rules
+from connect4_env.validation import check_int, check_number
+
+__all__ = ["AlphaZeroAgent", "DEFAULT_SIMULATIONS"]
+
+DEFAULT_SIMULATIONS = 200
+MAX_SIMULATIONS = 1_000_000
+
+
+class AlphaZeroAgent(RulesBound):
+    """Plays the most visited move of a PUCT search with ``simulations`` network evaluations.
+
+    Args:
+        model: a model file path, a :class:`~agents.alphazero.files.ModelFile`, or a
+            :class:`~agents.alphazero.network.PolicyValueNet` (then ``rules`` says what it plays; default 6x7).
+        simulations: per move; 0 plays the raw policy (the legal column with the highest prior).
+        c_puct: PUCT's exploration weight.
+        seed: breaks ties between equally visited moves.
+        rules: the board a bare network plays (a file carries its own).
+        threads: torch's CPU threads (process-wide; 1 is fastest for this small network); None leaves it.
+
+    Raises:
+        TypeError / ValueError: bad settings, or (at ``bind``) rules other than the model's.
+    """
+
+    name = "alphazero"
+
+    def __init__(
+        self,
+        model: str | os.PathLike[str] | ModelFile | PolicyValueNet,
+        simulations: int = DEFAULT_SIMULATIONS,
+        c_puct: float = 1.5,
+        seed: int | None = None,
+        rules: Rules | None = None,
+        threads: int | None = 1,
+    ) -> None:
+        if threads is not None:
+            torch.set_num_threads(check_int("threads", threads, 1, 1024))
+        self.simulations = check_int("simulations", simulations, 0, MAX_SIMULATIONS)
+        self.c_puct = check_number("c_puct", c_puct, 0.0)
+        if isinstance(model, PolicyValueNet):
+            model = ModelFile(model, rules if rules is not None else Rules())
+        elif isinstance(model, (str, os.PathLike)):
+            model = load_model(model)
+        elif not isinstance(model, ModelFile):
+            raise TypeError(
+                f"model must be a path, a ModelFile or a PolicyValueNet, got {type(model).__name__}"
+            )
+        self.model = model
+        self._win_length = model.rules.win_length
+        self.rules: Rules | None = None
+        self.evaluator = NetworkEvaluator(model.net)
+        self.rng = np.random.default_rng(seed)
+        self.last_search: PUCTResult | None = None
+        self.last_column: int | None = None
+
+    @classmethod
+    def from_spec(cls, value: str, **kwargs: Any) -> AlphaZeroAgent:
+        """``"alphazero:<model.zip>"``."""
+        return cls(Path(value), **kwargs)
+
+    def _check_rules(self, rules: Rules) -> None:
+        mine = self.model.rules
+        if (rules.rows, rules.columns, rules.win_length) != (mine.rows, mine.columns, mine.win_length):
+            raise ValueError(
+                f"the model plays {mine.rows}x{mine.columns} with {mine.win_length} in a row and cannot play "
+                f"{rules.rows}x{rules.columns} with {rules.win_length} in a row"
+            )
+
+    def reset(self, seed: int | None = None) -> None:
+        self.last_search = None
+        self.last_column = None
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def __repr__(self) -> str:
+        return f"AlphaZeroAgent(simulations={self.simulations})"
+
+    def act(self, observation: Any, action_mask: Any = None) -> int:
+        """The column to play (see the class docstring).
+
+        Raises:
+            ValueError: the mask disagrees with the position, or the board is not the model's size.
+        """
+        board, legal = self.read_board(observation, action_mask)
+        if self.rules is None:
+            self.bind(self.model.rules)
+        self._check_rules(board.rules)
+        return self.choose(board)
+
+    def choose(self, board: Board) -> int:
+        """The column to play on ``board``."""
+        if self.simulations == 0:
+            priors, _ = self.evaluator.evaluate([board])
+            best = np.flatnonzero(priors[0] == priors[0].max())
+            column = int(best[int(self.rng.integers(len(best)))])
+            self.last_search = None
+        else:
+            search = PUCTSearch(self.evaluator, c_puct=self.c_puct)
+            result = search.search(board, self.simulations)
+            policy = result.policy(temperature=0)
+            best = np.flatnonzero(policy == policy.max())
+            column = int(best[int(self.rng.integers(len(best)))])
+            self.last_search = result
+        self.last_column = column
+        return column
+
+    def move_info(self) -> dict[str, Any] | None:
+        """The last search as plain JSON, in the records' ``"mcts"`` shape (visits, mean values on the 0..1
+        scale, proofs) plus the network's ``priors``; None before a move or after a raw-policy move."""
+        result = self.last_search
+        if result is None or self.last_column is None:
+            return None
+        names = {1: "win", 0: "draw", -1: "loss"}
+        return {
+            "kind": "mcts",
+            "column": self.last_column,
+            "visits": [int(v) for v in result.visits],
+            "values": [None if math.isnan(v) else round((float(v) + 1) / 2, 4) for v in result.values],
+            "proven": [None if p is None else names[p] for p in result.proven],
+            "playouts": int(result.simulations),
+            "priors": [round(float(p), 4) for p in result.priors],
+        }

@@ -1,0 +1,134 @@
+"""AlphaZero model files: a zip of ``model.json`` (plain JSON metadata) and ``weights.pt`` (a state dict).
+
+Nothing is unpickled: the weights are read with ``torch.load(weights_only=True)`` (tensors only), the
+metadata as JSON; each member's size is checked before it is read, and the state dict must match the network
+the metadata describes, tensor by tensor. Saved atomically.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from agents.alphazero.network import PolicyValueNet
+from agents.files import atomic_write
+from connect4_env.core import Rules
+from connect4_env.validation import check_int
+
+__all__ = ["ModelFile", "save_model", "load_model", "FORMAT", "VERSION"]
+
+FORMAT = "connect4-alphazero"
+VERSION = 1
+_MAX_METADATA = 1 << 20
+_MAX_WEIGHTS = 256 << 20
+
+
+@dataclass
+class ModelFile:
+    """A network with the rules it plays and free-form training ``info`` (JSON)."""
+
+    net: PolicyValueNet
+    rules: Rules
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def save_model(
+    path: str | os.PathLike[str], net: PolicyValueNet, rules: Rules, info: dict[str, Any] | None = None
+) -> Path:
+    """Write the model atomically; ``info`` must be plain JSON. Returns the path written."""
+    metadata = {
+        "format": FORMAT,
+        "version": VERSION,
+        "rows": rules.rows,
+        "columns": rules.columns,
+        "win_length": rules.win_length,
+        "network": net.config(),
+        "info": info or {},
+    }
+    text = json.dumps(metadata, indent=2)
+    buffer = io.BytesIO()
+    torch.save({key: value.detach().cpu() for key, value in net.state_dict().items()}, buffer)
+    weights = buffer.getvalue()
+
+    def write(stream: Any) -> None:
+        with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("model.json", text)
+            archive.writestr("weights.pt", weights)
+
+    return atomic_write(path, write)
+
+
+def _member(archive: zipfile.ZipFile, name: str, limit: int, path: Any) -> bytes:
+    try:
+        info = archive.getinfo(name)
+    except KeyError:
+        raise ValueError(f"{path}: not an AlphaZero model file (no {name})") from None
+    if info.file_size > limit:
+        raise ValueError(f"{path}: {name} is {info.file_size:,} bytes; allowed: at most {limit:,}")
+    data = archive.read(info)
+    if len(data) > limit:
+        raise ValueError(f"{path}: {name} is larger than it says")
+    return data
+
+
+def load_model(path: str | os.PathLike[str]) -> ModelFile:
+    """Read a model written by :func:`save_model`.
+
+    Raises:
+        ValueError: not a model zip, another format or version, bad metadata, weights that are not a plain
+            state dict of tensors or do not fit the network described. OSError: the file cannot be read.
+    """
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        raise ValueError(f"{path}: not an AlphaZero model file (not a zip archive)") from None
+    with archive:
+        try:
+            metadata = json.loads(_member(archive, "model.json", _MAX_METADATA, path))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"{path}: model.json is not JSON ({error})") from None
+        if (
+            not isinstance(metadata, dict)
+            or metadata.get("format") != FORMAT
+            or metadata.get("version") != VERSION
+        ):
+            raise ValueError(f"{path}: not an AlphaZero model of format {FORMAT!r} version {VERSION}")
+        try:
+            missing = [k for k in ("rows", "columns", "win_length") if k not in metadata]
+            if missing:
+                raise ValueError(f"no {missing}")
+            rules = Rules(metadata["rows"], metadata["columns"], metadata["win_length"])
+            network = metadata.get("network")
+            if not isinstance(network, dict):
+                raise ValueError("network settings missing")
+            channels = check_int("channels", network.get("channels"), 1, 1024)
+            blocks = check_int("blocks", network.get("blocks"), 0, 64)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{path}: bad metadata: {error}") from None
+        info = metadata.get("info", {})
+        if not isinstance(info, dict):
+            raise ValueError(f"{path}: bad metadata: info must be a JSON object")
+        weights = _member(archive, "weights.pt", _MAX_WEIGHTS, path)
+    try:
+        state = torch.load(io.BytesIO(weights), map_location="cpu", weights_only=True)
+    except Exception as error:  # torch raises many kinds for a bad or unsafe file
+        raise ValueError(f"{path}: weights.pt is not a plain state dict of tensors ({error})") from None
+    net = PolicyValueNet(channels, blocks)
+    expected = net.state_dict()
+    if not isinstance(state, dict) or set(state) != set(expected):
+        raise ValueError(f"{path}: weights.pt does not hold the weights of the network in model.json")
+    for key, tensor in state.items():
+        if not isinstance(tensor, torch.Tensor) or tensor.shape != expected[key].shape:
+            raise ValueError(f"{path}: weights.pt: {key} has the wrong shape or type")
+        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+            raise ValueError(f"{path}: weights.pt: {key} holds NaN or infinity")
+    net.load_state_dict(state)
+    net.eval()
+    return ModelFile(net, rules, info)
