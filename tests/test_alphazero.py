@@ -1,0 +1,220 @@
+"""PUCT search with evaluators (stubs and a network), AlphaZeroAgent, and safe model files."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from reference import random_board  # noqa: E402
+
+from agents import SolverAgent  # noqa: E402
+from agents.alphazero import AlphaZeroAgent, PolicyValueNet, load_model, save_model  # noqa: E402
+from agents.alphazero.network import NetworkEvaluator  # noqa: E402
+from agents.arena import play_game  # noqa: E402
+from agents.evaluation.test_sets import load_test_set  # noqa: E402
+from agents.puct import PUCTSearch, UniformEvaluator  # noqa: E402
+from connect4_env import Board, Rules  # noqa: E402
+from connect4_env.encoding import action_mask, observation_planes  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+class SolverEvaluator:
+    """A perfect stub: uniform priors and the exact outcome (-1, 0, 1) for the player to move."""
+
+    def __init__(self) -> None:
+        self.solver = SolverAgent()
+        self.calls: list[int] = []
+
+    def evaluate(self, boards):
+        self.calls.append(len(boards))
+        values = []
+        for board in boards:
+            self.solver.bind(board.rules)
+            values.append(float(np.sign(self.solver.score(board))))
+        return np.ones((len(boards), boards[0].rules.columns)), np.array(values)
+
+
+def outcome(score: int) -> int:
+    return int(np.sign(score))
+
+
+def test_proofs_agree_with_the_solver() -> None:
+    rng = np.random.default_rng(0)
+    solver = SolverAgent()
+    proved = 0
+    for _ in range(40):
+        board = random_board(rng, int(rng.integers(6, 14)), 4, 5, 4)
+        if board.is_terminal:
+            continue
+        result = PUCTSearch(UniformEvaluator()).search(board, 1500)
+        solver.bind(board.rules)
+        scores = solver.evaluate_board(board)
+        for column, proof in enumerate(result.proven):
+            if proof is not None:  # a proof is never wrong
+                assert proof == outcome(scores[column]), (board.to_ascii(), column)
+        if result.root_proven is not None:
+            proved += 1
+            assert result.root_proven == outcome(max(s for s in scores if s is not None))
+            best = np.flatnonzero(result.policy(0))
+            assert all(outcome(scores[c]) == result.root_proven for c in best)
+    assert proved >= 10
+
+
+def test_a_win_in_one_is_played_and_a_lost_position_is_proven() -> None:
+    win = Board.from_moves([3, 3, 4, 4, 5, 5])  # X wins at 2 or 6
+    result = PUCTSearch(UniformEvaluator()).search(win, 200)
+    assert result.root_proven == 1 and set(np.flatnonzero(result.policy(0))) <= {2, 6}
+    lost = Board.from_moves([3, 3, 4, 4, 5])  # O cannot stop both ends
+    assert PUCTSearch(UniformEvaluator()).search(lost, 2000).root_proven == -1
+
+
+def test_leaves_of_many_games_go_in_one_call() -> None:
+    evaluator = SolverEvaluator()
+    search = PUCTSearch(evaluator)
+    rules = Rules(4, 5, 4)
+    boards = [random_board(np.random.default_rng(seed), 4, 4, 5, 4) for seed in range(6)]
+    boards = [b for b in boards if not b.is_terminal]
+    roots = search.roots(boards)
+    assert evaluator.calls == [len(boards)]
+    search.run(roots, 30)
+    assert len(evaluator.calls) <= 31 and max(evaluator.calls) <= len(boards)
+    # lockstep gives each tree what a search of its own gives (the evaluator is deterministic)
+    for board, root in zip(boards, roots):
+        alone = PUCTSearch(SolverEvaluator()).search(board, 30)
+        assert np.array_equal(alone.visits, root.visits), rules
+
+
+def test_a_perfect_evaluator_plays_perfectly() -> None:
+    positions = load_test_set("4x5")[:40]
+    search = PUCTSearch(SolverEvaluator())
+    for position in positions:
+        result = search.search(position.board(), 60)
+        column = int(np.argmax(result.policy(0)))
+        assert outcome(position.move_scores[column]) == outcome(position.score)
+
+
+def test_noise_and_temperature() -> None:
+    board = Board()
+    plain = PUCTSearch(UniformEvaluator()).roots([board])[0]
+    noisy = PUCTSearch(UniformEvaluator(), noise=0.25, seed=1).roots([board])[0]
+    assert np.allclose(plain.priors, 1 / 7) and noisy.priors.sum() == pytest.approx(1.0)
+    assert not np.allclose(noisy.priors, plain.priors)
+    result = PUCTSearch(UniformEvaluator()).search(Board.from_moves([0] * 6), 300)  # column 0 full
+    assert result.policy(1.0)[0] == 0 and result.policy(0)[0] == 0
+    sharp, flat = result.policy(0.1), result.policy(10.0)
+    assert sharp.max() >= result.policy(1.0).max() >= flat.max()
+    with pytest.raises(ValueError, match="finished"):
+        PUCTSearch(UniformEvaluator()).search(Board.from_moves([0, 1, 0, 1, 0, 1, 0]), 10)
+
+
+def test_network_shapes_on_any_board() -> None:
+    net = PolicyValueNet(channels=8, blocks=1)
+    for rows, columns in ((6, 7), (4, 5), (9, 3), (1, 8)):
+        planes = np.zeros((3, rows, columns, 2), dtype=np.int8)
+        logits, values = NetworkEvaluator(net).predict(planes)
+        assert logits.shape == (3, columns) and values.shape == (3,) and np.all(np.abs(values) <= 1)
+
+
+def test_raw_policy_is_the_best_legal_prior() -> None:
+    net = PolicyValueNet(channels=8, blocks=1)
+    agent = AlphaZeroAgent(net, simulations=0, seed=0).bind(Rules())
+    for seed in range(20):
+        board = random_board(np.random.default_rng(seed), 20)
+        if board.is_terminal:
+            continue
+        priors, _ = NetworkEvaluator(net).evaluate([board])
+        column = agent.act(observation_planes(board), action_mask(board))
+        assert board.is_legal(column) and priors[0, column] == priors[0].max()
+        assert agent.move_info() is None
+
+
+def test_agent_plays_legal_moves_and_records_its_search() -> None:
+    agent = AlphaZeroAgent(PolicyValueNet(channels=8, blocks=1), simulations=20, seed=0)
+    for position in load_test_set("6x7-middle-easy")[:30]:
+        board = position.board()
+        column = agent.act(observation_planes(board), action_mask(board))
+        assert board.is_legal(column)
+        info = agent.move_info()
+        assert info is not None and info["column"] == column and sum(info["visits"]) > 0
+    record = play_game([agent, SolverAgent()], Rules(), record_search=True)
+    assert record.winner in (None, 1) and record.search[0]["kind"] == "mcts"
+
+
+def test_save_and_load_round_trip(tmp_path: Path) -> None:
+    net = PolicyValueNet(channels=8, blocks=2)
+    path = save_model(tmp_path / "model.zip", net, Rules(5, 6, 4), {"generation": 3})
+    loaded = load_model(path)
+    assert loaded.rules == Rules(5, 6, 4) and loaded.info == {"generation": 3}
+    planes = np.stack(
+        [observation_planes(random_board(np.random.default_rng(s), 8, 5, 6, 4)) for s in range(5)]
+    )
+    for a, b in zip(NetworkEvaluator(net).predict(planes), NetworkEvaluator(loaded.net).predict(planes)):
+        assert np.allclose(a, b, atol=1e-6)
+    agent = AlphaZeroAgent(path, simulations=5)
+    with pytest.raises(ValueError, match="cannot play 6x7"):
+        agent.bind(Rules())
+    with pytest.raises(ValueError, match="cannot play 6x7"):
+        play_game([agent, SolverAgent()], Rules())
+    with pytest.raises(TypeError):
+        AlphaZeroAgent(42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        AlphaZeroAgent(net, simulations=-1)
+
+
+class Payload:
+    def __reduce__(self):
+        return (Path.touch, (Path(MARKER),))
+
+
+MARKER = ""
+
+
+def rewrite(path: Path, out: Path, name: str, data: bytes | None) -> Path:
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(out, "w") as target:
+        for item in source.infolist():
+            if item.filename != name:
+                target.writestr(item, source.read(item))
+        if data is not None:
+            target.writestr(name, data)
+    return out
+
+
+def test_bad_model_files_are_refused_and_nothing_runs(tmp_path: Path) -> None:
+    global MARKER
+    MARKER = str(tmp_path / "ran")
+    good = save_model(tmp_path / "good.zip", PolicyValueNet(channels=8, blocks=1), Rules())
+    buffer = io.BytesIO()
+    torch.save({"weights": Payload()}, buffer)
+    state = PolicyValueNet(channels=8, blocks=1).state_dict()
+    nan_state = {k: v.clone() for k, v in state.items()}
+    next(v for v in nan_state.values() if v.is_floating_point()).fill_(float("nan"))
+    nan_buffer, wrong_buffer = io.BytesIO(), io.BytesIO()
+    torch.save(nan_state, nan_buffer)
+    torch.save(PolicyValueNet(channels=16, blocks=1).state_dict(), wrong_buffer)
+    (tmp_path / "junk.zip").write_bytes(b"not a zip")
+    cases = {
+        "junk.zip": tmp_path / "junk.zip",
+        "pickle": rewrite(good, tmp_path / "pickle.zip", "weights.pt", buffer.getvalue()),
+        "no weights": rewrite(good, tmp_path / "noweights.zip", "weights.pt", None),
+        "nan": rewrite(good, tmp_path / "nan.zip", "weights.pt", nan_buffer.getvalue()),
+        "shapes": rewrite(good, tmp_path / "shapes.zip", "weights.pt", wrong_buffer.getvalue()),
+        "metadata": rewrite(good, tmp_path / "meta.zip", "model.json", b'{"format": "connect4-alphazero"}'),
+        "rows": rewrite(
+            good,
+            tmp_path / "rows.zip",
+            "model.json",
+            b'{"format": "connect4-alphazero", "version": 1, "rows": -1, "columns": 7, "win_length": 4,'
+            b' "network": {"channels": 8, "blocks": 1}}',
+        ),
+    }
+    for name, path in cases.items():
+        with pytest.raises(ValueError):
+            load_model(path)
+        assert not Path(MARKER).exists(), name
