@@ -218,3 +218,46 @@ def test_bad_model_files_are_refused_and_nothing_runs(tmp_path: Path) -> None:
         with pytest.raises(ValueError):
             load_model(path)
         assert not Path(MARKER).exists(), name
+
+
+def test_a_tiny_training_run_and_resume(tmp_path: Path) -> None:
+    from scripts_helpers import run
+
+    args = ["scripts/train_alphazero.py", "--rows", "4", "--columns", "5", "--channels", "8", "--blocks", "1"]
+    args += ["--games", "6", "--parallel", "3", "--simulations", "10", "--steps", "5", "--batch-size", "32"]
+    result = run(*args, "--generations", "2", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "generation 2:" in result.stdout
+    log = (tmp_path / "log.csv").read_text().splitlines()
+    assert len(log) == 3 and log[0].startswith("generation,")
+    model = load_model(tmp_path / "model.zip")
+    assert model.rules == Rules(4, 5, 4) and model.info["generation"] == 2
+    again = run(*args, "--generations", "1", "--out", str(tmp_path), "--resume")
+    assert again.returncode == 0, again.stderr
+    assert "generation 3:" in again.stdout and load_model(tmp_path / "model.zip").info["generation"] == 3
+    agent = AlphaZeroAgent(tmp_path / "model.zip", simulations=10)
+    record = play_game([agent, SolverAgent()], Rules(4, 5, 4))
+    assert len(record.moves) > 0
+    other = run(*args[:-2], "--blocks", "2", "--generations", "1", "--out", str(tmp_path), "--resume")
+    assert other.returncode == 2 and "another board or network" in other.stderr
+    bad = run("scripts/train_alphazero.py", "--simulations", "0", "--out", str(tmp_path / "x"))
+    assert bad.returncode == 2 and "simulations" in bad.stderr
+    help_text = run("scripts/train_alphazero.py", "--help").stdout
+    assert "--simulations" in help_text and "--resume" in help_text
+
+
+def test_replay_buffer_keeps_mirror_images() -> None:
+    from agents.alphazero.train import ReplayBuffer
+
+    buffer = ReplayBuffer(10, Rules(4, 5, 4))
+    board = Board.empty(4, 5, 4).play_moves([0, 1])
+    planes = observation_planes(board)[None]
+    policy = np.array([[0.5, 0.25, 0.25, 0.0, 0.0]], np.float32)
+    buffer.add(planes, policy, np.array([1.0], np.float32))
+    assert len(buffer) == 2
+    assert np.array_equal(buffer.planes[1], planes[0][:, ::-1]) and np.array_equal(
+        buffer.policies[1], policy[0][::-1]
+    )
+    for _ in range(6):
+        buffer.add(planes, policy, np.array([0.0], np.float32))
+    assert len(buffer) == 10

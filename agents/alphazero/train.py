@@ -1,0 +1,298 @@
+"""AlphaZero-style training: self-play with the PUCT search, a replay buffer with mirror images, SGD steps.
+
+Each generation: ``games`` self-play games (``parallel`` of them searched in lockstep, so each network call
+evaluates one leaf of every game), each move from ``simulations`` simulations with Dirichlet noise at the root
+and, for the first ``temperature_moves`` moves, a move drawn in proportion to the visits (then the most
+visited). Every position is stored with the visit distribution and the game's result for the player to move,
+and with its mirror image. Then ``steps`` minibatches of ``batch_size`` from the buffer (the last
+``buffer_size`` positions): cross-entropy to the visit distribution plus the squared value error, Adam with
+weight decay. The model is saved (atomically) after every generation with the state needed to resume.
+
+Work in progress (issue 11): one process; evaluation per generation, worker pools and logs come next.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.alphazero.files import load_model, save_model
+from agents.alphazero.network import NetworkEvaluator, PolicyValueNet, planes_tensor
+from agents.files import atomic_write
+from agents.puct import PUCTSearch
+from connect4_env.core import Board, Rules
+from connect4_env.encoding import observation_planes
+from connect4_env.validation import check_int, check_number
+
+__all__ = ["TrainConfig", "self_play", "ReplayBuffer", "train", "GenerationLog"]
+
+
+@dataclass
+class TrainConfig:
+    rows: int = 6
+    columns: int = 7
+    win_length: int = 4
+    channels: int = 64
+    blocks: int = 4
+    generations: int = 10
+    games: int = 64
+    parallel: int = 32
+    simulations: int = 100
+    c_puct: float = 1.5
+    dirichlet_alpha: float = 1.0
+    noise: float = 0.25
+    temperature_moves: int = 8
+    buffer_size: int = 100_000
+    steps: int = 200
+    batch_size: int = 256
+    lr: float = 1e-3
+    weight_decay: float = 1e-4
+    seed: int = 0
+
+    def check(self) -> TrainConfig:
+        """Raise TypeError / ValueError naming a bad setting; returns self."""
+        Rules(self.rows, self.columns, self.win_length)
+        for name, low in (
+            ("channels", 1),
+            ("blocks", 0),
+            ("generations", 1),
+            ("games", 1),
+            ("parallel", 1),
+            ("simulations", 1),
+            ("temperature_moves", 0),
+            ("buffer_size", 1),
+            ("steps", 0),
+            ("batch_size", 1),
+            ("seed", 0),
+        ):
+            check_int(name, getattr(self, name), low)
+        check_number("c_puct", self.c_puct, 0.0)
+        check_number("dirichlet_alpha", self.dirichlet_alpha, 0.0, above_minimum=True)
+        check_number("noise", self.noise, 0.0, 1.0)
+        check_number("lr", self.lr, 0.0, above_minimum=True)
+        check_number("weight_decay", self.weight_decay, 0.0)
+        return self
+
+    @property
+    def rules(self) -> Rules:
+        return Rules(self.rows, self.columns, self.win_length)
+
+
+def self_play(
+    net: PolicyValueNet, config: TrainConfig, n_games: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Play ``n_games`` games (``config.parallel`` at a time in lockstep).
+
+    Returns:
+        ``(planes, policies, values, plies)``: every position from the mover's view ``(n, rows, columns, 2)``
+        int8, the visit distributions ``(n, columns)``, the results for the mover ``(n,)`` (1, 0, -1), and the
+        plies played.
+    """
+    rules = config.rules
+    evaluator = NetworkEvaluator(net)
+    planes: list[np.ndarray] = []
+    policies: list[np.ndarray] = []
+    values: list[float] = []
+    plies = 0
+    left = n_games
+    while left > 0:
+        batch = min(config.parallel, left)
+        left -= batch
+        search = PUCTSearch(
+            evaluator,
+            c_puct=config.c_puct,
+            dirichlet_alpha=config.dirichlet_alpha,
+            noise=config.noise,
+            seed=int(rng.integers(2**63)),
+        )
+        boards = [Board(rules) for _ in range(batch)]
+        history: list[list[tuple[np.ndarray, np.ndarray, int]]] = [[] for _ in range(batch)]
+        while True:
+            active = [i for i, board in enumerate(boards) if not board.is_terminal]
+            if not active:
+                break
+            roots = search.roots([boards[i] for i in active])
+            search.run(roots, config.simulations)
+            for i, root in zip(active, roots):
+                board = boards[i]
+                result = PUCTSearch.result(root)
+                target = result.policy(1.0)
+                temperature = 1.0 if board.ply < config.temperature_moves else 0.0
+                choice = result.policy(temperature)
+                column = int(rng.choice(len(choice), p=choice))
+                history[i].append((observation_planes(board), target, board.to_move))
+                board.play(column)
+                plies += 1
+        for board, moves in zip(boards, history):
+            for board_planes, target, mover in moves:
+                planes.append(board_planes)
+                policies.append(target)
+                values.append(0.0 if board.winner is None else (1.0 if board.winner == mover else -1.0))
+    return (
+        np.stack(planes).astype(np.int8),
+        np.stack(policies).astype(np.float32),
+        np.asarray(values, dtype=np.float32),
+        plies,
+    )
+
+
+class ReplayBuffer:
+    """The last ``capacity`` positions, each stored with its mirror image."""
+
+    def __init__(self, capacity: int, rules: Rules) -> None:
+        self.capacity = capacity
+        self.planes = np.zeros((0, rules.rows, rules.columns, 2), np.int8)
+        self.policies = np.zeros((0, rules.columns), np.float32)
+        self.values = np.zeros(0, np.float32)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def add(self, planes: np.ndarray, policies: np.ndarray, values: np.ndarray) -> None:
+        planes = np.concatenate([planes, planes[:, :, ::-1]])
+        policies = np.concatenate([policies, policies[:, ::-1]])
+        values = np.concatenate([values, values])
+        self.planes = np.concatenate([self.planes, planes])[-self.capacity :]
+        self.policies = np.concatenate([self.policies, policies])[-self.capacity :]
+        self.values = np.concatenate([self.values, values])[-self.capacity :]
+
+    def sample(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        index = rng.integers(len(self), size=size)
+        return self.planes[index], self.policies[index], self.values[index]
+
+    def to_bytes(self) -> bytes:
+        stream = io.BytesIO()
+        np.savez_compressed(stream, planes=self.planes, policies=self.policies, values=self.values)
+        return stream.getvalue()
+
+    def load(self, path: Path) -> None:
+        with np.load(path, allow_pickle=False) as data:
+            planes, policies, values = data["planes"], data["policies"], data["values"]
+        if (
+            planes.shape[1:] != self.planes.shape[1:]
+            or len(planes) != len(values)
+            or len(policies) != len(values)
+        ):
+            raise ValueError(f"{path}: a replay buffer of another board size or shape")
+        self.planes, self.policies, self.values = (
+            planes[-self.capacity :],
+            policies[-self.capacity :],
+            values[-self.capacity :],
+        )
+
+
+def _train_steps(
+    net: PolicyValueNet,
+    optimiser: torch.optim.Optimizer,
+    buffer: ReplayBuffer,
+    config: TrainConfig,
+    rng: np.random.Generator,
+) -> tuple[float, float]:
+    net.train()
+    policy_losses, value_losses = [], []
+    for _ in range(config.steps):
+        planes, policies, values = buffer.sample(min(config.batch_size, len(buffer)), rng)
+        logits, predicted = net(planes_tensor(planes))
+        target = torch.from_numpy(policies)
+        policy_loss = -(target * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
+        value_loss = torch.mean((predicted - torch.from_numpy(values)) ** 2)
+        optimiser.zero_grad()
+        (policy_loss + value_loss).backward()
+        optimiser.step()
+        policy_losses.append(policy_loss.item())
+        value_losses.append(value_loss.item())
+    net.eval()
+    if not policy_losses:
+        return float("nan"), float("nan")
+    return float(np.mean(policy_losses)), float(np.mean(value_losses))
+
+
+def _write(path: Path, data: bytes) -> None:
+    atomic_write(path, lambda stream: stream.write(data))
+
+
+@dataclass
+class GenerationLog:
+    generation: int
+    games: int
+    positions: int
+    self_play_seconds: float
+    games_per_hour: float
+    train_seconds: float
+    policy_loss: float
+    value_loss: float
+    buffer: int
+
+
+def train(
+    config: TrainConfig,
+    out: str | os.PathLike[str],
+    resume: bool = False,
+    on_generation: Callable[[GenerationLog], None] | None = None,
+) -> Path:
+    """Run ``config.generations`` generations, saving ``out/model.zip``, ``out/buffer.npz``, ``out/state.json``
+    and a line of ``out/log.csv`` after each. ``resume`` continues from them. Returns the model's path."""
+    config.check()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    rules = config.rules
+    model_path, buffer_path, state_path, log_path = (
+        out / n for n in ("model.zip", "buffer.npz", "state.json", "log.csv")
+    )
+    net = PolicyValueNet(config.channels, config.blocks)
+    buffer = ReplayBuffer(config.buffer_size, rules)
+    start = 0
+    rng = np.random.default_rng(config.seed)
+    optimiser = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    if resume and model_path.exists():
+        model = load_model(model_path)
+        if model.rules != rules or model.net.config() != net.config():
+            raise ValueError(f"{model_path} is another board or network than the settings given")
+        net = model.net
+        optimiser = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        start = int(model.info.get("generation", 0))
+        if buffer_path.exists():
+            buffer.load(buffer_path)
+        rng = np.random.default_rng([config.seed, start])
+    for generation in range(start + 1, start + config.generations + 1):
+        began = time.perf_counter()
+        planes, policies, values, _ = self_play(net, config, config.games, rng)
+        played = time.perf_counter() - began
+        buffer.add(planes, policies, values)
+        began = time.perf_counter()
+        policy_loss, value_loss = _train_steps(net, optimiser, buffer, config, rng)
+        trained = time.perf_counter() - began
+        log = GenerationLog(
+            generation,
+            config.games,
+            len(values),
+            round(played, 2),
+            round(3600 * config.games / played, 1) if played > 0 else float("inf"),
+            round(trained, 2),
+            round(policy_loss, 4),
+            round(value_loss, 4),
+            len(buffer),
+        )
+        _write(buffer_path, buffer.to_bytes())
+        save_model(model_path, net, rules, {"generation": generation, "config": asdict(config)})
+        _write(
+            state_path, json.dumps({"generation": generation, "config": asdict(config)}, indent=2).encode()
+        )
+        new_file = not log_path.exists()
+        with open(log_path, "a", newline="") as stream:
+            writer = csv.DictWriter(stream, fieldnames=list(asdict(log)))
+            if new_file:
+                writer.writeheader()
+            writer.writerow(asdict(log))
+        if on_generation is not None:
+            on_generation(log)
+    return model_path
