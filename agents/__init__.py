@@ -23,14 +23,19 @@ __all__ = [
     "agent_names",
     "agent_from_spec",
     "SB3Agent",
+    "AlphaZeroAgent",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    # SB3Agent needs torch and stable-baselines3 (the train extra): imported on first use, so that
+    # SB3Agent and AlphaZeroAgent need torch (the train extra): imported on first use, so that
     # ``import agents`` stays light
     if name == "SB3Agent":
         from agents.sb3_agent import SB3Agent
 
         return SB3Agent
+    if name == "AlphaZeroAgent":
+        from agents.alphazero import AlphaZeroAgent
+
+        return AlphaZeroAgent
     raise AttributeError(f"module 'agents' has no attribute {name!r}")

@@ -82,6 +82,7 @@ _SOURCE_TREE_DEFAULTS = {
     "solver": "agents.solver:SolverAgent",
     "qlearning": "agents.qlearning:QLearningAgent",
     "sb3": "agents.sb3_agent:SB3Agent",
+    "alphazero": "agents.alphazero:AlphaZeroAgent",
 }
 
 

@@ -1,4 +1,4 @@
-"""Train an AlphaZero-style agent by self-play (work in progress: one process, no evaluation yet).
+"""Train an AlphaZero-style agent by self-play.
 
     python scripts/train_alphazero.py --out runs/alphazero --generations 10
     python scripts/train_alphazero.py --out runs/alphazero --generations 10 --resume   # go on from the last one
@@ -7,7 +7,9 @@
 Each generation plays --games self-play games (--parallel of them searched together, --simulations per move),
 adds their positions and mirror images to the replay buffer, and takes --steps training steps; then
 out/model.zip (the model, loadable as alphazero:<path>), out/buffer.npz, out/state.json and a line of
-out/log.csv are written atomically, so Ctrl-C keeps the last finished generation (exit 130).
+out/log.csv are written atomically, so Ctrl-C keeps the last finished generation (exit 130). After each
+generation the model is measured on --eval-positions solver-scored positions of its board (6x7: 10 to 32
+stones): the share of moves keeping the best outcome, raw policy and with --eval-simulations.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ _HELP = {
     "batch_size": "positions per training step",
     "lr": "Adam's learning rate",
     "weight_decay": "Adam's weight decay",
+    "workers": "self-play processes",
+    "eval_positions": "test-set positions measured after each generation (0: none)",
+    "eval_simulations": "simulations per move in that measurement (0: the raw policy only)",
     "seed": "seed of self-play and sampling",
 }
 
@@ -70,7 +75,13 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"generation {log.generation}: {log.games} games ({log.games_per_hour:,.0f}/hour), "
             f"{log.positions} positions, buffer {log.buffer}, policy loss {log.policy_loss:.3f}, "
-            f"value loss {log.value_loss:.3f}, training {log.train_seconds:.1f} s",
+            f"value loss {log.value_loss:.3f}, training {log.train_seconds:.1f} s"
+            + (
+                f"; best outcome kept: raw policy {log.raw_accuracy:.1%}, "
+                f"{config.eval_simulations} simulations {log.search_accuracy:.1%}"
+                if log.raw_accuracy == log.raw_accuracy
+                else ""
+            ),
             flush=True,
         )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import zipfile
 from pathlib import Path
@@ -220,16 +221,20 @@ def test_bad_model_files_are_refused_and_nothing_runs(tmp_path: Path) -> None:
         assert not Path(MARKER).exists(), name
 
 
+@pytest.mark.slow
 def test_a_tiny_training_run_and_resume(tmp_path: Path) -> None:
     from scripts_helpers import run
 
     args = ["scripts/train_alphazero.py", "--rows", "4", "--columns", "5", "--channels", "8", "--blocks", "1"]
     args += ["--games", "6", "--parallel", "3", "--simulations", "10", "--steps", "5", "--batch-size", "32"]
-    result = run(*args, "--generations", "2", "--out", str(tmp_path))
+    args += ["--eval-positions", "20", "--eval-simulations", "5"]
+    result = run(*args, "--generations", "2", "--workers", "2", "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
-    assert "generation 2:" in result.stdout
-    log = (tmp_path / "log.csv").read_text().splitlines()
-    assert len(log) == 3 and log[0].startswith("generation,")
+    assert "generation 2:" in result.stdout and "best outcome kept" in result.stdout
+    with open(tmp_path / "log.csv") as stream:
+        rows = list(csv.DictReader(stream))
+    assert [int(r["generation"]) for r in rows] == [1, 2] and all(int(r["games"]) == 6 for r in rows)
+    assert all(0 <= float(r["raw_accuracy"]) <= 1 and 0 <= float(r["search_accuracy"]) <= 1 for r in rows)
     model = load_model(tmp_path / "model.zip")
     assert model.rules == Rules(4, 5, 4) and model.info["generation"] == 2
     again = run(*args, "--generations", "1", "--out", str(tmp_path), "--resume")
@@ -261,3 +266,24 @@ def test_replay_buffer_keeps_mirror_images() -> None:
     for _ in range(6):
         buffer.add(planes, policy, np.array([0.0], np.float32))
     assert len(buffer) == 10
+
+
+def test_evaluation_positions_are_unseen_kinds_of_the_goal() -> None:
+    from agents.alphazero.train import evaluation_positions
+
+    picked = evaluation_positions(Rules(), 100, seed=0)
+    assert len(picked) == 100 and all(10 <= p.ply <= 32 and p.rules == Rules() for p in picked)
+    assert evaluation_positions(Rules(), 100, seed=0) == picked != evaluation_positions(Rules(), 100, seed=1)
+    assert all(p.rules == Rules(4, 5, 4) for p in evaluation_positions(Rules(4, 5, 4), 10))
+    assert evaluation_positions(Rules(7, 9, 4), 10) == []
+
+
+def test_registry_names_alphazero(tmp_path: Path) -> None:
+    from agents import make_agent
+    from connect4_env.policy import policy_from_spec
+
+    with pytest.raises(ValueError, match="ships no trained AlphaZero model"):
+        make_agent("alphazero", simulations=10)
+    path = save_model(tmp_path / "m.zip", PolicyValueNet(channels=8, blocks=1), Rules(4, 5, 4))
+    agent = policy_from_spec(f"alphazero:{path}", seed=0, rules=Rules(4, 5, 4))
+    assert isinstance(agent, AlphaZeroAgent) and agent.rules == Rules(4, 5, 4)

@@ -17,10 +17,19 @@ from agents.puct import PUCTResult, PUCTSearch
 from connect4_env.core import Board, Rules
 from connect4_env.validation import check_int, check_number
 
-__all__ = ["AlphaZeroAgent", "DEFAULT_SIMULATIONS"]
+__all__ = ["AlphaZeroAgent", "DEFAULT_SIMULATIONS", "shipped_model_path"]
 
 DEFAULT_SIMULATIONS = 200
 MAX_SIMULATIONS = 1_000_000
+SHIPPED_MODEL = "data/alphazero_6x7.zip"  # inside the agents package
+
+
+def shipped_model_path() -> Path | None:
+    """The 6x7 model shipped with the package, or None when this version ships none."""
+    from importlib import resources
+
+    path = Path(str(resources.files("agents").joinpath(SHIPPED_MODEL)))
+    return path if path.is_file() else None
 
 
 class AlphaZeroAgent(RulesBound):
@@ -29,6 +38,7 @@ class AlphaZeroAgent(RulesBound):
     Args:
         model: a model file path, a :class:`~agents.alphazero.files.ModelFile`, or a
             :class:`~agents.alphazero.network.PolicyValueNet` (then ``rules`` says what it plays; default 6x7).
+            None: the 6x7 model shipped with the package (ValueError while none is shipped).
         simulations: per move; 0 plays the raw policy (the legal column with the highest prior).
         c_puct: PUCT's exploration weight.
         seed: breaks ties between equally visited moves.
@@ -43,7 +53,7 @@ class AlphaZeroAgent(RulesBound):
 
     def __init__(
         self,
-        model: str | os.PathLike[str] | ModelFile | PolicyValueNet,
+        model: str | os.PathLike[str] | ModelFile | PolicyValueNet | None = None,
         simulations: int = DEFAULT_SIMULATIONS,
         c_puct: float = 1.5,
         seed: int | None = None,
@@ -54,6 +64,14 @@ class AlphaZeroAgent(RulesBound):
             torch.set_num_threads(check_int("threads", threads, 1, 1024))
         self.simulations = check_int("simulations", simulations, 0, MAX_SIMULATIONS)
         self.c_puct = check_number("c_puct", c_puct, 0.0)
+        if model is None:
+            shipped = shipped_model_path()
+            if shipped is None:
+                raise ValueError(
+                    "this version ships no trained AlphaZero model yet: pass model=<model.zip> "
+                    "(or the spec alphazero:<model.zip>), e.g. one from scripts/train_alphazero.py"
+                )
+            model = shipped
         if isinstance(model, PolicyValueNet):
             model = ModelFile(model, rules if rules is not None else Rules())
         elif isinstance(model, (str, os.PathLike)):
@@ -72,7 +90,7 @@ class AlphaZeroAgent(RulesBound):
 
     @classmethod
     def from_spec(cls, value: str, **kwargs: Any) -> AlphaZeroAgent:
-        """``"alphazero:<model.zip>"``."""
+        """``"alphazero:<model.zip>"`` (plain ``"alphazero"``: the shipped model)."""
         return cls(Path(value), **kwargs)
 
     def _check_rules(self, rules: Rules) -> None:

@@ -8,7 +8,9 @@ and with its mirror image. Then ``steps`` minibatches of ``batch_size`` from the
 ``buffer_size`` positions): cross-entropy to the visit distribution plus the squared value error, Adam with
 weight decay. The model is saved (atomically) after every generation with the state needed to resume.
 
-Work in progress (issue 11): one process; evaluation per generation, worker pools and logs come next.
+After each generation the model is measured on ``eval_positions`` solver-scored positions of its board from
+the shipped test sets (on 6x7: 10 to 32 stones): the share of moves that keep the best outcome, for the raw
+policy and with ``eval_simulations``. Self-play runs on ``workers`` processes.
 """
 
 from __future__ import annotations
@@ -21,12 +23,16 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
 from agents.alphazero.files import load_model, save_model
 from agents.alphazero.network import NetworkEvaluator, PolicyValueNet, planes_tensor
+from agents.evaluation.accuracy import evaluate_accuracy
+from agents.evaluation.backends import run_batches
+from agents.evaluation.test_sets import Position, load_test_set, test_set_names
 from agents.files import atomic_write
 from agents.puct import PUCTSearch
 from connect4_env.core import Board, Rules
@@ -56,6 +62,9 @@ class TrainConfig:
     batch_size: int = 256
     lr: float = 1e-3
     weight_decay: float = 1e-4
+    workers: int = 1
+    eval_positions: int = 200
+    eval_simulations: int = 50
     seed: int = 0
 
     def check(self) -> TrainConfig:
@@ -72,6 +81,9 @@ class TrainConfig:
             ("buffer_size", 1),
             ("steps", 0),
             ("batch_size", 1),
+            ("workers", 1),
+            ("eval_positions", 0),
+            ("eval_simulations", 0),
             ("seed", 0),
         ):
             check_int(name, getattr(self, name), low)
@@ -143,6 +155,63 @@ def self_play(
         np.asarray(values, dtype=np.float32),
         plies,
     )
+
+
+def _self_play_task(
+    task: tuple[bytes, dict[str, Any], int, int],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """One worker's share of a generation's games (the network travels as its state dict's bytes)."""
+    weights, settings, n_games, seed = task
+    torch.set_num_threads(1)
+    config = TrainConfig(**settings)
+    net = PolicyValueNet(config.channels, config.blocks)
+    net.load_state_dict(torch.load(io.BytesIO(weights), weights_only=True))
+    net.eval()
+    return self_play(net, config, n_games, np.random.default_rng(seed))
+
+
+def play_generation(
+    net: PolicyValueNet, config: TrainConfig, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """``config.games`` self-play games, split over ``config.workers`` processes (in this one for 1)."""
+    if config.workers == 1:
+        return self_play(net, config, config.games, rng)
+    buffer = io.BytesIO()
+    torch.save(net.state_dict(), buffer)
+    shares = [len(part) for part in np.array_split(np.arange(config.games), config.workers) if len(part)]
+    tasks = [(buffer.getvalue(), asdict(config), n, int(rng.integers(2**63))) for n in shares]
+    parts = run_batches(_self_play_task, tasks, backend="process", workers=config.workers)
+    return (
+        np.concatenate([p[0] for p in parts]),
+        np.concatenate([p[1] for p in parts]),
+        np.concatenate([p[2] for p in parts]),
+        sum(p[3] for p in parts),
+    )
+
+
+def evaluation_positions(rules: Rules, n: int, seed: int = 0) -> list[Position]:
+    """``n`` solver-scored positions for ``rules`` from the shipped test sets (on 6x7 those with 10 to 32
+    stones, the goal's range), drawn with ``seed``; empty when no set has this board."""
+    pool = [
+        position
+        for name in test_set_names()
+        for position in load_test_set(name)
+        if position.rules == rules and (rules != Rules() or 10 <= position.ply <= 32)
+    ]
+    if not pool or n == 0:
+        return []
+    picked = np.random.default_rng(seed).choice(len(pool), size=min(n, len(pool)), replace=False)
+    return [pool[int(i)] for i in sorted(picked)]
+
+
+def measure(net: PolicyValueNet, rules: Rules, positions: list[Position], simulations: int) -> float:
+    """The share of ``positions`` where the agent's move keeps the best outcome (the optimal class)."""
+    from agents.alphazero.agent import AlphaZeroAgent
+    from agents.alphazero.files import ModelFile
+
+    agent = AlphaZeroAgent(ModelFile(net, rules), simulations=simulations, seed=0, threads=None)
+    report = evaluate_accuracy(agent, positions, workers=1, progress=False)
+    return float(report.optimal_class_rate)
 
 
 class ReplayBuffer:
@@ -231,6 +300,8 @@ class GenerationLog:
     policy_loss: float
     value_loss: float
     buffer: int
+    raw_accuracy: float
+    search_accuracy: float
 
 
 def train(
@@ -263,14 +334,20 @@ def train(
         if buffer_path.exists():
             buffer.load(buffer_path)
         rng = np.random.default_rng([config.seed, start])
+    positions = evaluation_positions(rules, config.eval_positions, config.seed)
     for generation in range(start + 1, start + config.generations + 1):
         began = time.perf_counter()
-        planes, policies, values, _ = self_play(net, config, config.games, rng)
+        planes, policies, values, _ = play_generation(net, config, rng)
         played = time.perf_counter() - began
         buffer.add(planes, policies, values)
         began = time.perf_counter()
         policy_loss, value_loss = _train_steps(net, optimiser, buffer, config, rng)
         trained = time.perf_counter() - began
+        raw = search = float("nan")
+        if positions:
+            raw = round(measure(net, rules, positions, 0), 4)
+            if config.eval_simulations:
+                search = round(measure(net, rules, positions, config.eval_simulations), 4)
         log = GenerationLog(
             generation,
             config.games,
@@ -281,6 +358,8 @@ def train(
             round(policy_loss, 4),
             round(value_loss, 4),
             len(buffer),
+            raw,
+            search,
         )
         _write(buffer_path, buffer.to_bytes())
         save_model(model_path, net, rules, {"generation": generation, "config": asdict(config)})
