@@ -6,8 +6,8 @@
 
 Each generation plays --games self-play games (--parallel of them searched together, --simulations per move),
 adds their positions and mirror images to the replay buffer, and takes --steps training steps; then
-out/model.zip (the model, loadable as alphazero:<path>), out/buffer.npz, out/state.json and a line of
-out/log.csv are written atomically, so Ctrl-C keeps the last finished generation (exit 130). After each
+out/model.zip (the model, loadable as alphazero:<path>), out/buffer.npz, out/state.json, a line of
+out/log.csv, TensorBoard scalars (out/tensorboard) and the curve (out/curve.png) are written atomically, so Ctrl-C keeps the last finished generation (exit 130). After each
 generation the model is measured on --eval-positions solver-scored positions of its board (6x7: 10 to 32
 stones): the share of moves keeping the best outcome, raw policy and with --eval-simulations.
 """
@@ -21,6 +21,7 @@ import torch
 
 from agents.alphazero.train import GenerationLog, TrainConfig, train
 from agents.cli import check_output_dir, run_cli
+from agents.evaluation.backends import BACKENDS
 
 _HELP = {
     "rows": "board rows",
@@ -62,6 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
         )
     parser.add_argument("--out", default="runs/alphazero", help="output folder (default runs/alphazero)")
     parser.add_argument("--resume", action="store_true", help="go on from the model and buffer in --out")
+    parser.add_argument(
+        "--backend", choices=BACKENDS, default="process", help="self-play on processes or Ray"
+    )
+    parser.add_argument("--address", default=None, help="a Ray cluster's address (--backend ray)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
 
@@ -85,7 +91,15 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    path = train(config, out, resume=args.resume, on_generation=report)
+    path = train(
+        config,
+        out,
+        resume=args.resume,
+        on_generation=report,
+        backend=args.backend,
+        address=args.address,
+        progress=not args.no_progress,
+    )
     print(f"model: {path}")
     return 0
 

@@ -34,6 +34,7 @@ from agents.evaluation.accuracy import evaluate_accuracy
 from agents.evaluation.backends import run_batches
 from agents.evaluation.test_sets import Position, load_test_set, test_set_names
 from agents.files import atomic_write
+from agents.progress import progress_bar
 from agents.puct import PUCTSearch
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import observation_planes
@@ -171,16 +172,21 @@ def _self_play_task(
 
 
 def play_generation(
-    net: PolicyValueNet, config: TrainConfig, rng: np.random.Generator
+    net: PolicyValueNet,
+    config: TrainConfig,
+    rng: np.random.Generator,
+    backend: str = "process",
+    address: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """``config.games`` self-play games, split over ``config.workers`` processes (in this one for 1)."""
-    if config.workers == 1:
+    """``config.games`` self-play games, split over ``config.workers`` processes (in this one for 1) or Ray
+    tasks (``backend="ray"``, ``address`` to join a cluster)."""
+    if config.workers == 1 and backend == "process":
         return self_play(net, config, config.games, rng)
     buffer = io.BytesIO()
     torch.save(net.state_dict(), buffer)
     shares = [len(part) for part in np.array_split(np.arange(config.games), config.workers) if len(part)]
     tasks = [(buffer.getvalue(), asdict(config), n, int(rng.integers(2**63))) for n in shares]
-    parts = run_batches(_self_play_task, tasks, backend="process", workers=config.workers)
+    parts = run_batches(_self_play_task, tasks, backend=backend, workers=config.workers, address=address)
     return (
         np.concatenate([p[0] for p in parts]),
         np.concatenate([p[1] for p in parts]),
@@ -304,14 +310,53 @@ class GenerationLog:
     search_accuracy: float
 
 
+def plot_curve(log_path: Path, path: Path) -> Path:
+    """The learning curve from ``log.csv``: losses and the measured accuracies per generation."""
+    from agents.figures import pyplot, save_figure
+
+    with open(log_path, newline="") as stream:
+        rows = list(csv.DictReader(stream))
+    generations = [int(r["generation"]) for r in rows]
+    plt = pyplot()
+    figure, (losses, accuracy) = plt.subplots(1, 2, figsize=(10, 3.6))
+    losses.plot(generations, [float(r["policy_loss"]) for r in rows], label="policy (cross-entropy)")
+    losses.plot(generations, [float(r["value_loss"]) for r in rows], label="value (squared error)")
+    losses.set_xlabel("generation")
+    losses.set_title("training losses")
+    losses.legend()
+    for key, label in (("raw_accuracy", "raw policy"), ("search_accuracy", "with search")):
+        values = [float(r.get(key) or "nan") for r in rows]
+        accuracy.plot(generations, [100 * v for v in values], marker=".", label=label)
+    accuracy.set_xlabel("generation")
+    accuracy.set_ylabel("% of moves keeping the best outcome")
+    accuracy.set_title("against perfect play (solver-scored positions)")
+    accuracy.legend()
+    figure.tight_layout()
+    return save_figure(figure, path)
+
+
+def _tensorboard(folder: Path) -> Any:
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:  # tensorboard (the train extra) missing: the CSV log remains
+        return None
+    return SummaryWriter(str(folder))
+
+
 def train(
     config: TrainConfig,
     out: str | os.PathLike[str],
     resume: bool = False,
     on_generation: Callable[[GenerationLog], None] | None = None,
+    *,
+    backend: str = "process",
+    address: str | None = None,
+    progress: bool = False,
 ) -> Path:
-    """Run ``config.generations`` generations, saving ``out/model.zip``, ``out/buffer.npz``, ``out/state.json``
-    and a line of ``out/log.csv`` after each. ``resume`` continues from them. Returns the model's path."""
+    """Run ``config.generations`` generations, saving after each ``out/model.zip``, ``out/buffer.npz``,
+    ``out/state.json``, a line of ``out/log.csv``, TensorBoard scalars under ``out/tensorboard`` and the curve
+    ``out/curve.png``. ``resume`` continues from them. ``backend``/``address``: where self-play runs (see
+    :func:`play_generation`). ``progress``: a progress bar over the generations. Returns the model's path."""
     config.check()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -335,43 +380,77 @@ def train(
             buffer.load(buffer_path)
         rng = np.random.default_rng([config.seed, start])
     positions = evaluation_positions(rules, config.eval_positions, config.seed)
-    for generation in range(start + 1, start + config.generations + 1):
-        began = time.perf_counter()
-        planes, policies, values, _ = play_generation(net, config, rng)
-        played = time.perf_counter() - began
-        buffer.add(planes, policies, values)
-        began = time.perf_counter()
-        policy_loss, value_loss = _train_steps(net, optimiser, buffer, config, rng)
-        trained = time.perf_counter() - began
-        raw = search = float("nan")
-        if positions:
-            raw = round(measure(net, rules, positions, 0), 4)
-            if config.eval_simulations:
-                search = round(measure(net, rules, positions, config.eval_simulations), 4)
-        log = GenerationLog(
-            generation,
-            config.games,
-            len(values),
-            round(played, 2),
-            round(3600 * config.games / played, 1) if played > 0 else float("inf"),
-            round(trained, 2),
-            round(policy_loss, 4),
-            round(value_loss, 4),
-            len(buffer),
-            raw,
-            search,
-        )
-        _write(buffer_path, buffer.to_bytes())
-        save_model(model_path, net, rules, {"generation": generation, "config": asdict(config)})
-        _write(
-            state_path, json.dumps({"generation": generation, "config": asdict(config)}, indent=2).encode()
-        )
-        new_file = not log_path.exists()
-        with open(log_path, "a", newline="") as stream:
-            writer = csv.DictWriter(stream, fieldnames=list(asdict(log)))
-            if new_file:
-                writer.writeheader()
-            writer.writerow(asdict(log))
-        if on_generation is not None:
-            on_generation(log)
+    board = _tensorboard(out / "tensorboard")
+    bar = progress_bar(config.generations, "generations", unit="gen") if progress else None
+    try:
+        for generation in range(start + 1, start + config.generations + 1):
+            log = _generation(generation, net, optimiser, buffer, config, rng, positions, backend, address)
+            _write(buffer_path, buffer.to_bytes())
+            save_model(model_path, net, rules, {"generation": generation, "config": asdict(config)})
+            _write(
+                state_path,
+                json.dumps({"generation": generation, "config": asdict(config)}, indent=2).encode(),
+            )
+            new_file = not log_path.exists()
+            with open(log_path, "a", newline="") as stream:
+                writer = csv.DictWriter(stream, fieldnames=list(asdict(log)))
+                if new_file:
+                    writer.writeheader()
+                writer.writerow(asdict(log))
+            if board is not None:
+                for key, value in asdict(log).items():
+                    if key != "generation":
+                        board.add_scalar(key, value, generation)
+                board.flush()
+            plot_curve(log_path, out / "curve.png")
+            if bar is not None:
+                bar.update(1)
+            if on_generation is not None:
+                on_generation(log)
+    finally:
+        if bar is not None:
+            bar.close()
+        if board is not None:
+            board.close()
     return model_path
+
+
+def _generation(
+    generation: int,
+    net: PolicyValueNet,
+    optimiser: torch.optim.Optimizer,
+    buffer: ReplayBuffer,
+    config: TrainConfig,
+    rng: np.random.Generator,
+    positions: list[Position],
+    backend: str,
+    address: str | None,
+) -> GenerationLog:
+    """Self-play, training steps and the measurement of one generation."""
+    rules = config.rules
+    began = time.perf_counter()
+    planes, policies, values, _ = play_generation(net, config, rng, backend, address)
+    played = time.perf_counter() - began
+    buffer.add(planes, policies, values)
+    began = time.perf_counter()
+    policy_loss, value_loss = _train_steps(net, optimiser, buffer, config, rng)
+    trained = time.perf_counter() - began
+    raw = search = float("nan")
+    if positions:
+        raw = round(measure(net, rules, positions, 0), 4)
+        if config.eval_simulations:
+            search = round(measure(net, rules, positions, config.eval_simulations), 4)
+    log = GenerationLog(
+        generation,
+        config.games,
+        len(values),
+        round(played, 2),
+        round(3600 * config.games / played, 1) if played > 0 else float("inf"),
+        round(trained, 2),
+        round(policy_loss, 4),
+        round(value_loss, 4),
+        len(buffer),
+        raw,
+        search,
+    )
+    return log
