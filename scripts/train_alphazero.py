@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 
 import torch
 
@@ -91,15 +92,21 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    path = train(
-        config,
-        out,
-        resume=args.resume,
-        on_generation=report,
-        backend=args.backend,
-        address=args.address,
-        progress=not args.no_progress,
-    )
+    try:
+        path = train(
+            config,
+            out,
+            resume=args.resume,
+            on_generation=report,
+            backend=args.backend,
+            address=args.address,
+            progress=not args.no_progress,
+        )
+    except KeyboardInterrupt:
+        model = out / "model.zip"
+        where = f"the last finished generation is in {model}" if model.exists() else "no generation finished"
+        print(f"\ninterrupted: {where} (--resume goes on from it)", file=sys.stderr)
+        raise
     print(f"model: {path}")
     return 0
 

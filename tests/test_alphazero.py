@@ -289,3 +289,34 @@ def test_registry_names_alphazero(tmp_path: Path) -> None:
     path = save_model(tmp_path / "m.zip", PolicyValueNet(channels=8, blocks=1), Rules(4, 5, 4))
     agent = policy_from_spec(f"alphazero:{path}", seed=0, rules=Rules(4, 5, 4))
     assert isinstance(agent, AlphaZeroAgent) and agent.rules == Rules(4, 5, 4)
+
+
+@pytest.mark.slow
+def test_ctrl_c_keeps_the_last_generation(tmp_path: Path) -> None:
+    import os
+    import signal
+
+    from scripts_helpers import start
+
+    process = start(
+        "scripts/train_alphazero.py",
+        *("--rows", "4", "--columns", "5", "--channels", "8", "--blocks", "1", "--games", "4"),
+        *("--parallel", "4", "--simulations", "10", "--steps", "3", "--eval-positions", "0"),
+        *("--generations", "100000", "--no-progress", "--out", str(tmp_path)),
+    )
+    try:
+        assert process.stdout is not None
+        assert "generation 1:" in process.stdout.readline()
+        os.kill(process.pid, signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "--resume goes on from it" in err
+    model = load_model(tmp_path / "model.zip")
+    with open(tmp_path / "log.csv") as stream:
+        rows = list(csv.DictReader(stream))
+    assert model.info["generation"] == int(rows[-1]["generation"]) >= 1
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

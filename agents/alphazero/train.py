@@ -15,12 +15,15 @@ policy and with ``eval_simulations``. Self-play runs on ``workers`` processes.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import os
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -382,27 +385,31 @@ def train(
     positions = evaluation_positions(rules, config.eval_positions, config.seed)
     board = _tensorboard(out / "tensorboard")
     bar = progress_bar(config.generations, "generations", unit="gen") if progress else None
+
+    def save(generation: int, log: GenerationLog) -> None:
+        _write(buffer_path, buffer.to_bytes())
+        save_model(model_path, net, rules, {"generation": generation, "config": asdict(config)})
+        _write(
+            state_path, json.dumps({"generation": generation, "config": asdict(config)}, indent=2).encode()
+        )
+        new_file = not log_path.exists()
+        with open(log_path, "a", newline="") as stream:
+            writer = csv.DictWriter(stream, fieldnames=list(asdict(log)))
+            if new_file:
+                writer.writeheader()
+            writer.writerow(asdict(log))
+        if board is not None:
+            for key, value in asdict(log).items():
+                if key != "generation":
+                    board.add_scalar(key, value, generation)
+            board.flush()
+        plot_curve(log_path, out / "curve.png")
+
     try:
         for generation in range(start + 1, start + config.generations + 1):
             log = _generation(generation, net, optimiser, buffer, config, rng, positions, backend, address)
-            _write(buffer_path, buffer.to_bytes())
-            save_model(model_path, net, rules, {"generation": generation, "config": asdict(config)})
-            _write(
-                state_path,
-                json.dumps({"generation": generation, "config": asdict(config)}, indent=2).encode(),
-            )
-            new_file = not log_path.exists()
-            with open(log_path, "a", newline="") as stream:
-                writer = csv.DictWriter(stream, fieldnames=list(asdict(log)))
-                if new_file:
-                    writer.writeheader()
-                writer.writerow(asdict(log))
-            if board is not None:
-                for key, value in asdict(log).items():
-                    if key != "generation":
-                        board.add_scalar(key, value, generation)
-                board.flush()
-            plot_curve(log_path, out / "curve.png")
+            with _interrupt_after():  # a Ctrl-C here waits until the whole checkpoint is written
+                save(generation, log)
             if bar is not None:
                 bar.update(1)
             if on_generation is not None:
@@ -413,6 +420,22 @@ def train(
         if board is not None:
             board.close()
     return model_path
+
+
+@contextlib.contextmanager
+def _interrupt_after() -> Iterator[None]:
+    """Hold SIGINT back for the block (in the main thread) and raise KeyboardInterrupt after it if one came."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def _generation(
