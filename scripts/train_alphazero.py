@@ -46,6 +46,8 @@ _HELP = {
     "workers": "self-play processes",
     "eval_positions": "test-set positions measured after each generation (0: none)",
     "eval_simulations": "simulations per move in that measurement (0: the raw policy only)",
+    "ladder_every": "on 6x7, play the reference ladder every this many generations (0: never)",
+    "ladder_games": "games against each ladder agent (the model at 200 simulations a move)",
     "seed": "seed of self-play and sampling",
 }
 
@@ -87,6 +89,11 @@ def run(args: argparse.Namespace) -> int:
                 f"; best outcome kept: raw policy {log.raw_accuracy:.1%}, "
                 f"{config.eval_simulations} simulations {log.search_accuracy:.1%}"
                 if log.raw_accuracy == log.raw_accuracy
+                else ""
+            )
+            + (
+                f"; Elo against the ladder {log.elo:.0f} ({log.elo_low:.0f}-{log.elo_high:.0f})"
+                if log.elo == log.elo
                 else ""
             ),
             flush=True,

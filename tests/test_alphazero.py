@@ -320,3 +320,28 @@ def test_ctrl_c_keeps_the_last_generation(tmp_path: Path) -> None:
         rows = list(csv.DictReader(stream))
     assert model.info["generation"] == int(rows[-1]["generation"]) >= 1
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_log_rows_keep_older_columns(tmp_path: Path) -> None:
+    from agents.alphazero.train import _append_row
+
+    path = tmp_path / "log.csv"
+    path.write_text("generation,policy_loss\n1,2.0\n")
+    _append_row(path, {"generation": 2, "policy_loss": 1.5, "elo": 300.0})
+    _append_row(path, {"generation": 3, "policy_loss": 1.4, "elo": 350.0})
+    with open(path) as stream:
+        rows = list(csv.DictReader(stream))
+    assert (
+        [r["generation"] for r in rows] == ["1", "2", "3"]
+        and rows[0]["elo"] == ""
+        and rows[2]["elo"] == "350.0"
+    )
+
+
+@pytest.mark.slow
+def test_ladder_elo_of_a_model(tmp_path: Path) -> None:
+    from agents.alphazero.train import TrainConfig, ladder_elo
+
+    path = save_model(tmp_path / "m.zip", PolicyValueNet(channels=8, blocks=1), Rules())
+    elo, low, high = ladder_elo(path, TrainConfig(ladder_games=2, workers=2), seed=0)
+    assert low <= elo <= high and -1000 < elo < 2500

@@ -69,6 +69,8 @@ class TrainConfig:
     workers: int = 1
     eval_positions: int = 200
     eval_simulations: int = 50
+    ladder_every: int = 10
+    ladder_games: int = 10
     seed: int = 0
 
     def check(self) -> TrainConfig:
@@ -88,6 +90,8 @@ class TrainConfig:
             ("workers", 1),
             ("eval_positions", 0),
             ("eval_simulations", 0),
+            ("ladder_every", 0),
+            ("ladder_games", 1),
             ("seed", 0),
         ):
             check_int(name, getattr(self, name), low)
@@ -223,6 +227,53 @@ def measure(net: PolicyValueNet, rules: Rules, positions: list[Position], simula
     return float(report.optimal_class_rate)
 
 
+def ladder_elo(
+    model_path: Path, config: TrainConfig, seed: int, backend: str = "process", address: str | None = None
+) -> tuple[float, float, float]:
+    """The model at ``model_path`` (``alphazero:<path>``, 200 simulations a move) against the reference 6x7
+    ladder, ``config.ladder_games`` games per ladder agent: its Elo and 95 % interval, the ladder fixed."""
+    from agents.evaluation.ratings import REFERENCE_LADDER, fit_ratings, read_ratings
+    from agents.evaluation.tournament import pairing_counts, run_tournament
+
+    ladder = read_ratings(REFERENCE_LADDER)
+    spec = f"alphazero:{model_path}"
+    result, _ = run_tournament(
+        list(ladder),
+        config.ladder_games,
+        config.rules,
+        seed=seed,
+        gauntlet=spec,
+        backend=backend,
+        workers=config.workers,
+        address=address,
+        progress=False,
+    )
+    ratings = fit_ratings(pairing_counts(result), anchor=None, fixed=ladder, bootstrap=200, seed=seed)
+    low, high = ratings.ci95[spec]
+    return round(ratings.elo[spec], 1), round(low, 1), round(high, 1)
+
+
+def _append_row(path: Path, row: dict[str, Any]) -> None:
+    """Add ``row`` to the CSV log; a log written with other columns (an older version) is rewritten with
+    these, its missing values left empty."""
+    fields = list(row)
+    old: list[dict[str, Any]] = []
+    if path.exists():
+        with open(path, newline="") as stream:
+            reader = csv.DictReader(stream)
+            same = reader.fieldnames == fields
+            old = [] if same else [dict(r) for r in reader]
+        if same:
+            with open(path, "a", newline="") as stream:
+                csv.DictWriter(stream, fieldnames=fields).writerow(row)
+            return
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=fields, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(old + [row])
+    _write(path, text.getvalue().encode())
+
+
 class ReplayBuffer:
     """The last ``capacity`` positions, each stored with its mirror image."""
 
@@ -311,6 +362,9 @@ class GenerationLog:
     buffer: int
     raw_accuracy: float
     search_accuracy: float
+    elo: float = float("nan")
+    elo_low: float = float("nan")
+    elo_high: float = float("nan")
 
 
 def plot_curve(log_path: Path, path: Path) -> Path:
@@ -321,7 +375,7 @@ def plot_curve(log_path: Path, path: Path) -> Path:
         rows = list(csv.DictReader(stream))
     generations = [int(r["generation"]) for r in rows]
     plt = pyplot()
-    figure, (losses, accuracy) = plt.subplots(1, 2, figsize=(10, 3.6))
+    figure, (losses, accuracy, elo) = plt.subplots(1, 3, figsize=(14, 3.6))
     losses.plot(generations, [float(r["policy_loss"]) for r in rows], label="policy (cross-entropy)")
     losses.plot(generations, [float(r["value_loss"]) for r in rows], label="value (squared error)")
     losses.set_xlabel("generation")
@@ -334,6 +388,14 @@ def plot_curve(log_path: Path, path: Path) -> Path:
     accuracy.set_ylabel("% of moves keeping the best outcome")
     accuracy.set_title("against perfect play (solver-scored positions)")
     accuracy.legend()
+    rated = [(g, r) for g, r in zip(generations, rows) if (r.get("elo") or "nan") != "nan"]
+    if rated:
+        points = [float(r["elo"]) for _, r in rated]
+        lows = [points[i] - float(r["elo_low"]) for i, (_, r) in enumerate(rated)]
+        highs = [float(r["elo_high"]) - points[i] for i, (_, r) in enumerate(rated)]
+        elo.errorbar([g for g, _ in rated], points, yerr=[lows, highs], marker="o", capsize=3)
+    elo.set_xlabel("generation")
+    elo.set_title("Elo against the reference ladder (200 simulations)")
     figure.tight_layout()
     return save_figure(figure, path)
 
@@ -364,6 +426,7 @@ def train(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rules = config.rules
+    ladder_path = out / "ladder-model.zip"
     model_path, buffer_path, state_path, log_path = (
         out / n for n in ("model.zip", "buffer.npz", "state.json", "log.csv")
     )
@@ -392,12 +455,7 @@ def train(
         _write(
             state_path, json.dumps({"generation": generation, "config": asdict(config)}, indent=2).encode()
         )
-        new_file = not log_path.exists()
-        with open(log_path, "a", newline="") as stream:
-            writer = csv.DictWriter(stream, fieldnames=list(asdict(log)))
-            if new_file:
-                writer.writeheader()
-            writer.writerow(asdict(log))
+        _append_row(log_path, asdict(log))
         if board is not None:
             for key, value in asdict(log).items():
                 if key != "generation":
@@ -408,6 +466,12 @@ def train(
     try:
         for generation in range(start + 1, start + config.generations + 1):
             log = _generation(generation, net, optimiser, buffer, config, rng, positions, backend, address)
+            if rules == Rules() and config.ladder_every and generation % config.ladder_every == 0:
+                with _interrupt_after():
+                    save_model(ladder_path, net, rules, {"generation": generation})
+                log.elo, log.elo_low, log.elo_high = ladder_elo(
+                    ladder_path, config, generation, backend, address
+                )
             with _interrupt_after():  # a Ctrl-C here waits until the whole checkpoint is written
                 save(generation, log)
             if bar is not None:
