@@ -345,3 +345,45 @@ def test_ladder_elo_of_a_model(tmp_path: Path) -> None:
     path = save_model(tmp_path / "m.zip", PolicyValueNet(channels=8, blocks=1), Rules())
     elo, low, high = ladder_elo(path, TrainConfig(ladder_games=2, workers=2), seed=0)
     assert low <= elo <= high and -1000 < elo < 2500
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_workers_and_keeps_the_last_generation(tmp_path: Path) -> None:
+    import os
+    import signal
+
+    from scripts_helpers import start, wait_gone
+
+    process = start(
+        "scripts/train_alphazero.py",
+        *(
+            "--rows",
+            "4",
+            "--columns",
+            "5",
+            "--channels",
+            "8",
+            "--blocks",
+            "1",
+            "--games",
+            "8",
+            "--workers",
+            "2",
+        ),
+        *("--parallel", "4", "--simulations", "10", "--steps", "3", "--eval-positions", "0"),
+        *("--generations", "100000", "--no-progress", "--out", str(tmp_path)),
+        new_session=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert "generation 1:" in process.stdout.readline()
+        os.kill(process.pid, signal.SIGTERM)  # as `kill PID` does: the main process only
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    assert process.returncode == 143, err
+    assert "Traceback" not in err and "terminated" in err
+    assert wait_gone(process.pid) == []  # no pool worker left behind
+    assert load_model(tmp_path / "model.zip").info["generation"] >= 1

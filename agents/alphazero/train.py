@@ -488,18 +488,28 @@ def train(
 
 @contextlib.contextmanager
 def _interrupt_after() -> Iterator[None]:
-    """Hold SIGINT back for the block (in the main thread) and raise KeyboardInterrupt after it if one came."""
+    """Hold SIGINT and SIGTERM back for the block (in the main thread); then act on the first that came, as
+    its handler would have."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    previous = {
+        number: signal.signal(number, lambda n, _: caught.append(n))
+        for number in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
     if caught:
-        raise KeyboardInterrupt
+        number = signal.Signals(caught[0])
+        handler = previous[number]
+        if callable(handler):
+            handler(number, None)
+        elif handler == signal.SIG_DFL:
+            signal.raise_signal(number)
 
 
 def _generation(
