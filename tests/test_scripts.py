@@ -119,5 +119,5 @@ def test_tournament(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     data = json.loads(out.read_text())
     assert len(data["pairings"]) == 3 and sum(data["points"].values()) == 6
-    result = run("scripts/tournament.py", "random", "alphazero")
+    result = run("scripts/tournament.py", "random", "muzero")
     assert result.returncode == 2 and "unknown agent" in result.stderr
