@@ -30,8 +30,8 @@ def test_no_legal_move_is_a_clear_error() -> None:
 def test_make_agent_by_name() -> None:
     assert isinstance(make_agent("random", seed=1), RandomAgent)
     assert "random" in agent_names()
-    with pytest.raises(ValueError, match="unknown agent 'alphazero'; known agents: .*random"):
-        make_agent("alphazero")
+    with pytest.raises(ValueError, match="unknown agent 'muzero'; known agents: .*random"):
+        make_agent("muzero")
 
 
 def test_random_act_batch_is_uniform_over_legal_columns() -> None:
