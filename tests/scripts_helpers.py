@@ -69,3 +69,26 @@ def wait_gone(session: int, seconds: float = 20) -> list[str]:
             return []
         time.sleep(0.2)
     return session_processes(session)
+
+
+def signal_after(
+    process: subprocess.Popen[str], first_line: str, signum: int, delay: float = 0, timeout: float = 60
+) -> str:
+    """Wait for ``first_line`` in the script's first line of output (then ``delay`` seconds), send it
+    ``signum``, wait for its end; returns its standard error. Killed (its whole group when it leads one) if it
+    does not end in time."""
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert first_line in line, line
+        time.sleep(delay)
+        os.kill(process.pid, signum)
+        _, err = process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            if os.getpgid(process.pid) == process.pid:
+                os.killpg(process.pid, signal.SIGKILL)
+            else:
+                process.kill()
+            process.communicate()
+    return err

@@ -293,10 +293,9 @@ def test_registry_names_alphazero(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_ctrl_c_keeps_the_last_generation(tmp_path: Path) -> None:
-    import os
     import signal
 
-    from scripts_helpers import start
+    from scripts_helpers import signal_after, start
 
     process = start(
         "scripts/train_alphazero.py",
@@ -304,15 +303,7 @@ def test_ctrl_c_keeps_the_last_generation(tmp_path: Path) -> None:
         *("--parallel", "4", "--simulations", "10", "--steps", "3", "--eval-positions", "0"),
         *("--generations", "100000", "--no-progress", "--out", str(tmp_path)),
     )
-    try:
-        assert process.stdout is not None
-        assert "generation 1:" in process.stdout.readline()
-        os.kill(process.pid, signal.SIGINT)
-        _, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+    err = signal_after(process, "generation 1:", signal.SIGINT)
     assert process.returncode == 130, err
     assert "Traceback" not in err and "--resume goes on from it" in err
     model = load_model(tmp_path / "model.zip")
@@ -349,10 +340,9 @@ def test_ladder_elo_of_a_model(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_sigterm_stops_the_workers_and_keeps_the_last_generation(tmp_path: Path) -> None:
-    import os
     import signal
 
-    from scripts_helpers import start, wait_gone
+    from scripts_helpers import signal_after, start, wait_gone
 
     process = start(
         "scripts/train_alphazero.py",
@@ -374,15 +364,7 @@ def test_sigterm_stops_the_workers_and_keeps_the_last_generation(tmp_path: Path)
         *("--generations", "100000", "--no-progress", "--out", str(tmp_path)),
         new_session=True,
     )
-    try:
-        assert process.stdout is not None
-        assert "generation 1:" in process.stdout.readline()
-        os.kill(process.pid, signal.SIGTERM)  # as `kill PID` does: the main process only
-        _, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
+    err = signal_after(process, "generation 1:", signal.SIGTERM)  # as `kill PID`: the main process only
     assert process.returncode == 143, err
     assert "Traceback" not in err and "terminated" in err
     assert wait_gone(process.pid) == []  # no pool worker left behind

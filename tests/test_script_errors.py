@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import time
@@ -10,7 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from scripts_helpers import run, start
+from scripts_helpers import run, signal_after, start
 
 from agents import QLearningAgent, RandomAgent
 
@@ -110,16 +109,7 @@ def test_ctrl_c_in_training_saves_the_table(tmp_path: Path) -> None:
         str(out),
         "--quiet",
     )
-    try:
-        assert process.stdout is not None
-        assert "training" in process.stdout.readline()
-        time.sleep(3)  # some episodes
-        os.kill(process.pid, signal.SIGINT)
-        _, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+    err = signal_after(process, "training", signal.SIGINT, delay=3)  # some episodes first
     assert process.returncode == 130, err
     assert "Traceback" not in err and "interrupted after" in err
     table = QLearningAgent.load(out / "qtable.npz")
