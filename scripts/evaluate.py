@@ -4,6 +4,7 @@
     python scripts/evaluate.py mcts:0.1s --test-sets 6x7-begin-hard 6x7-end-easy --json acc.json --plot acc.png
     python scripts/evaluate.py qlearning:runs/qlearning/qtable.npz --test-sets all   # the sets it can play
     python scripts/evaluate.py mcts:10000 --backend ray                 # on a local Ray (or --address)
+    python scripts/evaluate.py mcts:1000 --plies 10-32 --sample 500     # 500 positions of 10 to 32 stones
 
 Prints per set the share of moves that keep the best win/draw/loss outcome ("optimal class") and of moves with
 the best score ("exact"), with 95 % Wilson intervals, and the mean regret in solver score points. The same
@@ -18,7 +19,7 @@ import sys
 from agents.cli import check_output_file, positive_int, run_cli
 from agents.evaluation.accuracy import evaluate_accuracy, playable_sets, plot_reports
 from agents.evaluation.backends import BACKENDS
-from agents.evaluation.test_sets import select_test_sets, test_set_names
+from agents.evaluation.test_sets import select_positions, select_test_sets, test_set_names
 from agents.files import atomic_write_json
 
 
@@ -34,6 +35,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="'all', '6x7' (the six 6x7 sets, default) or set names: " + ", ".join(test_set_names()),
     )
+    parser.add_argument(
+        "--plies",
+        metavar="MIN-MAX",
+        type=ply_range,
+        default=None,
+        help="only positions with MIN to MAX stones played (e.g. 10-32)",
+    )
+    parser.add_argument(
+        "--sample", type=positive_int, default=None, help="N of those positions, drawn with --seed"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--backend", choices=BACKENDS, default="process")
     parser.add_argument("--workers", type=positive_int, default=None, help="worker processes (default: CPUs)")
@@ -44,6 +55,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def ply_range(text: str) -> tuple[int, int]:
+    """An argparse type: ``MIN-MAX`` plies, 0 <= MIN <= MAX."""
+    low, dash, high = text.partition("-")
+    if not (dash and low.isdigit() and high.isdigit() and int(low) <= int(high)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a range of plies such as 10-32")
+    return int(low), int(high)
+
+
 def evaluate(args: argparse.Namespace) -> int:
     out = check_output_file(args.json) if args.json else None
     plot = check_output_file(args.plot) if args.plot else None
@@ -51,9 +70,16 @@ def evaluate(args: argparse.Namespace) -> int:
     plans = {spec: playable_sets(spec, sets) for spec in args.agents}
     reports = []
     for spec, playable in plans.items():
+        chosen = (
+            playable
+            if args.plies is None and args.sample is None
+            else select_positions(playable, args.plies, args.sample, args.seed)
+        )
+        if not chosen:
+            raise ValueError(f"no position of {playable} has {args.plies[0]} to {args.plies[1]} stones")
         report = evaluate_accuracy(
             spec,
-            playable,
+            chosen,
             backend=args.backend,
             workers=args.workers,
             address=args.address,

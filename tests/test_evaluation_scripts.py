@@ -157,3 +157,22 @@ def test_ctrl_c_on_ray_leaves_no_ray_process(tmp_path):
     assert process.returncode == 130, stderr
     assert json.loads(out.read_text())["finished"] is False
     assert wait_gone(process.pid, 60) == []
+
+
+def test_evaluate_a_ply_range_and_a_sample() -> None:
+    from scripts_helpers import run as run_script
+
+    from agents.evaluation.test_sets import select_positions, select_test_sets
+
+    result = run_script(
+        "scripts/evaluate.py", "random", "--plies", "40-41", "--workers", "1", "--no-progress"
+    )
+    assert result.returncode == 0, result.stderr
+    expected = len(select_positions(select_test_sets(["6x7"]), (40, 41)))
+    assert result.stdout.splitlines()[2].split()[:2] == ["6x7-w4", str(expected)]
+    sampled = run_script(
+        "scripts/evaluate.py", "random", "--plies", "10-32", "--sample", "7", "--no-progress"
+    )
+    assert sampled.returncode == 0 and sampled.stdout.splitlines()[2].split()[:2] == ["6x7-w4", "7"]
+    bad = run_script("scripts/evaluate.py", "random", "--plies", "4")
+    assert bad.returncode == 2 and "range of plies" in bad.stderr

@@ -186,3 +186,24 @@ def test_bad_files(tmp_path):
     good = tmp_path / "d.jsonl"
     good.write_text(json.dumps(GOOD) + "\n\n")
     assert read_positions(good)[0].moves == (3,)
+
+
+def test_select_positions_by_plies_and_sample() -> None:
+    from agents.evaluation.test_sets import select_positions
+
+    names = [n for n in set_names() if n.startswith("6x7")]
+    inside = select_positions(names, (10, 32))
+    assert inside and all(10 <= p.ply <= 32 for p in inside)
+    assert len(inside) == sum(10 <= p.ply <= 32 for n in names for p in load_test_set(n))
+    sample = select_positions(names, (10, 32), 50, seed=3)
+    assert len(sample) == 50 and set(sample) <= set(inside)
+    assert (
+        select_positions(names, (10, 32), 50, seed=3)
+        == sample
+        != select_positions(names, (10, 32), 50, seed=4)
+    )
+    assert select_positions(names, (10, 32), 10**6) == inside
+    with pytest.raises(ValueError):
+        select_positions(names, (12, 10))
+    with pytest.raises(TypeError):
+        select_positions(names, (1.5, 10))  # type: ignore[arg-type]

@@ -35,7 +35,7 @@ from agents.alphazero.files import load_model, save_model
 from agents.alphazero.network import NetworkEvaluator, PolicyValueNet, planes_tensor
 from agents.evaluation.accuracy import evaluate_accuracy
 from agents.evaluation.backends import run_batches
-from agents.evaluation.test_sets import Position, load_test_set, test_set_names
+from agents.evaluation.test_sets import Position, load_test_set, select_positions, test_set_names
 from agents.files import atomic_write
 from agents.progress import progress_bar
 from agents.puct import PUCTSearch
@@ -205,16 +205,10 @@ def play_generation(
 def evaluation_positions(rules: Rules, n: int, seed: int = 0) -> list[Position]:
     """``n`` solver-scored positions for ``rules`` from the shipped test sets (on 6x7 those with 10 to 32
     stones, the goal's range), drawn with ``seed``; empty when no set has this board."""
-    pool = [
-        position
-        for name in test_set_names()
-        for position in load_test_set(name)
-        if position.rules == rules and (rules != Rules() or 10 <= position.ply <= 32)
-    ]
-    if not pool or n == 0:
+    names = [name for name in test_set_names() if load_test_set(name)[0].rules == rules]
+    if not names or n == 0:
         return []
-    picked = np.random.default_rng(seed).choice(len(pool), size=min(n, len(pool)), replace=False)
-    return [pool[int(i)] for i in sorted(picked)]
+    return select_positions(names, (10, 32) if rules == Rules() else None, n, seed)
 
 
 def measure(net: PolicyValueNet, rules: Rules, positions: list[Position], simulations: int) -> float:

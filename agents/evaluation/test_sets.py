@@ -36,6 +36,7 @@ from connect4_env.core import Board, IllegalMoveError, Rules
 from connect4_env.validation import check_int
 
 __all__ = [
+    "select_positions",
     "Position",
     "TestSetSpec",
     "TEST_SET_SPECS",
@@ -232,6 +233,33 @@ def select_test_sets(requested: list[str]) -> list[str]:
     if unknown:
         raise ValueError(f"unknown test sets {unknown}; the sets are all, 6x7, {', '.join(names)}")
     return list(requested)
+
+
+def select_positions(
+    names: list[str],
+    plies: tuple[int, int] | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+) -> list[Position]:
+    """The positions of the sets ``names`` with ``plies[0] <= ply <= plies[1]`` (all when None), and of those
+    ``sample`` drawn without replacement with ``seed`` (all when None or more than there are), in set order.
+
+    Raises:
+        TypeError / ValueError: an unknown set, a bad range or sample size.
+    """
+    if plies is not None:
+        low = check_int("plies[0]", plies[0], 0)
+        high = check_int("plies[1]", plies[1], low)
+    pool = [
+        position
+        for name in names
+        for position in load_test_set(name)
+        if plies is None or low <= position.ply <= high
+    ]
+    if sample is None or check_int("sample", sample, 0) >= len(pool):
+        return pool
+    picked = np.random.default_rng(seed).choice(len(pool), size=sample, replace=False)
+    return [pool[int(i)] for i in sorted(picked)]
 
 
 def test_set_path(name: str, directory: str | os.PathLike[str] | None = None) -> Path:
