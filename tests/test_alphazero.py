@@ -369,3 +369,22 @@ def test_sigterm_stops_the_workers_and_keeps_the_last_generation(tmp_path: Path)
     assert "Traceback" not in err and "terminated" in err
     assert wait_gone(process.pid) == []  # no pool worker left behind
     assert load_model(tmp_path / "model.zip").info["generation"] >= 1
+
+
+def test_the_shipped_model_plays_legal_moves_everywhere() -> None:
+    from agents.alphazero.agent import shipped_model_path
+
+    if shipped_model_path() is None:
+        pytest.skip("this version ships no AlphaZero model")
+    from agents import make_agent
+
+    raw = make_agent("alphazero", simulations=0, seed=0).bind(Rules())
+    searched = make_agent("alphazero", simulations=20, seed=0).bind(Rules())
+    for index, position in enumerate(load_test_set("6x7-middle-medium")):
+        board = position.board()
+        agents = (raw, searched) if index % 10 == 0 else (raw,)
+        for agent in agents:
+            assert board.is_legal(agent.act(observation_planes(board), action_mask(board)))
+    assert shipped_model_path().stat().st_size <= 5 * 2**20
+    with pytest.raises(ValueError, match="cannot play"):
+        make_agent("alphazero").bind(Rules(7, 6, 4))
