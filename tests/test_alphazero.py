@@ -286,6 +286,8 @@ def test_registry_names_alphazero(tmp_path: Path) -> None:
 
     with pytest.raises(ValueError, match="ships no trained AlphaZero model"):
         make_agent("alphazero", simulations=10)
+    with pytest.raises(ValueError, match="ships no trained AlphaZero model"):
+        policy_from_spec("alphazero:50")
     path = save_model(tmp_path / "m.zip", PolicyValueNet(channels=8, blocks=1), Rules(4, 5, 4))
     agent = policy_from_spec(f"alphazero:{path}", seed=0, rules=Rules(4, 5, 4))
     assert isinstance(agent, AlphaZeroAgent) and agent.rules == Rules(4, 5, 4)
@@ -377,9 +379,11 @@ def test_the_shipped_model_plays_legal_moves_everywhere() -> None:
     if shipped_model_path() is None:
         pytest.skip("this version ships no AlphaZero model")
     from agents import make_agent
+    from connect4_env.policy import policy_from_spec
 
-    raw = make_agent("alphazero", simulations=0, seed=0).bind(Rules())
+    raw = policy_from_spec("alphazero:0", seed=0, rules=Rules())
     searched = make_agent("alphazero", simulations=20, seed=0).bind(Rules())
+    assert raw.simulations == 0 and searched.simulations == 20
     for index, position in enumerate(load_test_set("6x7-middle-medium")):
         board = position.board()
         agents = (raw, searched) if index % 10 == 0 else (raw,)

@@ -90,7 +90,11 @@ class AlphaZeroAgent(RulesBound):
 
     @classmethod
     def from_spec(cls, value: str, **kwargs: Any) -> AlphaZeroAgent:
-        """``"alphazero:<model.zip>"`` (plain ``"alphazero"``: the shipped model)."""
+        """``"alphazero:<simulations>"`` (the shipped model with that many simulations a move; 0 = the raw
+        policy) or ``"alphazero:<model.zip>"`` (a model file, 200 simulations); plain ``"alphazero"`` is the
+        shipped model with 200."""
+        if value.isdigit():
+            return cls(simulations=int(value), **kwargs)
         return cls(Path(value), **kwargs)
 
     def _check_rules(self, rules: Rules) -> None:
