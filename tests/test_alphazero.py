@@ -280,14 +280,17 @@ def test_evaluation_positions_are_unseen_kinds_of_the_goal() -> None:
     assert evaluation_positions(Rules(7, 9, 4), 10) == []
 
 
-def test_registry_names_alphazero(tmp_path: Path) -> None:
+def test_registry_names_alphazero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import agents.alphazero.agent as agent_module
     from agents import make_agent
     from connect4_env.policy import policy_from_spec
 
+    monkeypatch.setattr(agent_module, "shipped_model_path", lambda: None)  # a version without a model
     with pytest.raises(ValueError, match="ships no trained AlphaZero model"):
         make_agent("alphazero", simulations=10)
     with pytest.raises(ValueError, match="ships no trained AlphaZero model"):
         policy_from_spec("alphazero:50")
+    monkeypatch.undo()
     path = save_model(tmp_path / "m.zip", PolicyValueNet(channels=8, blocks=1), Rules(4, 5, 4))
     agent = policy_from_spec(f"alphazero:{path}", seed=0, rules=Rules(4, 5, 4))
     assert isinstance(agent, AlphaZeroAgent) and agent.rules == Rules(4, 5, 4)
