@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
 
 __all__ = [
     "Evaluator",
@@ -329,11 +329,3 @@ class PUCTSearch:
             root.proven,
             root.total_visits,
         )
-
-
-def rules_of(boards: Sequence[Board]) -> Rules:
-    """The one board size of ``boards`` (ValueError if they differ)."""
-    sizes = {board.rules for board in boards}
-    if len(sizes) != 1:
-        raise ValueError(f"boards of {len(sizes)} different sizes in one batch")
-    return sizes.pop()

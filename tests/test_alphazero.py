@@ -101,6 +101,17 @@ def test_a_perfect_evaluator_plays_perfectly() -> None:
         assert outcome(position.move_scores[column]) == outcome(position.score)
 
 
+def test_rollout_evaluator() -> None:
+    from agents.puct import RolloutEvaluator
+
+    evaluator = RolloutEvaluator(rollouts=50, seed=0)
+    lost = Board.from_moves([3, 3, 4, 4, 5])  # O to move cannot stop both ends: rollouts mostly lose
+    priors, values = evaluator.evaluate([lost, Board()])
+    assert priors.shape == (2, 7) and np.all(np.abs(values) <= 1) and values[0] < values[1]
+    result = PUCTSearch(RolloutEvaluator(seed=1)).search(Board.from_moves([3, 3, 4, 4, 5, 5]), 100)
+    assert int(np.argmax(result.policy(0))) in (2, 6)
+
+
 def test_noise_and_temperature() -> None:
     board = Board()
     plain = PUCTSearch(UniformEvaluator()).roots([board])[0]
