@@ -35,7 +35,7 @@ from agents.alphazero.files import load_model, save_model
 from agents.alphazero.network import NetworkEvaluator, PolicyValueNet, planes_tensor
 from agents.evaluation.accuracy import evaluate_accuracy
 from agents.evaluation.backends import run_batches
-from agents.evaluation.test_sets import Position, load_test_set, select_positions, test_set_names
+from agents.evaluation.test_sets import TEST_SET_SPECS, Position, select_positions, test_set_names
 from agents.files import atomic_write
 from agents.progress import progress_bar
 from agents.puct import PUCTSearch
@@ -205,7 +205,12 @@ def play_generation(
 def evaluation_positions(rules: Rules, n: int, seed: int = 0) -> list[Position]:
     """``n`` solver-scored positions for ``rules`` from the shipped test sets (on 6x7 those with 10 to 32
     stones, the goal's range), drawn with ``seed``; empty when no set has this board."""
-    names = [name for name in test_set_names() if load_test_set(name)[0].rules == rules]
+    names = [
+        name
+        for name in test_set_names()
+        if (TEST_SET_SPECS[name].rows, TEST_SET_SPECS[name].columns, TEST_SET_SPECS[name].win_length)
+        == (rules.rows, rules.columns, rules.win_length)
+    ]
     if not names or n == 0:
         return []
     return select_positions(names, (10, 32) if rules == Rules() else None, n, seed)

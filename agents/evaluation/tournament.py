@@ -19,7 +19,7 @@ from agents.arena import MatchResult, TournamentResult, play_game
 from agents.evaluation.backends import plan_batches, run_batches, worker_policy
 from agents.evaluation.ratings import PairingCounts
 from agents.progress import progress_bar
-from agents.records import GameLog
+from agents.records import RESULTS, GameLog
 from connect4_env.core import Rules
 from connect4_env.validation import check_bool, check_int
 
@@ -97,7 +97,7 @@ def game_logs(outcomes: Sequence[GameOutcome], rules: Rules, seed: int) -> list[
     pairing as ``game`` and the pairing's number as the extra field ``pairing``."""
     logs = []
     for o in outcomes:
-        winner = "draw" if o.winner is None else ("player0", "player1")[o.winner]
+        winner = "draw" if o.winner is None else RESULTS[o.winner]
         log = GameLog(
             rules.rows,
             rules.columns,
