@@ -141,10 +141,41 @@ def test_raw_policy_is_the_best_legal_prior() -> None:
         board = random_board(np.random.default_rng(seed), 20)
         if board.is_terminal:
             continue
-        priors, _ = NetworkEvaluator(net).evaluate([board])
+        priors, _ = NetworkEvaluator(net, symmetric=True).evaluate([board])  # the agent's default
         column = agent.act(observation_planes(board), action_mask(board))
         assert board.is_legal(column) and priors[0, column] == priors[0].max()
         assert agent.move_info() is None
+
+
+def test_the_symmetric_evaluator_averages_a_position_with_its_mirror_image() -> None:
+    rng = np.random.default_rng(3)
+    for rows, columns in ((6, 7), (4, 5)):
+        net = PolicyValueNet(channels=8, blocks=1)
+        plain, symmetric = NetworkEvaluator(net), NetworkEvaluator(net, symmetric=True)
+        boards, mirrors = [], []
+        while len(boards) < 6:
+            moves = [int(c) for c in rng.integers(0, columns, size=int(rng.integers(0, 8)))]
+            try:
+                board = Board.from_moves(moves, rows=rows, columns=columns)
+            except ValueError:  # a full column or a finished game
+                continue
+            if board.is_terminal:
+                continue
+            boards.append(board)
+            mirrors.append(Board.from_moves([columns - 1 - c for c in moves], rows=rows, columns=columns))
+        logits, values = plain.predict(np.stack([observation_planes(b) for b in boards]))
+        mirror_logits, mirror_values = plain.predict(np.stack([observation_planes(b) for b in mirrors]))
+        priors, averaged = symmetric.evaluate(boards)
+        expected = (logits + mirror_logits[:, ::-1]) / 2
+        masks = np.stack([action_mask(b).astype(bool) for b in boards])
+        expected = np.where(masks, np.exp(expected - expected.max(axis=1, keepdims=True)), 0)
+        np.testing.assert_allclose(priors, expected / expected.sum(axis=1, keepdims=True), rtol=1e-5)
+        np.testing.assert_allclose(averaged, (values + mirror_values) / 2, rtol=1e-5, atol=1e-7)
+        mirrored_priors, mirrored_values = symmetric.evaluate(mirrors)  # a position and its image agree
+        np.testing.assert_allclose(mirrored_priors[:, ::-1], priors, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(mirrored_values, averaged, rtol=1e-5, atol=1e-7)
+    with pytest.raises(TypeError, match="symmetric"):
+        AlphaZeroAgent(PolicyValueNet(channels=8, blocks=1), symmetric="yes")  # type: ignore[arg-type]
 
 
 def test_agent_plays_legal_moves_and_records_its_search() -> None:

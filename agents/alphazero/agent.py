@@ -44,6 +44,8 @@ class AlphaZeroAgent(RulesBound):
         seed: breaks ties between equally visited moves.
         rules: the board a bare network plays (a file carries its own).
         threads: torch's CPU threads (process-wide; 1 is fastest for this small network); None leaves it.
+        symmetric: evaluate each position together with its mirror image and average the two (priors and
+            values; one forward pass of twice the batch). On by default: it keeps the best outcome more often.
 
     Raises:
         TypeError / ValueError: bad settings, or (at ``bind``) rules other than the model's.
@@ -59,6 +61,7 @@ class AlphaZeroAgent(RulesBound):
         seed: int | None = None,
         rules: Rules | None = None,
         threads: int | None = 1,
+        symmetric: bool = True,
     ) -> None:
         if threads is not None:
             torch.set_num_threads(check_int("threads", threads, 1, 1024))
@@ -83,7 +86,10 @@ class AlphaZeroAgent(RulesBound):
         self.model = model
         self._win_length = model.rules.win_length
         self.rules: Rules | None = None
-        self.evaluator = NetworkEvaluator(model.net)
+        if not isinstance(symmetric, bool):
+            raise TypeError(f"symmetric must be True or False, got {symmetric!r}")
+        self.symmetric = symmetric
+        self.evaluator = NetworkEvaluator(model.net, symmetric=symmetric)
         self.rng = np.random.default_rng(seed)
         self.last_search: PUCTResult | None = None
         self.last_column: int | None = None

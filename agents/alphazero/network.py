@@ -77,14 +77,23 @@ def planes_tensor(planes: np.ndarray) -> torch.Tensor:
 
 class NetworkEvaluator:
     """The network as an :class:`agents.puct.Evaluator`: softmax priors over the legal columns and values,
-    one forward pass per batch of positions (no gradients, eval mode)."""
+    one forward pass per batch of positions (no gradients, eval mode). ``symmetric``: each position is also
+    evaluated mirrored (left to right, in the same forward pass) and the two logits and values averaged, the
+    game being symmetric under that reflection."""
 
-    def __init__(self, net: PolicyValueNet) -> None:
+    def __init__(self, net: PolicyValueNet, symmetric: bool = False) -> None:
         self.net = net
+        self.symmetric = bool(symmetric)
 
     def evaluate(self, boards: Sequence[Board]) -> tuple[np.ndarray, np.ndarray]:
         planes = np.stack([observation_planes(board) for board in boards])
-        logits, values = self.predict(planes)
+        if self.symmetric:
+            count = len(boards)
+            logits, values = self.predict(np.concatenate([planes, planes[:, :, ::-1, :]]))
+            logits = (logits[:count] + logits[count:, ::-1]) / 2
+            values = (values[:count] + values[count:]) / 2
+        else:
+            logits, values = self.predict(planes)
         masks = np.stack([[board.is_legal(c) for c in range(board.rules.columns)] for board in boards])
         logits = np.where(masks, logits, -np.inf)
         logits -= logits.max(axis=1, keepdims=True)
