@@ -176,6 +176,11 @@ def test_the_symmetric_evaluator_averages_a_position_with_its_mirror_image() -> 
         np.testing.assert_allclose(mirrored_values, averaged, rtol=1e-5, atol=1e-7)
     with pytest.raises(TypeError, match="symmetric"):
         AlphaZeroAgent(PolicyValueNet(channels=8, blocks=1), symmetric="yes")  # type: ignore[arg-type]
+    threads = torch.get_num_threads()
+    for bad in ({"symmetric": None}, {"simulations": -1}, {"model": 3}):
+        with pytest.raises((TypeError, ValueError)):
+            AlphaZeroAgent(**{"model": PolicyValueNet(channels=8, blocks=1), "threads": threads + 1, **bad})
+        assert torch.get_num_threads() == threads  # a failed constructor leaves torch's threads alone
 
 
 def test_agent_plays_legal_moves_and_records_its_search() -> None:

@@ -15,7 +15,7 @@ from agents.alphazero.network import NetworkEvaluator, PolicyValueNet
 from agents.base import RulesBound
 from agents.puct import PUCTResult, PUCTSearch
 from connect4_env.core import Board, Rules
-from connect4_env.validation import check_int, check_number
+from connect4_env.validation import check_bool, check_int, check_number
 
 __all__ = ["AlphaZeroAgent", "DEFAULT_SIMULATIONS", "shipped_model_path"]
 
@@ -63,10 +63,10 @@ class AlphaZeroAgent(RulesBound):
         threads: int | None = 1,
         symmetric: bool = True,
     ) -> None:
-        if threads is not None:
-            torch.set_num_threads(check_int("threads", threads, 1, 1024))
+        threads = None if threads is None else check_int("threads", threads, 1, 1024)
         self.simulations = check_int("simulations", simulations, 0, MAX_SIMULATIONS)
         self.c_puct = check_number("c_puct", c_puct, 0.0)
+        self.symmetric = check_bool("symmetric", symmetric)
         if model is None:
             shipped = shipped_model_path()
             if shipped is None:
@@ -86,11 +86,10 @@ class AlphaZeroAgent(RulesBound):
         self.model = model
         self._win_length = model.rules.win_length
         self.rules: Rules | None = None
-        if not isinstance(symmetric, bool):
-            raise TypeError(f"symmetric must be True or False, got {symmetric!r}")
-        self.symmetric = symmetric
-        self.evaluator = NetworkEvaluator(model.net, symmetric=symmetric)
+        self.evaluator = NetworkEvaluator(model.net, symmetric=self.symmetric)
         self.rng = np.random.default_rng(seed)
+        if threads is not None:  # process-wide: only once every setting and the model are good
+            torch.set_num_threads(threads)
         self.last_search: PUCTResult | None = None
         self.last_column: int | None = None
 
