@@ -34,7 +34,7 @@ $(RLLIB_STAMP): pyproject.toml constraints.txt
 	touch $(RLLIB_STAMP)
 
 test-rllib: $(RLLIB_STAMP)
-	$(RLLIB_VENV)/bin/python -m pytest -m rllib -q -p no:cacheprovider tests/test_rllib.py
+	$(RLLIB_VENV)/bin/python -m pytest -m rllib -q -p no:cacheprovider tests/env/test_rllib.py
 
 lint: $(STAMP)
 	$(PY) -m ruff check connect4_env agents scripts tests benchmarks

@@ -1,41 +1,63 @@
-"""External policies for connect4_env: each consumes ``(observation, action_mask)`` and returns a column."""
+"""connect4_agents: policies for connect4_env, each consuming ``(observation, action_mask)`` and returning a
+column. Installed from the repository's ``agents/`` folder under the import name ``connect4_agents`` (the
+name ``agents`` belongs to other packages, such as the OpenAI Agents SDK).
+
+One subpackage per family (``mcts``, ``solver``, ``qlearning``, ``sb3``, ``rllib``, ``alphazero``), the
+measurements in ``evaluation``, the play window and replay page in ``ui``. The public names are importable from
+here: ``from connect4_agents import MCTSAgent, make_agent``.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from agents.base import NoLegalMoveError, Policy
-from agents.mcts import MCTSAgent
-from agents.qlearning import QLearningAgent
-from agents.random_agent import RandomAgent
-from agents.registry import agent_from_spec, agent_names, make_agent, register_agent
-from agents.solver import SolverAgent
+from connect4_agents.base import NoLegalMoveError, Policy
+from connect4_agents.human import HumanAgent
+from connect4_agents.mcts import MCTSAgent
+from connect4_agents.qlearning import QLearningAgent
+from connect4_agents.random_agent import RandomAgent
+from connect4_agents.solver import SolverAgent
+from connect4_env.policy import make_policy, policy_from_spec, policy_names, register_policy
 
 __all__ = [
     "Policy",
     "NoLegalMoveError",
     "RandomAgent",
+    "HumanAgent",
     "MCTSAgent",
     "SolverAgent",
     "QLearningAgent",
+    "SB3Agent",
+    "RLlibAgent",
+    "AlphaZeroAgent",
     "make_agent",
     "register_agent",
     "agent_names",
     "agent_from_spec",
-    "SB3Agent",
-    "AlphaZeroAgent",
 ]
+
+# The registry lives at the policy boundary (connect4_env.policy) so the envs resolve names without importing
+# this package; these are its names on the agents' side. The names themselves are the entry points of the
+# ``connect4_env.policies`` group in pyproject.toml.
+make_agent = make_policy
+register_agent = register_policy
+agent_names = policy_names
+agent_from_spec = policy_from_spec
 
 
 def __getattr__(name: str) -> Any:
-    # SB3Agent and AlphaZeroAgent need torch (the train extra): imported on first use, so that
-    # ``import agents`` stays light
+    # SB3Agent and AlphaZeroAgent need torch (the train extra) when used, RLlibAgent a trained RLlib module:
+    # imported on first use, so that ``import connect4_agents`` stays light
     if name == "SB3Agent":
-        from agents.sb3_agent import SB3Agent
+        from connect4_agents.sb3 import SB3Agent
 
         return SB3Agent
+    if name == "RLlibAgent":
+        from connect4_agents.rllib import RLlibAgent
+
+        return RLlibAgent
     if name == "AlphaZeroAgent":
-        from agents.alphazero import AlphaZeroAgent
+        from connect4_agents.alphazero import AlphaZeroAgent
 
         return AlphaZeroAgent
-    raise AttributeError(f"module 'agents' has no attribute {name!r}")
+    raise AttributeError(f"module 'connect4_agents' has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """The search kernels in two builds: numba-compiled (boards up to 63 bits) and plain Python (any board).
 
-``kernels_for(rules)`` returns a namespace with the functions of :mod:`agents._kernels` and the array dtype
+``kernels_for(rules)`` returns a namespace with the functions of :mod:`connect4_agents._kernels` and the array dtype
 for bitboards in that build. The compiled build is cached on disk by numba (``cache=True``): the first use
 on a machine compiles it (about ten seconds), later processes load it in well under a second.
 """
@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from agents import _kernels
+from connect4_agents import _kernels
 from connect4_env.core import Rules
 
 __all__ = ["KernelBuild", "kernels_for", "kernel_geometry", "MAX_COMPILED_BITS"]
@@ -60,7 +60,7 @@ def _compiled_build() -> KernelBuild | None:
         import numba
     except ImportError:
         return None
-    spec = importlib.util.spec_from_file_location("agents._kernels_numba", _kernels.__file__)
+    spec = importlib.util.spec_from_file_location("connect4_agents._kernels_numba", _kernels.__file__)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # numba's on-disk cache re-imports the module by this name

@@ -1,6 +1,6 @@
 """Hot loops of the search agents, written once in the subset of Python that numba compiles.
 
-``agents._compiled`` loads this file twice: as plain Python (any board size: bitboards are Python ints in
+``connect4_agents._compiled`` loads this file twice: as plain Python (any board size: bitboards are Python ints in
 object arrays) and, when numba is installed, compiled with every function ``njit``-ed (boards whose bitboard
 fits in 63 bits: int64 arrays). Both run the same code on the same inputs and give the same results, which
 the tests check. No Python objects, no recursion into other modules, no global RNG: randomness comes from
@@ -10,7 +10,7 @@ Bit layout as in :mod:`connect4_env.core`: column ``c`` owns bits ``c*height .. 
 one a sentinel. A position is ``(current, mask)``: the stones of the player to move, and all stones.
 
 Geometry is passed as ``geo``, a tuple of ints built from :class:`~connect4_env.core.Rules` by
-``agents._compiled.kernel_geometry``: ``(rows, columns, height, win_length, cells)`` followed by the rules' win
+``connect4_agents._compiled.kernel_geometry``: ``(rows, columns, height, win_length, cells)`` followed by the rules' win
 shifts along the vertical (``Rules.win_shifts[0]``: the run lengths ``has_won`` doubles through; the other
 directions scale them by their step), padded with zeros to ``STEPS`` entries. ``board_mask`` and
 ``bottom_mask`` come as scalars (they may exceed 64 bits in Python mode). Every value that

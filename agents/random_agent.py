@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import NoLegalMoveError, RulesAware, check_mask_width, legal_columns, unpack
+from connect4_agents.base import NoLegalMoveError, RulesAware, check_mask_width, legal_columns, unpack
 
 __all__ = ["RandomAgent"]
 

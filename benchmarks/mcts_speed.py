@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from agents.mcts import MCTSAgent
+from connect4_agents.mcts.agent import MCTSAgent
 from connect4_env import Board
 
 

@@ -18,9 +18,9 @@ import time
 
 import numpy as np
 
-from agents.arena import wilson_interval
-from agents.mcts import MCTSAgent
-from agents.solver import SolverAgent
+from connect4_agents.evaluation.arena import wilson_interval
+from connect4_agents.mcts.agent import MCTSAgent
+from connect4_agents.solver.agent import SolverAgent
 from connect4_env import Board
 from connect4_env.encoding import action_mask, observation_planes
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from agents import QLearningAgent, RandomAgent
-from agents.arena import play_match
-from agents.metrics import optimal_move_rate
-from agents.solver import SolverAgent
+from connect4_agents import QLearningAgent, RandomAgent
+from connect4_agents.evaluation.arena import play_match
+from connect4_agents.evaluation.metrics import optimal_move_rate
+from connect4_agents.solver.agent import SolverAgent
 from connect4_env import Board, Rules
 
 

@@ -15,10 +15,10 @@ import argparse
 import statistics
 import time
 
-from agents.arena import play_game
-from agents.book import load_book
-from agents.mcts import MCTSAgent
-from agents.solver import SolverAgent, SolverBudgetExceeded, describe_score
+from connect4_agents.evaluation.arena import play_game
+from connect4_agents.solver.book import load_book
+from connect4_agents.mcts.agent import MCTSAgent
+from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score
 from connect4_env import Board, Rules
 from connect4_env.encoding import action_mask, observation_planes
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from agents import RandomAgent
+from connect4_agents import RandomAgent
 from connect4_env.vector_env import Connect4VectorEnv
 
 

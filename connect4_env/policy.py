@@ -3,9 +3,9 @@ the registry of policies by name.
 
 The environments never import ``agents``: they call any object that follows :class:`Policy`, and hand it
 the game's :class:`~connect4_env.core.Rules` through :func:`bind_policy` before it plays. Names such as
-``"mcts"`` resolve through a registry of string entry points (``"agents.mcts:MCTSAgent"``), as Gymnasium's
-registry does for envs: installed packages declare theirs under the ``connect4_env.policies`` entry-point
-group (this project's ``agents`` does, in ``pyproject.toml``), and :func:`register_policy` adds more at run
+``"mcts"`` resolve through a registry of string entry points (``"package.module:Class"``), as Gymnasium's registry
+does for envs: installed packages declare theirs under the ``connect4_env.policies`` entry-point
+group (this project's ``connect4_agents`` does, in ``pyproject.toml``, the only list of its names), and :func:`register_policy` adds more at run
 time. Nothing is imported until a name is used.
 """
 
@@ -73,26 +73,14 @@ def bind_policy(policy: Any, rules: Rules) -> Any:
 # name -> a factory or "module:attr"; filled from the entry points on first use, then by register_policy.
 _REGISTRY: dict[str, str | Callable[..., Any]] = {}
 _LOADED_ENTRY_POINTS = False
-# This project's own entry points (pyproject.toml), used only when no package metadata declares any: code
-# run from a source tree that was never installed still finds the default opponent. Strings, not imports.
-_SOURCE_TREE_DEFAULTS = {
-    "random": "agents.random_agent:RandomAgent",
-    "human": "agents.human:HumanAgent",
-    "mcts": "agents.mcts:MCTSAgent",
-    "solver": "agents.solver:SolverAgent",
-    "qlearning": "agents.qlearning:QLearningAgent",
-    "sb3": "agents.sb3_agent:SB3Agent",
-    "alphazero": "agents.alphazero:AlphaZeroAgent",
-}
 
 
 def _registry() -> dict[str, str | Callable[..., Any]]:
     global _LOADED_ENTRY_POINTS
     if not _LOADED_ENTRY_POINTS:
         _LOADED_ENTRY_POINTS = True
-        declared = {point.name: point.value for point in entry_points(group=ENTRY_POINT_GROUP)}
-        for name, value in (declared or _SOURCE_TREE_DEFAULTS).items():
-            _REGISTRY.setdefault(name, value)
+        for point in entry_points(group=ENTRY_POINT_GROUP):
+            _REGISTRY.setdefault(point.name, point.value)
     return _REGISTRY
 
 

@@ -3,7 +3,7 @@
     python scripts/make_test_sets.py --seed 0                  # every set, into agents/data/test_sets
     python scripts/make_test_sets.py --sets 4x5 5x4 --out sets # some sets, into another folder
 
-The same --seed writes the same bytes (see agents.evaluation.test_sets). The 6x7 sets take about ten minutes
+The same --seed writes the same bytes (see connect4_agents.evaluation.test_sets). The 6x7 sets take about ten minutes
 each on one core here, the smaller boards' seconds.
 """
 
@@ -13,9 +13,9 @@ import argparse
 import sys
 import time
 
-from agents.cli import check_output_dir, run_cli
-from agents.evaluation.test_sets import DATA_DIR, TEST_SET_SPECS, generate_test_set, write_test_set
-from agents.progress import progress_bar
+from connect4_agents._support.cli import check_output_dir, run_cli
+from connect4_agents.evaluation.test_sets import DATA_DIR, TEST_SET_SPECS, generate_test_set, write_test_set
+from connect4_agents._support.progress import progress_bar
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import argparse
 
-from agents.cli import check_output_file, run_cli
-from agents.progress import progress_bar
-from agents.records import read_games
-from agents.replay import write_replay
+from connect4_agents._support.cli import check_output_file, run_cli
+from connect4_agents._support.progress import progress_bar
+from connect4_agents.evaluation.records import read_games
+from connect4_agents.ui.replay import write_replay
 
 
 def build_parser() -> argparse.ArgumentParser:

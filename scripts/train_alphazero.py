@@ -20,9 +20,9 @@ import sys
 
 import torch
 
-from agents.alphazero.train import GenerationLog, TrainConfig, train
-from agents.cli import check_output_dir, run_cli
-from agents.evaluation.backends import BACKENDS
+from connect4_agents.alphazero.train import GenerationLog, TrainConfig, train
+from connect4_agents._support.cli import check_output_dir, run_cli
+from connect4_agents.evaluation.backends import BACKENDS
 
 _HELP = {
     "rows": "board rows",

@@ -5,7 +5,7 @@
     python scripts/train_sb3.py --opponent self --out runs/sb3/selfplay
 
 Writes model.zip (+ model.json), checkpoint.zip, eval.csv, curve.png and config.json under --out; Ctrl-C stops
-early and still saves the model. Reuse the model with agents.SB3Agent.load("runs/sb3/model.zip") or as an
+early and still saves the model. Reuse the model with connect4_agents.SB3Agent.load("runs/sb3/model.zip") or as an
 opponent: gym.make("Connect4-v0", opponent="sb3:runs/sb3/model.zip").
 """
 
@@ -15,9 +15,9 @@ import argparse
 import sys
 from dataclasses import fields
 
-from agents.cli import EXIT_INTERRUPTED, check_output_dir, json_object, positive_int, run_cli
-from agents.sb3_agent import ALGORITHMS
-from agents.sb3_training import TrainConfig, train_baseline
+from connect4_agents._support.cli import EXIT_INTERRUPTED, check_output_dir, json_object, positive_int, run_cli
+from connect4_agents.sb3.agent import ALGORITHMS
+from connect4_agents.sb3.train import TrainConfig, train_baseline
 
 
 def build_parser() -> argparse.ArgumentParser:

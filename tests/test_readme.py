@@ -38,9 +38,7 @@ def test_readme_has_examples() -> None:
 
 
 def test_importing_agents_does_not_import_torch() -> None:
-    code = (
-        "import sys, agents; assert 'torch' not in sys.modules; from agents import SB3Agent; print(SB3Agent)"
-    )
+    code = "import sys, agents; assert 'torch' not in sys.modules; from connect4_agents import SB3Agent; print(SB3Agent)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "SB3Agent" in out
 

@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.alphazero.files import ModelFile, load_model
-from agents.alphazero.network import NetworkEvaluator, PolicyValueNet
-from agents.base import RulesBound
-from agents.puct import PUCTResult, PUCTSearch
+from connect4_agents.alphazero.files import ModelFile, load_model
+from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet
+from connect4_agents.base import RulesBound
+from connect4_agents.mcts.puct import PUCTResult, PUCTSearch
 from connect4_env.core import Board, Rules
 from connect4_env.validation import check_bool, check_int, check_number
 
@@ -28,7 +28,7 @@ def shipped_model_path() -> Path | None:
     """The 6x7 model shipped with the package, or None when this version ships none."""
     from importlib import resources
 
-    path = Path(str(resources.files("agents").joinpath(SHIPPED_MODEL)))
+    path = Path(str(resources.files("connect4_agents").joinpath(SHIPPED_MODEL)))
     return path if path.is_file() else None
 
 
@@ -36,8 +36,8 @@ class AlphaZeroAgent(RulesBound):
     """Plays the most visited move of a PUCT search with ``simulations`` network evaluations.
 
     Args:
-        model: a model file path, a :class:`~agents.alphazero.files.ModelFile`, or a
-            :class:`~agents.alphazero.network.PolicyValueNet` (then ``rules`` says what it plays; default 6x7).
+        model: a model file path, a :class:`~connect4_agents.alphazero.files.ModelFile`, or a
+            :class:`~connect4_agents.alphazero.network.PolicyValueNet` (then ``rules`` says what it plays; default 6x7).
             None: the 6x7 model shipped with the package (ValueError while none is shipped).
         simulations: per move; 0 plays the raw policy (the legal column with the highest prior).
         c_puct: PUCT's exploration weight.

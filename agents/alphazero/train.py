@@ -31,14 +31,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.alphazero.files import load_model, save_model
-from agents.alphazero.network import NetworkEvaluator, PolicyValueNet, planes_tensor
-from agents.evaluation.accuracy import evaluate_accuracy
-from agents.evaluation.backends import run_batches
-from agents.evaluation.test_sets import TEST_SET_SPECS, Position, select_positions, test_set_names
-from agents.files import atomic_write
-from agents.progress import progress_bar
-from agents.puct import PUCTSearch
+from connect4_agents.alphazero.files import load_model, save_model
+from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet, planes_tensor
+from connect4_agents.evaluation.accuracy import evaluate_accuracy
+from connect4_agents.evaluation.backends import run_batches
+from connect4_agents.evaluation.test_sets import TEST_SET_SPECS, Position, select_positions, test_set_names
+from connect4_agents._support.files import atomic_write
+from connect4_agents._support.progress import progress_bar
+from connect4_agents.mcts.puct import PUCTSearch
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import observation_planes
 from connect4_env.validation import check_int, check_number
@@ -218,8 +218,8 @@ def evaluation_positions(rules: Rules, n: int, seed: int = 0) -> list[Position]:
 
 def measure(net: PolicyValueNet, rules: Rules, positions: list[Position], simulations: int) -> float:
     """The share of ``positions`` where the agent's move keeps the best outcome (the optimal class)."""
-    from agents.alphazero.agent import AlphaZeroAgent
-    from agents.alphazero.files import ModelFile
+    from connect4_agents.alphazero.agent import AlphaZeroAgent
+    from connect4_agents.alphazero.files import ModelFile
 
     agent = AlphaZeroAgent(ModelFile(net, rules), simulations=simulations, seed=0, threads=None)
     report = evaluate_accuracy(agent, positions, workers=1, progress=False)
@@ -231,8 +231,8 @@ def ladder_elo(
 ) -> tuple[float, float, float]:
     """The model at ``model_path`` (``alphazero:<path>``, 200 simulations a move) against the reference 6x7
     ladder, ``config.ladder_games`` games per ladder agent: its Elo and 95 % interval, the ladder fixed."""
-    from agents.evaluation.ratings import REFERENCE_LADDER, fit_ratings, read_ratings
-    from agents.evaluation.tournament import pairing_counts, run_tournament
+    from connect4_agents.evaluation.ratings import REFERENCE_LADDER, fit_ratings, read_ratings
+    from connect4_agents.evaluation.tournament import pairing_counts, run_tournament
 
     ladder = read_ratings(REFERENCE_LADDER)
     spec = f"alphazero:{model_path}"
@@ -368,7 +368,7 @@ class GenerationLog:
 
 def plot_curve(log_path: Path, path: Path) -> Path:
     """The learning curve from ``log.csv``: losses and the measured accuracies per generation."""
-    from agents.figures import pyplot, save_figure
+    from connect4_agents._support.figures import pyplot, save_figure
 
     with open(log_path, newline="") as stream:
         rows = list(csv.DictReader(stream))

@@ -8,11 +8,11 @@
 
 from __future__ import annotations
 
-from agents.evaluation.accuracy import AccuracyReport, SetAccuracy, evaluate_accuracy
-from agents.evaluation.backends import BACKENDS, run_batches
-from agents.evaluation.ratings import PairingCounts, Ratings, fit_ratings
-from agents.evaluation.test_sets import Position, load_test_set, read_positions, test_set_names
-from agents.evaluation.tournament import GameOutcome, pairing_counts, run_tournament
+from connect4_agents.evaluation.accuracy import AccuracyReport, SetAccuracy, evaluate_accuracy
+from connect4_agents.evaluation.backends import BACKENDS, run_batches
+from connect4_agents.evaluation.ratings import PairingCounts, Ratings, fit_ratings
+from connect4_agents.evaluation.test_sets import Position, load_test_set, read_positions, test_set_names
+from connect4_agents.evaluation.tournament import GameOutcome, pairing_counts, run_tournament
 
 __all__ = [
     "Position",

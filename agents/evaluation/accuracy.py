@@ -2,7 +2,7 @@
 
 A move is *optimal-class* when it keeps the best outcome the position allows (a win if there is one, else a
 draw); *exact* when it has the best score (the quickest win, the slowest loss); its *regret* is the best score
-minus its score, in the solver's units (two points per ply sooner or later, see :mod:`agents.solver`).
+minus its score, in the solver's units (two points per ply sooner or later, see :mod:`connect4_agents.solver.agent`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.arena import wilson_interval
-from agents.evaluation.backends import plan_batches, run_batches, worker_policy
-from agents.evaluation.test_sets import Position, load_test_set
-from agents.progress import progress_bar
+from connect4_agents.evaluation.arena import wilson_interval
+from connect4_agents.evaluation.backends import plan_batches, run_batches, worker_policy
+from connect4_agents.evaluation.test_sets import Position, load_test_set
+from connect4_agents._support.progress import progress_bar
 from connect4_env.encoding import TrackedBoard
 from connect4_env.validation import check_bool, check_int
 
@@ -126,7 +126,7 @@ class AccuracyReport(SetAccuracy):
 
 def plot_reports(reports: Sequence[AccuracyReport], path: str) -> None:
     """One panel per set, one pair of bars (optimal class, exact) per agent, saved to ``path``."""
-    from agents.figures import pyplot, save_figure
+    from connect4_agents._support.figures import pyplot, save_figure
 
     names = list(dict.fromkeys(name for report in reports for name in report.per_set))
     width = 0.8 / max(1, len(reports))
@@ -182,7 +182,7 @@ def playable_sets(agent: Any, names: Sequence[str]) -> list[str]:
     Raises:
         ValueError: ``agent`` is a spec that fails on every board, with that board's error.
     """
-    from agents.evaluation.test_sets import TEST_SET_SPECS, _check_name
+    from connect4_agents.evaluation.test_sets import TEST_SET_SPECS, _check_name
 
     playable, error = [], None
     for name in names:
@@ -233,7 +233,7 @@ def evaluate_accuracy(
             workers; bound to each position's rules).
         test_set: a shipped set's name (:func:`test_set_names`), a list of names, or a list of
             :class:`Position`. The per-set breakdown is by name (by board for positions).
-        backend, workers, address: where the positions are played (see :mod:`agents.evaluation.backends`).
+        backend, workers, address: where the positions are played (see :mod:`connect4_agents.evaluation.backends`).
         progress: a progress bar (tqdm) over positions.
         seed: the agent is reset with a seed derived from ``seed`` and the position's index before each
             position, so the same seed gives the same moves on any backend and number of workers.

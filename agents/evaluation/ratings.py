@@ -111,7 +111,7 @@ class Ratings:
 
     def plot(self, path: str) -> None:
         """Ratings with interval bars, and the head-to-head scores as a heat map, saved to ``path``."""
-        from agents.figures import pyplot, save_figure
+        from connect4_agents._support.figures import pyplot, save_figure
 
         players = sorted(self.elo, key=lambda p: self.elo[p])
         index = {p: i for i, p in enumerate(players)}

@@ -6,7 +6,7 @@ hard >= 28), for the six groups where such positions exist. The smaller boards (
 experiments use) get one set each. In every set: no finished position, none where the side to move can win
 at once, and no position twice (transpositions and mirror images count as the same).
 
-Scores are :class:`agents.SolverAgent`'s, from the view of the player to move: a win completed by the board's
+Scores are :class:`connect4_agents.SolverAgent`'s, from the view of the player to move: a win completed by the board's
 ``w``-th stone scores ``cells + 1 - w``, a loss the negative of the opponent's win, a draw 0 (larger is better).
 
 Files: ``agents/data/test_sets/<name>.jsonl.gz``, one JSON object per line (``moves``, ``move_scores``,
@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.files import read_json_lines
-from agents.solver import SolverAgent, plies_to_end
+from connect4_agents._support.files import read_json_lines
+from connect4_agents.solver.agent import SolverAgent, plies_to_end
 from connect4_env.core import Board, IllegalMoveError, Rules
 from connect4_env.validation import check_int
 
@@ -370,7 +370,7 @@ def write_test_set(
     spec: TestSetSpec, positions: list[Position], seed: int, directory: str | os.PathLike[str] | None = None
 ) -> dict[str, Any]:
     """Write one set atomically and record it in the folder's manifest; returns its manifest entry."""
-    from agents.files import atomic_write, atomic_write_json
+    from connect4_agents._support.files import atomic_write, atomic_write_json
 
     directory = Path(directory if directory is not None else DATA_DIR)
     data = encode_positions(positions)

@@ -2,7 +2,7 @@
 
 Every game is planned before any is played: pairing ``p``, game ``g`` (A moves first in the even games), and a
 seed per player derived from ``(seed, p, g)`` with which each agent is reset before the game. Batches of games
-go to :func:`agents.evaluation.backends.run_batches`; each worker builds its agents from their specs once and
+go to :func:`connect4_agents.evaluation.backends.run_batches`; each worker builds its agents from their specs once and
 reuses them, so the moves of a game do not depend on which worker played it.
 """
 
@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.arena import MatchResult, TournamentResult, play_game
-from agents.evaluation.backends import plan_batches, run_batches, worker_policy
-from agents.evaluation.ratings import PairingCounts
-from agents.progress import progress_bar
-from agents.records import RESULTS, GameLog
+from connect4_agents.evaluation.arena import MatchResult, TournamentResult, play_game
+from connect4_agents.evaluation.backends import plan_batches, run_batches, worker_policy
+from connect4_agents.evaluation.ratings import PairingCounts
+from connect4_agents._support.progress import progress_bar
+from connect4_agents.evaluation.records import RESULTS, GameLog
 from connect4_env.core import Rules
 from connect4_env.validation import check_bool, check_int
 
@@ -93,7 +93,7 @@ def plan_pairings(specs: Sequence[str], gauntlet: str | None = None) -> list[tup
 
 
 def game_logs(outcomes: Sequence[GameOutcome], rules: Rules, seed: int) -> list[GameLog]:
-    """The games as records (:mod:`agents.records`): each with the players' reset seeds, its number in its
+    """The games as records (:mod:`connect4_agents.evaluation.records`): each with the players' reset seeds, its number in its
     pairing as ``game`` and the pairing's number as the extra field ``pairing``."""
     logs = []
     for o in outcomes:
@@ -148,7 +148,7 @@ def _fill(pairings: list[tuple[str, str]], matches: list[MatchResult], result: T
 
 
 def pairing_counts(result: TournamentResult) -> list[PairingCounts]:
-    """The W/D/L counts of each pairing, for :func:`agents.evaluation.ratings.fit_ratings`."""
+    """The W/D/L counts of each pairing, for :func:`connect4_agents.evaluation.ratings.fit_ratings`."""
     return [PairingCounts(a, b, m.wins, m.draws, m.losses) for a, b, m in result.pairings]
 
 

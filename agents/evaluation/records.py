@@ -1,0 +1,287 @@
+"""Game records: one JSON object per line, one line per finished game, for replays and analysis.
+
+Written by ``scripts/tournament.py --games-out``, ``scripts/play.py --record`` and the match modes of
+``scripts/mcts_vs_qlearning.py --games-out``; read back, every field checked, by :func:`read_games`; turned into
+an HTML replay by ``scripts/replay.py``. A line::
+
+    {"format": "connect4-game", "version": 1, "rows": 6, "columns": 7, "win_length": 4,
+     "players": ["mcts:1000", "random"], "seed": 0, "moves": [3, 3, 4, ...], "result": "player0",
+     "search": [{"kind": "mcts", "column": 3, "visits": [...], "values": [...], ...}, null, ...]}
+
+- ``players``: the agent specs of the first mover (``player0``, X, red) and the second (``player1``).
+- ``moves``: 0-based columns in order, the whole game; ``result``: ``"player0"``, ``"player1"`` or ``"draw"``,
+  and it must be what the moves give.
+- ``seed``: the seed the run was started with (None if none); optional ``seeds``: the two players' own reset
+  seeds when the game can be replayed from them (tournaments); optional ``game``: its number in the run.
+- ``search`` (optional): one entry per move, the mover's ``move_info()`` (None for a policy without one):
+  MCTS ``{"kind": "mcts", "column", "visits", "values", "proven", "playouts"}`` (values are mean results for
+  the mover, win 1 draw 1/2, None where never tried); solver ``{"kind": "solver", "column", "scores"}``
+  (exact scores, positive a win, None for a full column). Entries of another ``kind`` are kept as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from connect4_agents.evaluation.arena import GameRecord, MatchResult
+from connect4_agents._support.files import atomic_write, read_json_lines
+from connect4_env.core import Board, IllegalMoveError, Rules
+
+__all__ = ["GameLog", "read_games", "write_games", "game_log", "match_logs", "FORMAT", "VERSION", "RESULTS"]
+
+FORMAT = "connect4-game"
+VERSION = 1
+RESULTS = ("player0", "player1", "draw")
+MAX_FILE_BYTES = 256 << 20  # a records file larger than this (decompressed) is refused
+_KNOWN = {
+    "format",
+    "version",
+    "rows",
+    "columns",
+    "win_length",
+    "players",
+    "seed",
+    "seeds",
+    "game",
+    "moves",
+    "result",
+    "search",
+}
+
+
+@dataclass(frozen=True)
+class GameLog:
+    """One recorded game (see the module docstring for the fields); ``extra`` keeps unknown fields."""
+
+    rows: int
+    columns: int
+    win_length: int
+    players: tuple[str, str]
+    moves: tuple[int, ...]
+    result: str
+    seed: int | None = None
+    seeds: tuple[int | None, int | None] | None = None
+    game: int | None = None
+    search: tuple[dict[str, Any] | None, ...] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def rules(self) -> Rules:
+        return Rules(self.rows, self.columns, self.win_length)
+
+    @property
+    def winner(self) -> int | None:
+        """0 if the first mover won, 1 if the second did, None for a draw."""
+        return None if self.result == "draw" else RESULTS.index(self.result)
+
+    def board(self, ply: int | None = None) -> Board:
+        """The position after ``ply`` moves (default: the end)."""
+        ply = len(self.moves) if ply is None else ply
+        if not 0 <= ply <= len(self.moves):
+            raise ValueError(f"ply={ply}: this game has plies 0..{len(self.moves)}")
+        return Board(self.rules).play_moves(list(self.moves[:ply]))
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "format": FORMAT,
+            "version": VERSION,
+            "rows": self.rows,
+            "columns": self.columns,
+            "win_length": self.win_length,
+            "players": list(self.players),
+            "seed": self.seed,
+        }
+        if self.seeds is not None:
+            data["seeds"] = list(self.seeds)
+        if self.game is not None:
+            data["game"] = self.game
+        data["moves"] = list(self.moves)
+        data["result"] = self.result
+        if self.search is not None:
+            data["search"] = list(self.search)
+        data.update(self.extra)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GameLog:
+        """Build and check a record from a decoded JSON object.
+
+        Raises:
+            ValueError: not an object, another format or version, a field missing or of the wrong kind, an
+                illegal move, moves after the end or a game not finished, a result the moves do not give, or
+                search numbers of the wrong length.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"a game record must be a JSON object, got {type(data).__name__}")
+        if data.get("format") != FORMAT or data.get("version") != VERSION:
+            raise ValueError(
+                f"not a game record of this version: format {data.get('format')!r}, version "
+                f"{data.get('version')!r} (expected {FORMAT!r}, {VERSION})"
+            )
+        missing = [
+            key for key in ("rows", "columns", "win_length", "players", "moves", "result") if key not in data
+        ]
+        if missing:
+            raise ValueError(f"a game record needs the fields {missing}")
+        try:
+            rules = Rules(data["rows"], data["columns"], data["win_length"])
+        except TypeError as error:
+            raise ValueError(str(error)) from None
+        players = data["players"]
+        if not (isinstance(players, list) and len(players) == 2 and all(isinstance(p, str) for p in players)):
+            raise ValueError(f"players must be a list of two agent specs, got {players!r:.80}")
+        moves = data["moves"]
+        if not isinstance(moves, list) or not all(type(m) is int for m in moves):
+            raise ValueError(f"moves must be a list of integer columns, got {moves!r:.80}")
+        if len(moves) > rules.cells:
+            raise ValueError(f"{len(moves)} moves do not fit a board of {rules.cells} cells")
+        board = Board(rules)
+        for index, column in enumerate(moves):
+            if board.is_terminal:
+                raise ValueError(f"move {index} ({column}) comes after the end of the game")
+            try:
+                board.play(column)
+            except IllegalMoveError as error:
+                raise ValueError(f"move {index}: {error}") from None
+        if not board.is_terminal:
+            raise ValueError(f"the game is not finished after its {len(moves)} moves")
+        result = data["result"]
+        if result not in RESULTS:
+            raise ValueError(f"result {result!r:.40} is not one of {list(RESULTS)}")
+        actual = "draw" if board.winner is None else RESULTS[board.winner]
+        if result != actual:
+            raise ValueError(f"result {result!r} disagrees with the moves, which give {actual!r}")
+        seed = data.get("seed")
+        if seed is not None and type(seed) is not int:
+            raise ValueError(f"seed must be an integer or null, got {seed!r:.40}")
+        seeds = data.get("seeds")
+        if seeds is not None and not (
+            isinstance(seeds, list) and len(seeds) == 2 and all(s is None or type(s) is int for s in seeds)
+        ):
+            raise ValueError(f"seeds must be a list of two integers (or nulls), got {seeds!r:.80}")
+        game = data.get("game")
+        if game is not None and (type(game) is not int or game < 0):
+            raise ValueError(f"game must be an integer >= 0, got {game!r:.40}")
+        search = data.get("search")
+        if search is not None:
+            if not isinstance(search, list) or len(search) != len(moves):
+                raise ValueError(f"search must be a list with one entry per move ({len(moves)})")
+            for index, entry in enumerate(search):
+                if entry is not None:
+                    _check_search(entry, rules, moves[index], index)
+        return cls(
+            rules.rows,
+            rules.columns,
+            rules.win_length,
+            (players[0], players[1]),
+            tuple(moves),
+            result,
+            seed,
+            None if seeds is None else (seeds[0], seeds[1]),
+            game,
+            None if search is None else tuple(search),
+            {key: value for key, value in data.items() if key not in _KNOWN},
+        )
+
+
+def _per_column(entry: dict[str, Any], key: str, rules: Rules, index: int, ok: Any) -> None:
+    values = entry.get(key)
+    if not isinstance(values, list) or len(values) != rules.columns or not all(ok(v) for v in values):
+        raise ValueError(
+            f"search[{index}]: {key} must be a list of {rules.columns} entries of the right kind, "
+            f"got {values!r:.80}"
+        )
+
+
+def _check_search(entry: Any, rules: Rules, column: int, index: int) -> None:
+    if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
+        raise ValueError(f"search[{index}] must be null or an object with a 'kind', got {entry!r:.80}")
+    if "column" in entry and entry["column"] != column:
+        raise ValueError(f"search[{index}] says column {entry['column']!r}, but move {index} is {column}")
+    if entry["kind"] == "mcts":
+        _per_column(entry, "visits", rules, index, lambda v: type(v) is int and v >= 0)
+        _per_column(
+            entry,
+            "values",
+            rules,
+            index,
+            lambda v: v is None or (type(v) in (int, float) and math.isfinite(v) and 0 <= v <= 1),
+        )
+        if "proven" in entry:
+            _per_column(entry, "proven", rules, index, lambda v: v in (None, "win", "draw", "loss"))
+    elif entry["kind"] == "solver":
+        _per_column(entry, "scores", rules, index, lambda v: v is None or type(v) is int)
+
+
+def game_log(
+    record: GameRecord,
+    players: tuple[str, str] | list[str],
+    rules: Rules,
+    seed: int | None = None,
+    seeds: tuple[int | None, int | None] | None = None,
+    game: int | None = None,
+) -> GameLog:
+    """A :class:`GameLog` of a game the arena played (``players``: the first mover's spec, then the second's);
+    its search numbers are kept when it was played with ``record_search=True``."""
+    result = "draw" if record.winner is None else RESULTS[record.winner]
+    search = tuple(record.search) if len(record.search) == len(record.moves) and record.moves else None
+    log = GameLog(
+        rules.rows,
+        rules.columns,
+        rules.win_length,
+        (str(players[0]), str(players[1])),
+        tuple(record.moves),
+        result,
+        seed,
+        seeds,
+        game,
+        search,
+    )
+    return GameLog.from_dict(json.loads(json.dumps(log.to_dict())))  # what is written is what reads back
+
+
+def match_logs(
+    result: MatchResult, names: tuple[str, str], rules: Rules, seed: int | None = None
+) -> list[GameLog]:
+    """The games of a :func:`connect4_agents.evaluation.arena.play_match` run with ``keep_games=True`` as records: ``names`` are
+    A's and B's specs, A moving first in the even-numbered games (as ``play_match`` plays them)."""
+    return [
+        game_log(record, names if index % 2 == 0 else names[::-1], rules, seed=seed, game=index)
+        for index, record in enumerate(result.games)
+    ]
+
+
+def read_games(path: str | os.PathLike[str]) -> list[GameLog]:
+    """Every game of a records file (JSON lines, ``.gz`` decompressed), each line checked.
+
+    Raises:
+        ValueError: a line that is not JSON or not a valid record (the message names the file and the line),
+            or a file over 256 MB decompressed. OSError: the file cannot be read.
+    """
+    return read_json_lines(path, MAX_FILE_BYTES, "game records", GameLog.from_dict)
+
+
+def write_games(path: str | os.PathLike[str], games: Iterable[GameLog], append: bool = False) -> Path:
+    """Write ``games`` one per line, atomically (a crash leaves the old file whole). ``append`` keeps the
+    file's lines before them (the file need not exist). Returns the path written."""
+    games = list(games)
+    for game in games:
+        if not isinstance(game, GameLog):
+            raise TypeError(f"write_games writes GameLog objects, got {type(game).__name__}")
+    lines = [json.dumps(game.to_dict(), separators=(",", ":")) + "\n" for game in games]
+    head = b""
+    if append:
+        try:
+            head = Path(path).read_bytes()
+        except FileNotFoundError:
+            head = b""
+        if head and not head.endswith(b"\n"):
+            head += b"\n"
+    body = head + "".join(lines).encode()
+    return atomic_write(path, lambda stream: stream.write(body))

@@ -1,0 +1,26 @@
+"""Monte Carlo tree search: the compiled UCT agent with MCTS-Solver (:class:`MCTSAgent`), its
+:class:`SearchResult`, and the evaluator-driven PUCT search (:mod:`connect4_agents.mcts.puct`)."""
+
+from __future__ import annotations
+
+from connect4_agents.mcts.agent import MCTSAgent, SearchResult, ucb1
+from connect4_agents.mcts.puct import (
+    Evaluator,
+    Node,
+    PUCTResult,
+    PUCTSearch,
+    RolloutEvaluator,
+    UniformEvaluator,
+)
+
+__all__ = [
+    "MCTSAgent",
+    "SearchResult",
+    "ucb1",
+    "Evaluator",
+    "UniformEvaluator",
+    "RolloutEvaluator",
+    "Node",
+    "PUCTSearch",
+    "PUCTResult",
+]

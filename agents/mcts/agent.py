@@ -1,0 +1,555 @@
+"""Monte Carlo Tree Search (UCT) with MCTS-Solver, tree reuse, and a look inside every search.
+
+The four phases run in a compiled kernel (:mod:`connect4_agents._kernels`, numba) on an array-based tree:
+
+1. **Selection** from the root: unvisited children first, in random order; then the child with the highest
+   UCB1 score ``wins/visits + c * sqrt(ln(parent visits) / visits)``. Children proven lost are skipped.
+2. **Expansion** of the leaf: one child per legal move (only one of each mirror-equal pair when the position
+   is left-right symmetric, if ``symmetry``). A move that wins at once makes a terminal child: terminal
+   positions are detected inside the tree, not only in rollouts.
+3. **Simulation**: a uniformly random game from one new child.
+4. **Backpropagation**: every node on the path gains a visit and the result *for the player who moved into
+   it* (win 1, draw 1/2, loss 0); the result flips at each level on the way up.
+
+With the solver on (score-bounded MCTS, after Cazenave & Saffidine 2010), every node carries a lower and an
+upper bound on its game value (loss, draw, win) for the player who moved into it. Terminal positions are
+exact; a node's bounds follow from its children's (the player to move picks the child best for them), so
+proven wins, losses *and draws* propagate up. A proven node is not searched below (its exact value is
+backed up instead of a rollout) and a child's mean is clamped into its bounds, but selection still weighs
+every child by UCB1: skipping proven moves made forced lines exact while quiet lines kept optimistic averages,
+which cost accuracy. Proven wins and losses carry their distance to the end of the game.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from connect4_agents._compiled import KernelBuild, kernels_for
+from connect4_agents._kernels import DRAW, LOSS, WIN
+from connect4_agents.base import RulesBound, check_search_settings
+from connect4_env.core import Board, Rules
+from connect4_env.validation import check_bool, check_choice, check_int, check_number
+
+__all__ = ["MCTSAgent", "SearchResult", "ucb1", "DEFAULT_PLAYOUTS", "DEFAULT_MAX_NODES"]
+
+DEFAULT_PLAYOUTS = 1000  # the budget when neither playouts nor time_limit is given
+DEFAULT_MAX_NODES = 1 << 22  # 54 bytes a node: about 230 MB at the cap
+MAX_NODES_LIMIT = (1 << 31) - 1  # node indices are int32
+MAX_PLAYOUTS = 1 << 62  # playout counters are int64
+# a proven value for the player who moved into a node (0 loss, 1 draw, 2 win), in words
+_PROOF_NAMES = {LOSS: "loss", DRAW: "draw", WIN: "win"}
+
+
+def ucb1(wins: float, visits: float, parent_visits: float, c: float = math.sqrt(2)) -> float:
+    """UCB1 score of a child: mean result plus ``c * sqrt(ln(parent_visits) / visits)``.
+
+    >>> round(ucb1(1, 1, 4), 3), round(ucb1(0.5, 1, 4), 3), round(ucb1(0, 1, 4), 3)
+    (2.665, 2.165, 1.665)
+    """
+    if visits <= 0:
+        return math.inf
+    return wins / visits + c * math.sqrt(math.log(parent_visits) / visits)
+
+
+@dataclass
+class SearchResult:
+    """What one search saw, per column, from the view of the player to move.
+
+    ``visits[c]`` playouts through the move (mirror twins share their representative's numbers),
+    ``mean_value[c]`` its average result (win 1, draw 1/2; NaN if never tried), ``proven[c]`` "win",
+    "loss", "draw" or None (unproven), ``proof_depth[c]`` the further plies to the end of a proven win or
+    loss line (the line found, not always the shortest). ``root_proven`` is the position's proven value for
+    the player to move, or None.
+    """
+
+    column: int
+    reason: str
+    visits: list[int]
+    mean_value: list[float]
+    proven: list[str | None]
+    proof_depth: list[int]
+    ucb: list[float]
+    playouts: int
+    root_visits: int
+    elapsed: float
+    nodes: int
+    reused_tree: bool
+    root_proven: str | None
+    mirrored: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def playouts_per_second(self) -> float:
+        return self.playouts / self.elapsed if self.elapsed > 0 else math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        """The per-column numbers as plain JSON (a game record's ``search`` entry): ``kind`` "mcts", the
+        ``column`` chosen, ``visits``, ``values`` (mean results, win 1 draw 1/2, None where never tried),
+        ``proven`` ("win", "draw", "loss" or None) and ``playouts``."""
+        return {
+            "kind": "mcts",
+            "column": self.column,
+            "visits": [int(v) for v in self.visits],
+            "values": [None if math.isnan(v) else round(float(v), 4) for v in self.mean_value],
+            "proven": list(self.proven),
+            "playouts": int(self.playouts),
+        }
+
+    def plot(self, path: str | os.PathLike[str], title: str | None = None) -> Path:
+        """Draw the search: visits per column (bars, the chosen one darker) and mean values (dots, right
+        axis; proven wins, draws and losses marked), saved atomically to ``path`` (png, svg or pdf by the
+        suffix). Needs matplotlib (the ``train`` extra). Returns the path."""
+        from connect4_agents._support.figures import pyplot, save_figure
+
+        plt = pyplot()
+        columns = list(range(len(self.visits)))
+        figure, visits_axis = plt.subplots(figsize=(max(4.0, 0.7 * len(columns) + 1.5), 3.2))
+        colours = ["#1f4e9c" if c == self.column else "#8fb0e0" for c in columns]
+        visits_axis.bar(columns, self.visits, color=colours)
+        visits_axis.set_xlabel("column")
+        visits_axis.set_ylabel("visits")
+        visits_axis.set_xticks(columns)
+        value_axis = visits_axis.twinx()
+        values = [math.nan if math.isnan(v) else v for v in self.mean_value]
+        value_axis.plot(columns, values, "o", color="#d62728", label="mean value")
+        value_axis.set_ylim(-0.05, 1.05)
+        value_axis.set_ylabel("mean value (win 1, draw 1/2)")
+        for column, proof in enumerate(self.proven):
+            if proof is not None:
+                value_axis.annotate(proof, (column, 1.0), ha="center", va="bottom", fontsize=8)
+        visits_axis.set_title(
+            title or f"MCTS: {self.playouts:,} playouts, chose column {self.column} ({self.reason})",
+            fontsize=9,
+        )
+        figure.tight_layout()
+        return save_figure(figure, path)
+
+    def table(self) -> str:
+        """The search as a text table, one row per column."""
+        lines = [f"{'column':>6} {'visits':>8} {'mean':>6} {'UCB1':>6}  proven"]
+        for column, visits in enumerate(self.visits):
+            mean = self.mean_value[column]
+            if visits == 0 and math.isnan(mean) and self.proven[column] is None:
+                continue
+            proof = self.proven[column] or ""
+            if proof in ("win", "loss"):
+                proof += f" in {self.proof_depth[column] + 1} plies"
+            if column in self.mirrored:
+                proof += f" (mirror of {self.mirrored[column]})"
+            marker = " <" if column == self.column else ""
+            ucb = self.ucb[column]
+            lines.append(
+                f"{column:>6} {visits:>8} {mean:>6.3f} {ucb:>6.3f}  {proof}{marker}"
+                if not math.isnan(mean)
+                else f"{column:>6} {visits:>8} {'-':>6} {'-':>6}  {proof}{marker}"
+            )
+        lines.append(
+            f"chosen {self.column} ({self.reason}); {self.playouts:,} playouts in {self.elapsed:.3f} s "
+            f"({self.playouts_per_second:,.0f}/s), {self.nodes:,} nodes, tree reused: {'yes' if self.reused_tree else 'no'}"
+            + (f", root proven: {self.root_proven}" if self.root_proven else "")
+        )
+        return "\n".join(lines)
+
+
+class _Tree:
+    """Node arrays for the kernel; grown by doubling up to the node cap."""
+
+    FIELDS = ("parent", "move", "first_child", "n_children", "value", "visits", "lower", "upper", "depth")
+    DTYPES = (np.int32, np.int32, np.int32, np.int32, np.float64, np.int64, np.int8, np.int8, np.int32)
+    parent: np.ndarray
+    move: np.ndarray
+    first_child: np.ndarray
+    n_children: np.ndarray
+    value: np.ndarray
+    visits: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    depth: np.ndarray
+
+    def __init__(self, build: KernelBuild, capacity: int) -> None:
+        self.build = build
+        self.cur = build.bit_array(capacity)
+        self.msk = build.bit_array(capacity)
+        for name, dtype in zip(self.FIELDS, self.DTYPES):
+            setattr(self, name, np.zeros(capacity, dtype=dtype))
+        self.n_nodes = 0
+
+    @property
+    def capacity(self) -> int:
+        return int(self.cur.shape[0])
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        return (self.cur, self.msk) + tuple(getattr(self, name) for name in self.FIELDS)
+
+    def grow(self, capacity: int) -> None:
+        old = self.arrays()
+        bigger = _Tree(self.build, capacity)
+        for target, source in zip(bigger.arrays(), old):
+            target[: len(source)] = source
+        self.cur, self.msk = bigger.cur, bigger.msk
+        for name in self.FIELDS:
+            setattr(self, name, getattr(bigger, name))
+
+    def set_root(self, current: int, mask: int, prior: float) -> None:
+        self.cur[0] = current
+        self.msk[0] = mask
+        self.parent[0] = -1
+        self.move[0] = -1
+        self.first_child[0] = -1
+        self.n_children[0] = 0
+        self.value[0] = prior
+        self.visits[0] = 0
+        self.lower[0] = LOSS
+        self.upper[0] = WIN
+        self.depth[0] = 0
+        self.n_nodes = 1
+
+    def children(self, node: int) -> range:
+        first = int(self.first_child[node])
+        return range(first, first + int(self.n_children[node])) if first >= 0 else range(0)
+
+    def proven(self, node: int) -> int | None:
+        """The node's proven value for the player who moved into it (LOSS/DRAW/WIN), or None."""
+        low = int(self.lower[node])
+        return low if low == int(self.upper[node]) else None
+
+
+class MCTSAgent(RulesBound):
+    """UCT Monte Carlo Tree Search as a policy.
+
+    Args:
+        playouts: playouts per move. None (the default): :data:`DEFAULT_PLAYOUTS` (1000) if no
+            ``time_limit`` is given, else no playout limit.
+        time_limit: seconds per move (a finite number > 0), or None. Alone, the search runs for that long
+            (anytime: it plays the best move found when time runs out); with ``playouts``, whichever comes
+            first. A time-limited search depends on the machine's speed, so it is not reproducible from a seed.
+        c: UCB1 exploration constant (default sqrt(2); the original Connect 4 project used 2).
+        seed: seed of the search's random generator: same seed, same moves (with a playout budget).
+        win_length: the line length (observations do not carry it). None (default): the rules the agent is
+            bound to (``bind(rules)``, which every env, the arena and the scripts call), else 4. A value that
+            disagrees with the bound rules raises ValueError.
+        solver: score-bounded MCTS-Solver: proven wins, draws and losses propagate (a proven node is no
+            longer searched; its exact value is backed up); a proven win is played, moves proven worse than
+            another are never played, the search stops once the root is proven; at a proven-lost root the
+            slowest loss. Default True.
+        final: ``"visits"`` (most-visited move, the default) or ``"value"`` (highest mean value).
+        prior: give each new node ``prior`` wins out of ``2 * prior`` virtual visits (0 = off). With a
+            prior, children are ordered by UCB1 from the start (there are no unvisited children).
+        symmetry: in left-right symmetric positions expand only one of each pair of mirror moves.
+        reuse_tree: keep the subtree of the position reached since the last move, when the tree has it.
+        max_nodes: the tree's node cap (default 2**22 nodes, 54 bytes each: about 230 MB). At the cap the
+            search goes on without growing the tree (playouts from its leaves) until its budget ends.
+        compiled: None = numba kernels when available and the board fits in 63 bits (else plain Python, far
+            slower); False forces plain Python; True requires the compiled kernels.
+    """
+
+    name = "mcts"
+
+    def __init__(
+        self,
+        playouts: int | None = None,
+        time_limit: float | None = None,
+        c: float = math.sqrt(2),
+        seed: int | None = None,
+        win_length: int | None = None,
+        solver: bool = True,
+        final: str = "visits",
+        prior: float = 0.0,
+        symmetry: bool = True,
+        reuse_tree: bool = True,
+        max_nodes: int = DEFAULT_MAX_NODES,
+        compiled: bool | None = None,
+    ) -> None:
+        if playouts is not None:
+            playouts = check_int("playouts", playouts, 1, MAX_PLAYOUTS)
+        if time_limit is not None:
+            time_limit = check_number("time_limit", time_limit, 0.0, above_minimum=True)
+        if playouts is None and time_limit is None:
+            playouts = DEFAULT_PLAYOUTS
+        c = check_number("c", c, 0.0)
+        check_choice("final", final, ("visits", "value"))
+        prior = check_number("prior", prior, 0.0)
+        max_nodes = check_int("max_nodes", max_nodes, 64, MAX_NODES_LIMIT)
+        for flag, value in (("solver", solver), ("symmetry", symmetry), ("reuse_tree", reuse_tree)):
+            check_bool(flag, value)
+        check_search_settings(win_length, compiled)
+        self.playouts = playouts
+        self.time_limit = time_limit
+        self.c = c
+        self._win_length = None if win_length is None else int(win_length)
+        self.rules: Rules | None = None
+        self.solver = bool(solver)
+        self.final = final
+        self.prior = float(prior)
+        self.symmetry = bool(symmetry)
+        self.reuse_tree = bool(reuse_tree)
+        self.max_nodes = int(max_nodes)
+        self.compiled = compiled
+        self.last_search: SearchResult | None = None
+        self._tree: _Tree | None = None
+        self._tree_rules: Rules | None = None
+        self._meta = np.zeros(3, dtype=np.int64)
+        self._seed(seed)
+
+    def _seed(self, seed: int | None) -> None:
+        self._meta[1] = int(np.random.default_rng(seed).integers(1, 2**32))
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forget the tree (a new game); a seed, if given, reseeds the search."""
+        self._tree = None
+        self.last_search = None
+        if seed is not None:
+            self._seed(seed)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the tree holds a reference to a kernel module (not picklable) and can be large: a copy starts afresh
+        state = self.__dict__.copy()
+        state["_tree"] = None
+        state["_tree_rules"] = None
+        return state
+
+    @classmethod
+    def from_spec(cls, value: str, **kwargs: Any) -> MCTSAgent:
+        """``"mcts:<playouts>"`` or ``"mcts:<seconds>s"`` (a time budget per move, e.g. ``mcts:0.1s``), as the
+        scripts and ``Connect4-v0(opponent=...)`` write it.
+
+        Raises:
+            ValueError: ``value`` is neither a positive integer nor a positive number of seconds ending in s.
+        """
+        wrong = (
+            f"agent spec 'mcts:{value}': {value!r} is neither a number of playouts (mcts:200) nor a positive "
+            "number of seconds per move (mcts:0.1s)"
+        )
+        if value.endswith("s"):
+            try:
+                seconds = float(value[:-1])
+            except ValueError:
+                seconds = math.nan
+            if not (math.isfinite(seconds) and seconds > 0):
+                raise ValueError(wrong)
+            return cls(time_limit=seconds, **kwargs)
+        try:
+            playouts = int(value)
+        except ValueError:
+            raise ValueError(wrong) from None
+        if playouts < 1:
+            raise ValueError(f"agent spec 'mcts:{value}': playouts must be >= 1")
+        return cls(playouts=playouts, **kwargs)
+
+    def __repr__(self) -> str:
+        budget = [f"playouts={self.playouts}"] if self.playouts is not None else []
+        if self.time_limit is not None:
+            budget.append(f"time_limit={self.time_limit}")
+        return f"MCTSAgent({', '.join(budget)}, c={self.c:.3g})"
+
+    # -- policy ------------------------------------------------------------------------------------------
+    def act(self, observation: Any, action_mask: Any = None) -> int:
+        """The column to play for the player to move in ``observation`` (see :class:`agents.Policy`).
+
+        Raises:
+            ValueError: the mask disagrees with the position or its length is not the board's width, or the
+                board is not the bound rules' size.
+        """
+        board, _ = self.read_board(observation, action_mask)
+        return self.search(board).column
+
+    def move_info(self) -> dict[str, Any] | None:
+        """The last move's search numbers as plain JSON (:meth:`SearchResult.to_dict`), or None before a move.
+
+        Game records and the play window read this from any policy that has it."""
+        return None if self.last_search is None else self.last_search.to_dict()
+
+    def explain(self) -> str:
+        """Print and return the last search as a table."""
+        if self.last_search is None:
+            raise RuntimeError("explain() needs a search first: call act()")
+        text = self.last_search.table()
+        print(text)
+        return text
+
+    # -- search ------------------------------------------------------------------------------------------
+    def search(self, board: Board) -> SearchResult:
+        """Search from ``board`` within the budget; returns (and keeps in ``last_search``) the result."""
+        if board.is_terminal:
+            raise ValueError("cannot search a finished game: there is no legal move")
+        rules = board.rules
+        current = board.stones[board.to_move]
+        mask = board.mask
+        build = kernels_for(rules, self.compiled)
+        tree, reused = self._root_tree(rules, build, current, mask)
+        geo = build.geometry(rules)
+        self._meta[0] = tree.n_nodes
+        self._meta[2] = int(tree.capacity < self.max_nodes)
+        start = time.perf_counter()
+        done = 0
+        chunk = 64
+        while True:
+            want = chunk if self.playouts is None else min(chunk, self.playouts - done)
+            chunk_start = time.perf_counter()
+            ran = build.mcts_playouts(
+                want,
+                0,
+                *tree.arrays(),
+                self._meta,
+                geo,
+                rules.board_mask,
+                self.c,
+                self.prior,
+                self.solver,
+                self.symmetry,
+            )
+            tree.n_nodes = int(self._meta[0])
+            done += ran
+            if self.solver and tree.proven(0) is not None:
+                break  # the root is proven: more playouts cannot change the answer
+            if ran < want and self._meta[2]:
+                tree.grow(min(2 * tree.capacity, self.max_nodes))
+                self._meta[2] = int(tree.capacity < self.max_nodes)
+                continue
+            if self.playouts is not None and done >= self.playouts:
+                break
+            elapsed = time.perf_counter() - start
+            if self.time_limit is not None:
+                if elapsed >= self.time_limit:
+                    break
+                # aim for chunks of about 5 ms so the deadline is kept
+                rate = ran / max(time.perf_counter() - chunk_start, 1e-6)
+                chunk = int(min(max(16, rate * 0.005), max(16, rate * (self.time_limit - elapsed))))
+            else:
+                chunk = min(chunk * 2, 1 << 16)
+        elapsed = time.perf_counter() - start
+        self._tree = tree
+        self._tree_rules = rules
+        result = self._summarise(tree, rules, done, elapsed, reused)
+        self.last_search = result
+        return result
+
+    def _root_tree(self, rules: Rules, build: KernelBuild, current: int, mask: int) -> tuple[_Tree, bool]:
+        old = self._tree
+        if self.reuse_tree and old is not None and self._tree_rules == rules and old.build is build:
+            found = self._find(old, current, mask)
+            if found is not None:
+                if found == 0:
+                    return old, True
+                new = _Tree(build, old.capacity)
+                queue = np.zeros(old.capacity, dtype=np.int64)
+                new.n_nodes = int(build.compact_subtree(found, *old.arrays(), *new.arrays(), queue))
+                return new, True
+        budget = self.playouts if self.playouts is not None else 20_000
+        capacity = max(1024, min(budget * rules.columns + 1, self.max_nodes), rules.columns + 1)
+        tree = _Tree(build, capacity)
+        tree.set_root(current, mask, self.prior)
+        return tree, False
+
+    @staticmethod
+    def _find(tree: _Tree, current: int, mask: int) -> int | None:
+        """The node for position (current, mask) among the root, its children and grandchildren."""
+        frontier = [0]
+        for _ in range(3):
+            next_frontier: list[int] = []
+            for node in frontier:
+                if tree.cur[node] == current and tree.msk[node] == mask:
+                    return node
+                next_frontier.extend(tree.children(node))
+            frontier = next_frontier
+        return None
+
+    def _summarise(
+        self, tree: _Tree, rules: Rules, playouts: int, elapsed: float, reused: bool
+    ) -> SearchResult:
+        columns = rules.columns
+        visits = [0] * columns
+        mean = [math.nan] * columns
+        proven: list[str | None] = [None] * columns
+        depth = [0] * columns
+        ucb = [math.nan] * columns
+        children = list(tree.children(0))
+        root_visits = max(float(tree.visits[0]) + 2 * self.prior, 1.0)
+        for child in children:
+            column = int(tree.move[child])
+            real = int(tree.visits[child])
+            visits[column] = real
+            if real > 0:
+                mean[column] = (float(tree.value[child]) - self.prior) / real
+                ucb[column] = ucb1(float(tree.value[child]), real + 2 * self.prior, root_visits, self.c)
+            value = tree.proven(child)
+            proven[column] = None if value is None else _PROOF_NAMES[value]
+            depth[column] = int(tree.depth[child])
+        column, reason = self._choose(tree, children)
+        # mirror twins of a symmetric root share their representative's numbers
+        present = {int(tree.move[child]) for child in children}
+        mirrored = {}
+        for c in range(columns):
+            twin = columns - 1 - c
+            if c not in present and twin in present and self._column_open(tree, rules, c):
+                visits[c], mean[c], proven[c], depth[c], ucb[c] = (
+                    visits[twin],
+                    mean[twin],
+                    proven[twin],
+                    depth[twin],
+                    ucb[twin],
+                )
+                mirrored[c] = twin
+        root_value = tree.proven(0) if self.solver else None
+        # the root's bounds are for the player who moved into it; report its value for the player to move
+        root_proven = None if root_value is None else _PROOF_NAMES[WIN - root_value]
+        return SearchResult(
+            column=column,
+            reason=reason,
+            visits=visits,
+            mean_value=mean,
+            proven=proven,
+            proof_depth=depth,
+            ucb=ucb,
+            playouts=playouts,
+            root_visits=int(tree.visits[0]),
+            elapsed=elapsed,
+            nodes=tree.n_nodes,
+            reused_tree=reused,
+            root_proven=root_proven,
+            mirrored=mirrored,
+        )
+
+    @staticmethod
+    def _column_open(tree: _Tree, rules: Rules, column: int) -> bool:
+        return ((int(tree.msk[0]) >> (column * rules.height + rules.rows - 1)) & 1) == 0
+
+    def _choose(self, tree: _Tree, children: list[int]) -> tuple[int, str]:
+        def visits(i: int) -> int:
+            return int(tree.visits[i])
+
+        def mean(i: int) -> float:
+            if not visits(i):
+                return -math.inf
+            value = (float(tree.value[i]) - self.prior) / visits(i)
+            if self.solver:  # clamped into the proven bounds, as the search sees it
+                value = min(max(value, 0.5 * int(tree.lower[i])), 0.5 * int(tree.upper[i]))
+            return value
+
+        if self.solver:
+            wins = [i for i in children if tree.proven(i) == WIN]
+            if wins:
+                best = min(wins, key=lambda i: (int(tree.depth[i]), -visits(i)))
+                return int(tree.move[best]), "proven win"
+            root = tree.proven(0)
+            if root == WIN:  # every move loses
+                best = max(children, key=lambda i: (int(tree.depth[i]), visits(i)))
+                return int(tree.move[best]), "every move loses: the slowest loss"
+            if root == DRAW:
+                draws = [i for i in children if tree.proven(i) == DRAW]
+                best = max(draws, key=lambda i: (visits(i), mean(i)))
+                return int(tree.move[best]), "proven draw"
+            # never a move proven worse than what another move guarantees, nor a proven loss
+            guaranteed = max(DRAW, max(int(tree.lower[i]) for i in children))
+            children = [i for i in children if int(tree.upper[i]) >= guaranteed]
+        if self.final == "value":
+            best = max(children, key=lambda i: (mean(i), visits(i)))
+            return int(tree.move[best]), "highest mean value"
+        best = max(children, key=lambda i: (visits(i), mean(i)))
+        return int(tree.move[best]), "most visits"

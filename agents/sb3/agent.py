@@ -1,0 +1,145 @@
+"""Trained Stable-Baselines3 models (PPO, MaskablePPO, DQN) as policies that never choose a masked move."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from connect4_agents.base import NoLegalMoveError, RulesAware, unpack
+from connect4_agents.sb3.files import ALGORITHMS, load_policy
+from connect4_env.core import Rules
+
+__all__ = ["SB3Agent", "ALGORITHMS", "algorithm_class"]
+
+
+def algorithm_class(name: str) -> Any:
+    """The SB3 class for ``"ppo"``, ``"maskable_ppo"`` or ``"dqn"``."""
+    if name == "ppo":
+        from stable_baselines3 import PPO
+
+        return PPO
+    if name == "maskable_ppo":
+        from sb3_contrib import MaskablePPO
+
+        return MaskablePPO
+    if name == "dqn":
+        from stable_baselines3 import DQN
+
+        return DQN
+    raise ValueError(f"unknown algorithm {name!r}; allowed: {', '.join(ALGORITHMS)}")
+
+
+class SB3Agent(RulesAware):
+    """A Stable-Baselines3 policy as a Connect Four agent.
+
+    The policy's action scores (PPO logits or DQN Q-values) are masked to the legal columns before choosing,
+    so a masked move is never played, whatever the model learned.
+
+    Args:
+        policy: an SB3 policy (``model.policy``) or a whole model.
+        deterministic: play the best legal column (default); False samples from the masked distribution
+            (PPO only; DQN is always greedy).
+        seed: seed for sampling when not deterministic.
+    """
+
+    name = "sb3"
+
+    def __init__(self, policy: Any, deterministic: bool = True, seed: int | None = None) -> None:
+        self.policy = getattr(policy, "policy", policy)
+        self.deterministic = deterministic
+        self.rng = np.random.default_rng(seed)
+        space = self.policy.observation_space
+        self.observation_shape = tuple(space.shape)
+
+    @classmethod
+    def load(
+        cls, path: str | Path, algo: str | None = None, deterministic: bool = True, seed: int | None = None
+    ) -> SB3Agent:
+        """Load the policy of a model saved by ``model.save``, without unpickling anything (see
+        :mod:`connect4_agents.sb3.files`: the network is rebuilt from plain JSON and the weights read with
+        ``torch.load(weights_only=True)``). ``algo`` (``"ppo"``, ``"maskable_ppo"``, ``"dqn"``) is read from the
+        file unless given.
+
+        Raises:
+            FileNotFoundError: no such file. ValueError: not an SB3 model file, or one that cannot be loaded
+                without running code stored in it (the message says which part).
+        """
+        if algo is not None and algo not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {algo!r}; allowed: {', '.join(ALGORITHMS)}")
+        path = Path(path)
+        if not path.is_file() and path.with_suffix(".zip").is_file():
+            path = path.with_suffix(".zip")
+        if not path.is_file():
+            raise FileNotFoundError(f"no model file at {path}")
+        try:
+            policy = load_policy(path, algo)
+        except ValueError as error:
+            raise ValueError(f"{path}: {error}") from None
+        return cls(policy, deterministic=deterministic, seed=seed)
+
+    @classmethod
+    def from_spec(cls, value: str, **kwargs: Any) -> SB3Agent:
+        """``"sb3:<model.zip>"``: the model saved at that path (see :meth:`load`)."""
+        return cls.load(value, **kwargs)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def _check_rules(self, rules: Rules) -> None:
+        # bind(rules) (RulesAware's) accepts only the board size the model was trained on
+        shape = (rules.rows, rules.columns, 2)
+        if len(self.observation_shape) == 3 and self.observation_shape != shape:
+            raise ValueError(
+                f"the model was trained on a {self.observation_shape[0]}x{self.observation_shape[1]} board "
+                f"and cannot play {rules.rows}x{rules.columns}"
+            )
+
+    def __repr__(self) -> str:
+        return f"SB3Agent({type(self.policy).__name__})"
+
+    def _scores(self, observations: np.ndarray) -> np.ndarray:
+        """Per column: logits (actor-critic policies) or Q-values (DQN), shape (batch, columns)."""
+        import torch
+
+        if observations.shape[1:] != self.observation_shape:
+            raise ValueError(
+                f"the model was trained on observations of shape {self.observation_shape}, "
+                f"got {observations.shape[1:]} (another board size?)"
+            )
+        with torch.no_grad():
+            tensor, _ = self.policy.obs_to_tensor(observations)
+            if hasattr(self.policy, "q_net"):
+                scores = self.policy.q_net(tensor)
+            else:
+                scores = self.policy.get_distribution(tensor).distribution.logits
+        return scores.cpu().numpy().astype(np.float64)
+
+    def act_batch(self, observations: Any, action_masks: Any) -> np.ndarray:
+        """One legal column per row (the batched env calls this)."""
+        observations = np.asarray(observations)
+        if observations.shape[1:] != self.observation_shape:
+            raise ValueError(
+                f"the model was trained on observations of shape {self.observation_shape}, "
+                f"got {observations.shape[1:]} (another board size?)"
+            )
+        masks = np.asarray(action_masks)
+        columns = self.observation_shape[1] if len(self.observation_shape) == 3 else masks.shape[-1]
+        if masks.ndim != 2 or masks.shape[1] != columns:
+            raise ValueError(f"action_masks have shape {masks.shape}; the board has {columns} columns")
+        masks = masks.astype(bool)
+        if not masks.any(axis=1).all():
+            raise NoLegalMoveError("no legal move: an action mask allows no column")
+        scores = self._scores(observations)
+        scores[~masks] = -np.inf
+        if self.deterministic or hasattr(self.policy, "q_net"):
+            return scores.argmax(axis=1)
+        probabilities = np.exp(scores - scores.max(axis=1, keepdims=True))  # exactly 0 on masked columns
+        probabilities /= probabilities.sum(axis=1, keepdims=True)
+        return np.array([self.rng.choice(len(p), p=p) for p in probabilities])
+
+    def act(self, observation: Any, action_mask: Any = None) -> int:
+        planes, mask = unpack(observation, action_mask)
+        return int(self.act_batch(np.asarray(planes)[None], np.asarray(mask)[None])[0])

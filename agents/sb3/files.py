@@ -1,0 +1,171 @@
+"""Stable-Baselines3 model files read without running code stored in them.
+
+SB3's own ``load`` unpickles (cloudpickle) several entries of the zip's ``data`` (the policy class, the spaces,
+schedules), so a crafted file runs code when it is loaded. Here nothing is unpickled:
+
+- ``data`` is read as JSON only, for its plain fields: which policy class saved it (module and name), the
+  observation shape and the number of actions, and ``policy_kwargs`` when they are plain JSON;
+- ``policy_kwargs`` that SB3 had to pickle (e.g. a custom feature extractor) come instead from our JSON sidecar
+  (``model.json``, written by :func:`connect4_agents.sb3.train.save_model`), which names the extractor among ours;
+- the policy is built from its class in the installed SB3, and the weights are read with
+  ``torch.load(weights_only=True)``, which refuses anything but tensors and plain containers.
+
+A file that cannot be loaded this way gets a ValueError saying why.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["load_policy", "sidecar_architecture", "ALGORITHMS", "detect_algorithm"]
+
+ALGORITHMS = ("ppo", "maskable_ppo", "dqn")
+_DATA_MAX_BYTES = 64 << 20
+_WEIGHTS_MAX_BYTES = 2 << 30
+# (module, class) of the policy each algorithm saves with its "MlpPolicy"
+_POLICIES = {
+    "ppo": ("stable_baselines3.common.policies", "ActorCriticPolicy"),
+    "maskable_ppo": ("sb3_contrib.common.maskable.policies", "MaskableActorCriticPolicy"),
+    "dqn": ("stable_baselines3.dqn.policies", "DQNPolicy"),
+}
+_FEATURES = {"cnn": "connect4_agents.sb3.features:BoardCNN"}  # feature extractors a sidecar may name
+
+
+def _plain(entry: Any) -> bool:
+    return not (isinstance(entry, dict) and ":serialized:" in entry)
+
+
+def _policy_class_name(data: dict[str, Any]) -> tuple[str, str]:
+    entry = data.get("policy_class")
+    if not isinstance(entry, dict):
+        raise ValueError("its data names no policy class")
+    module = str(entry.get("__module__", ""))
+    found = re.match(r"<function (\w+)\.__init__", str(entry.get("__init__", "")))
+    return module, found.group(1) if found else ""
+
+
+def detect_algorithm(data: dict[str, Any]) -> str:
+    """The algorithm whose policy class the file's ``data`` names (read from its plain-text fields).
+
+    Raises:
+        ValueError: a policy class this loader does not build.
+    """
+    module, name = _policy_class_name(data)
+    for algo, expected in _POLICIES.items():
+        if (module, name) == expected:
+            return algo
+    allowed = ", ".join(f"{m}.{n}" for m, n in _POLICIES.values())
+    raise ValueError(f"it was saved with policy {module}.{name or '?'}; safe loading supports {allowed}")
+
+
+def _read_members(path: Path) -> tuple[dict[str, Any], bytes]:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            sizes = {info.filename: info.file_size for info in archive.infolist()}
+            if "data" not in sizes or "policy.pth" not in sizes:
+                raise ValueError("not a Stable-Baselines3 model file (no 'data' or 'policy.pth' in the zip)")
+            if sizes["data"] > _DATA_MAX_BYTES or sizes["policy.pth"] > _WEIGHTS_MAX_BYTES:
+                raise ValueError("its 'data' or 'policy.pth' is larger than a Connect Four model can be")
+            data = json.loads(archive.read("data"))
+            weights = archive.read("policy.pth")
+    except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError, OSError, EOFError) as error:
+        raise ValueError(f"not a readable Stable-Baselines3 model file: {error}") from None
+    if not isinstance(data, dict):
+        raise ValueError("its data is not a JSON object")
+    return data, weights
+
+
+def _spaces(data: dict[str, Any]) -> tuple[Any, Any]:
+    from gymnasium import spaces
+
+    observation, action = data.get("observation_space"), data.get("action_space")
+    shape = observation.get("_shape") if isinstance(observation, dict) else None
+    n = action.get("n") if isinstance(action, dict) else None
+    if (
+        not isinstance(shape, list)
+        or len(shape) != 3
+        or shape[2] != 2
+        or not all(isinstance(v, int) and 1 <= v <= 1000 for v in shape)
+    ):
+        raise ValueError(f"its observation shape {shape!r} is not a Connect Four board (rows, columns, 2)")
+    if isinstance(n, str) and n.isdigit():
+        n = int(n)
+    if n != shape[1]:
+        raise ValueError(f"its action space ({n!r} actions) does not match the {shape[1]} columns")
+    import numpy as np
+
+    return spaces.Box(0, 1, tuple(shape), dtype=np.int8), spaces.Discrete(shape[1])
+
+
+def _policy_kwargs(data: dict[str, Any], sidecar: dict[str, Any] | None) -> dict[str, Any]:
+    if sidecar is not None and isinstance(sidecar.get("policy_kwargs"), dict):
+        kwargs = dict(sidecar["policy_kwargs"])
+        features = sidecar.get("features", "mlp")
+        if features in _FEATURES:
+            import importlib
+
+            module, _, attr = _FEATURES[features].partition(":")
+            kwargs["features_extractor_class"] = getattr(importlib.import_module(module), attr)
+        elif features != "mlp":
+            raise ValueError(f"its sidecar names features {features!r}; known: mlp, {', '.join(_FEATURES)}")
+        return kwargs
+    stored = data.get("policy_kwargs", {})
+    if not _plain(stored) or not isinstance(stored, dict):
+        raise ValueError(
+            "its policy_kwargs hold pickled objects (e.g. a custom feature extractor), which are not unpickled; "
+            "save it with connect4_agents.sb3.train.save_model, whose model.json describes them"
+        )
+    return stored
+
+
+def sidecar_architecture(model: Any, features: str) -> dict[str, Any]:
+    """What a sidecar records so the model loads without unpickling: ``features`` and plain ``policy_kwargs``."""
+    kwargs = {k: v for k, v in getattr(model, "policy_kwargs", {}).items() if k != "features_extractor_class"}
+    json.dumps(kwargs)  # raises TypeError for anything that is not plain data
+    return {"features": features, "policy_kwargs": kwargs}
+
+
+def load_policy(path: Path, algo: str | None = None) -> Any:
+    """The SB3 policy saved in ``path``, on CPU, in evaluation mode, built without unpickling anything.
+
+    Raises:
+        ValueError: not an SB3 model file, a policy class or ``policy_kwargs`` that cannot be rebuilt safely,
+            or weights that do not fit the rebuilt network (each message says which).
+    """
+    import importlib
+
+    import torch
+
+    data, weights = _read_members(path)
+    sidecar_path = path.with_suffix(".json")
+    sidecar = None
+    if sidecar_path.is_file():
+        try:
+            sidecar = json.loads(sidecar_path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise ValueError(f"its sidecar {sidecar_path} is not JSON: {error}") from None
+        if not isinstance(sidecar, dict):
+            sidecar = None
+    found = detect_algorithm(data)
+    if algo is not None and algo != found and {algo, found} != {"ppo", "maskable_ppo"}:
+        raise ValueError(f"it holds a {found} policy, not {algo}")
+    observation_space, action_space = _spaces(data)
+    module, name = _POLICIES[found]
+    policy_class = getattr(importlib.import_module(module), name)
+    kwargs = _policy_kwargs(data, sidecar)
+    try:
+        policy = policy_class(observation_space, action_space, lambda _: 0.0, **kwargs)
+    except (TypeError, ValueError, KeyError) as error:
+        raise ValueError(f"its policy_kwargs {kwargs!r} do not build a {name}: {error}") from None
+    try:
+        state = torch.load(io.BytesIO(weights), map_location="cpu", weights_only=True)
+        policy.load_state_dict(state)
+    except Exception as error:  # torch raises many types for damaged or mismatched weights
+        raise ValueError(f"its weights (policy.pth) cannot be loaded safely into {name}: {error}") from None
+    policy.set_training_mode(False)
+    return policy

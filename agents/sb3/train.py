@@ -1,0 +1,370 @@
+"""Training Stable-Baselines3 baselines on the batched env: evaluation, checkpoints, self-play, curves.
+
+``train_baseline(TrainConfig(...))`` is what ``scripts/train_sb3.py`` runs. Outputs in ``config.out``:
+``model.zip`` (+ ``model.json``: algorithm and board), ``checkpoint.zip`` (the latest periodic save),
+``eval.csv`` (W/D/L against each fixed opponent at every evaluation), ``curve.png`` and, when tensorboard is
+installed, ``tensorboard/``.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import importlib.util
+import inspect
+import io
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from connect4_agents.evaluation.arena import play_match
+from connect4_agents._support.figures import pyplot, save_figure
+from connect4_agents._support.files import atomic_write, atomic_write_json
+from connect4_agents._support.progress import progress_bar
+from connect4_env.policy import policy_from_spec as agent_from_spec
+from connect4_agents.sb3.agent import ALGORITHMS, SB3Agent, algorithm_class
+from connect4_agents.sb3.files import sidecar_architecture
+from connect4_env.core import Rules
+from connect4_env.validation import check_int
+
+__all__ = ["TrainConfig", "TrainResult", "train_baseline", "evaluate_policy_wdl"]
+
+
+@dataclass
+class TrainConfig:
+    """Settings of one training run (each field is also a ``scripts/train_sb3.py`` option)."""
+
+    algo: str = "maskable_ppo"
+    """``ppo``, ``maskable_ppo`` (sb3-contrib, uses the action masks) or ``dqn``."""
+    opponent: str = "random"
+    """The opponent while training: an agent spec (``random``, ``mcts:<playouts>``, ``qlearning:<table>``,
+    ``solver``, ``sb3:<model.zip>``) or ``self`` (a frozen snapshot of the learner, refreshed every
+    ``snapshot_freq`` steps)."""
+    rows: int = 6
+    columns: int = 7
+    win_length: int = 4
+    timesteps: int = 300_000
+    """Learner steps in total (over all envs)."""
+    n_envs: int = 16
+    """Games played in parallel in the batched env."""
+    seed: int = 0
+    out: str = "runs/sb3"
+    """Output folder."""
+    eval_freq: int = 50_000
+    """Evaluate (and checkpoint) every this many learner steps."""
+    eval_games: int = 100
+    """Games per evaluation opponent, alternating sides."""
+    eval_opponents: tuple[str, ...] = ("random", "mcts:100")
+    snapshot_freq: int = 25_000
+    """Self-play: steps between refreshes of the frozen opponent."""
+    threads: int = 1
+    """torch threads (1 is fastest for these small networks on small machines)."""
+    progress: bool = True
+    features: str = "mlp"
+    """``mlp`` (SB3's MlpPolicy on the flattened planes) or ``cnn`` (two 3x3 convolutions over the board, see
+    :func:`cnn_policy_kwargs`)."""
+    hyperparameters: dict[str, Any] = field(default_factory=dict)
+    """Extra keyword arguments for the algorithm (e.g. ``{"learning_rate": 1e-4}``)."""
+
+    def __post_init__(self) -> None:
+        if self.algo not in ALGORITHMS:
+            raise ValueError(f"algo={self.algo!r} is not supported; allowed: {', '.join(ALGORITHMS)}")
+        if self.features not in ("mlp", "cnn"):
+            raise ValueError(f"features={self.features!r} is not supported; allowed: mlp, cnn")
+        for name in ("timesteps", "n_envs", "eval_freq", "eval_games", "snapshot_freq", "threads"):
+            check_int(name, getattr(self, name), 1)
+        Rules(self.rows, self.columns, self.win_length)
+        if not isinstance(self.hyperparameters, dict):
+            raise TypeError(f"hyperparameters must be a dict, got {self.hyperparameters!r}")
+        accepted = inspect.signature(algorithm_class(self.algo).__init__).parameters
+        fixed = {"self", "policy", "env", "seed", "device", "verbose"}
+        unknown = sorted(set(self.hyperparameters) - (set(accepted) - fixed))
+        if unknown:
+            raise ValueError(
+                f"hyperparameters {unknown} are not arguments of {self.algo} (or are set by this trainer); "
+                f"allowed: {', '.join(sorted(set(accepted) - fixed))}"
+            )
+
+
+@dataclass
+class TrainResult:
+    model_path: Path
+    interrupted: bool
+    timesteps: int
+    seconds: float
+    evaluations: list[dict[str, Any]]
+
+
+def cnn_policy_kwargs(channels: int = 64, features: int = 256) -> dict[str, Any]:
+    """``policy_kwargs`` for :class:`connect4_agents.sb3.features.BoardCNN` over the ``(rows, columns, 2)`` planes."""
+    from connect4_agents.sb3.features import BoardCNN
+
+    return {
+        "features_extractor_class": BoardCNN,
+        "features_extractor_kwargs": {"channels": channels, "features": features},
+        "net_arch": [128],
+    }
+
+
+def linear_schedule(initial: float) -> Any:
+    """A learning rate falling linearly from ``initial`` to 0 over the run (SB3 calls it with the progress
+    remaining, 1 -> 0): late updates get small, so the final policy does not wobble."""
+
+    def schedule(progress_remaining: float) -> float:
+        return progress_remaining * initial
+
+    return schedule
+
+
+_PPO: dict[str, Any] = {
+    "n_steps": 256,
+    "batch_size": 512,
+    "n_epochs": 4,
+    "learning_rate": linear_schedule(3e-4),
+    "ent_coef": 0.01,
+    "gamma": 0.97,
+    "policy_kwargs": {"net_arch": [128, 128]},
+}
+
+# Defaults that train well on this env (the rest are SB3's own defaults).
+DEFAULT_HYPERPARAMETERS: dict[str, dict[str, Any]] = {
+    "ppo": dict(_PPO),
+    "maskable_ppo": dict(_PPO),
+    "dqn": {
+        "learning_starts": 5_000,
+        "buffer_size": 200_000,
+        "exploration_fraction": 0.3,
+        "train_freq": 4,
+        "target_update_interval": 2_000,
+        "learning_rate": 3e-4,
+    },
+}
+
+
+def save_model(model: Any, path: Path, config: TrainConfig, timesteps: int) -> Path:
+    """``model.save`` through a temporary file, plus a ``.json`` sidecar naming the algorithm and board."""
+    atomic_write(path, model.save)
+    meta = {
+        "algo": config.algo,
+        **sidecar_architecture(model, config.features),
+        "rows": config.rows,
+        "columns": config.columns,
+        "win_length": config.win_length,
+        "timesteps": timesteps,
+        "opponent": config.opponent,
+        "seed": config.seed,
+    }
+    atomic_write_json(path.with_suffix(".json"), meta)
+    return path
+
+
+def evaluate_policy_wdl(
+    policy: Any, opponents: dict[str, Any], games: int, rules: Rules
+) -> list[dict[str, Any]]:
+    """W/D/L of ``policy`` (an SB3 policy) against each opponent, alternating sides."""
+    agent = SB3Agent(policy)
+    rows = []
+    for name, opponent in opponents.items():
+        result = play_match(agent, opponent, games, rules)
+        rows.append(
+            {
+                "opponent": name,
+                "games": games,
+                "wins": result.wins,
+                "draws": result.draws,
+                "losses": result.losses,
+                "win_rate": result.wins / games,
+                "score": result.score,
+            }
+        )
+    return rows
+
+
+class _SelfPlayOpponent:
+    """The training opponent for ``self``: a frozen copy of the learner's policy, refreshed by a callback."""
+
+    def __init__(self) -> None:
+        self.agent: SB3Agent | None = None
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        if self.agent is None:
+            raise RuntimeError("the self-play snapshot is not set yet")
+        return self.agent.act_batch(observations, action_masks)
+
+    def act(self, observation: Any, action_mask: Any = None) -> int:
+        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+
+    def refresh(self, policy: Any) -> None:
+        snapshot = copy.deepcopy(policy)
+        snapshot.set_training_mode(False)
+        self.agent = SB3Agent(snapshot, deterministic=False, seed=0)
+
+    def __repr__(self) -> str:
+        return "SelfPlaySnapshot()"
+
+
+def _callbacks(
+    config: TrainConfig,
+    rules: Rules,
+    out: Path,
+    evaluations: list[dict[str, Any]],
+    self_play: _SelfPlayOpponent | None,
+    start: float,
+    cpu_start: float,
+) -> list[Any]:
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    opponents = {
+        spec: agent_from_spec(spec, seed=config.seed + 100, rules=rules) for spec in config.eval_opponents
+    }
+
+    class Evaluate(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.next_eval = config.eval_freq
+
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= self.next_eval:
+                self.next_eval += config.eval_freq
+                self.evaluate()
+            return True
+
+        def evaluate(self) -> None:
+            seconds = time.perf_counter() - start
+            cpu_seconds = (
+                time.process_time() - cpu_start
+            )  # this process so far: training and earlier evaluations
+            for row in evaluate_policy_wdl(self.model.policy, opponents, config.eval_games, rules):
+                row = {
+                    "timesteps": self.num_timesteps,
+                    "seconds": round(seconds, 1),
+                    "cpu_seconds": round(cpu_seconds, 1),
+                    **row,
+                }
+                evaluations.append(row)
+                self.logger.record(f"eval/{row['opponent']}_win_rate", row["win_rate"])
+            _write_csv(out / "eval.csv", evaluations)
+            save_model(self.model, out / "checkpoint.zip", config, self.num_timesteps)
+
+    class Snapshot(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.next_snapshot = config.snapshot_freq
+
+        def _on_step(self) -> bool:
+            if self_play is not None and self.num_timesteps >= self.next_snapshot:
+                self.next_snapshot += config.snapshot_freq
+                self_play.refresh(self.model.policy)
+            return True
+
+    class Progress(BaseCallback):
+        def _on_training_start(self) -> None:
+            self.bar = progress_bar(config.timesteps, "steps", unit="step")
+
+        def _on_step(self) -> bool:
+            self.bar.n = self.num_timesteps
+            if evaluations:
+                self.bar.set_postfix(
+                    {row["opponent"]: f"{row['win_rate']:.2f}" for row in evaluations[-len(opponents) :]},
+                    refresh=False,
+                )
+            self.bar.update(0)
+            return True
+
+        def _on_training_end(self) -> None:
+            self.bar.close()
+
+    callbacks: list[Any] = [Evaluate(), Snapshot()]
+    if config.progress and importlib.util.find_spec("tqdm") is not None:  # progress_bar gives None without it
+        callbacks.append(Progress())
+    return callbacks
+
+
+def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    def write(stream: Any) -> None:
+        text = io.TextIOWrapper(stream, newline="", encoding="utf-8")
+        writer = csv.DictWriter(text, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+        text.flush()
+        text.detach()
+
+    atomic_write(path, write)
+
+
+def plot_evaluations(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
+    """Win rate against each evaluation opponent over training, as a PNG."""
+    figure, axis = pyplot().subplots(figsize=(7, 4))
+    for opponent in dict.fromkeys(row["opponent"] for row in rows):
+        mine = [row for row in rows if row["opponent"] == opponent]
+        axis.plot(
+            [r["timesteps"] for r in mine], [r["win_rate"] for r in mine], marker="o", label=f"vs {opponent}"
+        )
+    axis.set_xlabel("learner steps")
+    axis.set_ylabel("win rate")
+    axis.set_ylim(0, 1)
+    axis.set_title(title)
+    axis.legend()
+    figure.tight_layout()
+    return save_figure(figure, path, dpi=100, format="png")
+
+
+def train_baseline(config: TrainConfig) -> TrainResult:
+    """Train ``config.algo`` against ``config.opponent`` on the batched env; Ctrl-C still saves the model."""
+    import torch
+
+    from connect4_env.sb3_vec_env import make_sb3_vec_env
+
+    torch.set_num_threads(config.threads)
+    rules = Rules(config.rows, config.columns, config.win_length)
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    self_play = _SelfPlayOpponent() if config.opponent == "self" else None
+    opponent = (
+        self_play
+        if self_play is not None
+        else agent_from_spec(config.opponent, seed=config.seed + 1, rules=rules)
+    )
+    venv = make_sb3_vec_env(
+        config.n_envs,
+        rows=rules.rows,
+        columns=rules.columns,
+        win_length=rules.win_length,
+        opponent=opponent,
+        agent_first=None,
+        illegal_action="lose",
+    )
+    venv.seed(config.seed)
+    hyperparameters = {**DEFAULT_HYPERPARAMETERS[config.algo], **config.hyperparameters}
+    if config.features == "cnn":
+        hyperparameters["policy_kwargs"] = {
+            **cnn_policy_kwargs(),
+            **config.hyperparameters.get("policy_kwargs", {}),
+        }
+    if importlib.util.find_spec("tensorboard") is not None:
+        hyperparameters.setdefault("tensorboard_log", str(out / "tensorboard"))
+    model = algorithm_class(config.algo)(
+        "MlpPolicy", venv, seed=config.seed, device="cpu", verbose=0, **hyperparameters
+    )
+    if self_play is not None:
+        self_play.refresh(model.policy)
+    atomic_write_json(out / "config.json", asdict(config))
+    evaluations: list[dict[str, Any]] = []
+    start, cpu_start = time.perf_counter(), time.process_time()
+    interrupted = False
+    callbacks = _callbacks(config, rules, out, evaluations, self_play, start, cpu_start)
+    try:
+        model.learn(total_timesteps=config.timesteps, callback=callbacks)
+    except KeyboardInterrupt:
+        interrupted = True
+    seconds = time.perf_counter() - start
+    if not interrupted and (not evaluations or evaluations[-1]["timesteps"] != model.num_timesteps):
+        callbacks[0].evaluate()
+    model_path = save_model(model, out / "model.zip", config, model.num_timesteps)
+    if evaluations and importlib.util.find_spec("matplotlib") is not None:
+        plot_evaluations(evaluations, out / "curve.png", f"{config.algo} vs {config.opponent}")
+    venv.close()
+    return TrainResult(model_path, interrupted, int(model.num_timesteps), seconds, evaluations)

@@ -1,0 +1,333 @@
+"""An exact Connect Four solver: negamax with alpha-beta, a transposition table and move ordering.
+
+After Pascal Pons' solver, generalised to any board size and ``win_length``: bitboards, null-window searches
+narrowing on the score, centre-first ordering refined by the number of threats a move creates, and pruning of
+moves that hand the opponent an immediate win. Compiled by numba when the board fits in 63 bits.
+
+Scores are from the view of the player to move: a win whose winning stone is the board's ``w``-th scores
+``cells + 1 - w`` (so quicker wins score higher), a loss the negative of the opponent's win, a draw 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+
+from connect4_agents._compiled import KernelBuild, kernels_for
+from connect4_agents.base import RulesBound, check_search_settings
+from connect4_agents.solver.book import BOOK_PLY, BOOK_RULES, load_book
+from connect4_env.core import Board, Rules
+from connect4_env.validation import check_bool, check_choice, check_int
+
+__all__ = ["SolverAgent", "SolverBudgetExceeded", "describe_score", "plies_to_end", "DEFAULT_MAX_NODES"]
+
+# the "auto" node budget per call: about 20-25 s with the compiled kernels here, about 30 s in plain Python
+DEFAULT_MAX_NODES = {True: 50_000_000, False: 1_000_000}
+_MAX_NODES_LIMIT = 1 << 62  # the kernel counts nodes in int64
+
+
+_NO_BOOK_KEYS = np.zeros(0, dtype=np.int32)
+_NO_BOOK_SCORES = np.zeros(0, dtype=np.int8)
+_BOOK_MISSING = (
+    "book=True needs the opening book: pip install 'connect4-env[book]' (the bitbully-databases package)"
+)
+
+
+class SolverBudgetExceeded(RuntimeError):
+    """The position needs more nodes than ``max_nodes`` allows (the agent stays usable: nothing it keeps
+    was changed by the aborted search)."""
+
+
+def _prime_at_least(n: int) -> int:
+    def is_prime(k: int) -> bool:
+        if k < 2:
+            return False
+        i = 2
+        while i * i <= k:
+            if k % i == 0:
+                return False
+            i += 1
+        return True
+
+    while not is_prime(n):
+        n += 1
+    return n
+
+
+def plies_to_end(score: int, n_stones: int, cells: int) -> int:
+    """Plies left after ``n_stones`` until the game ends under perfect play, for the position's ``score``: up to
+    the winning stone, or to a full board for a draw."""
+    return cells - n_stones if score == 0 else cells + 1 - abs(score) - n_stones
+
+
+def describe_score(score: int | None, rules: Rules, n_stones: int) -> str:
+    """A score in words: ``"win in 5 plies"``, ``"draw"``, ``"loss in 4 plies"``, ``"full"``."""
+    if score is None:
+        return "full"
+    if score == 0:
+        return "draw"
+    return f"{'win' if score > 0 else 'loss'} in {plies_to_end(score, n_stones, rules.cells)} plies"
+
+
+class SolverAgent(RulesBound):
+    """Plays perfectly: the quickest win, else a draw, else the slowest loss.
+
+    Args:
+        win_length: the line length (observations do not carry it). None (default): the bound rules'
+            (``bind(rules)``, which every env, the arena and the scripts call), else 4.
+        seed: breaks ties between equally good columns (None: the most central one).
+        max_nodes: node budget per call of ``score``/``evaluate``/``act``. ``"auto"`` (default): 50 million
+            nodes with the compiled kernels (about 20 s here), 1 million in plain Python (about 30 s); None:
+            unlimited; or an int. Past it, :class:`SolverBudgetExceeded`, which names the budget.
+        table_size: transposition-table entries (rounded up to a prime). Default about 4 million (70 MB);
+            the table is kept between calls, so later positions of a game are faster.
+        book: the 6x7 opening book (:mod:`connect4_agents.solver.book`, the ``book`` extra) for positions with up to 12
+            stones. None (default): used when installed; True: required (ValueError without it); False:
+            never. Other board sizes never use it.
+        compiled: as for :class:`connect4_agents.MCTSAgent`.
+
+    With the book, every 6x7 position (the empty board included) is answered in well under a second. Without
+    it, 6x7 positions from ply 12 on take under a second here, earlier ones from seconds to hours: the
+    default budget then raises instead of hanging.
+    """
+
+    name = "solver"
+
+    def __init__(
+        self,
+        win_length: int | None = None,
+        seed: int | None = None,
+        max_nodes: int | None | Literal["auto"] = "auto",
+        table_size: int = 1 << 22,
+        book: bool | None = None,
+        compiled: bool | None = None,
+    ) -> None:
+        if isinstance(max_nodes, str):
+            check_choice("max_nodes", max_nodes, ("auto",))
+        elif max_nodes is not None:
+            max_nodes = check_int("max_nodes", max_nodes, 1, _MAX_NODES_LIMIT)
+        table_size = check_int("table_size", table_size, 1, 1 << 32)
+        check_search_settings(win_length, compiled)
+        if book is not None:
+            check_bool("book", book)
+        if book and load_book() is None:
+            raise ValueError(_BOOK_MISSING)
+        self._win_length = None if win_length is None else int(win_length)
+        self.rules: Rules | None = None
+        self.max_nodes = max_nodes if max_nodes in (None, "auto") else int(max_nodes)
+        self.table_size = int(table_size)
+        self.book = book
+        self.compiled = compiled
+        self.rng = np.random.default_rng(seed) if seed is not None else None
+        self.last_nodes = 0
+        self._last_move: tuple[Board, int, dict[str, Any] | None] | None = None
+        self._tables: dict[tuple[Rules, bool], tuple[KernelBuild, tuple[np.ndarray, ...]]] = {}
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed the tie-breaking (the transposition table is kept: its entries stay true)."""
+        self._last_move = None
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the tables hold a kernel module (not picklable) and tens of MB: a copy starts with empty ones
+        state = self.__dict__.copy()
+        state["_tables"] = {}
+        return state
+
+    def __repr__(self) -> str:
+        return "SolverAgent()"
+
+    def node_budget(self, rules: Rules) -> int | None:
+        """The node budget of one call on ``rules`` (None: unlimited)."""
+        if self.max_nodes == "auto":
+            return DEFAULT_MAX_NODES[kernels_for(rules, self.compiled).compiled]
+        return self.max_nodes
+
+    def _kernel(self, rules: Rules) -> tuple[KernelBuild, tuple[np.ndarray, ...]]:
+        build = kernels_for(rules, self.compiled)
+        key = (rules, build.compiled)
+        if key not in self._tables:
+            size = _prime_at_least(self.table_size if build.compiled else min(self.table_size, 1 << 16))
+            keys = build.bit_array(size)
+            values = np.zeros(size, dtype=np.int64)
+            used = np.zeros(size, dtype=np.int8)
+            centre = rules.columns // 2
+            order = np.array(
+                sorted(
+                    range(rules.columns), key=lambda c: (abs(c - centre), -c if rules.columns % 2 == 0 else c)
+                ),
+                dtype=np.int64,
+            )
+            buffers = (
+                np.zeros((rules.cells + 1, rules.columns), dtype=np.int64),
+                np.zeros((rules.cells + 1, rules.columns), dtype=np.int64),
+            )
+            self._tables[key] = (build, (order, keys, values, used, *buffers))
+        return self._tables[key]
+
+    def _book_arrays(self, rules: Rules, n_stones: int) -> tuple[np.ndarray, np.ndarray, int]:
+        if self.book is not False and rules == BOOK_RULES and n_stones <= BOOK_PLY:
+            book = load_book()
+            if book is not None:
+                return book.keys, book.scores, BOOK_PLY
+        return _NO_BOOK_KEYS, _NO_BOOK_SCORES, -1
+
+    # -- solving -------------------------------------------------------------------------------------------
+    def score(self, board: Board) -> int:
+        """The exact score of ``board`` for the player to move (see the module docstring).
+
+        Raises:
+            ValueError: the game is over. SolverBudgetExceeded: more than ``max_nodes`` nodes were needed.
+        """
+        if board.is_terminal:
+            raise ValueError("the game is over: there is nothing to solve")
+        stats = self._stats(board.rules)
+        return self._solve(board, board.stones[board.to_move], board.mask, board.ply, stats)
+
+    def _stats(self, rules: Rules) -> np.ndarray:
+        return np.array([0, self.node_budget(rules) or 0, 0], dtype=np.int64)
+
+    def _solve(self, board: Board, current: int, mask: int, n_stones: int, stats: np.ndarray) -> int:
+        return int(self._run("solve", board, stats, current, mask, n_stones))
+
+    def _run(
+        self,
+        kernel: str,
+        board: Board,
+        stats: np.ndarray,
+        current: int,
+        mask: int,
+        n_stones: int,
+        *bound: int,
+    ) -> Any:
+        """Call the search kernel ``kernel`` (``solve`` or ``value_at_most``) with the kept tables."""
+        rules = board.rules
+        build, (order, keys, values, used, moves, scores) = self._kernel(rules)
+        result = getattr(build, kernel)(
+            current,
+            mask,
+            n_stones,
+            *bound,
+            build.geometry(rules),
+            rules.board_mask,
+            rules.bottom_mask,
+            order,
+            keys,
+            values,
+            used,
+            stats,
+            moves,
+            scores,
+            *self._book_arrays(rules, n_stones),
+        )
+        self.last_nodes = int(stats[0])
+        if stats[2]:
+            book_hint = (
+                ", or use the 6x7 opening book (book=None, with pip install 'connect4-env[book]')"
+                if rules == BOOK_RULES
+                and board.ply < BOOK_PLY
+                and (self.book is False or load_book() is None)
+                else ""
+            )
+            raise SolverBudgetExceeded(
+                f"the position needs more than max_nodes={stats[1]:,} nodes ({board.ply} stones on a "
+                f"{rules.rows}x{rules.columns} board, win_length {rules.win_length}); pass a larger "
+                f"max_nodes, or max_nodes=None for no limit{book_hint}"
+            )
+        return result
+
+    def evaluate_board(self, board: Board) -> list[int | None]:
+        """One score per column for the player to move (None for a full column); one node budget for all."""
+        if board.is_terminal:
+            raise ValueError("the game is over: there is nothing to evaluate")
+        rules = board.rules
+        current = board.stones[board.to_move]
+        mask = board.mask
+        stats = self._stats(rules)
+        result: list[int | None] = []
+        for column in range(rules.columns):
+            if not board.is_legal(column):
+                result.append(None)
+                continue
+            bit = rules.stone_bit(column, board.heights[column])
+            if rules.has_won(current | bit):
+                result.append(rules.cells - board.ply)  # the winning stone is the (ply + 1)-th
+            elif board.ply + 1 == rules.cells:
+                result.append(0)
+            else:
+                result.append(-self._solve(board, current ^ mask, mask | bit, board.ply + 1, stats))
+        return result
+
+    def evaluate(self, observation: Any, action_mask: Any = None) -> list[int | None]:
+        """One score per column from the mover's view: positive win, 0 draw, negative loss, None full.
+
+        Larger is better: ``cells + 1 - w`` for a win completed by the board's ``w``-th stone. The mask is
+        optional here (it is checked against the position when given).
+        """
+        board, _ = self.read_board(observation, action_mask, mask_required=False)
+        return self.evaluate_board(board)
+
+    def act(self, observation: Any, action_mask: Any = None) -> int:
+        """The best column (see the class docstring).
+
+        Raises:
+            ValueError: the mask disagrees with the position or its length is not the board's width.
+            SolverBudgetExceeded: the position needs more than ``max_nodes`` nodes.
+        """
+        board, legal = self.read_board(observation, action_mask)
+        ties = self.best_columns(board, every=self.rng is not None)
+        column = int(ties[int(self.rng.integers(len(ties)))]) if self.rng is not None else ties[0]
+        self._last_move = (board, column, None)
+        return column
+
+    def move_info(self) -> dict[str, Any] | None:
+        """The last move's numbers as plain JSON: ``kind`` "solver", the ``column`` played and ``scores``, the
+        exact score of every column (:meth:`evaluate_board`; None for a full column). Computed on the first
+        call after a move (moves are chosen more cheaply), within the node budget; None before any move or
+        when the budget runs out. Game records and the play window read this."""
+        if self._last_move is None:
+            return None
+        board, column, info = self._last_move
+        if info is None:
+            try:
+                scores = self.evaluate_board(board)
+            except SolverBudgetExceeded:
+                return None
+            info = {"kind": "solver", "column": column, "scores": scores}
+            self._last_move = (board, column, info)
+        return dict(info)
+
+    def best_columns(self, board: Board, every: bool = True) -> list[int]:
+        """The columns with the best score, most central first (``every=False``: the most central only).
+
+        Cheaper than :meth:`evaluate_board`: the position's score (a book lookup at 12 stones on 6x7), then
+        one null-window test per column ("does this move keep that score?") instead of an exact score each.
+
+        Raises:
+            ValueError: the game is over. SolverBudgetExceeded: more than ``max_nodes`` nodes were needed.
+        """
+        if board.is_terminal:
+            raise ValueError("the game is over: there is nothing to choose")
+        rules = board.rules
+        current, mask = board.stones[board.to_move], board.mask
+        centre = (rules.columns - 1) / 2
+        legal = sorted(board.legal_moves(), key=lambda c: (abs(c - centre), c))
+        winning = set(board.winning_moves())
+        wins = [c for c in legal if c in winning]
+        if wins:
+            return wins if every else wins[:1]
+        stats = self._stats(rules)
+        best = self._solve(board, current, mask, board.ply, stats)
+        found = []
+        for column in legal:
+            bit = rules.stone_bit(column, board.heights[column])
+            # the move keeps ``best`` iff the opponent's score after it is at most -best (never below it)
+            if board.ply + 1 == rules.cells or self._run(
+                "value_at_most", board, stats, current ^ mask, mask | bit, board.ply + 1, -best
+            ):
+                found.append(column)
+                if not every:
+                    break
+        return found

@@ -1,0 +1,148 @@
+"""A self-contained HTML replay of recorded games: no network, inline CSS, JavaScript and SVG.
+
+A game list, buttons, the arrow keys and a slider to step through the moves; ``#game=G&ply=N`` in the address
+(both counted from 0) opens that position; the winning line is ringed at the end; per move the recorded search
+numbers and, where the solver can judge the positions (6x7 with the opening book, or boards of at most
+:data:`SOLVABLE_CELLS` cells), a verdict computed when the file is made: ``best`` (the move has the best
+score), ``keeps the result`` (not the best, but the same outcome: still a win, a draw, a loss) or ``mistake``
+(a worse outcome), with the scores in words.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections.abc import Callable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from connect4_agents.solver.book import BOOK_RULES, book_available
+from connect4_agents._support.files import atomic_write
+from connect4_agents.evaluation.records import GameLog
+from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score
+from connect4_env.core import Board, Rules
+
+__all__ = ["replay_html", "write_replay", "move_verdicts", "can_judge", "SOLVABLE_CELLS", "VERDICT_NODES"]
+
+SOLVABLE_CELLS = 35  # boards up to this many cells are judged without a book (5x7, 6x5 ...)
+VERDICT_NODES = 5_000_000  # solver nodes per position; a position needing more gets no verdict
+
+
+def can_judge(rules: Rules) -> bool:
+    """True when the replay computes verdicts for this board: 6x7 with four in a row and the opening book
+    installed (the ``book`` extra), or at most :data:`SOLVABLE_CELLS` cells."""
+    return (rules == BOOK_RULES and book_available()) or rules.cells <= SOLVABLE_CELLS
+
+
+def _sign(score: int) -> int:
+    return (score > 0) - (score < 0)
+
+
+def move_verdicts(game: GameLog, solver: SolverAgent | None = None) -> list[dict[str, Any] | None]:
+    """Per move of ``game``: the exact score of every column before it and the verdict on the move played
+    (``{"verdict": "best" | "keeps" | "mistake", "text", "scores"}``), or None where the position needs more
+    than :data:`VERDICT_NODES` solver nodes."""
+    rules = game.rules
+    solver = solver if solver is not None else SolverAgent(max_nodes=VERDICT_NODES)
+    solver.bind(rules)
+    board = Board(rules)
+    verdicts: list[dict[str, Any] | None] = []
+    for column in game.moves:
+        try:
+            scores = solver.evaluate_board(board)
+        except SolverBudgetExceeded:
+            verdicts.append(None)
+            board.play(column)
+            continue
+        best = max(s for s in scores if s is not None)
+        played = scores[column]
+        if played is None:
+            raise ValueError(f"move {board.ply} plays the full column {column}")
+        if played == best:
+            kind, text = "best", f"best: {describe_score(played, rules, board.ply)}"
+        elif _sign(played) == _sign(best):
+            kind = "keeps"
+            text = (
+                f"keeps the result: {describe_score(played, rules, board.ply)} "
+                f"(best: {describe_score(best, rules, board.ply)})"
+            )
+        else:
+            kind = "mistake"
+            text = (
+                f"mistake: {describe_score(played, rules, board.ply)}, "
+                f"where {describe_score(best, rules, board.ply)} was possible"
+            )
+        verdicts.append({"verdict": kind, "text": text, "scores": scores})
+        board.play(column)
+    return verdicts
+
+
+def _game_data(game: GameLog, verdicts: list[dict[str, Any] | None] | None) -> dict[str, Any]:
+    end = game.board()
+    if game.winner is None:
+        result_text = "The game is drawn."
+    else:
+        result_text = f"{'XO'[game.winner]} ({game.players[game.winner]}) wins."
+    return {
+        "rows": game.rows,
+        "columns": game.columns,
+        "win_length": game.win_length,
+        "players": list(game.players),
+        "moves": list(game.moves),
+        "result": game.result,
+        "result_text": result_text,
+        "winning_cells": [list(cell) for cell in end.winning_cells()],
+        "search": None if game.search is None else list(game.search),
+        "verdicts": verdicts,
+    }
+
+
+def replay_html(
+    games: Sequence[GameLog],
+    *,
+    verdicts: bool = True,
+    title: str = "Connect Four replays",
+    on_game: Callable[[int], None] | None = None,
+) -> str:
+    """The replay page of ``games`` as one HTML string. ``verdicts``: judge the moves where :func:`can_judge`
+    says the solver can (one solver, its table shared by all games). ``on_game(index)`` after each game.
+
+    Raises:
+        TypeError: ``games`` holds something other than :class:`GameLog`. ValueError: no games, or a game
+            that is not a valid record (see :meth:`GameLog.from_dict`).
+    """
+    games = list(games)
+    if not games:
+        raise ValueError("there are no games to replay")
+    for index, game in enumerate(games):
+        if not isinstance(game, GameLog):
+            raise TypeError(
+                f"replay_html shows GameLog objects (connect4_agents.evaluation.records), got {type(game).__name__}"
+            )
+        try:
+            GameLog.from_dict(game.to_dict())
+        except ValueError as error:
+            raise ValueError(f"game {index}: {error}") from None
+    solvers: dict[Rules, SolverAgent] = {}
+    data = []
+    for index, game in enumerate(games):
+        judged = None
+        if verdicts and can_judge(game.rules):
+            solver = solvers.setdefault(game.rules, SolverAgent(max_nodes=VERDICT_NODES))
+            judged = move_verdicts(game, solver)
+        data.append(_game_data(game, judged))
+        if on_game is not None:
+            on_game(index)
+    payload = json.dumps({"games": data}, separators=(",", ":"))
+    # inside <script>, "</script>" would end the block: "<" written as its JSON escape cannot
+    payload = payload.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    template = resources.files("connect4_agents").joinpath("data/replay.html").read_text(encoding="utf-8")
+    return template.replace("__TITLE__", html.escape(title)).replace("__DATA__", payload)
+
+
+def write_replay(path: str | os.PathLike[str], games: Sequence[GameLog], **options: Any) -> Path:
+    """Write :func:`replay_html` to ``path`` atomically; returns the path."""
+    page = replay_html(games, **options).encode("utf-8")
+    return atomic_write(path, lambda stream: stream.write(page))

@@ -1,0 +1,446 @@
+"""PUCT search with evaluators (stubs and a network), AlphaZeroAgent, and safe model files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from connect4_agents import SolverAgent  # noqa: E402
+from connect4_agents.alphazero import AlphaZeroAgent, PolicyValueNet, load_model, save_model  # noqa: E402
+from connect4_agents.alphazero.network import NetworkEvaluator  # noqa: E402
+from connect4_agents.evaluation.arena import play_game  # noqa: E402
+from connect4_agents.evaluation.test_sets import load_test_set  # noqa: E402
+from connect4_agents.mcts.puct import PUCTSearch, UniformEvaluator  # noqa: E402
+from reference import random_board  # noqa: E402
+
+from connect4_env import Board, Rules  # noqa: E402
+from connect4_env.encoding import action_mask, observation_planes  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+class SolverEvaluator:
+    """A perfect stub: uniform priors and the exact outcome (-1, 0, 1) for the player to move."""
+
+    def __init__(self) -> None:
+        self.solver = SolverAgent()
+        self.calls: list[int] = []
+
+    def evaluate(self, boards):
+        self.calls.append(len(boards))
+        values = []
+        for board in boards:
+            self.solver.bind(board.rules)
+            values.append(float(np.sign(self.solver.score(board))))
+        return np.ones((len(boards), boards[0].rules.columns)), np.array(values)
+
+
+def outcome(score: int) -> int:
+    return int(np.sign(score))
+
+
+def test_proofs_agree_with_the_solver() -> None:
+    rng = np.random.default_rng(0)
+    solver = SolverAgent()
+    proved = 0
+    for _ in range(40):
+        board = random_board(rng, int(rng.integers(6, 14)), 4, 5, 4)
+        if board.is_terminal:
+            continue
+        result = PUCTSearch(UniformEvaluator()).search(board, 1500)
+        solver.bind(board.rules)
+        scores = solver.evaluate_board(board)
+        for column, proof in enumerate(result.proven):
+            if proof is not None:  # a proof is never wrong
+                assert proof == outcome(scores[column]), (board.to_ascii(), column)
+        if result.root_proven is not None:
+            proved += 1
+            assert result.root_proven == outcome(max(s for s in scores if s is not None))
+            best = np.flatnonzero(result.policy(0))
+            assert all(outcome(scores[c]) == result.root_proven for c in best)
+    assert proved >= 10
+
+
+def test_a_win_in_one_is_played_and_a_lost_position_is_proven() -> None:
+    win = Board.from_moves([3, 3, 4, 4, 5, 5])  # X wins at 2 or 6
+    result = PUCTSearch(UniformEvaluator()).search(win, 200)
+    assert result.root_proven == 1 and set(np.flatnonzero(result.policy(0))) <= {2, 6}
+    lost = Board.from_moves([3, 3, 4, 4, 5])  # O cannot stop both ends
+    assert PUCTSearch(UniformEvaluator()).search(lost, 2000).root_proven == -1
+
+
+def test_leaves_of_many_games_go_in_one_call() -> None:
+    evaluator = SolverEvaluator()
+    search = PUCTSearch(evaluator)
+    rules = Rules(4, 5, 4)
+    boards = [random_board(np.random.default_rng(seed), 4, 4, 5, 4) for seed in range(6)]
+    boards = [b for b in boards if not b.is_terminal]
+    roots = search.roots(boards)
+    assert evaluator.calls == [len(boards)]
+    search.run(roots, 30)
+    assert len(evaluator.calls) <= 31 and max(evaluator.calls) <= len(boards)
+    # lockstep gives each tree what a search of its own gives (the evaluator is deterministic)
+    for board, root in zip(boards, roots):
+        alone = PUCTSearch(SolverEvaluator()).search(board, 30)
+        assert np.array_equal(alone.visits, root.visits), rules
+
+
+def test_a_perfect_evaluator_plays_perfectly() -> None:
+    positions = load_test_set("4x5")[:40]
+    search = PUCTSearch(SolverEvaluator())
+    for position in positions:
+        result = search.search(position.board(), 60)
+        column = int(np.argmax(result.policy(0)))
+        assert outcome(position.move_scores[column]) == outcome(position.score)
+
+
+def test_rollout_evaluator() -> None:
+    from connect4_agents.mcts.puct import RolloutEvaluator
+
+    evaluator = RolloutEvaluator(rollouts=50, seed=0)
+    lost = Board.from_moves([3, 3, 4, 4, 5])  # O to move cannot stop both ends: rollouts mostly lose
+    priors, values = evaluator.evaluate([lost, Board()])
+    assert priors.shape == (2, 7) and np.all(np.abs(values) <= 1) and values[0] < values[1]
+    result = PUCTSearch(RolloutEvaluator(seed=1)).search(Board.from_moves([3, 3, 4, 4, 5, 5]), 100)
+    assert int(np.argmax(result.policy(0))) in (2, 6)
+
+
+def test_noise_and_temperature() -> None:
+    board = Board()
+    plain = PUCTSearch(UniformEvaluator()).roots([board])[0]
+    noisy = PUCTSearch(UniformEvaluator(), noise=0.25, seed=1).roots([board])[0]
+    assert np.allclose(plain.priors, 1 / 7) and noisy.priors.sum() == pytest.approx(1.0)
+    assert not np.allclose(noisy.priors, plain.priors)
+    result = PUCTSearch(UniformEvaluator()).search(Board.from_moves([0] * 6), 300)  # column 0 full
+    assert result.policy(1.0)[0] == 0 and result.policy(0)[0] == 0
+    sharp, flat = result.policy(0.1), result.policy(10.0)
+    assert sharp.max() >= result.policy(1.0).max() >= flat.max()
+    with pytest.raises(ValueError, match="finished"):
+        PUCTSearch(UniformEvaluator()).search(Board.from_moves([0, 1, 0, 1, 0, 1, 0]), 10)
+
+
+def test_network_shapes_on_any_board() -> None:
+    net = PolicyValueNet(channels=8, blocks=1)
+    for rows, columns in ((6, 7), (4, 5), (9, 3), (1, 8)):
+        planes = np.zeros((3, rows, columns, 2), dtype=np.int8)
+        logits, values = NetworkEvaluator(net).predict(planes)
+        assert logits.shape == (3, columns) and values.shape == (3,) and np.all(np.abs(values) <= 1)
+
+
+def test_raw_policy_is_the_best_legal_prior() -> None:
+    net = PolicyValueNet(channels=8, blocks=1)
+    agent = AlphaZeroAgent(net, simulations=0, seed=0).bind(Rules())
+    for seed in range(20):
+        board = random_board(np.random.default_rng(seed), 20)
+        if board.is_terminal:
+            continue
+        priors, _ = NetworkEvaluator(net, symmetric=True).evaluate([board])  # the agent's default
+        column = agent.act(observation_planes(board), action_mask(board))
+        assert board.is_legal(column) and priors[0, column] == priors[0].max()
+        assert agent.move_info() is None
+
+
+def test_the_symmetric_evaluator_averages_a_position_with_its_mirror_image() -> None:
+    rng = np.random.default_rng(3)
+    for rows, columns in ((6, 7), (4, 5)):
+        net = PolicyValueNet(channels=8, blocks=1)
+        plain, symmetric = NetworkEvaluator(net), NetworkEvaluator(net, symmetric=True)
+        boards, mirrors = [], []
+        while len(boards) < 6:
+            moves = [int(c) for c in rng.integers(0, columns, size=int(rng.integers(0, 8)))]
+            try:
+                board = Board.from_moves(moves, rows=rows, columns=columns)
+            except ValueError:  # a full column or a finished game
+                continue
+            if board.is_terminal:
+                continue
+            boards.append(board)
+            mirrors.append(Board.from_moves([columns - 1 - c for c in moves], rows=rows, columns=columns))
+        logits, values = plain.predict(np.stack([observation_planes(b) for b in boards]))
+        mirror_logits, mirror_values = plain.predict(np.stack([observation_planes(b) for b in mirrors]))
+        priors, averaged = symmetric.evaluate(boards)
+        expected = (logits + mirror_logits[:, ::-1]) / 2
+        masks = np.stack([action_mask(b).astype(bool) for b in boards])
+        expected = np.where(masks, np.exp(expected - expected.max(axis=1, keepdims=True)), 0)
+        np.testing.assert_allclose(priors, expected / expected.sum(axis=1, keepdims=True), rtol=1e-5)
+        np.testing.assert_allclose(averaged, (values + mirror_values) / 2, rtol=1e-5, atol=1e-7)
+        mirrored_priors, mirrored_values = symmetric.evaluate(mirrors)  # a position and its image agree
+        np.testing.assert_allclose(mirrored_priors[:, ::-1], priors, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(mirrored_values, averaged, rtol=1e-5, atol=1e-7)
+    with pytest.raises(TypeError, match="symmetric"):
+        AlphaZeroAgent(PolicyValueNet(channels=8, blocks=1), symmetric="yes")  # type: ignore[arg-type]
+    threads = torch.get_num_threads()
+    for bad in ({"symmetric": None}, {"simulations": -1}, {"model": 3}):
+        with pytest.raises((TypeError, ValueError)):
+            AlphaZeroAgent(**{"model": PolicyValueNet(channels=8, blocks=1), "threads": threads + 1, **bad})
+        assert torch.get_num_threads() == threads  # a failed constructor leaves torch's threads alone
+
+
+def test_agent_plays_legal_moves_and_records_its_search() -> None:
+    agent = AlphaZeroAgent(PolicyValueNet(channels=8, blocks=1), simulations=20, seed=0)
+    for position in load_test_set("6x7-middle-easy")[:30]:
+        board = position.board()
+        column = agent.act(observation_planes(board), action_mask(board))
+        assert board.is_legal(column)
+        info = agent.move_info()
+        assert info is not None and info["column"] == column and sum(info["visits"]) > 0
+    record = play_game([agent, SolverAgent()], Rules(), record_search=True)
+    assert record.winner in (None, 1) and record.search[0]["kind"] == "mcts"
+
+
+def test_save_and_load_round_trip(tmp_path: Path) -> None:
+    net = PolicyValueNet(channels=8, blocks=2)
+    path = save_model(tmp_path / "model.zip", net, Rules(5, 6, 4), {"generation": 3})
+    loaded = load_model(path)
+    assert loaded.rules == Rules(5, 6, 4) and loaded.info == {"generation": 3}
+    planes = np.stack(
+        [observation_planes(random_board(np.random.default_rng(s), 8, 5, 6, 4)) for s in range(5)]
+    )
+    for a, b in zip(NetworkEvaluator(net).predict(planes), NetworkEvaluator(loaded.net).predict(planes)):
+        assert np.allclose(a, b, atol=1e-6)
+    agent = AlphaZeroAgent(path, simulations=5)
+    with pytest.raises(ValueError, match="cannot play 6x7"):
+        agent.bind(Rules())
+    with pytest.raises(ValueError, match="cannot play 6x7"):
+        play_game([agent, SolverAgent()], Rules())
+    with pytest.raises(TypeError):
+        AlphaZeroAgent(42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        AlphaZeroAgent(net, simulations=-1)
+
+
+class Payload:
+    def __reduce__(self):
+        return (Path.touch, (Path(MARKER),))
+
+
+MARKER = ""
+
+
+def rewrite(path: Path, out: Path, name: str, data: bytes | None) -> Path:
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(out, "w") as target:
+        for item in source.infolist():
+            if item.filename != name:
+                target.writestr(item, source.read(item))
+        if data is not None:
+            target.writestr(name, data)
+    return out
+
+
+def test_bad_model_files_are_refused_and_nothing_runs(tmp_path: Path) -> None:
+    global MARKER
+    MARKER = str(tmp_path / "ran")
+    good = save_model(tmp_path / "good.zip", PolicyValueNet(channels=8, blocks=1), Rules())
+    buffer = io.BytesIO()
+    torch.save({"weights": Payload()}, buffer)
+    state = PolicyValueNet(channels=8, blocks=1).state_dict()
+    nan_state = {k: v.clone() for k, v in state.items()}
+    next(v for v in nan_state.values() if v.is_floating_point()).fill_(float("nan"))
+    nan_buffer, wrong_buffer = io.BytesIO(), io.BytesIO()
+    torch.save(nan_state, nan_buffer)
+    torch.save(PolicyValueNet(channels=16, blocks=1).state_dict(), wrong_buffer)
+    (tmp_path / "junk.zip").write_bytes(b"not a zip")
+    cases = {
+        "junk.zip": tmp_path / "junk.zip",
+        "pickle": rewrite(good, tmp_path / "pickle.zip", "weights.pt", buffer.getvalue()),
+        "no weights": rewrite(good, tmp_path / "noweights.zip", "weights.pt", None),
+        "nan": rewrite(good, tmp_path / "nan.zip", "weights.pt", nan_buffer.getvalue()),
+        "shapes": rewrite(good, tmp_path / "shapes.zip", "weights.pt", wrong_buffer.getvalue()),
+        "metadata": rewrite(good, tmp_path / "meta.zip", "model.json", b'{"format": "connect4-alphazero"}'),
+        "rows": rewrite(
+            good,
+            tmp_path / "rows.zip",
+            "model.json",
+            b'{"format": "connect4-alphazero", "version": 1, "rows": -1, "columns": 7, "win_length": 4,'
+            b' "network": {"channels": 8, "blocks": 1}}',
+        ),
+    }
+    for name, path in cases.items():
+        with pytest.raises(ValueError):
+            load_model(path)
+        assert not Path(MARKER).exists(), name
+
+
+@pytest.mark.slow
+def test_a_tiny_training_run_and_resume(tmp_path: Path) -> None:
+    from scripts_helpers import run
+
+    args = ["scripts/train_alphazero.py", "--rows", "4", "--columns", "5", "--channels", "8", "--blocks", "1"]
+    args += ["--games", "6", "--parallel", "3", "--simulations", "10", "--steps", "5", "--batch-size", "32"]
+    args += ["--eval-positions", "20", "--eval-simulations", "5"]
+    result = run(*args, "--generations", "2", "--workers", "2", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "generation 2:" in result.stdout and "best outcome kept" in result.stdout
+    with open(tmp_path / "log.csv") as stream:
+        rows = list(csv.DictReader(stream))
+    assert [int(r["generation"]) for r in rows] == [1, 2] and all(int(r["games"]) == 6 for r in rows)
+    assert all(0 <= float(r["raw_accuracy"]) <= 1 and 0 <= float(r["search_accuracy"]) <= 1 for r in rows)
+    assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
+    assert list((tmp_path / "tensorboard").glob("events.out.tfevents.*"))
+    model = load_model(tmp_path / "model.zip")
+    assert model.rules == Rules(4, 5, 4) and model.info["generation"] == 2
+    again = run(*args, "--generations", "1", "--out", str(tmp_path), "--resume")
+    assert again.returncode == 0, again.stderr
+    assert "generation 3:" in again.stdout and load_model(tmp_path / "model.zip").info["generation"] == 3
+    agent = AlphaZeroAgent(tmp_path / "model.zip", simulations=10)
+    record = play_game([agent, SolverAgent()], Rules(4, 5, 4))
+    assert len(record.moves) > 0
+    other = run(*args[:-2], "--blocks", "2", "--generations", "1", "--out", str(tmp_path), "--resume")
+    assert other.returncode == 2 and "another board or network" in other.stderr
+    bad = run("scripts/train_alphazero.py", "--simulations", "0", "--out", str(tmp_path / "x"))
+    assert bad.returncode == 2 and "simulations" in bad.stderr
+    help_text = run("scripts/train_alphazero.py", "--help").stdout
+    assert "--simulations" in help_text and "--resume" in help_text
+
+
+def test_replay_buffer_keeps_mirror_images() -> None:
+    from connect4_agents.alphazero.train import ReplayBuffer
+
+    buffer = ReplayBuffer(10, Rules(4, 5, 4))
+    board = Board.empty(4, 5, 4).play_moves([0, 1])
+    planes = observation_planes(board)[None]
+    policy = np.array([[0.5, 0.25, 0.25, 0.0, 0.0]], np.float32)
+    buffer.add(planes, policy, np.array([1.0], np.float32))
+    assert len(buffer) == 2
+    assert np.array_equal(buffer.planes[1], planes[0][:, ::-1]) and np.array_equal(
+        buffer.policies[1], policy[0][::-1]
+    )
+    for _ in range(6):
+        buffer.add(planes, policy, np.array([0.0], np.float32))
+    assert len(buffer) == 10
+
+
+def test_evaluation_positions_are_unseen_kinds_of_the_goal() -> None:
+    from connect4_agents.alphazero.train import evaluation_positions
+
+    picked = evaluation_positions(Rules(), 100, seed=0)
+    assert len(picked) == 100 and all(10 <= p.ply <= 32 and p.rules == Rules() for p in picked)
+    assert evaluation_positions(Rules(), 100, seed=0) == picked != evaluation_positions(Rules(), 100, seed=1)
+    assert all(p.rules == Rules(4, 5, 4) for p in evaluation_positions(Rules(4, 5, 4), 10))
+    assert evaluation_positions(Rules(7, 9, 4), 10) == []
+
+
+def test_registry_names_alphazero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import connect4_agents.alphazero.agent as agent_module
+    from connect4_agents import make_agent
+
+    from connect4_env.policy import policy_from_spec
+
+    monkeypatch.setattr(agent_module, "shipped_model_path", lambda: None)  # a version without a model
+    with pytest.raises(ValueError, match="ships no trained AlphaZero model"):
+        make_agent("alphazero", simulations=10)
+    with pytest.raises(ValueError, match="ships no trained AlphaZero model"):
+        policy_from_spec("alphazero:50")
+    monkeypatch.undo()
+    path = save_model(tmp_path / "m.zip", PolicyValueNet(channels=8, blocks=1), Rules(4, 5, 4))
+    agent = policy_from_spec(f"alphazero:{path}", seed=0, rules=Rules(4, 5, 4))
+    assert isinstance(agent, AlphaZeroAgent) and agent.rules == Rules(4, 5, 4)
+
+
+@pytest.mark.slow
+def test_ctrl_c_keeps_the_last_generation(tmp_path: Path) -> None:
+    import signal
+
+    from scripts_helpers import signal_after, start
+
+    process = start(
+        "scripts/train_alphazero.py",
+        *("--rows", "4", "--columns", "5", "--channels", "8", "--blocks", "1", "--games", "4"),
+        *("--parallel", "4", "--simulations", "10", "--steps", "3", "--eval-positions", "0"),
+        *("--generations", "100000", "--no-progress", "--out", str(tmp_path)),
+    )
+    err = signal_after(process, "generation 1:", signal.SIGINT)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "--resume goes on from it" in err
+    model = load_model(tmp_path / "model.zip")
+    with open(tmp_path / "log.csv") as stream:
+        rows = list(csv.DictReader(stream))
+    assert model.info["generation"] == int(rows[-1]["generation"]) >= 1
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_log_rows_keep_older_columns(tmp_path: Path) -> None:
+    from connect4_agents.alphazero.train import _append_row
+
+    path = tmp_path / "log.csv"
+    path.write_text("generation,policy_loss\n1,2.0\n")
+    _append_row(path, {"generation": 2, "policy_loss": 1.5, "elo": 300.0})
+    _append_row(path, {"generation": 3, "policy_loss": 1.4, "elo": 350.0})
+    with open(path) as stream:
+        rows = list(csv.DictReader(stream))
+    assert (
+        [r["generation"] for r in rows] == ["1", "2", "3"]
+        and rows[0]["elo"] == ""
+        and rows[2]["elo"] == "350.0"
+    )
+
+
+@pytest.mark.slow
+def test_ladder_elo_of_a_model(tmp_path: Path) -> None:
+    from connect4_agents.alphazero.train import TrainConfig, ladder_elo
+
+    path = save_model(tmp_path / "m.zip", PolicyValueNet(channels=8, blocks=1), Rules())
+    elo, low, high = ladder_elo(path, TrainConfig(ladder_games=2, workers=2), seed=0)
+    assert low <= elo <= high and -1000 < elo < 2500
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_workers_and_keeps_the_last_generation(tmp_path: Path) -> None:
+    import signal
+
+    from scripts_helpers import signal_after, start, wait_gone
+
+    process = start(
+        "scripts/train_alphazero.py",
+        *(
+            "--rows",
+            "4",
+            "--columns",
+            "5",
+            "--channels",
+            "8",
+            "--blocks",
+            "1",
+            "--games",
+            "8",
+            "--workers",
+            "2",
+        ),
+        *("--parallel", "4", "--simulations", "10", "--steps", "3", "--eval-positions", "0"),
+        *("--generations", "100000", "--no-progress", "--out", str(tmp_path)),
+        new_session=True,
+    )
+    err = signal_after(process, "generation 1:", signal.SIGTERM)  # as `kill PID`: the main process only
+    assert process.returncode == 143, err
+    assert "Traceback" not in err and "terminated" in err
+    assert wait_gone(process.pid) == []  # no pool worker left behind
+    assert load_model(tmp_path / "model.zip").info["generation"] >= 1
+
+
+def test_the_shipped_model_plays_legal_moves_everywhere() -> None:
+    from connect4_agents.alphazero.agent import shipped_model_path
+
+    if shipped_model_path() is None:
+        pytest.skip("this version ships no AlphaZero model")
+    from connect4_agents import make_agent
+
+    from connect4_env.policy import policy_from_spec
+
+    raw = policy_from_spec("alphazero:0", seed=0, rules=Rules())
+    searched = make_agent("alphazero", simulations=20, seed=0).bind(Rules())
+    assert raw.simulations == 0 and searched.simulations == 20
+    for index, position in enumerate(load_test_set("6x7-middle-medium")):
+        board = position.board()
+        agents = (raw, searched) if index % 10 == 0 else (raw,)
+        for agent in agents:
+            assert board.is_legal(agent.act(observation_planes(board), action_mask(board)))
+    assert shipped_model_path().stat().st_size <= 5 * 2**20
+    with pytest.raises(ValueError, match="cannot play"):
+        make_agent("alphazero").bind(Rules(7, 6, 4))

@@ -1,0 +1,247 @@
+"""The exact solver against plain minimax, both kernel builds, budgets, and its policy."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+from connect4_agents import make_agent
+from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import ReferenceGame, random_board, reference_scores
+
+from connect4_env import Board
+from connect4_env.encoding import action_mask, observation_planes
+
+SMALL = [(3, 4, 3), (4, 3, 3), (3, 5, 3), (4, 4, 3), (4, 4, 4), (2, 5, 2), (3, 3, 2)]
+
+
+def random_position(
+    size: tuple[int, int, int], data: st.DataObject, min_moves: int
+) -> tuple[Board, ReferenceGame]:
+    board = Board.empty(*size)
+    reference = ReferenceGame(*size)
+    for _ in range(data.draw(st.integers(min_moves, board.rules.cells))):
+        legal = board.legal_moves()
+        if not legal:
+            break
+        column = data.draw(st.sampled_from(legal))
+        board.play(column)
+        reference.play(column)
+    return board, reference
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=st.sampled_from(SMALL), data=st.data(), compiled=st.booleans())
+def test_scores_match_minimax(size: tuple[int, int, int], data: st.DataObject, compiled: bool) -> None:
+    board, reference = random_position(size, data, min_moves=2 if size[0] * size[1] > 12 else 0)
+    if board.is_terminal:
+        return
+    solver = SolverAgent(compiled=compiled, table_size=10007)
+    assert solver.evaluate_board(board) == reference_scores(reference)
+
+
+@pytest.mark.parametrize(
+    ("size", "expected"), [((4, 4, 4), 0), ((4, 5, 4), 0), ((5, 4, 4), 0), ((3, 5, 3), 7)]
+)
+def test_small_boards_from_empty(size: tuple[int, int, int], expected: int) -> None:
+    # 4x4, 4x5 and 5x4 with four in a row are draws; on 3x5 with three in a row the first player wins with
+    # the 9th stone (checked by plain minimax in test_three_by_five_matches_minimax).
+    assert SolverAgent().score(Board.empty(*size)) == expected
+
+
+def test_three_by_five_matches_minimax() -> None:
+    reference = reference_scores(ReferenceGame(3, 5, 3))
+    assert SolverAgent().evaluate_board(Board.empty(3, 5, 3)) == reference
+    assert max(s for s in reference if s is not None) == 7
+
+
+def test_policy_wins_fast_blocks_and_loses_slowly() -> None:
+    solver = SolverAgent()
+    win_now = Board.from_ascii(
+        """
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        X O O O . . .
+        X X X O X . .
+        """
+    )
+    assert win_now.to_move == 1  # O to move: column 4 completes the row
+    scores = solver.evaluate_board(win_now)
+    assert scores[4] == win_now.rules.cells - win_now.ply
+    assert solver.act(observation_planes(win_now), action_mask(win_now)) == 4
+
+    block = Board.from_moves([3, 0, 3, 0, 3])  # X threatens the vertical four in column 3
+    assert solver.act(observation_planes(block), action_mask(block)) == 3
+
+    lost = Board.from_ascii(
+        """
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . O O O . . .
+        . X X X . . X
+        """
+    )  # O to move, X threatens both ends of its row: every move loses
+    scores = solver.evaluate_board(lost)
+    assert all(s is not None and s < 0 for s in scores)
+    choice = solver.act(observation_planes(lost), action_mask(lost))
+    assert scores[choice] == max(scores)  # the slowest loss
+    assert describe_score(scores[choice], lost.rules, lost.ply).startswith("loss in ")
+
+
+def test_full_columns_are_none_and_dict_observations_work() -> None:
+    board = Board.from_moves([0] * 4, rows=4, columns=5)
+    obs = {"observation": observation_planes(board), "action_mask": action_mask(board)}
+    scores = SolverAgent().evaluate(obs)
+    assert scores[0] is None and all(s is not None for s in scores[1:])
+
+
+def test_budget_raises_a_clear_error() -> None:
+    with pytest.raises(SolverBudgetExceeded, match="max_nodes=100"):
+        SolverAgent(max_nodes=100).score(Board.empty())
+    with pytest.raises(ValueError, match="max_nodes"):
+        SolverAgent(max_nodes=0)
+
+
+def test_same_seed_same_tie_breaks_and_registry() -> None:
+    board = Board.empty(4, 4, 4)
+    planes, mask = observation_planes(board), action_mask(board)
+    first = [SolverAgent(seed=3).act(planes, mask) for _ in range(3)]
+    assert len(set(first)) == 1
+    assert isinstance(make_agent("solver"), SolverAgent)
+
+
+def test_six_by_seven_midgame_position_is_solved() -> None:
+    rng = np.random.default_rng(4)
+    board = random_board(rng, 24)
+    while board.ply < 24 or board.is_terminal:
+        board = random_board(rng, 24)
+    solver = SolverAgent(max_nodes=20_000_000)
+    scores = solver.evaluate_board(board)
+    best = max(s for s in scores if s is not None)
+    # playing the best column and solving from the opponent's side gives the same value, negated
+    column = scores.index(best)
+    child = board.copy()
+    child.play(column)
+    if not child.is_terminal:
+        assert -solver.score(child) == best
+
+
+def test_an_aborted_search_leaves_the_kept_table_true() -> None:
+    # a budget exceeded mid-search must not leave wrong entries behind for the same agent's later calls
+    rng = np.random.default_rng(8)
+    boards = []
+    while len(boards) < 40:
+        board = random_board(rng, int(rng.integers(14, 22)))
+        if not board.is_terminal:
+            boards.append(board)
+    reused = SolverAgent(max_nodes=2_000)
+    for board in boards:
+        with contextlib.suppress(SolverBudgetExceeded):
+            reused.score(board)
+    reused.max_nodes = None
+    for board in boards:
+        assert reused.score(board) == SolverAgent().score(board), board
+
+
+def test_the_default_budget_is_build_aware_and_named() -> None:
+    solver = SolverAgent()
+    assert solver.max_nodes == "auto"
+    assert solver.node_budget(Board.empty().rules) == 50_000_000
+    assert SolverAgent(compiled=False).node_budget(Board.empty().rules) == 1_000_000
+    assert SolverAgent(max_nodes=None).node_budget(Board.empty().rules) is None
+    with pytest.raises(SolverBudgetExceeded, match=r"max_nodes=1,000 nodes.*max_nodes=None"):
+        SolverAgent(max_nodes=1_000, book=False).score(Board.empty(6, 5, 4))
+    for bad in (2**70, -5, "lots"):
+        with pytest.raises(ValueError, match="max_nodes"):
+            SolverAgent(max_nodes=bad)
+    for wrong_type in (1.5, True, [1]):
+        with pytest.raises(TypeError, match="max_nodes"):
+            SolverAgent(max_nodes=wrong_type)
+    with pytest.raises(TypeError, match="compiled"):
+        SolverAgent(compiled="yes")
+
+
+@pytest.mark.slow
+def test_the_default_budget_stops_an_unbookable_search() -> None:
+    with pytest.raises(SolverBudgetExceeded, match="50,000,000"):
+        SolverAgent(book=False).score(Board.empty())  # hours without the book: stopped after ~20 s
+
+
+def test_masks_that_contradict_the_board_raise() -> None:
+    board = Board.from_moves([3] * 6)  # column 3 is full
+    planes = observation_planes(board)
+    only_full = np.zeros(7, dtype=np.int8)
+    only_full[3] = 1
+    solver = SolverAgent()
+    with pytest.raises(ValueError, match=r"does not match the position's legal columns \[0, 1, 2, 4, 5, 6\]"):
+        solver.act(planes, only_full)
+    for width in (6, 8):
+        with pytest.raises(ValueError, match="7 columns"):
+            solver.act(planes, np.ones(width, dtype=np.int8))
+
+
+def test_pickles_and_deep_copies_after_a_call() -> None:
+    import copy
+    import pickle
+
+    solver = SolverAgent(table_size=10007)
+    board = Board.empty(4, 5, 4)
+    first = solver.evaluate_board(board)
+    for clone in (pickle.loads(pickle.dumps(solver)), copy.deepcopy(solver)):
+        assert clone.evaluate_board(board) == first
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=st.sampled_from(SMALL), data=st.data(), every=st.booleans())
+def test_best_columns_are_the_columns_with_the_best_score(
+    size: tuple[int, int, int], data: st.DataObject, every: bool
+) -> None:
+    board, _ = random_position(size, data, min_moves=0)
+    if board.is_terminal:
+        return
+    scores = SolverAgent(table_size=10007).evaluate_board(board)
+    best = max(s for s in scores if s is not None)
+    centre = (board.rules.columns - 1) / 2
+    ties = sorted((c for c, s in enumerate(scores) if s == best), key=lambda c: (abs(c - centre), c))
+    assert SolverAgent(table_size=10007).best_columns(board, every) == (ties if every else ties[:1])
+
+
+def test_act_on_six_by_seven_keeps_the_best_score() -> None:
+    rng = np.random.default_rng(12)
+    for _ in range(8):
+        board = random_board(rng, int(rng.integers(8, 20)))
+        if board.is_terminal:
+            continue
+        scores = SolverAgent().evaluate_board(board)
+        column = SolverAgent().act(observation_planes(board), action_mask(board))
+        assert scores[column] == max(s for s in scores if s is not None), board
+
+
+@settings(max_examples=80, deadline=None)
+@given(size=st.sampled_from([(6, 7), (4, 5), (5, 4), (7, 9), (4, 4)]), data=st.data(), compiled=st.booleans())
+def test_threat_cells_match_a_cell_by_cell_check(
+    size: tuple[int, int], data: st.DataObject, compiled: bool
+) -> None:
+    from connect4_agents._compiled import kernels_for
+
+    board, _ = random_position((*size, 4), data, min_moves=0)
+    if board.winner is not None:
+        return  # a line is already there: every empty cell would "complete" one
+    rules = board.rules
+    build = kernels_for(rules, None if compiled else False)  # 7x9 does not fit the compiled build
+    geometry = build.geometry(rules)
+    for stones in board.stones:
+        expected = 0
+        for column in range(rules.columns):
+            for row in range(rules.rows):
+                cell = 1 << (column * rules.height + row)
+                if not board.mask & cell and rules.has_won(stones | cell):
+                    expected |= cell
+        assert int(build.winning_cells(stones, board.mask, geometry, rules.board_mask)) == expected, board

@@ -1,0 +1,216 @@
+"""The HTML replay: verdicts against plain minimax, a self-contained page, and a real browser (chromium)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from connect4_agents import MCTSAgent, RandomAgent, SolverAgent
+from connect4_agents.evaluation.arena import play_game
+from connect4_agents.evaluation.records import GameLog, game_log, write_games
+from connect4_agents.ui.replay import can_judge, move_verdicts, replay_html, write_replay
+from reference import ReferenceGame, reference_scores
+from scripts_helpers import run
+
+from connect4_env import Rules
+
+
+def random_game(rules: Rules, seed: int) -> GameLog:
+    players = [RandomAgent(seed=seed), RandomAgent(seed=seed + 1)]
+    return game_log(play_game(players, rules), ("random", "random"), rules)
+
+
+def page_data(page: str) -> dict:
+    match = re.search(r'<script type="application/json" id="replay-data">(.*?)</script>', page, re.S)
+    assert match is not None
+    return json.loads(match.group(1))
+
+
+@pytest.mark.parametrize("size", [(4, 4, 3), (3, 5, 3), (3, 4, 3)])
+def test_verdicts_agree_with_plain_minimax(size: tuple[int, int, int]) -> None:
+    rules = Rules(*size)
+    memo: dict = {}
+    for seed in range(4):
+        game = random_game(rules, 10 * seed)
+        verdicts = move_verdicts(game)
+        assert len(verdicts) == len(game.moves)
+        reference = ReferenceGame(*size)
+        for ply, (column, verdict) in enumerate(zip(game.moves, verdicts)):
+            if ply >= 3:  # (plain minimax of the first plies would take the test too long)
+                scores = reference_scores(reference, memo)
+                assert verdict is not None and verdict["scores"] == scores
+                best = max(s for s in scores if s is not None)
+                played = scores[column]
+                expected = (
+                    "best" if played == best else "keeps" if np.sign(played) == np.sign(best) else "mistake"
+                )
+                assert verdict["verdict"] == expected
+            reference.play(column)
+
+
+def test_page_is_self_contained_and_escapes_names(tmp_path: Path) -> None:
+    rules = Rules(4, 5, 4)
+    game = random_game(rules, 1)
+    sneaky = GameLog(**{**game.__dict__, "players": ("</script><script>alert(1)</script>", "<b>bold</b>")})
+    page = replay_html([game, sneaky], title="<i>mine</i>")
+    assert "</script><script>alert" not in page and "<i>mine</i>" not in page
+    assert "&lt;i&gt;mine&lt;/i&gt;" in page
+    for remote in ("<link", " src=", "@import", "url(", "fetch(", "XMLHttpRequest"):
+        assert remote not in page
+    assert set(re.findall(r"https?://[^\s\"']+", page)) <= {"http://www.w3.org/2000/svg"}
+    data = page_data(page)
+    assert [g["moves"] for g in data["games"]] == [list(game.moves)] * 2
+    assert data["games"][1]["players"][0] == sneaky.players[0]
+    assert data["games"][0]["verdicts"] is not None  # 20 cells: judged
+    assert data["games"][0]["winning_cells"] == [list(c) for c in game.board().winning_cells()]
+
+
+def test_no_verdicts_where_the_solver_cannot_judge() -> None:
+    rules = Rules(7, 8, 4)
+    assert not can_judge(rules)
+    game = random_game(rules, 2)
+    assert page_data(replay_html([game]))["games"][0]["verdicts"] is None
+    assert (
+        page_data(replay_html([random_game(Rules(4, 5, 4), 3)], verdicts=False))["games"][0]["verdicts"]
+        is None
+    )
+
+
+def test_bad_games_are_refused() -> None:
+    with pytest.raises(ValueError, match="no games"):
+        replay_html([])
+    with pytest.raises(TypeError, match="GameLog"):
+        replay_html([{"moves": [1]}])  # type: ignore[list-item]
+    game = random_game(Rules(4, 5, 4), 4)
+    broken = GameLog(**{**game.__dict__, "moves": game.moves[:2]})  # not a finished game
+    with pytest.raises(ValueError, match="game 0"):
+        replay_html([broken])
+
+
+def test_replay_script(tmp_path: Path) -> None:
+    records, page = tmp_path / "games.jsonl", tmp_path / "replay.html"
+    rules = Rules(4, 5, 4)
+    games = [random_game(rules, 5), random_game(rules, 6)]
+    write_games(records, games)
+    result = run("scripts/replay.py", str(records), "-o", str(page), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert [g["moves"] for g in page_data(page.read_text())["games"]] == [list(g.moves) for g in games]
+    records.write_text('{"format": "connect4-game"}\n')
+    bad = run("scripts/replay.py", str(records), "-o", str(page))
+    assert bad.returncode == 2 and "line 1" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# -- in a real browser ---------------------------------------------------------------------------------------
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    if os.environ.get("CI"):
+        pytest.fail("CI needs chromium for the browser tests (.ci/run installs it)")
+    pytest.skip("chromium is not installed (apt-get install chromium)")
+
+
+def browser(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars"]
+    return subprocess.run(
+        [chromium(), *flags, *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def dom(url: str) -> str:
+    result = browser("--virtual-time-budget=2000", "--dump-dom", url)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout
+
+
+def count(page: str, kind: str) -> int:
+    return len(re.findall(rf'<circle class="{kind}"', page))
+
+
+@pytest.fixture(scope="module")
+def replay_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[GameLog]]:
+    rules = Rules()
+    games = []
+    for seed in range(2):
+        players = [MCTSAgent(playouts=100, seed=seed), SolverAgent(seed=seed)]
+        games.append(game_log(play_game(players, rules, record_search=True), ("mcts:100", "solver"), rules))
+    path = tmp_path_factory.mktemp("replay") / "replay.html"
+    write_replay(path, games)
+    return path, games
+
+
+def test_address_opens_the_position(replay_file: tuple[Path, list[GameLog]]) -> None:
+    path, games = replay_file
+    for game_index, ply in ((0, 0), (0, 5), (1, 9), (1, len(games[1].moves))):
+        page = dom(f"{path.as_uri()}#game={game_index}&ply={ply}")
+        assert f'data-game="{game_index}"' in page and f'data-ply="{ply}"' in page
+        assert count(page, "player0") == (ply + 1) // 2 and count(page, "player1") == ply // 2
+        assert count(page, "empty") == 42 - ply
+        game = games[game_index]
+        end = ply == len(game.moves)
+        assert count(page, "winning") == (len(game.board().winning_cells()) if end else 0)
+        if ply:  # the move's search numbers and the solver's verdict are shown
+            assert "played column " + str(game.moves[ply - 1]) in page
+            assert re.search(r'class="verdict (best|keeps|mistake)"', page)
+
+
+def test_keys_buttons_and_slider(replay_file: tuple[Path, list[GameLog]], tmp_path: Path) -> None:
+    path, games = replay_file
+    script = """
+<script>
+const key = (k) => document.dispatchEvent(new KeyboardEvent("keydown", {key: k, bubbles: true}));
+key("ArrowRight"); key("ArrowRight"); key("ArrowRight"); key("ArrowLeft");
+document.getElementById("next").click(); document.getElementById("next").click();
+document.getElementById("prev").click();
+document.body.dataset.afterKeys = document.body.dataset.ply;
+key("End"); document.body.dataset.afterEnd = document.body.dataset.ply;
+key("Home"); document.body.dataset.afterHome = document.body.dataset.ply;
+const slider = document.getElementById("slider");
+slider.value = 7; slider.dispatchEvent(new Event("input"));
+document.body.dataset.afterSlider = document.body.dataset.ply;
+key("ArrowDown"); document.body.dataset.afterDown = document.body.dataset.game;
+document.body.dataset.hash = location.hash;
+</script>
+</body>"""
+    driven = tmp_path / "driven.html"
+    driven.write_text(path.read_text().replace("</body>", script))
+    page = dom(f"{driven.as_uri()}#game=0&ply=0")
+    assert 'data-after-keys="3"' in page
+    assert f'data-after-end="{len(games[0].moves)}"' in page
+    assert 'data-after-home="0"' in page and 'data-after-slider="7"' in page
+    assert 'data-after-down="1"' in page
+    assert f'data-hash="#game=1&amp;ply={len(games[1].moves)}"' in page
+
+
+def test_screenshots_show_the_board_and_differ(
+    replay_file: tuple[Path, list[GameLog]], tmp_path: Path
+) -> None:
+    pygame = pytest.importorskip("pygame")
+    path, _ = replay_file
+    pictures = []
+    for ply in (2, 12):
+        shot = tmp_path / f"ply{ply}.png"
+        result = browser(
+            "--window-size=1000,760", f"--screenshot={shot}", f"{path.as_uri()}#game=0&ply={ply}"
+        )
+        assert result.returncode == 0 and shot.exists(), result.stderr[-2000:]
+        image = pygame.surfarray.array3d(pygame.image.load(str(shot))).transpose(1, 0, 2)
+        pictures.append(image)
+
+    def pixels(image: np.ndarray, colour: tuple[int, int, int]) -> int:
+        return int(np.all(np.abs(image.astype(int) - colour) <= 12, axis=-1).sum())
+
+    early, late = pictures
+    assert early.shape == late.shape and not np.array_equal(early, late)
+    for image in pictures:
+        assert pixels(image, (30, 80, 200)) > 20_000  # the blue board is drawn
+    red, yellow = (220, 40, 40), (245, 200, 30)
+    assert pixels(late, red) > 3 * pixels(early, red) > 0  # six red stones against one
+    assert pixels(late, yellow) > 3 * pixels(early, yellow) > 0

@@ -1,0 +1,140 @@
+"""One exception policy everywhere: TypeError for a wrong type, ValueError for a wrong value, raised at once."""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from connect4_agents import MCTSAgent, QLearningAgent, RandomAgent, SolverAgent
+
+import connect4_env  # noqa: F401  (registers Connect4-v0)
+from connect4_env import connect4_v0
+from connect4_env.core import MAX_CELLS, Board, Rules
+from connect4_env.render import MAX_TILE, BoardRenderer, render_rgb
+from connect4_env.validation import check_bool, check_choice, check_int, check_number
+from connect4_env.vector_env import Connect4VectorEnv
+
+
+@pytest.mark.parametrize("value", [2.0, "3", None, True, np.float64(1), [1]])
+def test_check_int_refuses_other_types(value: object) -> None:
+    with pytest.raises(TypeError, match="count must be an integer"):
+        check_int("count", value, 1)
+
+
+def test_check_helpers_name_the_value_and_range() -> None:
+    assert check_int("n", np.int8(3), 1, 5) == 3 and type(check_int("n", np.int8(3))) is int
+    with pytest.raises(ValueError, match=r"n must be an integer in 1..5, got 9"):
+        check_int("n", 9, 1, 5)
+    assert check_number("x", np.float32(0.5), 0, 1) == 0.5
+    for bad in (float("nan"), float("inf"), -0.1):
+        with pytest.raises(ValueError, match="x must be a finite number >= 0"):
+            check_number("x", bad, 0)
+    with pytest.raises(ValueError, match="> 0"):
+        check_number("x", 0, 0, above_minimum=True)
+    with pytest.raises(TypeError):
+        check_number("x", "1")
+    assert check_bool("flag", np.bool_(True)) is True
+    with pytest.raises(TypeError, match="flag must be True or False"):
+        check_bool("flag", "yes")
+    with pytest.raises(ValueError, match="allowed: 'a', 'b'"):
+        check_choice("mode", "c", ("a", "b"))
+    with pytest.raises(ValueError):
+        check_choice("mode", ["unhashable"], ("a",))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda v: Rules(v, 7, 4),
+        lambda v: gym.make("Connect4-v0", rows=v),
+        lambda v: Connect4VectorEnv(num_envs=v),
+        lambda v: connect4_v0.env(columns=v),
+        lambda v: BoardRenderer("rgb_array", tile=v),
+        lambda v: MCTSAgent(playouts=v),
+        lambda v: SolverAgent(table_size=v),
+        lambda v: QLearningAgent(rows=v),
+    ],
+)
+def test_a_float_where_an_int_belongs_is_a_type_error_in_every_layer(make) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(TypeError):
+        make(2.5)
+
+
+def test_board_sizes_past_the_limit_are_refused_at_once() -> None:
+    start = time.perf_counter()
+    for rows, columns in ((3000, 3000), (1, MAX_CELLS + 1), (MAX_CELLS, 2)):
+        with pytest.raises(ValueError, match=f"at most {MAX_CELLS} cells"):
+            Rules(rows, columns, 4)
+    assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("size", [(1000, 1000), (1, 100_000), (100_000, 1)])
+def test_rules_memory_grows_with_the_cells_only(size: tuple[int, int]) -> None:
+    tracemalloc.start()
+    try:
+        rules = Rules(*size, 4)
+        board = Board(rules)
+        board.play(0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # a few bits per cell, plus per-column heights: far below rows x columns^2 bits
+    assert peak < 64 * rules.cells + 200 * rules.columns + 100_000
+
+
+def test_tile_is_capped_at_construction() -> None:
+    with pytest.raises(ValueError, match=f"tile must be an integer in 4..{MAX_TILE}"):
+        gym.make("Connect4-v0", render_mode="rgb_array", tile=10**5)
+    with pytest.raises(ValueError, match="pixels"):
+        Connect4VectorEnv(num_envs=1, rows=1000, columns=1000, render_mode="rgb_array", tile=48)
+    with pytest.raises(ValueError, match="pixels"):
+        render_rgb(Board(Rules(1000, 1000, 4)), tile=48)
+    # ansi needs no image: a large board with the default tile is fine
+    Connect4VectorEnv(num_envs=1, rows=1000, columns=1000, render_mode="ansi")
+
+
+def test_agents_validate_at_construction() -> None:
+    with pytest.raises(ValueError, match="max_nodes"):
+        SolverAgent(max_nodes=2**70)
+    with pytest.raises(TypeError, match="compiled"):
+        MCTSAgent(compiled="yes")
+    with pytest.raises(TypeError, match="seed"):
+        Connect4VectorEnv(num_envs=2).reset(seed=1.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="opponent_kwargs"):
+        gym.make("Connect4-v0", opponent="random", opponent_kwargs=[1])
+    with pytest.raises(ValueError, match="unknown agent"):
+        gym.make("Connect4-v0", opponent="nobody")
+    with pytest.raises(TypeError, match="agent_first"):
+        Connect4VectorEnv(agent_first=1)
+    RandomAgent(seed=np.int64(3))
+
+
+def test_the_registry_matches_the_declared_entry_points() -> None:
+    from importlib.metadata import entry_points
+
+    from connect4_env import policy
+
+    declared = {point.name: point.value for point in entry_points(group=policy.ENTRY_POINT_GROUP)}
+    assert {"random", "human", "mcts", "solver", "qlearning", "sb3", "alphazero"} <= set(declared)
+    for name, value in declared.items():
+        assert name in policy.policy_names()
+        assert value.startswith("connect4_agents.")  # pyproject.toml is the only list
+
+
+def test_register_policy_and_specs() -> None:
+    from connect4_env.policy import make_policy, policy_from_spec, register_policy
+
+    register_policy("lefty", "connect4_agents.random_agent:RandomAgent")
+    assert isinstance(make_policy("lefty", seed=1), RandomAgent)
+    with pytest.raises(ValueError, match="takes no ':value'"):
+        policy_from_spec("lefty:3")
+    with pytest.raises(ValueError, match="module:attr"):
+        register_policy("broken", "no_colon")
+    with pytest.raises(TypeError):
+        register_policy("broken", 42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="playouts"):
+        policy_from_spec("mcts:-5")
+    assert policy_from_spec("mcts:25").playouts == 25

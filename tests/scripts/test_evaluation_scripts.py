@@ -1,0 +1,176 @@
+"""scripts/evaluate.py and scripts/tournament.py as a user runs them: outputs, backends, Ctrl-C, no leftovers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+import pytest
+from connect4_agents.qlearning.agent import QLearningAgent
+from connect4_agents.random_agent import RandomAgent
+from scripts_helpers import run, session_processes, start, wait_gone
+
+
+def test_tournament_json_and_plot(tmp_path):
+    out, plot = tmp_path / "t.json", tmp_path / "t.png"
+    args = [
+        "random",
+        "mcts:30",
+        "solver",
+        "--rows",
+        "4",
+        "--columns",
+        "5",
+        "--games",
+        "4",
+        "--bootstrap",
+        "50",
+    ]
+    result = run("scripts/tournament.py", *args, "--json", str(out), "--plot", str(plot), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert "Elo" in result.stdout and "random vs solver" in result.stdout
+    data = json.loads(out.read_text())
+    assert data["finished"] is True and data["anchor"] == "random"
+    assert set(data["ratings"]) == {"random", "mcts:30", "solver"}
+    for entry in data["ratings"].values():
+        low, high = entry["ci95"]
+        assert low <= entry["elo"] <= high
+    assert data["ratings"]["random"]["elo"] == 0
+    assert len(data["pairings"]) == 3 and len(data["games"]) == 12
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+
+    ladder = tmp_path / "ladder.json"
+    ladder.write_text(out.read_text())
+    gauntlet = run(
+        "scripts/tournament.py", "--gauntlet", "mcts:5", "random", "solver", "--rows", "4", "--columns", "5",
+        "--games", "4", "--ladder", str(ladder), "--json", str(tmp_path / "g.json"), "--no-progress",
+    )  # fmt: skip
+    assert gauntlet.returncode == 0, gauntlet.stderr
+    rated = json.loads((tmp_path / "g.json").read_text())
+    assert [p["a"] for p in rated["pairings"]] == ["mcts:5", "mcts:5"]
+    assert rated["ratings"]["solver"]["elo"] == pytest.approx(data["ratings"]["solver"]["elo"])
+
+
+def test_gauntlet_against_the_reference_ladder(tmp_path):
+    result = run(
+        "scripts/tournament.py", "--gauntlet", "mcts:3", "--games", "2", "--no-progress", "--bootstrap", "20"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "mcts:3 vs mcts:10000" in result.stdout and "mcts:3 vs solver" in result.stdout
+    assert "fixed" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["random"], "at least two"),
+        (["random", "random"], "more than once"),
+        (["random", "mcts:0"], "playouts"),
+        (["--gauntlet", "random", "--rows", "4", "--columns", "5"], "--ladder"),
+        (["--gauntlet", "random", "mcts:77"], "without a rating"),
+        (["random", "mcts:5", "--backend", "ray", "--workers", "0"], "workers"),
+    ],
+)
+def test_tournament_errors(args, message):
+    result = run("scripts/tournament.py", *args)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_evaluate_script(tmp_path):
+    table = tmp_path / "q.npz"
+    agent = QLearningAgent(rows=4, columns=5, seed=0)
+    agent.train(RandomAgent(seed=1), episodes=300, progress=False)
+    agent.save(table)
+    out, plot = tmp_path / "acc.json", tmp_path / "acc.png"
+    result = run(
+        "scripts/evaluate.py", "random", f"qlearning:{table}", "--test-sets", "all", "--workers", "1",
+        "--json", str(out), "--plot", str(plot), "--no-progress",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    reports = json.loads(out.read_text())["reports"]
+    assert set(reports[1]["per_set"]) == {"4x5"}  # the table plays its own board only
+    assert len(reports[0]["per_set"]) == 13
+    assert 0 <= reports[1]["optimal_class_rate"] <= 1 and plot.exists()
+    bad = run("scripts/evaluate.py", "random", "--test-sets", "7x8")
+    assert bad.returncode == 2 and "unknown test sets" in bad.stderr
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_pool_and_keeps_finished_games(tmp_path):
+    out = tmp_path / "t.json"
+    process = start(
+        "scripts/tournament.py", "random", "mcts:2000", "mcts:3000", "--games", "400", "--workers", "2",
+        "--json", str(out), "--no-progress", new_session=True)  # fmt: skip
+    time.sleep(12)
+    os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole foreground group
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    data = json.loads(out.read_text())
+    assert data["finished"] is False and len(data["games"]) > 0
+    assert wait_gone(process.pid) == []
+
+
+@pytest.mark.slow
+def test_ray_backend_plays_the_same_games_and_leaves_nothing(tmp_path):
+    pytest.importorskip("ray")
+    common = ["random", "mcts:20", "solver", "--rows", "4", "--columns", "5", "--games", "4", "--no-progress"]
+    process_json, ray_json = tmp_path / "p.json", tmp_path / "r.json"
+    result = run("scripts/tournament.py", *common, "--workers", "2", "--json", str(process_json))
+    assert result.returncode == 0, result.stderr
+    ray = start(
+        "scripts/tournament.py",
+        *common,
+        "--backend",
+        "ray",
+        "--workers",
+        "2",
+        "--json",
+        str(ray_json),
+        new_session=True,
+    )
+    stdout, stderr = ray.communicate(timeout=240)
+    assert ray.returncode == 0, stderr
+    assert json.loads(ray_json.read_text())["games"] == json.loads(process_json.read_text())["games"]
+    assert wait_gone(ray.pid) == []
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_ray_leaves_no_ray_process(tmp_path):
+    pytest.importorskip("ray")
+    out = tmp_path / "t.json"
+    process = start(
+        "scripts/tournament.py", "mcts:3000", "mcts:4000", "--games", "400", "--backend", "ray",
+        "--workers", "2", "--json", str(out), "--no-progress", new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not any(
+        "raylet" in line for line in session_processes(process.pid)
+    ):
+        time.sleep(0.5)
+    time.sleep(8)  # games under way
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert json.loads(out.read_text())["finished"] is False
+    assert wait_gone(process.pid, 60) == []
+
+
+def test_evaluate_a_ply_range_and_a_sample() -> None:
+    from connect4_agents.evaluation.test_sets import select_positions, select_test_sets
+    from scripts_helpers import run as run_script
+
+    result = run_script(
+        "scripts/evaluate.py", "random", "--plies", "40-41", "--workers", "1", "--no-progress"
+    )
+    assert result.returncode == 0, result.stderr
+    expected = len(select_positions(select_test_sets(["6x7"]), (40, 41)))
+    assert result.stdout.splitlines()[2].split()[:2] == ["6x7-w4", str(expected)]
+    sampled = run_script(
+        "scripts/evaluate.py", "random", "--plies", "10-32", "--sample", "7", "--no-progress"
+    )
+    assert sampled.returncode == 0 and sampled.stdout.splitlines()[2].split()[:2] == ["6x7-w4", "7"]
+    bad = run_script("scripts/evaluate.py", "random", "--plies", "4")
+    assert bad.returncode == 2 and "range of plies" in bad.stderr

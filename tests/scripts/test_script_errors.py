@@ -1,0 +1,116 @@
+"""Scripts fail fast with ``error: ...`` and exit 2, and Ctrl-C keeps the work done (exit 130)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from connect4_agents import QLearningAgent, RandomAgent
+from scripts_helpers import run, signal_after, start
+
+
+def expect_usage_error(result: subprocess.CompletedProcess[str], fragment: str) -> None:
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert fragment in result.stderr, result.stderr
+
+
+@pytest.fixture(scope="module")
+def small_table(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    agent = QLearningAgent(4, 5, 4, seed=0)
+    agent.train(RandomAgent(seed=1), 20, window=20)
+    return agent.save(tmp_path_factory.mktemp("tables") / "q45.npz")
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--player0", "bogus"], "unknown agent"),
+        (["--player0", "mcts:lots"], "playouts"),
+        (["--rows", "-1"], "rows must be an integer >= 1"),
+        (["--win-length", "1"], "win_length"),
+        (["--rows", "3000", "--columns", "3000"], "cells"),
+    ],
+)
+def test_play_reports_bad_settings(args: list[str], fragment: str) -> None:
+    expect_usage_error(run("scripts/play.py", *args, "--player1", "random", "--ui", "terminal"), fragment)
+
+
+def test_a_table_of_another_size_is_refused(small_table: Path) -> None:
+    expect_usage_error(
+        run("scripts/play.py", "--player0", f"qlearning:{small_table}", "--player1", "random"), "4x5"
+    )
+    expect_usage_error(
+        run("scripts/tournament.py", f"qlearning:{small_table}", "random", "--games", "2"), "4x5"
+    )
+
+
+def test_tournament_errors(tmp_path: Path) -> None:
+    truncated = tmp_path / "model.zip"
+    with zipfile.ZipFile(truncated, "w") as archive:
+        archive.writestr("data", "{}")
+        archive.writestr("policy.pth", b"\x80\x02trunc")
+    expect_usage_error(run("scripts/tournament.py", f"sb3:{truncated}", "random", "--games", "2"), "error:")
+    expect_usage_error(
+        run("scripts/tournament.py", "human", "random", "--games", "2", stdin=""), "input was closed"
+    )
+    expect_usage_error(
+        run("scripts/tournament.py", "random", "random", "--games", "2", "--out", str(tmp_path)),
+        "is a folder",
+    )
+    for games in ("0", "-3"):
+        result = run("scripts/tournament.py", "random", "random", "--games", games)
+        assert result.returncode == 2 and "must be at least 1" in result.stderr
+    assert not list(tmp_path.glob("*.json"))
+
+
+def test_train_checks_its_output_before_training(tmp_path: Path) -> None:
+    a_file = tmp_path / "taken"
+    a_file.write_text("x")
+    start = time.perf_counter()
+    expect_usage_error(run("scripts/mcts_vs_qlearning.py", "train", "--out", str(a_file)), "is a file")
+    expect_usage_error(run("scripts/mcts_vs_qlearning.py", "train", "--out", "/proc/nope"), "cannot write")
+    assert time.perf_counter() - start < 30  # refused at once, not after 50,000 episodes
+    expect_usage_error(
+        run("scripts/mcts_vs_qlearning.py", "match", "--table", str(tmp_path / "none.npz")), "no Q-table"
+    )
+
+
+def test_train_sb3_refuses_bad_hyperparameters_before_training(tmp_path: Path) -> None:
+    pytest.importorskip("stable_baselines3")
+    expect_usage_error(
+        run("scripts/train_sb3.py", "--hyperparameters", '{"bogus": 1}', "--out", str(tmp_path / "a")),
+        "bogus",
+    )
+    result = run("scripts/train_sb3.py", "--hyperparameters", "[1, 2]", "--out", str(tmp_path / "b"))
+    assert result.returncode == 2 and "not a JSON object" in result.stderr
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    expect_usage_error(run("scripts/train_sb3.py", "--out", str(a_file)), "is a file")
+
+
+def test_ctrl_c_in_training_saves_the_table(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    process = start(
+        "scripts/mcts_vs_qlearning.py",
+        "train",
+        "--episodes",
+        "10000000",
+        "--opponent",
+        "random",
+        "--window",
+        "100",
+        "--out",
+        str(out),
+        "--quiet",
+    )
+    err = signal_after(process, "training", signal.SIGINT, delay=3)  # some episodes first
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "interrupted after" in err
+    table = QLearningAgent.load(out / "qtable.npz")
+    assert table.episodes_trained > 0 and table.q
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
