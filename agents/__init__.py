@@ -17,6 +17,7 @@ from connect4_agents.mcts import MCTSAgent
 from connect4_agents.qlearning import QLearningAgent
 from connect4_agents.random_agent import RandomAgent
 from connect4_agents.solver import SolverAgent
+
 from connect4_env.policy import make_policy, policy_from_spec, policy_names, register_policy
 
 __all__ = [

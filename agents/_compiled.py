@@ -14,8 +14,8 @@ import types
 from functools import lru_cache
 
 import numpy as np
-
 from connect4_agents import _kernels
+
 from connect4_env.core import Rules
 
 __all__ = ["KernelBuild", "kernels_for", "kernel_geometry", "MAX_COMPILED_BITS"]

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
 from connect4_agents.base import RulesAware, check_mask_width, legal_columns, unpack
+
 from connect4_env.render import colour_stones, terminal_has_colour
 from connect4_env.validation import check_bool
 

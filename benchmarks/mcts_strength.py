@@ -17,10 +17,10 @@ import argparse
 import time
 
 import numpy as np
-
 from connect4_agents.evaluation.arena import wilson_interval
 from connect4_agents.mcts.agent import MCTSAgent
 from connect4_agents.solver.agent import SolverAgent
+
 from connect4_env import Board
 from connect4_env.encoding import action_mask, observation_planes
 

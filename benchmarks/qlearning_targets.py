@@ -16,6 +16,7 @@ from connect4_agents import QLearningAgent, RandomAgent
 from connect4_agents.evaluation.arena import play_match
 from connect4_agents.evaluation.metrics import optimal_move_rate
 from connect4_agents.solver.agent import SolverAgent
+
 from connect4_env import Board, Rules
 
 

@@ -18,8 +18,8 @@ import time
 from typing import Any
 
 import numpy as np
-
 from connect4_agents import RandomAgent
+
 from connect4_env.vector_env import Connect4VectorEnv
 
 

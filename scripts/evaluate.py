@@ -17,10 +17,10 @@ import argparse
 import sys
 
 from connect4_agents._support.cli import check_output_file, positive_int, run_cli
+from connect4_agents._support.files import atomic_write_json
 from connect4_agents.evaluation.accuracy import evaluate_accuracy, playable_sets, plot_reports
 from connect4_agents.evaluation.backends import BACKENDS
 from connect4_agents.evaluation.test_sets import select_positions, select_test_sets, test_set_names
-from connect4_agents._support.files import atomic_write_json
 
 
 def build_parser() -> argparse.ArgumentParser:

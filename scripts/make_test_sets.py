@@ -14,8 +14,8 @@ import sys
 import time
 
 from connect4_agents._support.cli import check_output_dir, run_cli
-from connect4_agents.evaluation.test_sets import DATA_DIR, TEST_SET_SPECS, generate_test_set, write_test_set
 from connect4_agents._support.progress import progress_bar
+from connect4_agents.evaluation.test_sets import DATA_DIR, TEST_SET_SPECS, generate_test_set, write_test_set
 
 
 def build_parser() -> argparse.ArgumentParser:

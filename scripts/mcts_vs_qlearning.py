@@ -21,14 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from connect4_agents import agent_from_spec
-from connect4_agents.evaluation.arena import MatchResult, play_game, play_match
 from connect4_agents._support.cli import check_output_dir, check_output_file, positive_int, run_cli
 from connect4_agents._support.files import atomic_write_json
-from connect4_agents.evaluation.curves import LearningCurve
-from connect4_agents.mcts.agent import MCTSAgent
 from connect4_agents._support.progress import progress_bar
-from connect4_agents.qlearning.agent import QLearningAgent
+from connect4_agents.evaluation.arena import MatchResult, play_game, play_match
+from connect4_agents.evaluation.curves import LearningCurve
 from connect4_agents.evaluation.records import game_log, match_logs, write_games
+from connect4_agents.mcts.agent import MCTSAgent
+from connect4_agents.qlearning.agent import QLearningAgent
+
 from connect4_env import Board, Rules
 from connect4_env.render import render_ansi
 

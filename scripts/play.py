@@ -19,10 +19,11 @@ import argparse
 import sys
 
 from connect4_agents import agent_from_spec
-from connect4_agents.evaluation.arena import play_game
 from connect4_agents._support.cli import check_output_file, run_cli
-from connect4_agents.ui.play_window import PlayWindow, display_available
+from connect4_agents.evaluation.arena import play_game
 from connect4_agents.evaluation.records import GameLog, game_log, write_games
+from connect4_agents.ui.play_window import PlayWindow, display_available
+
 from connect4_env import Board, Rules
 from connect4_env.render import render_ansi, terminal_has_colour
 from connect4_env.validation import check_number

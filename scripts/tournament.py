@@ -24,13 +24,14 @@ import contextlib
 import sys
 from typing import Any
 
-from connect4_agents.evaluation.arena import TournamentResult, pairing_line
 from connect4_agents._support.cli import check_output_file, positive_int, run_cli
+from connect4_agents._support.files import atomic_write_json
+from connect4_agents.evaluation.arena import TournamentResult, pairing_line
 from connect4_agents.evaluation.backends import BACKENDS
 from connect4_agents.evaluation.ratings import REFERENCE_LADDER, fit_ratings, read_ratings
-from connect4_agents.evaluation.tournament import game_logs, pairing_counts, run_tournament
-from connect4_agents._support.files import atomic_write_json
 from connect4_agents.evaluation.records import write_games
+from connect4_agents.evaluation.tournament import game_logs, pairing_counts, run_tournament
+
 from connect4_env import Rules
 
 

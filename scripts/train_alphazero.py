@@ -19,9 +19,8 @@ import dataclasses
 import sys
 
 import torch
-
-from connect4_agents.alphazero.train import GenerationLog, TrainConfig, train
 from connect4_agents._support.cli import check_output_dir, run_cli
+from connect4_agents.alphazero.train import GenerationLog, TrainConfig, train
 from connect4_agents.evaluation.backends import BACKENDS
 
 _HELP = {

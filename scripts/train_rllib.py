@@ -19,9 +19,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from connect4_agents.evaluation.arena import play_match
 from connect4_agents._support.cli import check_output_dir, positive_int, run_cli
+from connect4_agents.evaluation.arena import play_match
 from connect4_agents.evaluation.ratings import PairingCounts, fit_ratings, reference_ladder
+
 from connect4_env import Rules
 
 
@@ -95,8 +96,8 @@ def episodes_of(result: dict[str, Any]) -> tuple[int, float]:
 
 def train(args: argparse.Namespace) -> int:
     import ray
-
     from connect4_agents.rllib.agent import RLlibAgent
+
     from connect4_env.policy import policy_from_spec
 
     out = check_output_dir(args.out)

@@ -15,7 +15,13 @@ import argparse
 import sys
 from dataclasses import fields
 
-from connect4_agents._support.cli import EXIT_INTERRUPTED, check_output_dir, json_object, positive_int, run_cli
+from connect4_agents._support.cli import (
+    EXIT_INTERRUPTED,
+    check_output_dir,
+    json_object,
+    positive_int,
+    run_cli,
+)
 from connect4_agents.sb3.agent import ALGORITHMS
 from connect4_agents.sb3.train import TrainConfig, train_baseline
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 import torch
-
 from connect4_agents.alphazero.files import ModelFile, load_model
 from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet
 from connect4_agents.base import RulesBound
 from connect4_agents.mcts.puct import PUCTResult, PUCTSearch
+
 from connect4_env.core import Board, Rules
 from connect4_env.validation import check_bool, check_int, check_number
 

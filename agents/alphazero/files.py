@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
-from connect4_agents.alphazero.network import PolicyValueNet
 from connect4_agents._support.files import atomic_write
+from connect4_agents.alphazero.network import PolicyValueNet
+
 from connect4_env.core import Rules
 from connect4_env.validation import check_int
 

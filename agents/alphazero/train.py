@@ -30,15 +30,15 @@ from typing import Any
 
 import numpy as np
 import torch
-
+from connect4_agents._support.files import atomic_write
+from connect4_agents._support.progress import progress_bar
 from connect4_agents.alphazero.files import load_model, save_model
 from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet, planes_tensor
 from connect4_agents.evaluation.accuracy import evaluate_accuracy
 from connect4_agents.evaluation.backends import run_batches
 from connect4_agents.evaluation.test_sets import TEST_SET_SPECS, Position, select_positions, test_set_names
-from connect4_agents._support.files import atomic_write
-from connect4_agents._support.progress import progress_bar
 from connect4_agents.mcts.puct import PUCTSearch
+
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import observation_planes
 from connect4_env.validation import check_int, check_number

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
+from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.arena import wilson_interval
 from connect4_agents.evaluation.backends import plan_batches, run_batches, worker_policy
 from connect4_agents.evaluation.test_sets import Position, load_test_set
-from connect4_agents._support.progress import progress_bar
+
 from connect4_env.encoding import TrackedBoard
 from connect4_env.validation import check_bool, check_int
 

@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from connect4_agents.evaluation.arena import GameRecord, MatchResult
 from connect4_agents._support.files import atomic_write, read_json_lines
+from connect4_agents.evaluation.arena import GameRecord, MatchResult
+
 from connect4_env.core import Board, IllegalMoveError, Rules
 
 __all__ = ["GameLog", "read_games", "write_games", "game_log", "match_logs", "FORMAT", "VERSION", "RESULTS"]

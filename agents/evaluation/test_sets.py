@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from connect4_agents._support.files import read_json_lines
 from connect4_agents.solver.agent import SolverAgent, plies_to_end
+
 from connect4_env.core import Board, IllegalMoveError, Rules
 from connect4_env.validation import check_int
 

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
+from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.arena import MatchResult, TournamentResult, play_game
 from connect4_agents.evaluation.backends import plan_batches, run_batches, worker_policy
 from connect4_agents.evaluation.ratings import PairingCounts
-from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.records import RESULTS, GameLog
+
 from connect4_env.core import Rules
 from connect4_env.validation import check_bool, check_int
 

@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from connect4_agents._compiled import KernelBuild, kernels_for
 from connect4_agents._kernels import DRAW, LOSS, WIN
 from connect4_agents.base import RulesBound, check_search_settings
+
 from connect4_env.core import Board, Rules
 from connect4_env.validation import check_bool, check_choice, check_int, check_number
 

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
+from connect4_agents._support.progress import progress_bar
 from connect4_agents.base import RulesBound, unpack
 from connect4_agents.evaluation.curves import LearningCurve
-from connect4_agents._support.progress import progress_bar
 from connect4_agents.qlearning.files import DEFAULT_MAX_BYTES, FILE_FORMAT, load_qtable, save_qtable
+
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import TrackedBoard
 from connect4_env.policy import bind_policy

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
-
 from connect4_agents._support.files import atomic_write
+
 from connect4_env.core import Rules
 from connect4_env.validation import check_int
 

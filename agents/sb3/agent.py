@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from connect4_agents.base import NoLegalMoveError, RulesAware, unpack
 from connect4_agents.sb3.files import ALGORITHMS, load_policy
+
 from connect4_env.core import Rules
 
 __all__ = ["SB3Agent", "ALGORITHMS", "algorithm_class"]

@@ -19,15 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from connect4_agents.evaluation.arena import play_match
 from connect4_agents._support.figures import pyplot, save_figure
 from connect4_agents._support.files import atomic_write, atomic_write_json
 from connect4_agents._support.progress import progress_bar
-from connect4_env.policy import policy_from_spec as agent_from_spec
+from connect4_agents.evaluation.arena import play_match
 from connect4_agents.sb3.agent import ALGORITHMS, SB3Agent, algorithm_class
 from connect4_agents.sb3.files import sidecar_architecture
+
 from connect4_env.core import Rules
+from connect4_env.policy import policy_from_spec as agent_from_spec
 from connect4_env.validation import check_int
 
 __all__ = ["TrainConfig", "TrainResult", "train_baseline", "evaluate_policy_wdl"]

@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-
 from connect4_agents._compiled import KernelBuild, kernels_for
 from connect4_agents.base import RulesBound, check_search_settings
 from connect4_agents.solver.book import BOOK_PLY, BOOK_RULES, load_book
+
 from connect4_env.core import Board, Rules
 from connect4_env.validation import check_bool, check_choice, check_int
 

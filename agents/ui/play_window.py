@@ -21,6 +21,7 @@ from typing import Any
 from connect4_agents._support.files import atomic_write
 from connect4_agents.evaluation.records import GameLog
 from connect4_agents.solver.agent import plies_to_end
+
 from connect4_env.core import Board, IllegalMoveError, Rules, as_column
 from connect4_env.encoding import action_mask, observation_planes
 from connect4_env.policy import bind_policy
