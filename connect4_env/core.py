@@ -12,6 +12,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterable
 
+from connect4_env.svg import check_svg_size, draw_svg
 from connect4_env.validation import check_int
 
 __all__ = [
@@ -412,13 +413,22 @@ class Board:
             cells.append((rules.rows - 1 - height, column))
         return sorted(cells)
 
-    def _repr_svg_(self) -> str:
-        """The board as SVG for notebooks (Jupyter calls this); drawn by :func:`connect4_env.render.to_svg`."""
-        from connect4_env.render import (
-            to_svg,
-        )  # render builds on the core; imported only when a notebook asks
+    def last_cell(self) -> tuple[int, int] | None:
+        """``(row, column)`` of the stone played last (row 0 at the top), or None before the first move or
+        when the position was built from stones."""
+        if self.last_move is None:
+            return None
+        return self.rules.rows - self.heights[self.last_move], self.last_move
 
-        return to_svg(self)
+    def _repr_svg_(self) -> str:
+        """The board as SVG for notebooks (Jupyter calls this), as :func:`connect4_env.render.to_svg` draws it."""
+        rules = self.rules
+        check_svg_size(rules.rows, rules.columns)
+        owners = [
+            [0 if owner is None else owner + 1 for owner in (self.cell(row, c) for c in range(rules.columns))]
+            for row in range(rules.rows)
+        ]
+        return draw_svg(owners, ply=self.ply, last_cell=self.last_cell(), winning_cells=self.winning_cells())
 
     @classmethod
     def from_moves(

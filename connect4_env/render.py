@@ -13,6 +13,7 @@ import numpy as np
 
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import observation_planes
+from connect4_env.svg import BACKGROUND, MAX_SVG_CELLS, MAX_TILE, PALETTE, check_svg_size, draw_svg
 from connect4_env.validation import check_bool, check_int
 
 __all__ = [
@@ -32,19 +33,10 @@ __all__ = [
 ]
 
 RENDER_MODES = ("human", "rgb_array", "ansi")
-MAX_TILE = 512  # pixels per cell
 MAX_IMAGE_PIXELS = 1 << 26  # 64 Mpixels (192 MB as RGB): larger images are refused before drawing
-MAX_SVG_CELLS = 250_000  # about 100 bytes a cell: a 25 MB SVG; larger boards are refused
 
-_BACKGROUND = np.array([30, 80, 200], dtype=np.uint8)  # the blue frame
-_PALETTE = np.array(
-    [
-        [235, 235, 235],  # empty hole
-        [220, 40, 40],  # first player (X): red
-        [245, 200, 30],  # second player (O): yellow
-    ],
-    dtype=np.uint8,
-)
+_BACKGROUND = np.array(BACKGROUND, dtype=np.uint8)  # the colours of the SVG pictures, as image pixels
+_PALETTE = np.array(PALETTE, dtype=np.uint8)
 
 
 def check_tile(tile: object, rules: Rules | None = None) -> int:
@@ -215,10 +207,6 @@ class BoardRenderer:
         return state
 
 
-def _hex(colour: np.ndarray) -> str:
-    return "#" + "".join(f"{int(c):02x}" for c in colour)
-
-
 def to_svg(board: Board, *, last_move: bool = True, winning_line: bool = True, tile: int = 48) -> str:
     """The board as a standalone SVG document: one circle per cell, any board size.
 
@@ -234,44 +222,12 @@ def to_svg(board: Board, *, last_move: bool = True, winning_line: bool = True, t
         raise TypeError(f"to_svg draws a connect4_env.Board, got {type(board).__name__}")
     check_bool("last_move", last_move)
     check_bool("winning_line", winning_line)
-    tile = check_int("tile", tile, 4, MAX_TILE)
-    rules = board.rules
-    if rules.cells > MAX_SVG_CELLS:
-        raise ValueError(
-            f"a {rules.rows}x{rules.columns} board has {rules.cells:,} cells; SVG is drawn up to "
-            f"{MAX_SVG_CELLS:,} cells (use render_ansi for larger boards)"
-        )
-    width, height = rules.columns * tile, rules.rows * tile
-    radius = 0.4 * tile
-    fills = [_hex(c) for c in _PALETTE]
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img">',
-        f"<title>Connect Four, {rules.rows}x{rules.columns}, {board.ply} stones</title>",
-        f'<rect width="{width}" height="{height}" fill="{_hex(_BACKGROUND)}"/>',
-    ]
-    owners = _owners(board)
-    names = ("empty", "player0", "player1")
-    for row in range(rules.rows):
-        for column in range(rules.columns):
-            owner = int(owners[row, column])
-            parts.append(
-                f'<circle class="{names[owner]}" cx="{(column + 0.5) * tile:g}" cy="{(row + 0.5) * tile:g}" '
-                f'r="{radius:g}" fill="{fills[owner]}"/>'
-            )
-    outline = max(1.0, tile / 16)
-    if last_move and board.last_move is not None:
-        column = board.last_move
-        row = rules.rows - board.heights[column]
-        parts.append(
-            f'<circle class="last-move" cx="{(column + 0.5) * tile:g}" cy="{(row + 0.5) * tile:g}" '
-            f'r="{radius * 0.55:g}" fill="none" stroke="#ffffff" stroke-width="{outline:g}"/>'
-        )
-    if winning_line:
-        for row, column in board.winning_cells():
-            parts.append(
-                f'<circle class="winning" cx="{(column + 0.5) * tile:g}" cy="{(row + 0.5) * tile:g}" '
-                f'r="{radius:g}" fill="none" stroke="#22dd44" stroke-width="{2 * outline:g}"/>'
-            )
-    parts.append("</svg>")
-    return "\n".join(parts)
+    tile_units = check_int("tile", tile, 4, MAX_TILE)
+    check_svg_size(board.rules.rows, board.rules.columns)
+    return draw_svg(
+        _owners(board).tolist(),
+        ply=board.ply,
+        last_cell=board.last_cell() if last_move else None,
+        winning_cells=board.winning_cells() if winning_line else (),
+        tile=tile_units,
+    )

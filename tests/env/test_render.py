@@ -125,3 +125,24 @@ def test_gymnasium_play_drops_stones_on_digit_keys(monkeypatch):
     assert played == [3, 1]
     board = env.unwrapped.board
     assert board.ply == 4 and np.count_nonzero(board.heights) >= 2
+
+
+def test_notebook_svg_is_to_svg_drawn_without_the_renderers() -> None:
+    board = Board.from_ascii(
+        """
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . O . . .
+        . . X O . . .
+        . X X O X . .
+        """
+    )
+    board.play(3)  # O completes column 3: a vertical line, ringed, with the last move
+    assert board._repr_svg_() == to_svg(board)
+    board = Board.from_moves("3344556")  # X wins on the bottom row: ringed line and last move
+    assert board.last_cell() == (5, 6)
+    assert board._repr_svg_() == to_svg(board)
+    assert Board().last_cell() is None
+    with pytest.raises(ValueError, match="cells"):
+        Board.empty(1000, 1000, 4)._repr_svg_()
