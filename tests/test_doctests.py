@@ -1,0 +1,62 @@
+"""The examples in the packages' docstrings run (doctest), module by module.
+
+A module whose optional dependency is missing is skipped with the extra that brings it.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import connect4_agents
+import connect4_env
+
+# the extra that installs each optional top-level dependency (pyproject.toml's optional-dependencies)
+EXTRAS = {
+    "torch": "train",
+    "stable_baselines3": "train",
+    "sb3_contrib": "train",
+    "matplotlib": "train",
+    "scipy": "train",
+    "tqdm": "train",
+    "numba": "fast",
+    "pygame": "render",
+    "moviepy": "render",
+    "ray": "distributed",
+    "bitbully_databases": "book",
+}
+
+
+def _modules() -> list[str]:
+    names = []
+    for package in (connect4_env, connect4_agents):
+        names.append(package.__name__)
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            names.append(info.name)
+    return sorted(set(names))
+
+
+@pytest.mark.parametrize("name", _modules())
+def test_docstring_examples_run(name: str) -> None:
+    try:
+        module = importlib.import_module(name)
+    except ImportError as error:
+        missing = (getattr(error, "name", None) or "").split(".")[0]
+        if missing in EXTRAS:
+            pytest.skip(f"needs the {EXTRAS[missing]!r} extra ({missing} is not installed)")
+        if name == "connect4_env.rllib":
+            pytest.skip("needs ray[rllib], which runs in its own venv (make test-rllib)")
+        raise
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    result = doctest.testmod(module, optionflags=flags, verbose=False)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"
+
+
+def test_some_examples_exist() -> None:
+    attempted = 0
+    for name in ("connect4_env.core", "connect4_env.encoding", "connect4_agents.mcts.agent"):
+        attempted += doctest.testmod(importlib.import_module(name), verbose=False).attempted
+    assert attempted >= 5
