@@ -102,6 +102,16 @@ class Rules:
         rows: number of rows (>= 1).
         columns: number of columns (>= 1).
         win_length: stones in a line needed to win (2 .. max(rows, columns)).
+
+    >>> rules = Rules(5, 6, win_length=3)
+    >>> rules.cells, rules.height  # height: rows plus the sentinel bit of every column
+    (30, 6)
+    >>> rules.has_won(rules.stone_bit(0, 0) | rules.stone_bit(1, 0) | rules.stone_bit(2, 0))
+    True
+    >>> Rules(6, 7, win_length=9)
+    Traceback (most recent call last):
+    ...
+    ValueError: win_length=9 does not fit a 6x7 board: allowed 2..7 (at most max(rows, columns))
     """
 
     __slots__ = (
@@ -232,6 +242,22 @@ class Board:
 
     ``stones[p]`` is player ``p``'s bitboard (player 0 moves first), ``heights[c]`` the number of stones in
     column ``c``, ``ply`` the number of moves played, ``winner`` 0 or 1 once someone has a line (else None).
+
+    >>> board = Board.from_moves([3, 3, 4, 4, 5, 5])  # 0-based columns, first player first
+    >>> board.to_move, board.legal_moves()
+    (0, [0, 1, 2, 3, 4, 5, 6])
+    >>> board.winning_moves()  # the first player completes four on the bottom row
+    [2, 6]
+    >>> board.play(6), board.winner, board.winning_cells()
+    (True, 0, [(5, 3), (5, 4), (5, 5), (5, 6)])
+    >>> print(board)
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . O O O .
+    . . . X X X X
+    0 1 2 3 4 5 6
     """
 
     __slots__ = ("rules", "stones", "heights", "ply", "winner", "last_move")

@@ -41,7 +41,14 @@ def _bits_to_array(stones: int, n_bits: int) -> np.ndarray:
 
 
 def observation_planes(board: Board, player: int | None = None) -> np.ndarray:
-    """The ``(rows, columns, 2)`` int8 planes of ``board`` seen by ``player`` (default: the player to move)."""
+    """The ``(rows, columns, 2)`` int8 planes of ``board`` seen by ``player`` (default: the player to move):
+    plane 0 the viewer's stones, plane 1 the other player's, row 0 at the top (PettingZoo's layout).
+
+    >>> from connect4_env.core import Board
+    >>> planes = observation_planes(Board.from_moves([3]))  # the second player to move: the stone is theirs
+    >>> planes.shape, planes.dtype, int(planes[5, 3, 1]), int(planes[:, :, 0].sum())
+    ((6, 7, 2), dtype('int8'), 1, 0)
+    """
     rules = board.rules
     if player is None:
         player = board.to_move
