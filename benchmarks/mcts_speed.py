@@ -13,8 +13,8 @@ import statistics
 import time
 
 import numpy as np
-from connect4_agents.mcts.agent import MCTSAgent
 
+from connect4_agents.mcts.agent import MCTSAgent
 from connect4_env import Board
 
 

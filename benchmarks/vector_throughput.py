@@ -18,8 +18,8 @@ import time
 from typing import Any
 
 import numpy as np
-from connect4_agents import RandomAgent
 
+from connect4_agents import RandomAgent
 from connect4_env.vector_env import Connect4VectorEnv
 
 
@@ -103,7 +103,7 @@ def main() -> None:
     print(f"{'env':34s} {'batch':>6} {'board moves/s':>15} {'env steps/s':>13}")
     best_ours = 0.0
     variants = [("Connect4VectorEnv", {}, (1, 64, 1024, 4096))]
-    variants.append(("  numpy only (compiled=False)", {"compiled": False}, (4096,)))
+    variants.append(("  plain Python (compiled=False)", {"compiled": False}, (4096,)))
     variants.append(("  copy=False (own buffer)", {"copy": False}, (4096,)))
     for label, kwargs, batches in variants:
         for batch in batches:

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from connect4_agents.solver.kernels import UNKNOWN_SCORE, book_score
+from connect4_env.compiled import kernel_geometry
 from connect4_env.core import Board, Rules
 
 __all__ = ["OpeningBook", "load_book", "BOOK_PLY", "BOOK_RULES", "book_available"]
@@ -88,13 +90,10 @@ class OpeningBook:
                 f"the book holds {self.ply}-stone positions of 6x7 Connect Four; got {board.ply} stones on "
                 f"{board.rules.rows}x{board.rules.columns} (win_length {board.rules.win_length})"
             )
-        from connect4_agents import _kernels  # the lookup is the one the compiled solver runs
-        from connect4_agents._compiled import kernel_geometry
-
-        rules = board.rules
-        geometry = kernel_geometry(rules)
-        found = _kernels.book_score(board.stones[0], board.mask, board.ply, geometry, self.keys, self.scores)
-        return None if found == _kernels.UNKNOWN_SCORE else int(found)
+        # the lookup is the one the compiled solver runs
+        geometry = kernel_geometry(board.rules)
+        found = book_score(board.stones[0], board.mask, board.ply, geometry, self.keys, self.scores)
+        return None if found == UNKNOWN_SCORE else int(found)
 
 
 def _installed_book_path() -> Path | None:

@@ -1,17 +1,18 @@
-"""BatchedBoards (numpy and numba builds) against the single-board core, move by move."""
+"""BatchedBoards (plain-Python and numba builds of the rules kernels) against the single-board core, move by move."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from extras import importorskip
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connect4_env.batched import BatchedBoards, _compiled_play
+from connect4_env.batched import BatchedBoards
 from connect4_env.core import Board, Rules
 
-SIZES = [(6, 7, 4), (4, 5, 3), (5, 4, 4), (3, 9, 5), (7, 8, 4), (2, 40, 6), (1, 3, 2)]
-BUILDS = [False, None]  # numpy only; numba when installed
+SIZES = [(6, 7, 4), (4, 5, 3), (5, 4, 4), (3, 9, 5), (6, 9, 4), (7, 8, 4), (2, 40, 6), (1, 3, 2), (8, 9, 5)]
+BUILDS = [False, None]  # plain Python; numba when installed and the board fits in 63 bits
 
 
 @pytest.mark.parametrize("compiled", BUILDS)
@@ -47,8 +48,22 @@ def test_batched_play_and_undo_follow_the_core(compiled: bool | None, size: tupl
 
 
 def test_the_compiled_build_is_used_when_numba_is_installed() -> None:
-    pytest.importorskip("numba")
-    assert _compiled_play() is not None
-    assert BatchedBoards(Rules(), 4)._kernel is not None
-    assert BatchedBoards(Rules(), 4, compiled=False)._kernel is None
-    assert BatchedBoards(Rules(9, 9, 4), 4)._kernel is None  # 90 bits: Python ints in object arrays
+    importorskip("numba")
+    assert BatchedBoards(Rules(), 4).compiled
+    assert BatchedBoards(Rules(6, 9, 4), 4).compiled  # 63 bits: the most int64 holds
+    assert not BatchedBoards(Rules(), 4, compiled=False).compiled
+    big = BatchedBoards(Rules(7, 8, 4), 4)  # 64 bits: over int64, Python ints in object arrays
+    assert not big.compiled and big.stones.dtype == object
+    with pytest.raises(ValueError, match="63 bits"):
+        BatchedBoards(Rules(9, 9, 4), 4, compiled=True)
+
+
+def test_a_pickled_batch_plays_on_identically() -> None:
+    import pickle
+
+    boards = BatchedBoards(Rules(), 3)
+    boards.play(np.array([0, 2]), np.array([3, 4]))
+    copy = pickle.loads(pickle.dumps(boards))
+    moves = (np.array([0, 1, 2]), np.array([3, 3, 4]))
+    assert [a.tolist() for a in boards.play(*moves)] == [a.tolist() for a in copy.play(*moves)]
+    assert [boards.board(i) for i in range(3)] == [copy.board(i) for i in range(3)]

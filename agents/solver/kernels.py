@@ -1,0 +1,310 @@
+"""The exact solver's hot loops (alpha-beta negamax, the opening-book lookup), in the numba subset.
+
+:mod:`connect4_env.compiled` builds this module twice (see there): plain Python for any board, and numba-compiled
+for boards up to 63 bits, where the rule functions imported from :mod:`connect4_env.kernels` are the compiled
+ones. :class:`connect4_agents.SolverAgent` owns the tables and calls :func:`solve` and :func:`value_at_most`.
+
+The searches share one context tuple, built by :func:`make_context` and read by the ``CTX_*`` places:
+``(geo, board_mask, bottom_mask, order, tt_keys, tt_values, tt_used, stats, move_buffer, score_buffer,
+book_codes, book_scores, book_ply)``:
+
+- ``geo``, ``board_mask``, ``bottom_mask``: the board (see :mod:`connect4_env.kernels`);
+- ``order``: the columns in the order to try them (centre first);
+- ``tt_keys``/``tt_values``/``tt_used``: the transposition table (a slot's position key, bound, and whether it
+  holds an upper bound ``TT_UPPER``, a lower one ``TT_LOWER`` or nothing 0);
+- ``stats = [nodes, node_budget, aborted]``; ``move_buffer``/``score_buffer``: ``(cells + 1, columns)`` scratch
+  arrays, one row per depth, so nothing is allocated per node;
+- ``book_codes``/``book_scores``: the opening book, looked up at positions of ``book_ply`` stones (-1: none).
+
+Scores are from the mover's view: a win whose last stone is the board's w-th scores ``cells + 1 - w``, a loss
+the negative, a draw 0.
+"""
+
+# ruff: noqa: SIM108  (numba compiles plain if/else blocks; keep the kernels in the simplest Python)
+from __future__ import annotations
+
+from connect4_env.kernels import (
+    CELLS,
+    COLUMNS,
+    HEIGHT,
+    ROWS,
+    column_bits,
+    legal_bits,
+    popcount,
+    position_key,
+    threat_cells,
+)
+
+__all__ = [
+    "UNKNOWN_SCORE",
+    "TT_UPPER",
+    "TT_LOWER",
+    "make_context",
+    "book_code",
+    "book_score",
+    "negamax",
+    "solve",
+    "value_at_most",
+]
+
+UNKNOWN_SCORE = -1000  # "no score without a search": a position the book does not hold, and the like
+TT_UPPER, TT_LOWER = 1, 2  # what a transposition-table entry holds: an upper or a lower bound
+
+# Places in the context tuple.
+CTX_GEO, CTX_BOARD_MASK, CTX_BOTTOM_MASK, CTX_ORDER = 0, 1, 2, 3
+CTX_TT_KEYS, CTX_TT_VALUES, CTX_TT_USED = 4, 5, 6
+CTX_STATS, CTX_MOVE_BUFFER, CTX_SCORE_BUFFER = 7, 8, 9
+CTX_BOOK_CODES, CTX_BOOK_SCORES, CTX_BOOK_PLY = 10, 11, 12
+
+
+def make_context(
+    geo,
+    board_mask,
+    bottom_mask,
+    order,
+    tt_keys,
+    tt_values,
+    tt_used,
+    stats,
+    move_buffer,
+    score_buffer,
+    book_codes,
+    book_scores,
+    book_ply,
+):
+    """The context tuple the searches read (see the module docstring), in its fixed order."""
+    return (
+        geo,
+        board_mask,
+        bottom_mask,
+        order,
+        tt_keys,
+        tt_values,
+        tt_used,
+        stats,
+        move_buffer,
+        score_buffer,
+        book_codes,
+        book_scores,
+        book_ply,
+    )
+
+
+def non_losing_moves(current, mask, geo, board_mask, bottom_mask):
+    """Moves that do not hand the opponent an immediate win (0 if every move loses next turn)."""
+    possible = legal_bits(mask, board_mask, bottom_mask)
+    opponent_wins = threat_cells(current ^ mask, mask, geo, board_mask)
+    forced = possible & opponent_wins
+    if forced != 0:
+        if (forced & (forced - 1)) != 0:  # two threats: cannot block both
+            return forced & 0
+        possible = forced
+    return possible & ~(opponent_wins >> 1)  # never play right under an opponent's winning cell
+
+
+def can_win_now(current, mask, geo, board_mask, bottom_mask):
+    """True if the player to move completes a line with one stone."""
+    return (threat_cells(current, mask, geo, board_mask) & legal_bits(mask, board_mask, bottom_mask)) != 0
+
+
+def book_code(current, mask, geo, mirrored):
+    """The opening book's 32-bit key of a position with ``current`` = the first player's stones.
+
+    Columns left to right (right to left if ``mirrored``), each bottom up: ``10`` a first-player stone,
+    ``11`` a second-player one, ``0`` closes the column (also after a full one); one more ``0`` at the end.
+    Read as a signed 32-bit integer, as the book file stores it.
+    """
+    rows = geo[ROWS]
+    columns = geo[COLUMNS]
+    height = geo[HEIGHT]
+    code = 0
+    for k in range(columns):
+        c = k
+        if mirrored:
+            c = columns - 1 - k
+        for r in range(rows):
+            bit = 1 << (c * height + r)
+            if (mask & bit) == 0:
+                break
+            code = code * 2 + 1
+            if (current & bit) != 0:
+                code = code * 2
+            else:
+                code = code * 2 + 1
+        code = code * 2  # the column's closing 0
+    code = code * 2
+    if code >= 2147483648:
+        code -= 4294967296
+    return code
+
+
+def book_find(codes, code):
+    """Index of ``code`` in the sorted ``codes``, or -1."""
+    low = 0
+    high = codes.shape[0] - 1
+    while low <= high:
+        middle = (low + high) // 2
+        value = int(codes[middle])
+        if value == code:
+            return middle
+        if value < code:
+            low = middle + 1
+        else:
+            high = middle - 1
+    return -1
+
+
+def book_score(current, mask, n_stones, geo, book_codes, book_scores):
+    """Our score (see ``negamax``) of a book position for the player to move, or ``UNKNOWN_SCORE``.
+
+    The book stores, for the first player (to move at its even ply), ``100 - d`` for a win whose last stone
+    comes ``d`` plies later, its negative for a loss, 0 for a draw; a position or its mirror image.
+    """
+    index = book_find(book_codes, book_code(current, mask, geo, False))
+    if index < 0:
+        index = book_find(book_codes, book_code(current, mask, geo, True))
+        if index < 0:
+            return UNKNOWN_SCORE
+    stored = int(book_scores[index])
+    if stored == 0:
+        return 0
+    # a win by the stone n_stones + d scores cells + 1 - n_stones - d
+    if stored > 0:
+        return geo[CELLS] + 1 - n_stones - (100 - stored)
+    return -(geo[CELLS] + 1 - n_stones - (100 + stored))
+
+
+def negamax(current, mask, n_stones, alpha, beta, ctx):
+    """Alpha-beta negamax with a transposition table of upper and lower bounds (after Pascal Pons' solver).
+
+    Returns the score for the player to move (see the module docstring) when it lies in ``(alpha, beta)``,
+    else a bound on the same side. Precondition: the mover cannot win with this move. Positions with
+    ``book_ply`` stones are looked up in the opening book.
+
+    After an abort (``ctx[CTX_STATS][2]`` set) the value returned is meaningless and nothing more is written to the
+    transposition table, so the kept table stays true.
+    """
+    # The arrays are read through ``ctx[...]`` at each use, not bound to locals: numba counts references to an
+    # array held in a local across branches and returns, which cost this hot loop about 15% (measured).
+    ctx[CTX_STATS][0] += 1
+    if ctx[CTX_STATS][2] != 0:
+        return 0
+    if ctx[CTX_STATS][1] > 0 and ctx[CTX_STATS][0] > ctx[CTX_STATS][1]:
+        ctx[CTX_STATS][2] = 1
+        return 0
+    geo = ctx[CTX_GEO]
+    board_mask = ctx[CTX_BOARD_MASK]
+    if n_stones == ctx[CTX_BOOK_PLY]:
+        known = book_score(current, mask, n_stones, geo, ctx[CTX_BOOK_CODES], ctx[CTX_BOOK_SCORES])
+        if known != UNKNOWN_SCORE:
+            return known
+    cells = geo[CELLS]
+    columns = geo[COLUMNS]
+    possible = non_losing_moves(current, mask, geo, board_mask, ctx[CTX_BOTTOM_MASK])
+    if possible == 0:  # the opponent wins with the next stone, the (n_stones + 2)-th
+        return -(cells - n_stones - 1)
+    if n_stones >= cells - 2:  # neither side can win any more
+        return 0
+    low = -(cells - n_stones - 3)  # the opponent cannot win before the (n_stones + 4)-th stone
+    if alpha < low:
+        alpha = low
+        if alpha >= beta:
+            return alpha
+    high = cells - n_stones - 2  # nor we before the (n_stones + 3)-th
+    key = position_key(current, mask)
+    slot = key % ctx[CTX_TT_KEYS].shape[0]
+    if ctx[CTX_TT_USED][slot] != 0 and ctx[CTX_TT_KEYS][slot] == key:
+        stored = ctx[CTX_TT_VALUES][slot]
+        if ctx[CTX_TT_USED][slot] == TT_UPPER:
+            if stored < high:
+                high = stored
+        elif alpha < stored:
+            alpha = stored
+            if alpha >= beta:
+                return alpha
+    if beta > high:
+        beta = high
+        if alpha >= beta:
+            return beta
+    # order the moves: most new threats first, centre first among equals
+    n_moves = 0
+    for k in range(columns):
+        col = int(ctx[CTX_ORDER][k])
+        bit = possible & column_bits(col, geo)
+        if bit == 0:
+            continue
+        score = popcount(threat_cells(current | bit, mask | bit, geo, board_mask))
+        j = n_moves
+        while j > 0 and ctx[CTX_SCORE_BUFFER][n_stones, j - 1] < score:
+            ctx[CTX_MOVE_BUFFER][n_stones, j] = ctx[CTX_MOVE_BUFFER][n_stones, j - 1]
+            ctx[CTX_SCORE_BUFFER][n_stones, j] = ctx[CTX_SCORE_BUFFER][n_stones, j - 1]
+            j -= 1
+        ctx[CTX_MOVE_BUFFER][n_stones, j] = col
+        ctx[CTX_SCORE_BUFFER][n_stones, j] = score
+        n_moves += 1
+    for k in range(n_moves):
+        bit = possible & column_bits(int(ctx[CTX_MOVE_BUFFER][n_stones, k]), geo)
+        score = -negamax(current ^ mask, mask | bit, n_stones + 1, -beta, -alpha, ctx)
+        if ctx[CTX_STATS][2] != 0:
+            return 0  # aborted below: store nothing
+        if score >= beta:
+            ctx[CTX_TT_KEYS][slot] = key
+            ctx[CTX_TT_VALUES][slot] = score
+            ctx[CTX_TT_USED][slot] = TT_LOWER
+            return score
+        if score > alpha:
+            alpha = score
+    ctx[CTX_TT_KEYS][slot] = key
+    ctx[CTX_TT_VALUES][slot] = alpha
+    ctx[CTX_TT_USED][slot] = TT_UPPER
+    return alpha
+
+
+def score_without_search(current, mask, n_stones, ctx):
+    """The position's score when it is known at once (a win in one, a full board next, a book position),
+    else ``UNKNOWN_SCORE``. The start of ``solve`` and ``value_at_most``."""
+    geo = ctx[CTX_GEO]
+    cells = geo[CELLS]
+    if can_win_now(current, mask, geo, ctx[CTX_BOARD_MASK], ctx[CTX_BOTTOM_MASK]):
+        return cells - n_stones
+    if n_stones >= cells - 1:
+        return 0
+    if n_stones == ctx[CTX_BOOK_PLY]:
+        return book_score(current, mask, n_stones, geo, ctx[CTX_BOOK_CODES], ctx[CTX_BOOK_SCORES])
+    return UNKNOWN_SCORE
+
+
+def solve(current, mask, n_stones, ctx):
+    """The exact score of a position for the player to move (see ``negamax``), by null-window searches
+    (after an abort, ``stats[2]`` is set and the answer is void)."""
+    known = score_without_search(current, mask, n_stones, ctx)
+    if known != UNKNOWN_SCORE:
+        return known
+    cells = ctx[CTX_GEO][CELLS]
+    stats = ctx[CTX_STATS]
+    low = -(cells - n_stones - 1)
+    high = cells - n_stones - 2
+    while low < high:
+        middle = low + (high - low) // 2
+        if middle <= 0 and low // 2 < middle:
+            middle = low // 2
+        elif middle >= 0 and high // 2 > middle:
+            middle = high // 2
+        result = negamax(current, mask, n_stones, middle, middle + 1, ctx)
+        if stats[2] != 0:
+            return 0
+        if result <= middle:
+            high = result
+        else:
+            low = result
+    return low
+
+
+def value_at_most(current, mask, n_stones, bound, ctx):
+    """True if the position's score for the player to move is at most ``bound``: one null-window search,
+    far cheaper than ``solve``'s exact score (after an abort, ``stats[2]`` is set and the answer is void)."""
+    known = score_without_search(current, mask, n_stones, ctx)
+    if known != UNKNOWN_SCORE:
+        return known <= bound
+    result = negamax(current, mask, n_stones, bound, bound + 1, ctx)
+    return result <= bound
