@@ -2,16 +2,24 @@
 
 After OpenSpiel's Evaluator / SearchNode / Bot split and AlphaZero's search. An *evaluator* scores positions:
 ``evaluate(boards) -> (priors, values)``, priors over the columns (any non-negative weights; the search
-masks and normalises them) and values in [-1, 1] for the player to move. The search:
+masks and normalises them) and values in [-1, 1] for the player to move (a network's view).
 
-- **selection** by PUCT: ``Q + c_puct * P * sqrt(N_parent) / (1 + N)``, ``Q`` the mean value of the move for
-  the player choosing it (unvisited moves get the parent's value minus ``fpu``);
+Inside the tree every value is for the player who moved *into* the node, the convention of the UCT kernel
+(:mod:`connect4_agents.mcts.kernels`) and of OpenSpiel's MCTS: a node's estimate, the value sums of the moves
+into its children, and its proof bounds. No sign flips in selection, one flip per level in the backup. The
+search:
+
+- **selection** by PUCT: ``Q + c_puct * P * sqrt(N_parent) / (1 + N)``, ``Q`` the mean value of the child for
+  the player who moves into it, i.e. the player choosing (unvisited moves get the parent's value for that
+  player minus ``fpu``);
 - **expansion and evaluation** of one leaf per game per simulation; the leaves of all the games searched
   together go to the evaluator in one call (one network batch);
 - **backup** with the sign flipped at each level;
-- **proofs** (MCTS-Solver): finished games are exact; a position with a move to a lost position for the
-  opponent is a proven win, one whose moves all lead to proven positions takes the best of them; proven values
-  replace estimates, and a proven root stops the search;
+- **proofs** (MCTS-Solver with score bounds, as the UCT kernel): finished games are exact; each node keeps
+  bounds ``lower <= value <= upper`` for the player who moved into it, recomputed from its children by
+  :func:`propagate_bounds` (tested against the kernel's routine on the same trees); a node whose bounds meet
+  is proven, its value replaces estimates (means are clamped into the bounds), and a proven root stops the
+  search;
 - **self-play** extras: Dirichlet noise on the root's priors, and a temperature on the visit counts.
 
 For random rollouts at full speed use :class:`connect4_agents.MCTSAgent` (the compiled UCT kernel): this search is in
@@ -21,12 +29,14 @@ Python and pays off when the evaluator is expensive (a network), where batching 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
+from connect4_agents.mcts.evaluators import Evaluator, RolloutEvaluator, UniformEvaluator
 from connect4_env.core import Board
 
 __all__ = [
@@ -36,137 +46,174 @@ __all__ = [
     "Node",
     "PUCTSearch",
     "PUCTResult",
+    "propagate_bounds",
+    "LOSS",
+    "DRAW",
+    "WIN",
 ]
 
-
-class Evaluator(Protocol):
-    """Scores positions for the search."""
-
-    def evaluate(self, boards: Sequence[Board]) -> tuple[np.ndarray, np.ndarray]:
-        """``(priors, values)``: ``(len(boards), columns)`` non-negative weights and ``(len(boards),)`` values
-        in [-1, 1] for the player to move in each board (none of them finished)."""
-        ...
+# Game values for one player; bounds and proofs use these (the kernel's 0 / 1 / 2 minus one).
+LOSS, DRAW, WIN = -1, 0, 1
 
 
-class UniformEvaluator:
-    """Equal priors and a value of 0 everywhere: PUCT then searches like plain MCTS without rollouts (a stub
-    for tests, and the baseline a network must beat)."""
-
-    def evaluate(self, boards: Sequence[Board]) -> tuple[np.ndarray, np.ndarray]:
-        columns = boards[0].rules.columns if boards else 0
-        return np.ones((len(boards), columns)), np.zeros(len(boards))
-
-
-class RolloutEvaluator:
-    """Equal priors and the mean result of ``rollouts`` uniformly random games (plain Python)."""
-
-    def __init__(self, rollouts: int = 1, seed: int | None = None) -> None:
-        self.rollouts = int(rollouts)
-        self.rng = np.random.default_rng(seed)
-
-    def evaluate(self, boards: Sequence[Board]) -> tuple[np.ndarray, np.ndarray]:
-        values = np.zeros(len(boards))
-        for index, board in enumerate(boards):
-            total = 0.0
-            for _ in range(self.rollouts):
-                game = board.copy()
-                while not game.is_terminal:
-                    legal = game.legal_moves()
-                    game.play(legal[int(self.rng.integers(len(legal)))])
-                if game.winner is not None:
-                    total += 1.0 if game.winner == board.to_move else -1.0
-            values[index] = total / self.rollouts
-        columns = boards[0].rules.columns if boards else 0
-        return np.ones((len(boards), columns)), values
-
-
-@dataclass
 class Node:
-    """One position of the tree. Per column: ``visits``, ``value_sum`` (for the player to move here), the
-    prior and the child. ``proven``: the exact value for the player to move (1, 0, -1) or None."""
+    """One position of the tree, a record (after OpenSpiel's ``SearchNode``). Build it with
+    :meth:`expand` or :meth:`terminal`.
 
-    board: Board
-    priors: np.ndarray
-    legal: np.ndarray
-    visits: np.ndarray
-    value_sum: np.ndarray
-    children: list[Node | None]
-    value: float = 0.0  # the evaluator's value of this position (for the player to move)
-    proven: int | None = None
+    Every value is for the player who moved *into* this node (the UCT kernel's convention):
+
+    - ``estimate``: the evaluator's value of this position for that player (the negated network value);
+    - ``lower``, ``upper``: bounds on the exact game value for that player (``LOSS`` -1, ``DRAW`` 0,
+      ``WIN`` 1); ``proof`` is the value once they meet (None before).
+
+    Per column (one move from here, i.e. one child): ``priors``, ``legal``, ``visits``, ``value_sum`` (the
+    sum of the values backed up through the child, for the player who moved into the child: the player to
+    move here) and ``children`` (None until the move is first tried).
+    """
+
+    __slots__ = ("board", "priors", "legal", "visits", "value_sum", "children", "estimate", "lower", "upper")
+
+    def __init__(
+        self,
+        board: Board,
+        *,
+        priors: np.ndarray,
+        legal: np.ndarray,
+        children: list[Node | None],
+        estimate: float = 0.0,
+        lower: int = LOSS,
+        upper: int = WIN,
+    ) -> None:
+        columns = board.rules.columns
+        self.board = board
+        self.priors = priors
+        self.legal = legal
+        self.visits = np.zeros(columns, np.int64)
+        self.value_sum = np.zeros(columns)
+        self.children = children
+        self.estimate = estimate
+        self.lower = lower
+        self.upper = upper
 
     @classmethod
     def terminal(cls, board: Board) -> Node:
+        """A finished game: exact (a win for the player who moved into it, or a draw)."""
         columns = board.rules.columns
-        node = cls(
+        value = DRAW if board.winner is None else WIN  # only the last mover can have won
+        return cls(
             board,
-            np.zeros(columns),
-            np.zeros(columns, bool),
-            np.zeros(columns, np.int64),
-            np.zeros(columns),
-            [],
+            priors=np.zeros(columns),
+            legal=np.zeros(columns, bool),
+            children=[],
+            estimate=float(value),
+            lower=value,
+            upper=value,
         )
-        node.proven = 0 if board.winner is None else -1  # the player to move lost (the last mover won)
-        node.value = float(node.proven)
-        return node
 
     @classmethod
     def expand(cls, board: Board, priors: np.ndarray, value: float) -> Node:
+        """An unfinished position with the evaluator's ``priors`` (masked to the legal moves and normalised;
+        uniform if they sum to 0 or overflow) and ``value`` (clipped into [-1, 1]) for the player to move."""
         columns = board.rules.columns
         legal = np.zeros(columns, bool)
         legal[board.legal_moves()] = True
         p = np.where(legal, np.maximum(np.asarray(priors, dtype=float), 0.0), 0.0)
         total = p.sum()
         p = p / total if total > 0 and math.isfinite(total) else legal / legal.sum()
-        return cls(
-            board,
-            p,
-            legal,
-            np.zeros(columns, np.int64),
-            np.zeros(columns),
-            [None] * columns,
-            float(np.clip(value, -1.0, 1.0)),
-        )
+        estimate = -float(np.clip(value, -1.0, 1.0))  # the evaluator speaks for the player to move
+        return cls(board, priors=p, legal=legal, children=[None] * columns, estimate=estimate)
+
+    @property
+    def proof(self) -> int | None:
+        """The proven game value for the player who moved into this node (-1, 0, 1), or None."""
+        return self.lower if self.lower == self.upper else None
 
     @property
     def total_visits(self) -> int:
         return int(self.visits.sum())
 
+    def mean_value(self) -> float:
+        """This node's value for the player who moved into it: its estimate and every value backed up below
+        it (those are for the player to move here, hence the minus), averaged."""
+        return (self.estimate - float(self.value_sum.sum())) / (1 + self.total_visits)
+
     def q(self, fpu: float) -> np.ndarray:
-        """Mean value of each move for the player to move; proven children count exactly."""
+        """Mean value of each move for the player to move here (who moves into the child), clamped into the
+        child's bounds (a proven child counts exactly); an unvisited move: this node's value for that player
+        minus ``fpu``."""
         seen = self.visits > 0
-        q = np.where(seen, self.value_sum / np.maximum(self.visits, 1), self._parent_value() - fpu)
+        q = np.where(seen, self.value_sum / np.maximum(self.visits, 1), -self.mean_value() - fpu)
         for column, child in enumerate(self.children):
-            if child is not None and child.proven is not None:
-                q[column] = -child.proven
+            if child is not None and (child.lower > LOSS or child.upper < WIN):
+                q[column] = min(max(q[column], child.lower), child.upper)
         return q
 
-    def _parent_value(self) -> float:
-        n = self.total_visits
-        return (self.value + float(self.value_sum.sum())) / (1 + n)
+    def update_bounds(self) -> bool:
+        """Recompute this node's bounds from its children's; returns whether they changed.
 
-    def update_proof(self) -> None:
-        """Prove this node from its children where they allow it (MCTS-Solver): a move to a position lost
-        for the opponent proves a win; when every move is proven, the best of them is the node's value."""
-        values = []
-        unproven = False
+        The player to move here picks the child best for them, so for the player who moved into this node
+        it is worth minus the best child: ``upper = -max(child lower)``, ``lower = -max(child upper)``; an
+        untried move is unknown (-1..1). The same rule as the kernel's ``propagate_bounds``.
+        """
+        if not self.legal.any():  # a finished game: exact since its creation
+            return False
+        best_lower = best_upper = LOSS
         for column in np.flatnonzero(self.legal):
             child = self.children[column]
-            if child is None or child.proven is None:
-                unproven = True
-                continue
-            if child.proven == -1:
-                self.proven = 1
-                return
-            values.append(-child.proven)
-        if not unproven and values:
-            self.proven = max(values)
+            lower, upper = (LOSS, WIN) if child is None else (child.lower, child.upper)
+            best_lower = max(best_lower, lower)
+            best_upper = max(best_upper, upper)
+        if (self.lower, self.upper) == (-best_upper, -best_lower):
+            return False
+        self.lower, self.upper = -best_upper, -best_lower
+        return True
+
+    # Spellings of the old convention (values for the player to move here), kept with their old meaning.
+    @property
+    def value(self) -> float:
+        """Deprecated: the evaluator's value for the player to move here; use ``-estimate``."""
+        warnings.warn("Node.value is deprecated: use -Node.estimate", DeprecationWarning, stacklevel=2)
+        return -self.estimate
+
+    @property
+    def proven(self) -> int | None:
+        """Deprecated: the proven value for the player to move here; use ``-proof`` (for the player who
+        moved into the node)."""
+        warnings.warn("Node.proven is deprecated: use -Node.proof", DeprecationWarning, stacklevel=2)
+        return None if self.proof is None else -self.proof
+
+    def update_proof(self) -> None:
+        """Deprecated: use :meth:`update_bounds`."""
+        warnings.warn("Node.update_proof is deprecated: use update_bounds", DeprecationWarning, stacklevel=2)
+        self.update_bounds()
+
+
+def propagate_bounds(path: Sequence[Node]) -> None:
+    """Recompute the bounds of ``path[-1]`` from its children, then of each node above it in ``path`` (root
+    first) while they change: the PUCT twin of the UCT kernel's ``propagate_bounds``."""
+    for node in reversed(path):
+        if not node.update_bounds():
+            return
 
 
 @dataclass
 class PUCTResult:
-    """One search: per column ``visits``, ``values`` (mean value for the player to move, NaN if unvisited),
-    ``priors`` (after noise), ``proven`` (the child's value for the player to move here: 1, 0, -1, or None), and
-    the root's ``value`` estimate and proof."""
+    """One search, every value from the view of the player to move at the root (who is also the player
+    moving into each child, so the per-column numbers are the children's values in the tree's convention).
+
+    Attributes:
+        visits: per column, the simulations through the move.
+        values: per column, the mean value of the move in [-1, 1] for the player to move (NaN if unvisited).
+        priors: per column, the root's priors (after noise; 0 for illegal moves).
+        legal: per column, whether the move is legal.
+        proven: per column, the proven value of the move for the player to move (1 win, 0 draw, -1 loss), or
+            None.
+        root_value: the position's value estimate for the player to move (the root's estimate and every
+            backed-up value, averaged).
+        root_proven: the position's proven value for the player to move (1, 0, -1), or None.
+        simulations: the simulations in the tree (the root's visits).
+        extra: free-form additions by callers.
+    """
 
     visits: np.ndarray
     values: np.ndarray
@@ -202,7 +249,8 @@ class PUCTSearch:
     Args:
         evaluator: see :class:`Evaluator`.
         c_puct: exploration weight (1.5).
-        fpu: first-play urgency: an unvisited move counts as the parent's value minus ``fpu`` (0.25).
+        fpu: first-play urgency: an unvisited move counts as the parent's value for the player choosing
+            minus ``fpu`` (0.25).
         dirichlet_alpha, noise: root noise ``(1 - noise) * P + noise * Dir(alpha)`` (self-play only; noise 0
             turns it off, the default).
         seed: seeds the noise.
@@ -253,12 +301,13 @@ class PUCTSearch:
         return int(np.argmax(score))
 
     def _descend(self, root: Node) -> tuple[list[tuple[Node, int]], Board | None, float]:
-        """Walk down to a leaf: ``(path, board to evaluate or None, value if already known)``."""
+        """Walk down to a leaf: ``(path, board to evaluate or None, value if already known)``, the value for
+        the player who moved into the leaf."""
         path: list[tuple[Node, int]] = []
         node = root
         while True:
-            if node.proven is not None and node is not root:
-                return path, None, float(node.proven)
+            if node.proof is not None and node is not root:
+                return path, None, float(node.proof)
             column = self._select(node)
             path.append((node, column))
             child = node.children[column]
@@ -268,20 +317,23 @@ class PUCTSearch:
                 if board.is_terminal:
                     child = Node.terminal(board)
                     node.children[column] = child
-                    return path, None, float(child.proven or 0)
+                    return path, None, float(child.estimate)
                 return path, board, 0.0
             node = child
 
     @staticmethod
     def _backup(path: list[tuple[Node, int]], value: float) -> None:
-        """``value`` is for the player to move at the end of ``path``; each level flips it."""
+        """``value`` is for the player who moved into the leaf below ``path[-1]`` (the player to move at
+        ``path[-1]``); each level up flips it. A leaf with bounds (finished or proven) updates the proofs."""
         for node, column in reversed(path):
-            value = -value
             node.visits[column] += 1
             node.value_sum[column] += value
-            child = node.children[column]
-            if child is not None and child.proven is not None and node.proven is None:
-                node.update_proof()
+            value = -value
+        parent, column = path[-1]
+        leaf = parent.children[column]
+        if leaf is not None and (leaf.lower > LOSS or leaf.upper < WIN):
+            # only the leaf's bounds can have changed in this simulation
+            propagate_bounds([node for node, _ in path])
 
     def run(self, roots: Sequence[Node], simulations: int) -> None:
         """``simulations`` more simulations in each tree (proven roots are left alone); the leaves of all the
@@ -289,14 +341,14 @@ class PUCTSearch:
         for _ in range(simulations):
             pending: list[tuple[list[tuple[Node, int]], Board]] = []
             for root in roots:
-                if root.proven is not None:
+                if root.proof is not None:
                     continue
                 path, board, value = self._descend(root)
                 if board is None:
                     self._backup(path, value)
                 else:
                     pending.append((path, board))
-            if not pending and all(root.proven is not None for root in roots):
+            if not pending and all(root.proof is not None for root in roots):
                 break
             if pending:
                 priors, values = self._evaluate([board for _, board in pending])
@@ -304,7 +356,7 @@ class PUCTSearch:
                     leaf = Node.expand(board, p, float(v))
                     parent, column = path[-1]
                     parent.children[column] = leaf
-                    self._backup(path, leaf.value)
+                    self._backup(path, leaf.estimate)
 
     def search(self, board: Board, simulations: int) -> PUCTResult:
         """Search one position."""
@@ -314,18 +366,18 @@ class PUCTSearch:
 
     @staticmethod
     def result(root: Node) -> PUCTResult:
+        """The search so far as the player to move at ``root`` sees it (see :class:`PUCTResult`)."""
         values = np.where(root.visits > 0, root.value_sum / np.maximum(root.visits, 1), np.nan)
-        proven: list[int | None] = []
-        for column in range(len(root.visits)):
-            child = root.children[column] if root.children else None
-            proven.append(None if child is None or child.proven is None else -child.proven)
+        # the children's values are for the player who moved into them: the player to move at the root
+        proven = [None if child is None else child.proof for child in root.children]
+        proof = root.proof  # for the player who moved into the root: flip both for the player to move
         return PUCTResult(
             root.visits.copy(),
             values,
             root.priors.copy(),
             root.legal.copy(),
             proven,
-            root._parent_value(),
-            root.proven,
+            -root.mean_value(),
+            None if proof is None else -proof,
             root.total_visits,
         )

@@ -1,129 +1,30 @@
-"""PUCT search with evaluators (stubs and a network), AlphaZeroAgent, and safe model files."""
+"""The network evaluator, AlphaZeroAgent, training and safe model files (the PUCT search itself: tests/agents/mcts)."""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from extras import importorskip
 
-torch = pytest.importorskip("torch")
+torch = importorskip("torch")
+
+from reference import random_board  # noqa: E402
 
 from connect4_agents import SolverAgent  # noqa: E402
 from connect4_agents.alphazero import AlphaZeroAgent, PolicyValueNet, load_model, save_model  # noqa: E402
 from connect4_agents.alphazero.network import NetworkEvaluator  # noqa: E402
 from connect4_agents.evaluation.arena import play_game  # noqa: E402
 from connect4_agents.evaluation.test_sets import load_test_set  # noqa: E402
-from connect4_agents.mcts.puct import PUCTSearch, UniformEvaluator  # noqa: E402
-from reference import random_board  # noqa: E402
-
 from connect4_env import Board, Rules  # noqa: E402
 from connect4_env.encoding import action_mask, observation_planes  # noqa: E402
 
 torch.set_num_threads(1)
-
-
-class SolverEvaluator:
-    """A perfect stub: uniform priors and the exact outcome (-1, 0, 1) for the player to move."""
-
-    def __init__(self) -> None:
-        self.solver = SolverAgent()
-        self.calls: list[int] = []
-
-    def evaluate(self, boards):
-        self.calls.append(len(boards))
-        values = []
-        for board in boards:
-            self.solver.bind(board.rules)
-            values.append(float(np.sign(self.solver.score(board))))
-        return np.ones((len(boards), boards[0].rules.columns)), np.array(values)
-
-
-def outcome(score: int) -> int:
-    return int(np.sign(score))
-
-
-def test_proofs_agree_with_the_solver() -> None:
-    rng = np.random.default_rng(0)
-    solver = SolverAgent()
-    proved = 0
-    for _ in range(40):
-        board = random_board(rng, int(rng.integers(6, 14)), 4, 5, 4)
-        if board.is_terminal:
-            continue
-        result = PUCTSearch(UniformEvaluator()).search(board, 1500)
-        solver.bind(board.rules)
-        scores = solver.evaluate_board(board)
-        for column, proof in enumerate(result.proven):
-            if proof is not None:  # a proof is never wrong
-                assert proof == outcome(scores[column]), (board.to_ascii(), column)
-        if result.root_proven is not None:
-            proved += 1
-            assert result.root_proven == outcome(max(s for s in scores if s is not None))
-            best = np.flatnonzero(result.policy(0))
-            assert all(outcome(scores[c]) == result.root_proven for c in best)
-    assert proved >= 10
-
-
-def test_a_win_in_one_is_played_and_a_lost_position_is_proven() -> None:
-    win = Board.from_moves([3, 3, 4, 4, 5, 5])  # X wins at 2 or 6
-    result = PUCTSearch(UniformEvaluator()).search(win, 200)
-    assert result.root_proven == 1 and set(np.flatnonzero(result.policy(0))) <= {2, 6}
-    lost = Board.from_moves([3, 3, 4, 4, 5])  # O cannot stop both ends
-    assert PUCTSearch(UniformEvaluator()).search(lost, 2000).root_proven == -1
-
-
-def test_leaves_of_many_games_go_in_one_call() -> None:
-    evaluator = SolverEvaluator()
-    search = PUCTSearch(evaluator)
-    rules = Rules(4, 5, 4)
-    boards = [random_board(np.random.default_rng(seed), 4, 4, 5, 4) for seed in range(6)]
-    boards = [b for b in boards if not b.is_terminal]
-    roots = search.roots(boards)
-    assert evaluator.calls == [len(boards)]
-    search.run(roots, 30)
-    assert len(evaluator.calls) <= 31 and max(evaluator.calls) <= len(boards)
-    # lockstep gives each tree what a search of its own gives (the evaluator is deterministic)
-    for board, root in zip(boards, roots):
-        alone = PUCTSearch(SolverEvaluator()).search(board, 30)
-        assert np.array_equal(alone.visits, root.visits), rules
-
-
-def test_a_perfect_evaluator_plays_perfectly() -> None:
-    positions = load_test_set("4x5")[:40]
-    search = PUCTSearch(SolverEvaluator())
-    for position in positions:
-        result = search.search(position.board(), 60)
-        column = int(np.argmax(result.policy(0)))
-        assert outcome(position.move_scores[column]) == outcome(position.score)
-
-
-def test_rollout_evaluator() -> None:
-    from connect4_agents.mcts.puct import RolloutEvaluator
-
-    evaluator = RolloutEvaluator(rollouts=50, seed=0)
-    lost = Board.from_moves([3, 3, 4, 4, 5])  # O to move cannot stop both ends: rollouts mostly lose
-    priors, values = evaluator.evaluate([lost, Board()])
-    assert priors.shape == (2, 7) and np.all(np.abs(values) <= 1) and values[0] < values[1]
-    result = PUCTSearch(RolloutEvaluator(seed=1)).search(Board.from_moves([3, 3, 4, 4, 5, 5]), 100)
-    assert int(np.argmax(result.policy(0))) in (2, 6)
-
-
-def test_noise_and_temperature() -> None:
-    board = Board()
-    plain = PUCTSearch(UniformEvaluator()).roots([board])[0]
-    noisy = PUCTSearch(UniformEvaluator(), noise=0.25, seed=1).roots([board])[0]
-    assert np.allclose(plain.priors, 1 / 7) and noisy.priors.sum() == pytest.approx(1.0)
-    assert not np.allclose(noisy.priors, plain.priors)
-    result = PUCTSearch(UniformEvaluator()).search(Board.from_moves([0] * 6), 300)  # column 0 full
-    assert result.policy(1.0)[0] == 0 and result.policy(0)[0] == 0
-    sharp, flat = result.policy(0.1), result.policy(10.0)
-    assert sharp.max() >= result.policy(1.0).max() >= flat.max()
-    with pytest.raises(ValueError, match="finished"):
-        PUCTSearch(UniformEvaluator()).search(Board.from_moves([0, 1, 0, 1, 0, 1, 0]), 10)
 
 
 def test_network_shapes_on_any_board() -> None:
@@ -330,7 +231,6 @@ def test_evaluation_positions_are_unseen_kinds_of_the_goal() -> None:
 def test_registry_names_alphazero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import connect4_agents.alphazero.agent as agent_module
     from connect4_agents import make_agent
-
     from connect4_env.policy import policy_from_spec
 
     monkeypatch.setattr(agent_module, "shipped_model_path", lambda: None)  # a version without a model
@@ -384,10 +284,10 @@ def test_log_rows_keep_older_columns(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_ladder_elo_of_a_model(tmp_path: Path) -> None:
-    from connect4_agents.alphazero.train import TrainConfig, ladder_elo
+    from connect4_agents.alphazero.train import AlphaZeroTrainConfig, ladder_elo
 
     path = save_model(tmp_path / "m.zip", PolicyValueNet(channels=8, blocks=1), Rules())
-    elo, low, high = ladder_elo(path, TrainConfig(ladder_games=2, workers=2), seed=0)
+    elo, low, high = ladder_elo(path, AlphaZeroTrainConfig(ladder_games=2, workers=2), seed=0)
     assert low <= elo <= high and -1000 < elo < 2500
 
 
@@ -430,7 +330,6 @@ def test_the_shipped_model_plays_legal_moves_everywhere() -> None:
     if shipped_model_path() is None:
         pytest.skip("this version ships no AlphaZero model")
     from connect4_agents import make_agent
-
     from connect4_env.policy import policy_from_spec
 
     raw = policy_from_spec("alphazero:0", seed=0, rules=Rules())
@@ -444,3 +343,29 @@ def test_the_shipped_model_plays_legal_moves_everywhere() -> None:
     assert shipped_model_path().stat().st_size <= 5 * 2**20
     with pytest.raises(ValueError, match="cannot play"):
         make_agent("alphazero").bind(Rules(7, 6, 4))
+
+
+def test_a_declared_network_larger_than_its_weights_is_refused_before_it_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import connect4_agents.alphazero.files as files
+
+    good = save_model(tmp_path / "good.zip", PolicyValueNet(channels=8, blocks=1), Rules())
+    with zipfile.ZipFile(good) as archive:
+        meta = json.loads(archive.read("model.json"))
+    meta["network"] = {"channels": 1024, "blocks": 64}  # ~2.4 GB of weights declared, a few KB given
+    huge = rewrite(good, tmp_path / "huge.zip", "model.json", json.dumps(meta).encode())
+
+    def no_building(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the network was built before the weights were checked")
+
+    monkeypatch.setattr(files, "PolicyValueNet", no_building)
+    with pytest.raises(ValueError, match="needs at least"):
+        load_model(huge)
+
+
+def test_deeply_nested_model_json_is_a_value_error(tmp_path: Path) -> None:
+    good = save_model(tmp_path / "good.zip", PolicyValueNet(channels=8, blocks=1), Rules())
+    deep = rewrite(good, tmp_path / "deep.zip", "model.json", b"[" * 5000 + b"]" * 5000)
+    with pytest.raises(ValueError, match="deep"):
+        load_model(deep)
