@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import board_from_observation, split_observation
 from connect4_env.policy import Policy, bind_policy
-from connect4_env.validation import check_bool, check_int
+from connect4_env.validation import check_bool
 
 __all__ = [
     "Policy",
@@ -21,7 +25,19 @@ __all__ = [
     "RulesBound",
     "check_mask_width",
     "check_search_settings",
+    "legacy_arguments",
+    "warn_deprecated",
+    "renamed_attribute",
+    "BOARD_HINT",
 ]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# what the old board arguments (win_length=, rows=, columns=) became, for legacy_arguments' messages
+BOARD_HINT = (
+    "pass rules=connect4_env.Rules(rows, columns, win_length) instead, or leave it out: every env, the arena "
+    "and the scripts bind the game's rules (agent.bind(rules))"
+)
 
 
 class NoLegalMoveError(ValueError):
@@ -57,17 +73,110 @@ def check_mask_width(action_mask: np.ndarray, columns: int) -> None:
         )
 
 
-def check_search_settings(win_length: object, compiled: object) -> None:
-    """Validate the ``win_length`` and ``compiled`` arguments the search agents share.
+def check_search_settings(rules: object, compiled: object) -> None:
+    """Validate the ``rules`` and ``compiled`` arguments the search agents share.
 
     Raises:
-        TypeError: ``win_length`` is not None or an int, or ``compiled`` is not None/True/False.
-        ValueError: ``win_length`` < 2.
+        TypeError: ``rules`` is not None or a :class:`Rules` (an int names the old ``win_length``), or
+            ``compiled`` is not None/True/False.
     """
-    if win_length is not None:
-        check_int("win_length", win_length, 2)
+    if rules is not None and not isinstance(rules, Rules):
+        hint = (
+            f" (win_length={rules!r} is now rules=Rules(win_length={rules!r}))"
+            if isinstance(rules, int)
+            else ""
+        )
+        raise TypeError(f"rules must be a connect4_env.Rules or None, got {type(rules).__name__}{hint}")
     if compiled is not None:
         check_bool("compiled", compiled)
+
+
+def legacy_arguments(
+    *,
+    positional: Sequence[str] = (),
+    renamed: Mapping[str, str] | None = None,
+    translate: Callable[[tuple[Any, ...], dict[str, Any]], tuple[tuple[Any, ...], dict[str, Any]] | None]
+    | None = None,
+) -> Callable[[F], F]:
+    """Decorate an agent's ``__init__`` (or a classmethod) so that old spellings fail loudly, naming the new one.
+
+    The agents take one positional argument, their main setting; the rest are keyword-only. Python's own errors
+    for the old spellings ("takes 2 positional arguments but 4 were given", "unexpected keyword argument
+    'win_length'") do not say what to write instead; these do. No old spelling is ever given a new meaning.
+
+    Args:
+        positional: the parameter names in their *old* positional order (after ``self``/``cls``), so that a
+            surplus positional argument is named: ``MCTSAgent(2000, 0.5)`` says to write ``time_limit=0.5``.
+        renamed: old keyword -> what to write instead (the message's tail), e.g.
+            ``{"max_nodes": "write tree_capacity= (the same meaning)"}``.
+        translate: called first with ``(args, kwargs)``; returns rewritten ``(args, kwargs)`` for an old spelling
+            that still works (it issues its own ``DeprecationWarning``), or None to leave the call as it is.
+
+    Returns:
+        The decorator; the decorated function keeps its signature (``inspect.signature`` sees the new one).
+
+    Raises (from the decorated function):
+        TypeError: a surplus positional argument or an old keyword, naming the new spelling.
+    """
+    old_names = dict(renamed or {})
+
+    def decorate(function: F) -> F:
+        parameters = list(inspect.signature(function).parameters.values())[1:]  # without self / cls
+        n_positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
+        first = [p.name for p in parameters[:n_positional]]
+
+        @functools.wraps(function)
+        def wrapper(owner: Any, *args: Any, **kwargs: Any) -> Any:
+            cls = owner if isinstance(owner, type) else type(owner)
+            where = cls.__name__ if function.__name__ == "__init__" else f"{cls.__name__}.{function.__name__}"
+            if translate is not None:
+                rewritten = translate(args, kwargs)
+                if rewritten is not None:
+                    args, kwargs = rewritten
+            if len(args) > n_positional:
+                surplus = args[n_positional:]
+                names = list(positional[n_positional : n_positional + len(surplus)])
+                if len(names) == len(surplus):
+                    fix = ", ".join(f"{name}={_short(value)}" for name, value in zip(names, surplus))
+                    shown = [_short(value) for value in args[:n_positional]]
+                    fix = f"write {where}({', '.join([*shown, fix])})"
+                else:
+                    fix = "pass the others by keyword"
+                taken = f"{n_positional} positional argument{'s' if n_positional != 1 else ''}"
+                raise TypeError(
+                    f"{where}() takes {taken}{' (' + ', '.join(first) + ')' if first else ''} but "
+                    f"{len(args)} were given; the other settings are keyword-only: {fix}"
+                )
+            for old in kwargs:
+                if old in old_names:
+                    raise TypeError(f"{where}() no longer takes {old}=: {old_names[old]}")
+            return function(owner, *args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def renamed_attribute(old: str, new: str) -> property:
+    """A class attribute for an old setting's name: reading or assigning it raises AttributeError naming ``new``.
+
+    Assigning ``agent.max_nodes = ...`` would otherwise create an attribute nothing reads: a silent no-op.
+    """
+
+    def fail(self: Any, *value: Any) -> Any:
+        raise AttributeError(f"{type(self).__name__}.{old} was renamed: use .{new}")
+
+    return property(fail, fail, doc=f"Renamed: use ``{new}``.")
+
+
+def warn_deprecated(message: str) -> None:
+    """A ``DeprecationWarning`` pointing at the caller of the agent's constructor."""
+    warnings.warn(message, DeprecationWarning, stacklevel=4)
 
 
 class RulesAware:
@@ -92,19 +201,21 @@ class RulesAware:
 
 
 class RulesBound(RulesAware):
-    """For agents that read the position: the game's rules, given by ``bind(rules)`` or by arguments.
+    """For agents that read the position: the game's rules, given by ``bind(rules)`` or by ``rules=``.
 
-    Subclasses set ``self._win_length`` (the constructor's ``win_length``: None means "from the bound
-    rules, else 4") and ``self.rules`` (None until bound).
+    Subclasses set ``self._fixed_rules`` (the constructor's ``rules``: None means "whatever the agent is bound
+    to, else 6x7 with 4 in a row") and ``self.rules`` (None until bound).
     """
 
-    _win_length: int | None = None
+    _fixed_rules: Rules | None = None
 
     def _check_rules(self, rules: Rules) -> None:
-        if self._win_length is not None and self._win_length != rules.win_length:
+        fixed = self._fixed_rules
+        if fixed is not None and fixed != rules:
             raise ValueError(
-                f"{type(self).__name__} was built with win_length={self._win_length}, but the game has "
-                f"win_length={rules.win_length}"
+                f"{type(self).__name__} was built for {fixed.rows}x{fixed.columns} with win_length="
+                f"{fixed.win_length}, but the game is {rules.rows}x{rules.columns} with win_length="
+                f"{rules.win_length}"
             )
 
     @property
@@ -112,7 +223,7 @@ class RulesBound(RulesAware):
         """The line length the agent plays for: the bound rules', else the constructor's, else 4."""
         if self.rules is not None:
             return self.rules.win_length
-        return 4 if self._win_length is None else self._win_length
+        return 4 if self._fixed_rules is None else self._fixed_rules.win_length
 
     def read_board(
         self, observation: Any, action_mask: Any = None, *, mask_required: bool = True

@@ -15,7 +15,6 @@ import time
 
 from connect4_agents import make_agent
 from connect4_agents.evaluation.test_sets import select_positions, test_set_names
-
 from connect4_env.encoding import action_mask, observation_planes
 
 

@@ -17,10 +17,10 @@ import argparse
 import time
 
 import numpy as np
+
 from connect4_agents.evaluation.arena import wilson_interval
 from connect4_agents.mcts.agent import MCTSAgent
 from connect4_agents.solver.agent import SolverAgent
-
 from connect4_env import Board
 from connect4_env.encoding import action_mask, observation_planes
 
@@ -86,7 +86,7 @@ def scored_positions(
 ) -> list[tuple[list[int], list[int | None]]]:
     """Random positions where the moves do not all have the same outcome, with the solver's outcomes."""
     rng = np.random.default_rng(seed)
-    solver = SolverAgent(max_nodes=30_000_000)
+    solver = SolverAgent(node_budget=30_000_000)
     positions = []
     while len(positions) < n:
         board, moves = Board.empty(), []

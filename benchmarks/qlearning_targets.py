@@ -16,7 +16,6 @@ from connect4_agents import QLearningAgent, RandomAgent
 from connect4_agents.evaluation.arena import play_match
 from connect4_agents.evaluation.metrics import optimal_move_rate
 from connect4_agents.solver.agent import SolverAgent
-
 from connect4_env import Board, Rules
 
 
@@ -38,7 +37,7 @@ def main() -> None:
         agent = QLearningAgent.original(seed=args.seed)
     else:
         settings = {"alpha": args.alpha} if args.alpha is not None else {}
-        agent = QLearningAgent(4, 5, 4, seed=args.seed, epsilon_decay=args.epsilon_decay, **settings)
+        agent = QLearningAgent(rules, seed=args.seed, epsilon_decay=args.epsilon_decay, **settings)
     start = time.perf_counter()
     agent.train(RandomAgent(seed=args.seed + 1), args.episodes, window=10_000)
     seconds = time.perf_counter() - start

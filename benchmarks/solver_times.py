@@ -19,7 +19,6 @@ from connect4_agents.evaluation.arena import play_game
 from connect4_agents.mcts.agent import MCTSAgent
 from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score
 from connect4_agents.solver.book import load_book
-
 from connect4_env import Board, Rules
 from connect4_env.encoding import action_mask, observation_planes
 

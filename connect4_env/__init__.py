@@ -4,6 +4,8 @@
 - :mod:`connect4_env.connect4_v0`: the PettingZoo AEC environment (``env()`` / ``raw_env()``).
 - ``gymnasium.make("Connect4-v0")``: the single-agent view against a fixed opponent (registered on import);
   ``"Connect4Flat-v0"``: the same with a flat float32 observation (CleanRL's scripts).
+- :class:`Connect4Env` / :class:`Connect4VectorEnv`: the classes behind ``Connect4-v0`` and its vector form;
+  :class:`Policy`: the protocol every opponent and agent follows.
 - ``pettingzoo.make("aec", "connect4_env/connect4_v0")``: the AEC env from PettingZoo's registry (registered
   on import, PettingZoo >= 1.27).
 """
@@ -18,11 +20,17 @@ import pettingzoo
 from connect4_env import connect4_v0
 from connect4_env.core import Board, IllegalMoveError, Rules
 from connect4_env.encoding import action_mask, board_from_observation, observation_planes
+from connect4_env.gym_env import Connect4Env
+from connect4_env.policy import Policy
+from connect4_env.vector_env import Connect4VectorEnv
 
 __all__ = [
     "Board",
     "Rules",
     "IllegalMoveError",
+    "Connect4Env",
+    "Connect4VectorEnv",
+    "Policy",
     "connect4_v0",
     "observation_planes",
     "action_mask",
@@ -47,12 +55,16 @@ def make_sb3_vec_env(n_envs: int = 8, monitor: bool = True, **env_kwargs: Any) -
 if "Connect4-v0" not in gymnasium.registry:
     gymnasium.register(
         id="Connect4-v0",
-        entry_point="connect4_env.gym_env:Connect4Env",
+        entry_point="connect4_env.gym_env:make_env",
         vector_entry_point="connect4_env.vector_env:Connect4VectorEnv",
+        # the entry point applies Gymnasium's checker itself, in a version a failed call leaves unchanged
+        disable_env_checker=True,
     )
 # the same game with a flat float32 observation, for scripts that feed it to a linear layer (CleanRL)
 if "Connect4Flat-v0" not in gymnasium.registry:
-    gymnasium.register(id="Connect4Flat-v0", entry_point="connect4_env.gym_env:make_flat_env")
+    gymnasium.register(
+        id="Connect4Flat-v0", entry_point="connect4_env.gym_env:make_flat_env", disable_env_checker=True
+    )
 
 
 # PettingZoo >= 1.27 keeps a registry as Gymnasium does; older versions have none (use connect4_v0.env()).

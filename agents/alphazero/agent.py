@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import math
 import os
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from connect4_agents.alphazero.files import ModelFile, load_model
-from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet
-from connect4_agents.base import RulesBound
-from connect4_agents.mcts.puct import PUCTResult, PUCTSearch
 
+from connect4_agents.alphazero.files import ModelFile, load_model, save_model
+from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet
+from connect4_agents.base import RulesBound, legacy_arguments
+from connect4_agents.mcts.puct import PUCTResult, PUCTSearch
 from connect4_env.core import Board, Rules
 from connect4_env.validation import check_bool, check_int, check_number
 
@@ -26,8 +27,6 @@ SHIPPED_MODEL = "data/alphazero_6x7.zip"  # inside the agents package
 
 def shipped_model_path() -> Path | None:
     """The 6x7 model shipped with the package, or None when this version ships none."""
-    from importlib import resources
-
     path = Path(str(resources.files("connect4_agents").joinpath(SHIPPED_MODEL)))
     return path if path.is_file() else None
 
@@ -47,15 +46,20 @@ class AlphaZeroAgent(RulesBound):
         symmetric: evaluate each position together with its mirror image and average the two (priors and
             values; one forward pass of twice the batch). On by default: it keeps the best outcome more often.
 
+    ``AlphaZeroAgent.load(path, **options)`` reads a model file; ``save(path)`` writes the agent's model.
+
     Raises:
-        TypeError / ValueError: bad settings, or (at ``bind``) rules other than the model's.
+        TypeError / ValueError: bad settings, or (at ``bind``) rules other than the model's. TypeError: a
+            surplus positional argument (the message names its keyword).
     """
 
     name = "alphazero"
 
+    @legacy_arguments(positional=("model", "simulations", "c_puct", "seed", "rules", "threads", "symmetric"))
     def __init__(
         self,
         model: str | os.PathLike[str] | ModelFile | PolicyValueNet | None = None,
+        *,
         simulations: int = DEFAULT_SIMULATIONS,
         c_puct: float = 1.5,
         seed: int | None = None,
@@ -84,7 +88,7 @@ class AlphaZeroAgent(RulesBound):
                 f"model must be a path, a ModelFile or a PolicyValueNet, got {type(model).__name__}"
             )
         self.model = model
-        self._win_length = model.rules.win_length
+        self._fixed_rules = model.rules
         self.rules: Rules | None = None
         self.evaluator = NetworkEvaluator(model.net, symmetric=self.symmetric)
         self.rng = np.random.default_rng(seed)
@@ -92,6 +96,32 @@ class AlphaZeroAgent(RulesBound):
             torch.set_num_threads(threads)
         self.last_search: PUCTResult | None = None
         self.last_column: int | None = None
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], **options: Any) -> AlphaZeroAgent:
+        """The agent playing the model saved at ``path`` (by :meth:`save` or the training script), with
+        ``options`` as the constructor's keywords (``simulations``, ``seed``, ...).
+
+        Returns:
+            A new agent.
+
+        Raises:
+            FileNotFoundError: no such file. ValueError: not a model file, or one that fails its checks.
+            TypeError / ValueError: bad options.
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no AlphaZero model file at {path}")
+        return cls(load_model(path), **options)
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the agent's model (network, rules and training info) atomically, in the format
+        :meth:`load` reads.
+
+        Returns:
+            The path written.
+        """
+        return save_model(path, self.model.net, self.model.rules, self.model.info)
 
     @classmethod
     def from_spec(cls, value: str, **kwargs: Any) -> AlphaZeroAgent:
@@ -149,8 +179,11 @@ class AlphaZeroAgent(RulesBound):
         return column
 
     def move_info(self) -> dict[str, Any] | None:
-        """The last search as plain JSON, in the records' ``"mcts"`` shape (visits, mean values on the 0..1
-        scale, proofs) plus the network's ``priors``; None before a move or after a raw-policy move."""
+        """The last search as plain JSON, in the records' ``"mcts"`` shape, every value for the player who was
+        to move (as :class:`~connect4_agents.mcts.agent.SearchResult` records it): ``visits`` per column,
+        ``values`` the mean value of each move on the 0..1 scale (win 1, draw 1/2; None if unvisited),
+        ``proven`` ``"win"``/``"draw"``/``"loss"`` or None, ``playouts``, plus the network's ``priors``; None
+        before a move or after a raw-policy move."""
         result = self.last_search
         if result is None or self.last_column is None:
             return None

@@ -1,6 +1,6 @@
 """Monte Carlo Tree Search (UCT) with MCTS-Solver, tree reuse, and a look inside every search.
 
-The four phases run in a compiled kernel (:mod:`connect4_agents._kernels`, numba) on an array-based tree:
+The four phases run in a compiled kernel (:mod:`connect4_agents.mcts.kernels`, numba) on an array-based tree:
 
 1. **Selection** from the root: unvisited children first, in random order; then the child with the highest
    UCB1 score ``wins/visits + c * sqrt(ln(parent visits) / visits)``. Children proven lost are skipped.
@@ -30,18 +30,34 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from connect4_agents._compiled import KernelBuild, kernels_for
-from connect4_agents._kernels import DRAW, LOSS, WIN
-from connect4_agents.base import RulesBound, check_search_settings
 
+from connect4_agents._support.figures import pyplot, save_figure
+from connect4_agents.base import (
+    BOARD_HINT,
+    RulesBound,
+    check_search_settings,
+    legacy_arguments,
+    renamed_attribute,
+)
+from connect4_agents.mcts import kernels as uct_kernels
+from connect4_agents.mcts.kernels import DRAW, LOSS, WIN
+from connect4_env.compiled import KernelBuild, kernels_for
 from connect4_env.core import Board, Rules
 from connect4_env.validation import check_bool, check_choice, check_int, check_number
 
-__all__ = ["MCTSAgent", "SearchResult", "ucb1", "DEFAULT_PLAYOUTS", "DEFAULT_MAX_NODES"]
+__all__ = [
+    "MCTSAgent",
+    "SearchResult",
+    "ucb1",
+    "DEFAULT_PLAYOUTS",
+    "DEFAULT_TREE_CAPACITY",
+    "DEFAULT_MAX_NODES",
+]
 
 DEFAULT_PLAYOUTS = 1000  # the budget when neither playouts nor time_limit is given
-DEFAULT_MAX_NODES = 1 << 22  # 54 bytes a node: about 230 MB at the cap
-MAX_NODES_LIMIT = (1 << 31) - 1  # node indices are int32
+DEFAULT_TREE_CAPACITY = 1 << 22  # 54 bytes a node: about 230 MB at the cap
+DEFAULT_MAX_NODES = DEFAULT_TREE_CAPACITY  # the constant's name before tree_capacity (kept for imports)
+MAX_TREE_CAPACITY = (1 << 31) - 1  # node indices are int32
 MAX_PLAYOUTS = 1 << 62  # playout counters are int64
 # a proven value for the player who moved into a node (0 loss, 1 draw, 2 win), in words
 _PROOF_NAMES = {LOSS: "loss", DRAW: "draw", WIN: "win"}
@@ -105,8 +121,6 @@ class SearchResult:
         """Draw the search: visits per column (bars, the chosen one darker) and mean values (dots, right
         axis; proven wins, draws and losses marked), saved atomically to ``path`` (png, svg or pdf by the
         suffix). Needs matplotlib (the ``train`` extra). Returns the path."""
-        from connect4_agents._support.figures import pyplot, save_figure
-
         plt = pyplot()
         columns = list(range(len(self.visits)))
         figure, visits_axis = plt.subplots(figsize=(max(4.0, 0.7 * len(columns) + 1.5), 3.2))
@@ -231,9 +245,9 @@ class MCTSAgent(RulesBound):
             first. A time-limited search depends on the machine's speed, so it is not reproducible from a seed.
         c: UCB1 exploration constant (default sqrt(2); the original Connect 4 project used 2).
         seed: seed of the search's random generator: same seed, same moves (with a playout budget).
-        win_length: the line length (observations do not carry it). None (default): the rules the agent is
-            bound to (``bind(rules)``, which every env, the arena and the scripts call), else 4. A value that
-            disagrees with the bound rules raises ValueError.
+        rules: the game (observations do not carry ``win_length``). None (default): the rules the agent is
+            bound to (``bind(rules)``, which every env, the arena and the scripts call), else 6x7 with 4 in a
+            row. Binding other rules later raises ValueError.
         solver: score-bounded MCTS-Solver: proven wins, draws and losses propagate (a proven node is no
             longer searched; its exact value is backed up); a proven win is played, moves proven worse than
             another are never played, the search stops once the root is proven; at a proven-lost root the
@@ -243,27 +257,54 @@ class MCTSAgent(RulesBound):
             prior, children are ordered by UCB1 from the start (there are no unvisited children).
         symmetry: in left-right symmetric positions expand only one of each pair of mirror moves.
         reuse_tree: keep the subtree of the position reached since the last move, when the tree has it.
-        max_nodes: the tree's node cap (default 2**22 nodes, 54 bytes each: about 230 MB). At the cap the
-            search goes on without growing the tree (playouts from its leaves) until its budget ends.
+        tree_capacity: the most nodes the tree may hold (default 2**22 nodes, 54 bytes each: about 230 MB),
+            memory, not a search budget. At the cap the search goes on without growing the tree (playouts
+            from its leaves) until its budget ends.
         compiled: None = numba kernels when available and the board fits in 63 bits (else plain Python, far
             slower); False forces plain Python; True requires the compiled kernels.
+
+    Raises:
+        TypeError: a setting of the wrong type, a surplus positional argument or an old keyword (``win_length=``,
+            ``max_nodes=``; the message names the new one). ValueError: a setting out of range.
     """
 
     name = "mcts"
+    max_nodes = renamed_attribute("max_nodes", "tree_capacity")
 
+    @legacy_arguments(
+        positional=(
+            "playouts",
+            "time_limit",
+            "c",
+            "seed",
+            "win_length",
+            "solver",
+            "final",
+            "prior",
+            "symmetry",
+            "reuse_tree",
+            "max_nodes",
+            "compiled",
+        ),  # fmt: skip
+        renamed={
+            "win_length": BOARD_HINT,
+            "max_nodes": "write tree_capacity= (the tree's node cap; SolverAgent's search budget is node_budget=)",
+        },
+    )
     def __init__(
         self,
         playouts: int | None = None,
+        *,
         time_limit: float | None = None,
         c: float = math.sqrt(2),
         seed: int | None = None,
-        win_length: int | None = None,
+        rules: Rules | None = None,
         solver: bool = True,
         final: str = "visits",
         prior: float = 0.0,
         symmetry: bool = True,
         reuse_tree: bool = True,
-        max_nodes: int = DEFAULT_MAX_NODES,
+        tree_capacity: int = DEFAULT_TREE_CAPACITY,
         compiled: bool | None = None,
     ) -> None:
         if playouts is not None:
@@ -275,21 +316,21 @@ class MCTSAgent(RulesBound):
         c = check_number("c", c, 0.0)
         check_choice("final", final, ("visits", "value"))
         prior = check_number("prior", prior, 0.0)
-        max_nodes = check_int("max_nodes", max_nodes, 64, MAX_NODES_LIMIT)
+        tree_capacity = check_int("tree_capacity", tree_capacity, 64, MAX_TREE_CAPACITY)
         for flag, value in (("solver", solver), ("symmetry", symmetry), ("reuse_tree", reuse_tree)):
             check_bool(flag, value)
-        check_search_settings(win_length, compiled)
+        check_search_settings(rules, compiled)
         self.playouts = playouts
         self.time_limit = time_limit
         self.c = c
-        self._win_length = None if win_length is None else int(win_length)
-        self.rules: Rules | None = None
+        self._fixed_rules = rules
+        self.rules: Rules | None = rules
         self.solver = bool(solver)
         self.final = final
         self.prior = float(prior)
         self.symmetry = bool(symmetry)
         self.reuse_tree = bool(reuse_tree)
-        self.max_nodes = int(max_nodes)
+        self.tree_capacity = int(tree_capacity)
         self.compiled = compiled
         self.last_search: SearchResult | None = None
         self._tree: _Tree | None = None
@@ -381,11 +422,11 @@ class MCTSAgent(RulesBound):
         rules = board.rules
         current = board.stones[board.to_move]
         mask = board.mask
-        build = kernels_for(rules, self.compiled)
+        build = kernels_for(uct_kernels, rules, self.compiled)
         tree, reused = self._root_tree(rules, build, current, mask)
         geo = build.geometry(rules)
         self._meta[0] = tree.n_nodes
-        self._meta[2] = int(tree.capacity < self.max_nodes)
+        self._meta[2] = int(tree.capacity < self.tree_capacity)
         start = time.perf_counter()
         done = 0
         chunk = 64
@@ -409,8 +450,8 @@ class MCTSAgent(RulesBound):
             if self.solver and tree.proven(0) is not None:
                 break  # the root is proven: more playouts cannot change the answer
             if ran < want and self._meta[2]:
-                tree.grow(min(2 * tree.capacity, self.max_nodes))
-                self._meta[2] = int(tree.capacity < self.max_nodes)
+                tree.grow(min(2 * tree.capacity, self.tree_capacity))
+                self._meta[2] = int(tree.capacity < self.tree_capacity)
                 continue
             if self.playouts is not None and done >= self.playouts:
                 break
@@ -442,7 +483,7 @@ class MCTSAgent(RulesBound):
                 new.n_nodes = int(build.compact_subtree(found, *old.arrays(), *new.arrays(), queue))
                 return new, True
         budget = self.playouts if self.playouts is not None else 20_000
-        capacity = max(1024, min(budget * rules.columns + 1, self.max_nodes), rules.columns + 1)
+        capacity = max(1024, min(budget * rules.columns + 1, self.tree_capacity), rules.columns + 1)
         tree = _Tree(build, capacity)
         tree.set_root(current, mask, self.prior)
         return tree, False

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from connect4_agents.base import RulesAware, check_mask_width, legal_columns, unpack
 
 __all__ = ["RLlibAgent"]

@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from connect4_agents.base import NoLegalMoveError, RulesAware, unpack
-from connect4_agents.sb3.files import ALGORITHMS, load_policy
 
+from connect4_agents.base import NoLegalMoveError, RulesAware, legacy_arguments, unpack
+from connect4_agents.sb3.files import ALGORITHMS, load_policy, save_policy
 from connect4_env.core import Rules
 
 __all__ = ["SB3Agent", "ALGORITHMS", "algorithm_class"]
@@ -46,7 +46,8 @@ class SB3Agent(RulesAware):
 
     name = "sb3"
 
-    def __init__(self, policy: Any, deterministic: bool = True, seed: int | None = None) -> None:
+    @legacy_arguments(positional=("policy", "deterministic", "seed"))
+    def __init__(self, policy: Any, *, deterministic: bool = True, seed: int | None = None) -> None:
         self.policy = getattr(policy, "policy", policy)
         self.deterministic = deterministic
         self.rng = np.random.default_rng(seed)
@@ -54,8 +55,9 @@ class SB3Agent(RulesAware):
         self.observation_shape = tuple(space.shape)
 
     @classmethod
+    @legacy_arguments(positional=("path", "algo", "deterministic", "seed"))
     def load(
-        cls, path: str | Path, algo: str | None = None, deterministic: bool = True, seed: int | None = None
+        cls, path: str | Path, *, algo: str | None = None, deterministic: bool = True, seed: int | None = None
     ) -> SB3Agent:
         """Load the policy of a model saved by ``model.save``, without unpickling anything (see
         :mod:`connect4_agents.sb3.files`: the network is rebuilt from plain JSON and the weights read with
@@ -78,6 +80,18 @@ class SB3Agent(RulesAware):
         except ValueError as error:
             raise ValueError(f"{path}: {error}") from None
         return cls(policy, deterministic=deterministic, seed=seed)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the policy as a model zip (atomically, with its ``.json`` sidecar) that :meth:`load` reads.
+
+        Returns:
+            The path written.
+
+        Raises:
+            ValueError: a policy the safe loader could not rebuild (see
+                :func:`connect4_agents.sb3.files.save_policy`); nothing is written then.
+        """
+        return save_policy(path, self.policy)
 
     @classmethod
     def from_spec(cls, value: str, **kwargs: Any) -> SB3Agent:

@@ -13,18 +13,33 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-from connect4_agents._compiled import KernelBuild, kernels_for
-from connect4_agents.base import RulesBound, check_search_settings
-from connect4_agents.solver.book import BOOK_PLY, BOOK_RULES, load_book
 
+from connect4_agents.base import (
+    BOARD_HINT,
+    RulesBound,
+    check_search_settings,
+    legacy_arguments,
+    renamed_attribute,
+)
+from connect4_agents.solver import kernels as solver_kernels
+from connect4_agents.solver.book import BOOK_PLY, BOOK_RULES, load_book
+from connect4_env.compiled import KernelBuild, kernels_for
 from connect4_env.core import Board, Rules
 from connect4_env.validation import check_bool, check_choice, check_int
 
-__all__ = ["SolverAgent", "SolverBudgetExceeded", "describe_score", "plies_to_end", "DEFAULT_MAX_NODES"]
+__all__ = [
+    "SolverAgent",
+    "SolverBudgetExceeded",
+    "describe_score",
+    "plies_to_end",
+    "DEFAULT_NODE_BUDGET",
+    "DEFAULT_MAX_NODES",
+]
 
 # the "auto" node budget per call: about 20-25 s with the compiled kernels here, about 30 s in plain Python
-DEFAULT_MAX_NODES = {True: 50_000_000, False: 1_000_000}
-_MAX_NODES_LIMIT = 1 << 62  # the kernel counts nodes in int64
+DEFAULT_NODE_BUDGET = {True: 50_000_000, False: 1_000_000}
+DEFAULT_MAX_NODES = DEFAULT_NODE_BUDGET  # the constant's name before node_budget (kept for imports)
+_MAX_NODE_BUDGET = 1 << 62  # the kernel counts nodes in int64
 
 
 _NO_BOOK_KEYS = np.zeros(0, dtype=np.int32)
@@ -35,7 +50,7 @@ _BOOK_MISSING = (
 
 
 class SolverBudgetExceeded(RuntimeError):
-    """The position needs more nodes than ``max_nodes`` allows (the agent stays usable: nothing it keeps
+    """The position needs more nodes than ``node_budget`` allows (the agent stays usable: nothing it keeps
     was changed by the aborted search)."""
 
 
@@ -74,10 +89,10 @@ class SolverAgent(RulesBound):
     """Plays perfectly: the quickest win, else a draw, else the slowest loss.
 
     Args:
-        win_length: the line length (observations do not carry it). None (default): the bound rules'
-            (``bind(rules)``, which every env, the arena and the scripts call), else 4.
+        rules: the game (observations do not carry ``win_length``). None (default): the bound rules'
+            (``bind(rules)``, which every env, the arena and the scripts call), else 6x7 with 4 in a row.
         seed: breaks ties between equally good columns (None: the most central one).
-        max_nodes: node budget per call of ``score``/``evaluate``/``act``. ``"auto"`` (default): 50 million
+        node_budget: the most nodes one call may search of ``score``/``evaluate``/``act``. ``"auto"`` (default): 50 million
             nodes with the compiled kernels (about 20 s here), 1 million in plain Python (about 30 s); None:
             unlimited; or an int. Past it, :class:`SolverBudgetExceeded`, which names the budget.
         table_size: transposition-table entries (rounded up to a prime). Default about 4 million (70 MB);
@@ -90,32 +105,45 @@ class SolverAgent(RulesBound):
     With the book, every 6x7 position (the empty board included) is answered in well under a second. Without
     it, 6x7 positions from ply 12 on take under a second here, earlier ones from seconds to hours: the
     default budget then raises instead of hanging.
+
+    Raises:
+        TypeError: a setting of the wrong type, a surplus positional argument or an old keyword (``win_length=``,
+            ``max_nodes=``; the message names the new one). ValueError: a setting out of range.
     """
 
     name = "solver"
+    max_nodes = renamed_attribute("max_nodes", "node_budget")
 
+    @legacy_arguments(
+        positional=("win_length", "seed", "max_nodes", "table_size", "book", "compiled"),
+        renamed={
+            "win_length": BOARD_HINT,
+            "max_nodes": "write node_budget= (the search budget per call; MCTSAgent's tree cap is tree_capacity=)",
+        },
+    )
     def __init__(
         self,
-        win_length: int | None = None,
+        rules: Rules | None = None,
+        *,
         seed: int | None = None,
-        max_nodes: int | None | Literal["auto"] = "auto",
+        node_budget: int | None | Literal["auto"] = "auto",
         table_size: int = 1 << 22,
         book: bool | None = None,
         compiled: bool | None = None,
     ) -> None:
-        if isinstance(max_nodes, str):
-            check_choice("max_nodes", max_nodes, ("auto",))
-        elif max_nodes is not None:
-            max_nodes = check_int("max_nodes", max_nodes, 1, _MAX_NODES_LIMIT)
+        if isinstance(node_budget, str):
+            check_choice("node_budget", node_budget, ("auto",))
+        elif node_budget is not None:
+            node_budget = check_int("node_budget", node_budget, 1, _MAX_NODE_BUDGET)
         table_size = check_int("table_size", table_size, 1, 1 << 32)
-        check_search_settings(win_length, compiled)
+        check_search_settings(rules, compiled)
         if book is not None:
             check_bool("book", book)
         if book and load_book() is None:
             raise ValueError(_BOOK_MISSING)
-        self._win_length = None if win_length is None else int(win_length)
-        self.rules: Rules | None = None
-        self.max_nodes = max_nodes if max_nodes in (None, "auto") else int(max_nodes)
+        self._fixed_rules = rules
+        self.rules: Rules | None = rules
+        self.node_budget = node_budget if node_budget in (None, "auto") else int(node_budget)
         self.table_size = int(table_size)
         self.book = book
         self.compiled = compiled
@@ -139,14 +167,14 @@ class SolverAgent(RulesBound):
     def __repr__(self) -> str:
         return "SolverAgent()"
 
-    def node_budget(self, rules: Rules) -> int | None:
-        """The node budget of one call on ``rules`` (None: unlimited)."""
-        if self.max_nodes == "auto":
-            return DEFAULT_MAX_NODES[kernels_for(rules, self.compiled).compiled]
-        return self.max_nodes
+    def budget_for(self, rules: Rules) -> int | None:
+        """The node budget of one call on ``rules`` (None: unlimited), with ``"auto"`` resolved."""
+        if self.node_budget == "auto":
+            return DEFAULT_NODE_BUDGET[kernels_for(solver_kernels, rules, self.compiled).compiled]
+        return self.node_budget
 
     def _kernel(self, rules: Rules) -> tuple[KernelBuild, tuple[np.ndarray, ...]]:
-        build = kernels_for(rules, self.compiled)
+        build = kernels_for(solver_kernels, rules, self.compiled)
         key = (rules, build.compiled)
         if key not in self._tables:
             size = _prime_at_least(self.table_size if build.compiled else min(self.table_size, 1 << 16))
@@ -179,7 +207,7 @@ class SolverAgent(RulesBound):
         """The exact score of ``board`` for the player to move (see the module docstring).
 
         Raises:
-            ValueError: the game is over. SolverBudgetExceeded: more than ``max_nodes`` nodes were needed.
+            ValueError: the game is over. SolverBudgetExceeded: more than ``node_budget`` nodes were needed.
         """
         if board.is_terminal:
             raise ValueError("the game is over: there is nothing to solve")
@@ -187,7 +215,7 @@ class SolverAgent(RulesBound):
         return self._solve(board, board.stones[board.to_move], board.mask, board.ply, stats)
 
     def _stats(self, rules: Rules) -> np.ndarray:
-        return np.array([0, self.node_budget(rules) or 0, 0], dtype=np.int64)
+        return np.array([0, self.budget_for(rules) or 0, 0], dtype=np.int64)
 
     def _solve(self, board: Board, current: int, mask: int, n_stones: int, stats: np.ndarray) -> int:
         return int(self._run("solve", board, stats, current, mask, n_stones))
@@ -205,11 +233,7 @@ class SolverAgent(RulesBound):
         """Call the search kernel ``kernel`` (``solve`` or ``value_at_most``) with the kept tables."""
         rules = board.rules
         build, (order, keys, values, used, moves, scores) = self._kernel(rules)
-        result = getattr(build, kernel)(
-            current,
-            mask,
-            n_stones,
-            *bound,
+        context = solver_kernels.make_context(
             build.geometry(rules),
             rules.board_mask,
             rules.bottom_mask,
@@ -222,6 +246,7 @@ class SolverAgent(RulesBound):
             scores,
             *self._book_arrays(rules, n_stones),
         )
+        result = getattr(build, kernel)(current, mask, n_stones, *bound, context)
         self.last_nodes = int(stats[0])
         if stats[2]:
             book_hint = (
@@ -232,9 +257,9 @@ class SolverAgent(RulesBound):
                 else ""
             )
             raise SolverBudgetExceeded(
-                f"the position needs more than max_nodes={stats[1]:,} nodes ({board.ply} stones on a "
+                f"the position needs more than node_budget={stats[1]:,} nodes ({board.ply} stones on a "
                 f"{rules.rows}x{rules.columns} board, win_length {rules.win_length}); pass a larger "
-                f"max_nodes, or max_nodes=None for no limit{book_hint}"
+                f"node_budget, or node_budget=None for no limit{book_hint}"
             )
         return result
 
@@ -274,7 +299,7 @@ class SolverAgent(RulesBound):
 
         Raises:
             ValueError: the mask disagrees with the position or its length is not the board's width.
-            SolverBudgetExceeded: the position needs more than ``max_nodes`` nodes.
+            SolverBudgetExceeded: the position needs more than ``node_budget`` nodes.
         """
         board, legal = self.read_board(observation, action_mask)
         ties = self.best_columns(board, every=self.rng is not None)
@@ -306,7 +331,7 @@ class SolverAgent(RulesBound):
         one null-window test per column ("does this move keep that score?") instead of an exact score each.
 
         Raises:
-            ValueError: the game is over. SolverBudgetExceeded: more than ``max_nodes`` nodes were needed.
+            ValueError: the game is over. SolverBudgetExceeded: more than ``node_budget`` nodes were needed.
         """
         if board.is_terminal:
             raise ValueError("the game is over: there is nothing to choose")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from connect4_agents import NoLegalMoveError, Policy, RandomAgent, agent_names, make_agent
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from connect4_agents.solver.agent import SolverAgent
-from connect4_agents.solver.book import BOOK_PLY, OpeningBook, load_book
 from reference import random_board
 
+from connect4_agents.solver.agent import SolverAgent
+from connect4_agents.solver.book import BOOK_PLY, OpeningBook, load_book
 from connect4_env import Board
 from connect4_env.encoding import action_mask, observation_planes
 
@@ -97,4 +97,4 @@ def test_without_the_book_the_solver_says_how_to_get_it(monkeypatch: pytest.Monk
     with pytest.raises(ValueError, match=r"connect4-env\[book\]"):
         SolverAgent(book=True)
     with pytest.raises(connect4_agents.solver.agent.SolverBudgetExceeded, match=r"connect4-env\[book\]"):
-        SolverAgent(max_nodes=10_000).score(Board.from_moves([3, 3]))
+        SolverAgent(node_budget=10_000).score(Board.from_moves([3, 3]))

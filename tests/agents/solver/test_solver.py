@@ -6,16 +6,20 @@ import contextlib
 
 import numpy as np
 import pytest
-from connect4_agents import make_agent
-from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score
+from extras import installed, needs, needs_book
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import ReferenceGame, random_board, reference_scores
 
+from connect4_agents import make_agent
+from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score
 from connect4_env import Board
 from connect4_env.encoding import action_mask, observation_planes
 
 SMALL = [(3, 4, 3), (4, 3, 3), (3, 5, 3), (4, 4, 3), (4, 4, 4), (2, 5, 2), (3, 3, 2)]
+
+# compiled=True raises without numba (the fast extra); the Python build is always there
+BUILDS = st.booleans() if installed("numba") else st.just(False)
 
 
 def random_position(
@@ -34,7 +38,7 @@ def random_position(
 
 
 @settings(max_examples=60, deadline=None)
-@given(size=st.sampled_from(SMALL), data=st.data(), compiled=st.booleans())
+@given(size=st.sampled_from(SMALL), data=st.data(), compiled=BUILDS)
 def test_scores_match_minimax(size: tuple[int, int, int], data: st.DataObject, compiled: bool) -> None:
     board, reference = random_position(size, data, min_moves=2 if size[0] * size[1] > 12 else 0)
     if board.is_terminal:
@@ -58,6 +62,7 @@ def test_three_by_five_matches_minimax() -> None:
     assert max(s for s in reference if s is not None) == 7
 
 
+@needs_book  # early 6x7 positions
 def test_policy_wins_fast_blocks_and_loses_slowly() -> None:
     solver = SolverAgent()
     win_now = Board.from_ascii(
@@ -103,10 +108,10 @@ def test_full_columns_are_none_and_dict_observations_work() -> None:
 
 
 def test_budget_raises_a_clear_error() -> None:
-    with pytest.raises(SolverBudgetExceeded, match="max_nodes=100"):
-        SolverAgent(max_nodes=100).score(Board.empty())
-    with pytest.raises(ValueError, match="max_nodes"):
-        SolverAgent(max_nodes=0)
+    with pytest.raises(SolverBudgetExceeded, match="node_budget=100"):
+        SolverAgent(node_budget=100).score(Board.empty())
+    with pytest.raises(ValueError, match="node_budget"):
+        SolverAgent(node_budget=0)
 
 
 def test_same_seed_same_tie_breaks_and_registry() -> None:
@@ -117,12 +122,13 @@ def test_same_seed_same_tie_breaks_and_registry() -> None:
     assert isinstance(make_agent("solver"), SolverAgent)
 
 
+@needs("fast")  # 6x7 from 24 stones: minutes in the Python build
 def test_six_by_seven_midgame_position_is_solved() -> None:
     rng = np.random.default_rng(4)
     board = random_board(rng, 24)
     while board.ply < 24 or board.is_terminal:
         board = random_board(rng, 24)
-    solver = SolverAgent(max_nodes=20_000_000)
+    solver = SolverAgent(node_budget=20_000_000)
     scores = solver.evaluate_board(board)
     best = max(s for s in scores if s is not None)
     # playing the best column and solving from the opponent's side gives the same value, negated
@@ -133,6 +139,7 @@ def test_six_by_seven_midgame_position_is_solved() -> None:
         assert -solver.score(child) == best
 
 
+@needs("fast")  # 6x7 from 14-21 stones: over the Python build's budget
 def test_an_aborted_search_leaves_the_kept_table_true() -> None:
     # a budget exceeded mid-search must not leave wrong entries behind for the same agent's later calls
     rng = np.random.default_rng(8)
@@ -141,29 +148,30 @@ def test_an_aborted_search_leaves_the_kept_table_true() -> None:
         board = random_board(rng, int(rng.integers(14, 22)))
         if not board.is_terminal:
             boards.append(board)
-    reused = SolverAgent(max_nodes=2_000)
+    reused = SolverAgent(node_budget=2_000)
     for board in boards:
         with contextlib.suppress(SolverBudgetExceeded):
             reused.score(board)
-    reused.max_nodes = None
+    reused.node_budget = None
     for board in boards:
         assert reused.score(board) == SolverAgent().score(board), board
 
 
 def test_the_default_budget_is_build_aware_and_named() -> None:
     solver = SolverAgent()
-    assert solver.max_nodes == "auto"
-    assert solver.node_budget(Board.empty().rules) == 50_000_000
-    assert SolverAgent(compiled=False).node_budget(Board.empty().rules) == 1_000_000
-    assert SolverAgent(max_nodes=None).node_budget(Board.empty().rules) is None
-    with pytest.raises(SolverBudgetExceeded, match=r"max_nodes=1,000 nodes.*max_nodes=None"):
-        SolverAgent(max_nodes=1_000, book=False).score(Board.empty(6, 5, 4))
+    assert solver.node_budget == "auto"
+    # the default build is the compiled one when numba (the fast extra) is installed
+    assert solver.budget_for(Board.empty().rules) == (50_000_000 if installed("numba") else 1_000_000)
+    assert SolverAgent(compiled=False).budget_for(Board.empty().rules) == 1_000_000
+    assert SolverAgent(node_budget=None).budget_for(Board.empty().rules) is None
+    with pytest.raises(SolverBudgetExceeded, match=r"node_budget=1,000 nodes.*node_budget=None"):
+        SolverAgent(node_budget=1_000, book=False).score(Board.empty(6, 5, 4))
     for bad in (2**70, -5, "lots"):
-        with pytest.raises(ValueError, match="max_nodes"):
-            SolverAgent(max_nodes=bad)
+        with pytest.raises(ValueError, match="node_budget"):
+            SolverAgent(node_budget=bad)
     for wrong_type in (1.5, True, [1]):
-        with pytest.raises(TypeError, match="max_nodes"):
-            SolverAgent(max_nodes=wrong_type)
+        with pytest.raises(TypeError, match="node_budget"):
+            SolverAgent(node_budget=wrong_type)
     with pytest.raises(TypeError, match="compiled"):
         SolverAgent(compiled="yes")
 
@@ -213,6 +221,8 @@ def test_best_columns_are_the_columns_with_the_best_score(
     assert SolverAgent(table_size=10007).best_columns(board, every) == (ties if every else ties[:1])
 
 
+@needs("fast")
+@needs_book  # 6x7 from 8 stones
 def test_act_on_six_by_seven_keeps_the_best_score() -> None:
     rng = np.random.default_rng(12)
     for _ in range(8):
@@ -222,26 +232,3 @@ def test_act_on_six_by_seven_keeps_the_best_score() -> None:
         scores = SolverAgent().evaluate_board(board)
         column = SolverAgent().act(observation_planes(board), action_mask(board))
         assert scores[column] == max(s for s in scores if s is not None), board
-
-
-@settings(max_examples=80, deadline=None)
-@given(size=st.sampled_from([(6, 7), (4, 5), (5, 4), (7, 9), (4, 4)]), data=st.data(), compiled=st.booleans())
-def test_threat_cells_match_a_cell_by_cell_check(
-    size: tuple[int, int], data: st.DataObject, compiled: bool
-) -> None:
-    from connect4_agents._compiled import kernels_for
-
-    board, _ = random_position((*size, 4), data, min_moves=0)
-    if board.winner is not None:
-        return  # a line is already there: every empty cell would "complete" one
-    rules = board.rules
-    build = kernels_for(rules, None if compiled else False)  # 7x9 does not fit the compiled build
-    geometry = build.geometry(rules)
-    for stones in board.stones:
-        expected = 0
-        for column in range(rules.columns):
-            for row in range(rules.rows):
-                cell = 1 << (column * rules.height + row)
-                if not board.mask & cell and rules.has_won(stones | cell):
-                    expected |= cell
-        assert int(build.winning_cells(stones, board.mask, geometry, rules.board_mask)) == expected, board

@@ -1,0 +1,209 @@
+"""One shape for every agent: one positional argument, the rest keyword-only; old spellings name the new one;
+every learned agent round-trips through ``save`` / ``load``; ``connect4_env`` exports the env classes."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from extras import importorskip
+
+from connect4_agents import HumanAgent, MCTSAgent, QLearningAgent, RandomAgent, SolverAgent
+from connect4_agents.base import legacy_arguments
+from connect4_env import Board, Rules
+from connect4_env.encoding import action_mask, observation_planes
+
+HEAVY = {"SB3Agent": "stable_baselines3", "AlphaZeroAgent": "torch", "RLlibAgent": None}
+POSITIONS = ["", "3", "33", "334", "0123", "3322114", "6605544"]  # moves, column digits
+
+
+def agent_class(name: str) -> Any:
+    needs = HEAVY.get(name)
+    if needs is not None:
+        importorskip(needs)
+    return getattr(importlib.import_module("connect4_agents"), name)
+
+
+@pytest.mark.parametrize(
+    ("name", "first"),
+    [
+        ("RandomAgent", "seed"),
+        ("HumanAgent", "input_fn"),
+        ("MCTSAgent", "playouts"),
+        ("SolverAgent", "rules"),
+        ("QLearningAgent", "rules"),
+        ("SB3Agent", "policy"),
+        ("RLlibAgent", "module"),
+        ("AlphaZeroAgent", "model"),
+    ],
+)
+def test_one_positional_argument_then_keyword_only(name: str, first: str) -> None:
+    parameters = list(inspect.signature(agent_class(name)).parameters.values())
+    assert parameters[0].name == first
+    assert parameters[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in parameters[1:]), parameters
+
+
+@pytest.mark.parametrize(
+    ("call", "fragment"),
+    [
+        (lambda: MCTSAgent(2000, 0.5), r"MCTSAgent\(2000, time_limit=0.5\)"),
+        (lambda: MCTSAgent(100, None, 2.0, 7), r"c=2.0, seed=7"),
+        (lambda: MCTSAgent(win_length=3), "rules=connect4_env.Rules"),
+        (lambda: MCTSAgent(max_nodes=5000), "tree_capacity="),
+        (lambda: SolverAgent(4), r"rules=Rules\(win_length=4\)"),
+        (lambda: SolverAgent(None, 3), "seed=3"),
+        (lambda: SolverAgent(win_length=5), "rules=connect4_env.Rules"),
+        (lambda: SolverAgent(max_nodes=1000), "node_budget="),
+        (lambda: HumanAgent(input, print), "output_fn="),
+        (lambda: QLearningAgent(Rules(3, 4, 3), 0.5), "alpha=0.5"),
+        (lambda: QLearningAgent.load("table.npz", 3), "seed=3"),
+    ],
+)
+def test_old_spellings_raise_type_error_naming_the_new_one(call: Any, fragment: str) -> None:
+    with pytest.raises(TypeError, match=fragment):
+        call()
+
+
+def test_renamed_attributes_fail_loudly_instead_of_being_ignored() -> None:
+    solver = SolverAgent(node_budget=10)
+    with pytest.raises(AttributeError, match="node_budget"):
+        solver.max_nodes = None  # would otherwise create an attribute nothing reads
+    assert solver.node_budget == 10
+    with pytest.raises(AttributeError, match="tree_capacity"):
+        _ = MCTSAgent(10).max_nodes
+
+
+def test_old_q_table_board_arguments_keep_working_with_a_warning() -> None:
+    with pytest.warns(DeprecationWarning, match=r"rules=Rules\(3, 4, 3\)"):
+        positional = QLearningAgent(3, 4, 3, seed=0)
+    with pytest.warns(DeprecationWarning, match=r"rules=Rules\(6, 5, 4\)"):
+        named = QLearningAgent(rows=6, alpha=0.5)
+    with pytest.warns(DeprecationWarning):
+        original = QLearningAgent.original(3, 4, 3)
+    assert positional.rules == Rules(3, 4, 3) and named.rules == Rules(6, 5, 4) and named.alpha == 0.5
+    assert original.rules == Rules(3, 4, 3) and original.alpha == 0.6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert QLearningAgent(Rules(3, 4, 3)).rules == Rules(3, 4, 3)
+        assert QLearningAgent().rules == Rules(4, 5, 4)  # the old default board
+
+
+def test_rules_fix_the_board_of_search_agents() -> None:
+    three = Rules(5, 6, 3)
+    for agent in (MCTSAgent(50, rules=three), SolverAgent(three)):
+        assert agent.rules == three and agent.win_length == 3
+        agent.bind(three)
+        with pytest.raises(ValueError, match="built for 5x6 with win_length=3"):
+            agent.bind(Rules())
+
+
+def test_the_helper_keeps_the_signature_and_names_the_method() -> None:
+    class Thing:
+        @classmethod
+        @legacy_arguments(positional=("path", "size"), renamed={"length": "write size="})
+        def open(cls, path: str, *, size: int = 1) -> tuple[str, int]:
+            return path, size
+
+    assert list(inspect.signature(Thing.open).parameters) == ["path", "size"]
+    assert Thing.open("a", size=2) == ("a", 2)
+    with pytest.raises(
+        TypeError, match=r"Thing.open\(\) takes 1 positional argument .*Thing.open\('a', size=2\)"
+    ):
+        Thing.open("a", 2)
+    with pytest.raises(TypeError, match="no longer takes length=: write size="):
+        Thing.open("a", length=2)
+
+
+def moves_on_positions(agent: Any, rules: Rules) -> list[int]:
+    columns: list[int] = []
+    for moves in POSITIONS:
+        board = Board.from_moves(
+            [int(c) % rules.columns for c in moves], rules.rows, rules.columns, rules.win_length
+        )
+        if board.is_terminal:
+            continue
+        agent.reset(seed=0)
+        columns.append(int(agent.act(observation_planes(board), action_mask(board))))
+    return columns
+
+
+def test_q_table_round_trips_through_save_and_load(tmp_path: Path) -> None:
+    rules = Rules(4, 5, 4)
+    agent = QLearningAgent(rules, seed=0)
+    agent.train(RandomAgent(seed=1), 300, window=300)
+    path = agent.save(tmp_path / "table.npz")
+    loaded = QLearningAgent.load(path, seed=0)
+    assert loaded.q.keys() == agent.q.keys()
+    assert moves_on_positions(loaded, rules) == moves_on_positions(agent, rules)
+
+
+def test_alphazero_round_trips_through_save_and_load(tmp_path: Path) -> None:
+    importorskip("torch")
+    from connect4_agents.alphazero import AlphaZeroAgent
+    from connect4_agents.alphazero.network import PolicyValueNet
+
+    agent = AlphaZeroAgent(PolicyValueNet(channels=8, blocks=1), simulations=8, seed=0, threads=None)
+    path = agent.save(tmp_path / "model.zip")
+    loaded = AlphaZeroAgent.load(path, simulations=8, seed=0, threads=None)
+    assert loaded.simulations == 8
+    assert moves_on_positions(loaded, Rules()) == moves_on_positions(agent, Rules())
+    with pytest.raises(FileNotFoundError):
+        AlphaZeroAgent.load(tmp_path / "missing.zip")
+
+
+@pytest.mark.parametrize("kind", ["ppo", "dqn"])
+def test_sb3_round_trips_through_save_and_load(tmp_path: Path, kind: str) -> None:
+    importorskip("stable_baselines3")
+    import torch
+    from gymnasium import spaces
+    from stable_baselines3.common.policies import ActorCriticPolicy
+    from stable_baselines3.dqn.policies import DQNPolicy
+
+    from connect4_agents.sb3 import SB3Agent
+
+    torch.manual_seed(0)
+    observation_space = spaces.Box(0, 1, (6, 7, 2), dtype=np.int8)
+    policy_class = ActorCriticPolicy if kind == "ppo" else DQNPolicy
+    policy = policy_class(observation_space, spaces.Discrete(7), lambda _: 0.0, net_arch=[16])
+    agent = SB3Agent(policy)
+    path = agent.save(tmp_path / "model.zip")
+    loaded = SB3Agent.load(path)
+    assert type(loaded.policy) is policy_class
+    assert moves_on_positions(loaded, Rules()) == moves_on_positions(agent, Rules())
+    planes = np.stack([observation_planes(Board.from_moves([3, 3, 4]))]).astype(np.int8)
+    np.testing.assert_allclose(loaded._scores(planes), agent._scores(planes), rtol=1e-6)
+
+
+def test_sb3_save_refuses_what_the_safe_loader_could_not_rebuild(tmp_path: Path) -> None:
+    importorskip("stable_baselines3")
+    import torch
+    from gymnasium import spaces
+    from stable_baselines3.common.policies import ActorCriticPolicy
+
+    from connect4_agents.sb3 import SB3Agent
+
+    observation_space = spaces.Box(0, 1, (6, 7, 2), dtype=np.int8)
+    policy = ActorCriticPolicy(
+        observation_space, spaces.Discrete(7), lambda _: 0.0, activation_fn=torch.nn.ReLU
+    )
+    with pytest.raises(ValueError, match="activation_fn"):
+        SB3Agent(policy).save(tmp_path / "model.zip")
+    assert not (tmp_path / "model.zip").exists() and not (tmp_path / "model.json").exists()
+
+
+def test_connect4_env_exports_the_env_classes_and_policy() -> None:
+    from connect4_env import Connect4Env, Connect4VectorEnv, Policy
+    from connect4_env.gym_env import Connect4Env as GymEnv
+    from connect4_env.policy import Policy as PolicyProtocol
+    from connect4_env.vector_env import Connect4VectorEnv as VectorEnv
+
+    assert (Connect4Env, Connect4VectorEnv, Policy) == (GymEnv, VectorEnv, PolicyProtocol)
+    import connect4_env
+
+    assert {"Connect4Env", "Connect4VectorEnv", "Policy"} <= set(connect4_env.__all__)
