@@ -7,15 +7,24 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.wrappers import PassiveEnvChecker
 
-from connect4_env.core import Board, IllegalMoveError, Rules, as_column
+from connect4_env.core import Board, IllegalMoveError, Rules, as_column, short_repr
 from connect4_env.encoding import TrackedBoard
 from connect4_env.opponent import opponent_column
 from connect4_env.policy import resolve_opponent
 from connect4_env.render import RENDER_MODES, BoardRenderer
 from connect4_env.validation import check_choice
 
-__all__ = ["Connect4Env", "resolve_opponent", "check_match_settings", "ILLEGAL_ACTION_MODES"]
+__all__ = [
+    "Connect4Env",
+    "RetryableEnvChecker",
+    "make_env",
+    "make_flat_env",
+    "resolve_opponent",
+    "check_match_settings",
+    "ILLEGAL_ACTION_MODES",
+]
 
 ILLEGAL_ACTION_MODES = ("lose", "raise")
 
@@ -188,7 +197,9 @@ class Connect4Env(gym.Env):
         board = game.board
         rules = self.rules
         if not 0 <= column < rules.columns:
-            raise IllegalMoveError(f"action {action!r} is out of range: columns are 0..{rules.columns - 1}")
+            raise IllegalMoveError(
+                f"action {short_repr(action)} is out of range: columns are 0..{rules.columns - 1}"
+            )
         if board.heights[column] >= rules.rows:
             if self.illegal_action == "raise":
                 raise IllegalMoveError(f"column {column} is full; legal columns are {board.legal_moves()}")
@@ -234,6 +245,68 @@ class Connect4Env(gym.Env):
         self._renderer.close()
 
 
+class RetryableEnvChecker(PassiveEnvChecker):
+    """Gymnasium's ``PassiveEnvChecker``, left as it was when the checked call raises.
+
+    Gymnasium's checker marks its first ``reset`` as checked *before* calling the env, and keeps that call's
+    result for a data-reuse check on the first ``step``. When that first ``reset`` raises (an opponent that
+    fails while moving first), the mark stays but the result is missing, so every later ``step`` runs the
+    env's move and then raises ``TypeError`` from the checker: the game moves on while each call "fails".
+    Here a failed call restores the checker's flags, so the next call is checked as if the failed one had
+    never happened, matching the env's own all-or-nothing calls. ``Connect4-v0`` and ``Connect4Flat-v0``
+    are registered with ``disable_env_checker=True`` and apply this checker in their entry points instead.
+    """
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset through Gymnasium's checker; returns the env's ``(observation, info)``.
+
+        Raises:
+            Exception: whatever the env raised, with the checker's state as before the call.
+        """
+        saved = (self.checked_reset, self._previous_data)
+        try:
+            return super().reset(seed=seed, options=options)
+        except BaseException:
+            self.checked_reset, self._previous_data = saved
+            raise
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        """Step through Gymnasium's checker; returns the env's 5-tuple.
+
+        Raises:
+            Exception: whatever the env raised, with the checker's state as before the call.
+        """
+        saved = (self.checked_step, self.checked_data_reuse, self._previous_data)
+        try:
+            return super().step(action)
+        except BaseException:
+            self.checked_step, self.checked_data_reuse, self._previous_data = saved
+            raise
+
+    @property
+    def spec(self) -> Any:
+        """The env's spec as is: the entry point applies this checker, so a spec re-made applies it again."""
+        return self.env.spec
+
+
+def make_env(**kwargs: Any) -> gym.Env:
+    """``Connect4-v0``'s entry point: :class:`Connect4Env` inside :class:`RetryableEnvChecker`.
+
+    Returns:
+        The checked env; ``gym.make`` adds ``OrderEnforcing`` around it.
+
+    Raises:
+        TypeError, ValueError: as :class:`Connect4Env` for bad arguments.
+    """
+    return RetryableEnvChecker(Connect4Env(**kwargs))
+
+
+# gym.make reads the creator's render modes from here (``render_mode="rgb_array_list"`` support)
+make_env.metadata = Connect4Env.metadata  # type: ignore[attr-defined]
+
+
 def make_flat_env(**kwargs: Any) -> gym.Env:
     """``Connect4Flat-v0``: ``Connect4-v0`` with a flat float32 observation of ``rows * columns * 2`` values.
 
@@ -243,4 +316,8 @@ def make_flat_env(**kwargs: Any) -> gym.Env:
     episode ends are those of ``Connect4-v0`` (a full column ends the episode with -1 by default).
     """
     env = Connect4Env(**kwargs)
-    return gym.wrappers.FlattenObservation(gym.wrappers.DtypeObservation(env, np.float32))
+    flat = gym.wrappers.FlattenObservation(gym.wrappers.DtypeObservation(env, np.float32))
+    return RetryableEnvChecker(flat)
+
+
+make_flat_env.metadata = Connect4Env.metadata  # type: ignore[attr-defined]

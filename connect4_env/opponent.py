@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from connect4_env.core import IllegalMoveError
+from connect4_env.core import IllegalMoveError, short_repr
 
 __all__ = ["opponent_column", "opponent_columns"]
 
@@ -30,7 +30,7 @@ def opponent_column(opponent: Any, observation: np.ndarray, mask: np.ndarray) ->
         answer = _as_int(opponent, answer)
     if not 0 <= answer < mask.shape[0] or not mask[answer]:
         raise IllegalMoveError(
-            f"the opponent {opponent!r} chose column {answer!r}; legal columns are "
+            f"the opponent {opponent!r} chose column {short_repr(answer)}; legal columns are "
             f"{np.flatnonzero(mask).tolist()}"
         )
     return answer
@@ -67,8 +67,12 @@ def opponent_columns(
             )
     else:
         planes = observations()
+        # each answer is range-checked as a Python int first: 10**30 does not fit the int64 array
         columns = np.fromiter(
-            (_as_int(opponent, opponent.act(planes[k], int_masks[k])) for k in range(games.size)),
+            (
+                _in_range(opponent, opponent.act(planes[k], int_masks[k]), masks[k], int(games[k]))
+                for k in range(games.size)
+            ),
             dtype=np.int64,
             count=games.size,
         )
@@ -85,6 +89,17 @@ def opponent_columns(
     return columns
 
 
+def _in_range(opponent: Any, answer: Any, mask: np.ndarray, game: int) -> int:
+    """One game's answer as a plain int in ``0..columns-1`` (its legality is checked with the batch)."""
+    column = _as_int(opponent, answer)
+    if not 0 <= column < mask.shape[0]:
+        raise IllegalMoveError(
+            f"the opponent {opponent!r} chose column {short_repr(column)} in game {game}; legal columns are "
+            f"{np.flatnonzero(mask).tolist()}"
+        )
+    return column
+
+
 def _as_int(opponent: Any, answer: Any) -> int:
     """An integer answer as a plain int; anything else (float, str, bool, array) is an illegal move."""
     if not isinstance(answer, (bool, np.bool_)) and getattr(answer, "ndim", 0) == 0:
@@ -98,5 +113,4 @@ def _as_int(opponent: Any, answer: Any) -> int:
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return short_repr(value)

@@ -16,7 +16,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
-from connect4_env.core import Board, IllegalMoveError, Rules, as_column
+from connect4_env.core import Board, IllegalMoveError, Rules, as_column, short_repr
 from connect4_env.encoding import TrackedBoard
 from connect4_env.render import RENDER_MODES, BoardRenderer
 from connect4_env.wrappers import wrap_classic
@@ -170,7 +170,7 @@ class raw_env(AECEnv):
             won = self._game.play(column)
         except IllegalMoveError:
             raise IllegalMoveError(
-                f"{agent} cannot play column {action!r}: legal columns are {board.legal_moves()} "
+                f"{agent} cannot play column {short_repr(action)}: legal columns are {board.legal_moves()} "
                 f"(actions are 0..{self.rules.columns - 1})"
             ) from None
         self._cumulative_rewards[agent] = 0

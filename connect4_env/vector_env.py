@@ -1,4 +1,4 @@
-"""Many ``Connect4-v0`` games stepped at once with numpy: bitboards in uint64 arrays, the opponent batched too.
+"""Many ``Connect4-v0`` games stepped at once with numpy: bitboards in int64 arrays, the opponent batched too.
 
 ``gymnasium.make_vec("Connect4-v0", num_envs=N)`` (or ``vectorization_mode="vector_entry_point"``) returns a
 :class:`Connect4VectorEnv`; :func:`connect4_env.make_sb3_vec_env` wraps the same engine as a Stable-Baselines3
@@ -23,7 +23,14 @@ from connect4_env.policy import resolve_opponent
 from connect4_env.render import BoardRenderer
 from connect4_env.validation import check_bool, check_int
 
-__all__ = ["Connect4VectorEnv", "BatchedBoards"]
+__all__ = ["Connect4VectorEnv", "BatchedBoards", "MAX_BATCH_CELLS"]
+
+
+MAX_BATCH_CELLS = 1 << 24
+"""The most cells (``num_envs * rows * columns``) one batch may hold. Memory grows ~13 bytes a cell (the
+observation, its returned copy, the mask and the reset's conversion of bitboards to planes: 268 boards of
+1000x1000 = 268 M cells reached 3.6 GB), so 16.8 M cells stay near 200-250 MB, while the usual batches fit
+with room to spare (65,536 boards of 6x7 are 2.75 M cells; the limit allows ~400,000 of them)."""
 
 
 class Connect4VectorEnv(VectorEnv):
@@ -82,7 +89,7 @@ class Connect4VectorEnv(VectorEnv):
     | `autoreset_mode` | `"NextStep"` | `"NextStep"` or `"SameStep"` |
     | `render_mode` | None | `"ansi"` or `"rgb_array"` (one per game) |
     | `tile` | 48 | pixels per cell for images |
-    | `compiled` | None | None: the numba move loop when the `fast` extra is installed and the board fits in 64 bits; False: numpy only |
+    | `compiled` | None | None: the numba-compiled rules kernels when the `fast` extra is installed and the board fits in 63 bits; False: their plain-Python build |
     | `copy` | True | return a fresh observation array each call; False returns the env's own buffer, overwritten by the next call (faster; as Gymnasium's `SyncVectorEnv(copy=False)`) |
 
     ## Version History
@@ -109,10 +116,11 @@ class Connect4VectorEnv(VectorEnv):
     ) -> None:
         num_envs = check_int("num_envs", num_envs, 1, 1 << 24)
         self.rules = Rules(rows, columns, win_length)
-        if num_envs * self.rules.cells > 1 << 28:
+        if num_envs * self.rules.cells > MAX_BATCH_CELLS:
             raise ValueError(
-                f"num_envs={num_envs} boards of {self.rules.cells} cells need {num_envs * self.rules.cells * 2:,} "
-                f"bytes per observation; allowed: num_envs * rows * columns <= {1 << 28:,}"
+                f"num_envs={num_envs} boards of {self.rules.rows}x{self.rules.columns} are "
+                f"{num_envs * self.rules.cells:,} cells; allowed: num_envs * rows * columns <= "
+                f"{MAX_BATCH_CELLS:,} (MAX_BATCH_CELLS)"
             )
         check_match_settings(agent_first, illegal_action)
         self.copy = check_bool("copy", copy)

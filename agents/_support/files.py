@@ -13,7 +13,16 @@ from typing import Any, BinaryIO, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["atomic_write", "atomic_write_json", "read_json_lines", "json_lines"]
+__all__ = [
+    "atomic_write",
+    "atomic_write_json",
+    "read_json_lines",
+    "json_lines",
+    "parse_json",
+    "MAX_JSON_DEPTH",
+]
+
+MAX_JSON_DEPTH = 64  # our formats nest at most ~5 deep; Python's parser would recurse until RecursionError
 
 
 def _default_mode() -> int:
@@ -84,6 +93,41 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
+def parse_json(text: str | bytes, what: str, *, allow_nan: bool = False) -> Any:
+    """Decode untrusted JSON: every reader of a file or argument goes through here.
+
+    Args:
+        text: the JSON document.
+        what: what it holds, for messages (e.g. ``"Q-table metadata"``).
+        allow_nan: accept ``NaN`` and ``Infinity`` (refused by default: no format of ours writes them).
+
+    Returns:
+        The decoded value.
+
+    Raises:
+        ValueError: not JSON (``json.JSONDecodeError`` is a ValueError), not UTF-8, a refused constant, or
+            arrays/objects nested more than :data:`MAX_JSON_DEPTH` deep (Python's parser and every walk of the
+            value recurse, so a deep document would otherwise end in ``RecursionError``).
+    """
+    try:
+        value = json.loads(text) if allow_nan else json.loads(text, parse_constant=_no_constant)
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{what} is not UTF-8 text ({error})") from None
+    except RecursionError:
+        raise ValueError(f"{what} nests arrays/objects more than {MAX_JSON_DEPTH} deep") from None
+    # iteratively, as a recursive walk of a deep value is what fails
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth >= MAX_JSON_DEPTH:
+                    raise ValueError(f"{what} nests arrays/objects more than {MAX_JSON_DEPTH} deep")
+                pending.append((child, depth + 1))
+    return value
+
+
 def read_json_lines(
     path: str | os.PathLike[str], max_bytes: int, what: str, build: Callable[[Any], T]
 ) -> list[T]:
@@ -122,7 +166,7 @@ def json_lines(path: str | os.PathLike[str], max_bytes: int, what: str) -> Itera
         if not line.strip():
             continue
         try:
-            value = json.loads(line, parse_constant=_no_constant)
-        except (ValueError, UnicodeDecodeError) as error:
+            value = parse_json(line, what)
+        except ValueError as error:
             raise ValueError(f"{path}, line {number}: not JSON ({error})") from None
         yield number, value

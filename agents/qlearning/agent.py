@@ -17,23 +17,56 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from connect4_agents._support.progress import progress_bar
-from connect4_agents.base import RulesBound, unpack
+
+from connect4_agents.base import RulesBound, legacy_arguments, unpack, warn_deprecated
 from connect4_agents.evaluation.curves import LearningCurve
 from connect4_agents.qlearning.files import DEFAULT_MAX_BYTES, FILE_FORMAT, load_qtable, save_qtable
-
+from connect4_agents.qlearning.learning import REWARD_SCHEMES, train_agent
 from connect4_env.core import Board, Rules
-from connect4_env.encoding import TrackedBoard
-from connect4_env.policy import bind_policy
-from connect4_env.validation import check_bool, check_choice, check_int, check_number
+from connect4_env.validation import check_bool, check_choice, check_number
 
 __all__ = ["QLearningAgent", "LearningCurve", "REWARD_SCHEMES", "FILE_FORMAT"]
 
-# reward per learner move that does not end the game, and for a win, a loss, a draw
-REWARD_SCHEMES: dict[str, dict[str, float]] = {
-    "plain": {"move": 0.0, "win": 1.0, "loss": -1.0, "draw": 0.0},
-    "shaped": {"move": -1.0, "win": 50.0, "loss": -50.0, "draw": -10.0},  # the original Connect 4 project
-}
+
+_DEFAULT_RULES = Rules(4, 5, 4)  # a table for 6x7 never fills; 4x5 learns in minutes
+_BOARD_ARGUMENTS = ("rows", "columns", "win_length")
+
+
+def _board_from_old_arguments(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    """``QLearningAgent(4, 5, 4)`` / ``rows=, columns=, win_length=`` (the spelling before ``rules``) as
+    ``rules=Rules(4, 5, 4)``, with a DeprecationWarning: the meaning is unambiguous, so old scripts keep working.
+    Returns None when the call uses no old spelling."""
+    leading = 0
+    while (
+        leading < min(3, len(args)) and isinstance(args[leading], int) and not isinstance(args[leading], bool)
+    ):
+        leading += 1
+    named = [name for name in _BOARD_ARGUMENTS if name in kwargs]
+    if not leading and not named:
+        return None
+    board = dict(zip(_BOARD_ARGUMENTS, args[:leading]))
+    for name in named:
+        if name in board:
+            raise TypeError(f"QLearningAgent got {name} both by position and by keyword")
+        board[name] = kwargs.pop(name)
+    if "rules" in kwargs:
+        raise TypeError(f"pass either rules= or the old {', '.join(board)}=, not both")
+    spelled = ", ".join(f"{name}={value!r}" for name, value in board.items())
+    rules = Rules(**{**dict(zip(_BOARD_ARGUMENTS, (4, 5, 4))), **board})
+    warn_deprecated(
+        f"QLearningAgent({spelled}) is deprecated: write rules=Rules({rules.rows}, {rules.columns}, "
+        f"{rules.win_length}) (rules, a connect4_env.Rules, is the one positional argument; the rest are "
+        "keyword-only)"
+    )
+    return (rules, *args[leading:]), kwargs
+
+
+_SETTINGS_ORDER = (
+    "rules", "alpha", "gamma", "epsilon", "epsilon_min", "exploration_fraction", "epsilon_decay", "rewards",
+    "updates", "learn_from_opponent", "seed",
+)  # fmt: skip
 
 
 def canonical_key(board: Board) -> tuple[int, bool]:
@@ -54,7 +87,9 @@ class QLearningAgent(RulesBound):
     """A tabular Q-learning policy for one board size.
 
     Args:
-        rows, columns, win_length: the board it learns (a table only plays that size).
+        rules: the board it learns (a table only plays that size); default 4x5 with 4 in a row. The old
+            ``QLearningAgent(rows, columns, win_length)`` / ``rows=, columns=, win_length=`` still work, with a
+            DeprecationWarning.
         alpha: learning rate. gamma: discount.
         epsilon: exploration rate at the start of training, decayed linearly to ``epsilon_min`` over the
             first ``exploration_fraction`` of the planned training (``train``'s ``total_episodes``, by default
@@ -74,11 +109,11 @@ class QLearningAgent(RulesBound):
     name = "qlearning"
     rules: Rules  # fixed at construction: the board the table plays
 
+    @legacy_arguments(positional=_SETTINGS_ORDER, translate=_board_from_old_arguments)
     def __init__(
         self,
-        rows: int = 4,
-        columns: int = 5,
-        win_length: int = 4,
+        rules: Rules | None = None,
+        *,
         alpha: float = 0.2,
         gamma: float = 1.0,
         epsilon: float = 0.5,
@@ -90,7 +125,9 @@ class QLearningAgent(RulesBound):
         learn_from_opponent: bool = True,
         seed: int | None = None,
     ) -> None:
-        self.rules = Rules(rows, columns, win_length)
+        if rules is not None and not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a connect4_env.Rules or None, got {type(rules).__name__}")
+        self.rules = _DEFAULT_RULES if rules is None else rules
         self.alpha = check_number("alpha", alpha, 0.0, 1.0, above_minimum=True)
         self.gamma = check_number("gamma", gamma, 0.0, 1.0)
         self.epsilon = check_number("epsilon", epsilon, 0.0, 1.0)
@@ -113,14 +150,15 @@ class QLearningAgent(RulesBound):
         self.rng = np.random.default_rng(seed)
 
     @classmethod
-    def original(
-        cls, rows: int = 4, columns: int = 5, win_length: int = 4, seed: int | None = None
-    ) -> QLearningAgent:
-        """The original Connect 4 project's settings: alpha 0.6, gamma 0.8, constant epsilon 0.1, shaped rewards."""
+    @legacy_arguments(positional=("rules", "seed"), translate=_board_from_old_arguments)
+    def original(cls, rules: Rules | None = None, *, seed: int | None = None) -> QLearningAgent:
+        """The original Connect 4 project's settings: alpha 0.6, gamma 0.8, constant epsilon 0.1, shaped rewards.
+
+        Returns:
+            A new agent for ``rules`` (default 4x5 with 4 in a row).
+        """
         return cls(
-            rows,
-            columns,
-            win_length,
+            rules,
             alpha=0.6,
             gamma=0.8,
             epsilon=0.1,
@@ -231,124 +269,16 @@ class QLearningAgent(RulesBound):
         Raises:
             TypeError / ValueError: bad counts, or an opponent that cannot play this board.
         """
-        episodes = check_int("episodes", episodes, 1)
-        window = check_int("window", window, 1)
-        if total_episodes is not None:
-            total_episodes = check_int("total_episodes", total_episodes, 1)
-        self_play = opponent is self
-        if not self_play:
-            bind_policy(opponent, self.rules)
-        self.planned_episodes = (
-            self.episodes_trained + episodes if total_episodes is None else int(total_episodes)
+        return train_agent(
+            self,
+            opponent,
+            episodes,
+            window=window,
+            progress=progress,
+            on_window=on_window,
+            total_episodes=total_episodes,
+            curve=curve,
         )
-        if curve is None:
-            curve = LearningCurve(window=window)
-        elif not isinstance(curve, LearningCurve) or curve.window != window:
-            raise ValueError(f"curve must be a LearningCurve with window={window}, got {curve!r}")
-        returns: list[float] = []
-        outcomes: list[int] = []  # +1 win, 0 draw, -1 loss (the first learning seat's view)
-        bar = progress_bar(episodes, "episodes", unit="ep") if progress else None
-        try:
-            for episode in range(episodes):
-                learner_seat = episode % 2
-                seats = (0, 1) if self_play else (learner_seat,)
-                learn_seats = (learner_seat, 1 - learner_seat) if self.learn_from_opponent else seats
-                episode_return, outcome = self._play_training_game(opponent, seats, learn_seats)
-                returns.append(episode_return)
-                outcomes.append(outcome)
-                self.episodes_trained += 1
-                if bar is not None:
-                    bar.update(1)
-                if len(returns) == window or episode == episodes - 1:
-                    n = len(returns)
-                    curve.episodes.append(self.episodes_trained)
-                    curve.mean_return.append(float(np.mean(returns)))
-                    curve.win_rate.append(outcomes.count(1) / n)
-                    curve.draw_rate.append(outcomes.count(0) / n)
-                    curve.loss_rate.append(outcomes.count(-1) / n)
-                    curve.epsilon.append(self.current_epsilon())
-                    if bar is not None:
-                        bar.set_postfix(win=f"{curve.win_rate[-1]:.2f}", eps=f"{curve.epsilon[-1]:.3f}")
-                    if on_window is not None:
-                        on_window(curve)
-                    returns.clear()
-                    outcomes.clear()
-        finally:
-            if bar is not None:
-                bar.close()
-        return curve
-
-    def _play_training_game(
-        self, opponent: Any, seats: tuple[int, ...], learn_seats: tuple[int, ...]
-    ) -> tuple[float, int]:
-        """One training game; the table plays ``seats`` (ε-greedy), the opponent the others. Returns the first
-        of ``seats``' return and outcome (+1, 0, -1).
-
-        Each of ``learn_seats``' transitions (the opponent's moves too when its seat is listed: Q-learning is
-        off-policy) ``(Q row, column, reward, next position's Q row or None)`` are
-        recorded and, with ``updates="backward"``, applied last to first when the game ends, so a result
-        reaches every earlier move of the game at once; ``updates="online"`` applies each as it happens.
-        """
-        scheme = REWARD_SCHEMES[self.rewards]
-        epsilon = self.current_epsilon()
-        game = TrackedBoard(self.rules)
-        board = game.board
-        online = self.updates == "online"
-        pending: dict[
-            int, tuple[np.ndarray, int]
-        ] = {}  # seat -> (Q row, stored column) awaiting its next state
-        transitions: list[tuple[np.ndarray, int, float, np.ndarray | None, list[int]]] = []
-        episode_return = 0.0
-        first_seat = seats[0]
-        reset = getattr(opponent, "reset", None)
-        if opponent is not self and callable(reset):
-            reset()
-        while True:
-            mover = board.to_move
-            if mover in learn_seats:
-                legal = board.legal_moves()
-                row, mirrored = self._row(board)
-                if mover in pending:  # the previous move of this seat led here
-                    previous_row, previous_column = pending.pop(mover)
-                    stored_legal = [self.rules.columns - 1 - c for c in legal] if mirrored else legal
-                    transition = (previous_row, previous_column, scheme["move"], row, stored_legal)
-                    if online:
-                        self._update(*transition)
-                    else:
-                        transitions.append(transition)
-                    if mover == first_seat:
-                        episode_return += scheme["move"]
-                values = row[::-1] if mirrored else row
-                if mover not in seats:
-                    column = int(opponent.act(game.observation(mover), game.mask.copy()))
-                elif self.rng.random() < epsilon:
-                    column = legal[int(self.rng.integers(len(legal)))]
-                else:
-                    column = self._greedy(values, legal)
-                pending[mover] = (row, self.rules.columns - 1 - column if mirrored else column)
-            else:
-                column = int(opponent.act(game.observation(mover), game.mask.copy()))
-            game.play(column)
-            if board.is_terminal:
-                break
-        outcome = 0 if board.winner is None else (1 if board.winner == first_seat else -1)
-        for seat, (row, stored) in pending.items():
-            if board.winner is None:
-                reward = scheme["draw"]
-            else:
-                reward = scheme["win"] if board.winner == seat else scheme["loss"]
-            transitions.append((row, stored, reward, None, []))
-            if seat == first_seat:
-                episode_return += reward
-        for transition in reversed(transitions):
-            self._update(*transition)
-        return episode_return, outcome
-
-    def _update(
-        self, row: np.ndarray, column: int, reward: float, next_row: np.ndarray | None, next_legal: list[int]
-    ) -> None:
-        target = reward if next_row is None else reward + self.gamma * max(next_row[c] for c in next_legal)
-        row[column] += self.alpha * (target - row[column])
 
     # -- files ---------------------------------------------------------------------------------------------
     def settings(self) -> dict[str, Any]:
@@ -369,16 +299,51 @@ class QLearningAgent(RulesBound):
 
         The format is described in :mod:`connect4_agents.qlearning.files`.
         """
-        return save_qtable(self, path)
+        settings = {
+            **self.settings(),
+            "planned_episodes": self.planned_episodes,
+            "episodes_trained": self.episodes_trained,
+        }
+        return save_qtable(path, self.rules, self.q, settings)
 
     @classmethod
+    @legacy_arguments(positional=("path", "seed", "max_bytes"))
     def load(
-        cls, path: str | os.PathLike[str], seed: int | None = None, max_bytes: int = DEFAULT_MAX_BYTES
+        cls, path: str | os.PathLike[str], *, seed: int | None = None, max_bytes: int = DEFAULT_MAX_BYTES
     ) -> QLearningAgent:
         """Read a table written by :meth:`save`, checking the file before reading it (no pickle).
 
+        ``max_bytes`` bounds what loading allocates: the arrays and the table built from them (about 250
+        bytes a state on 6x7; see :func:`connect4_agents.qlearning.files.load_qtable`).
+
+        Returns:
+            The agent with the table, hyper-parameters and episode counts of the file.
+
         Raises:
             FileNotFoundError: no such file. ValueError: not a Q-table file, corrupt or truncated, arrays that
-                do not fit the board it names, more than ``max_bytes`` decompressed, or duplicate keys.
+                do not fit the board it names, more than ``max_bytes`` to load, keys that are not positions of
+                the board, duplicate keys, or bad metadata.
         """
-        return load_qtable(path, seed=seed, max_bytes=max_bytes)
+        content = load_qtable(path, max_bytes=max_bytes)
+        meta, rules = content.meta, content.rules
+        try:
+            agent = cls(
+                rules,
+                alpha=meta["alpha"],
+                gamma=meta["gamma"],
+                epsilon=meta["epsilon"],
+                epsilon_min=meta["epsilon_min"],
+                exploration_fraction=meta.get("exploration_fraction", 0.5),
+                epsilon_decay=meta["epsilon_decay"],
+                rewards=meta["rewards"],
+                updates=meta.get("updates", "backward"),
+                seed=seed,
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"{path} has incomplete or invalid metadata: {error}") from None
+        agent.q = content.table()
+        trained = meta.get("episodes_trained", 0)
+        agent.episodes_trained = trained if isinstance(trained, int) and trained >= 0 else 0
+        planned = meta.get("planned_episodes")
+        agent.planned_episodes = planned if isinstance(planned, int) and planned > 0 else None
+        return agent

@@ -15,14 +15,22 @@ A file that cannot be loaded this way gets a ValueError saying why.
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import io
 import json
+import os
 import re
 import zipfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["load_policy", "sidecar_architecture", "ALGORITHMS", "detect_algorithm"]
+import numpy as np
+from gymnasium import spaces
+
+from connect4_agents._support.files import atomic_write, atomic_write_json, parse_json
+
+__all__ = ["load_policy", "save_policy", "sidecar_architecture", "ALGORITHMS", "detect_algorithm"]
 
 ALGORITHMS = ("ppo", "maskable_ppo", "dqn")
 _DATA_MAX_BYTES = 64 << 20
@@ -71,7 +79,7 @@ def _read_members(path: Path) -> tuple[dict[str, Any], bytes]:
                 raise ValueError("not a Stable-Baselines3 model file (no 'data' or 'policy.pth' in the zip)")
             if sizes["data"] > _DATA_MAX_BYTES or sizes["policy.pth"] > _WEIGHTS_MAX_BYTES:
                 raise ValueError("its 'data' or 'policy.pth' is larger than a Connect Four model can be")
-            data = json.loads(archive.read("data"))
+            data = parse_json(archive.read("data"), "its 'data'", allow_nan=True)
             weights = archive.read("policy.pth")
     except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError, OSError, EOFError) as error:
         raise ValueError(f"not a readable Stable-Baselines3 model file: {error}") from None
@@ -81,7 +89,6 @@ def _read_members(path: Path) -> tuple[dict[str, Any], bytes]:
 
 
 def _spaces(data: dict[str, Any]) -> tuple[Any, Any]:
-    from gymnasium import spaces
 
     observation, action = data.get("observation_space"), data.get("action_space")
     shape = observation.get("_shape") if isinstance(observation, dict) else None
@@ -97,7 +104,6 @@ def _spaces(data: dict[str, Any]) -> tuple[Any, Any]:
         n = int(n)
     if n != shape[1]:
         raise ValueError(f"its action space ({n!r} actions) does not match the {shape[1]} columns")
-    import numpy as np
 
     return spaces.Box(0, 1, tuple(shape), dtype=np.int8), spaces.Discrete(shape[1])
 
@@ -107,8 +113,6 @@ def _policy_kwargs(data: dict[str, Any], sidecar: dict[str, Any] | None) -> dict
         kwargs = dict(sidecar["policy_kwargs"])
         features = sidecar.get("features", "mlp")
         if features in _FEATURES:
-            import importlib
-
             module, _, attr = _FEATURES[features].partition(":")
             kwargs["features_extractor_class"] = getattr(importlib.import_module(module), attr)
         elif features != "mlp":
@@ -137,8 +141,6 @@ def load_policy(path: Path, algo: str | None = None) -> Any:
         ValueError: not an SB3 model file, a policy class or ``policy_kwargs`` that cannot be rebuilt safely,
             or weights that do not fit the rebuilt network (each message says which).
     """
-    import importlib
-
     import torch
 
     data, weights = _read_members(path)
@@ -146,8 +148,8 @@ def load_policy(path: Path, algo: str | None = None) -> Any:
     sidecar = None
     if sidecar_path.is_file():
         try:
-            sidecar = json.loads(sidecar_path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            sidecar = parse_json(sidecar_path.read_text(), "the sidecar", allow_nan=True)
+        except ValueError as error:
             raise ValueError(f"its sidecar {sidecar_path} is not JSON: {error}") from None
         if not isinstance(sidecar, dict):
             sidecar = None
@@ -169,3 +171,84 @@ def load_policy(path: Path, algo: str | None = None) -> Any:
         raise ValueError(f"its weights (policy.pth) cannot be loaded safely into {name}: {error}") from None
     policy.set_training_mode(False)
     return policy
+
+
+# constructor settings a saved policy leaves out: the spaces and schedule are rebuilt by load_policy, the
+# optimiser only matters for training
+_NOT_SAVED = {"observation_space", "action_space", "lr_schedule", "optimizer_class", "optimizer_kwargs"}
+
+
+def save_policy(path: str | os.PathLike[str], policy: Any) -> Path:
+    """Write ``policy`` as a model zip that :func:`load_policy` (and so ``SB3Agent.load``) reads: ``data`` (plain
+    JSON: policy class, spaces, ``policy_kwargs``) and ``policy.pth`` (the weights), both atomically, plus the
+    ``.json`` sidecar naming the feature extractor.
+
+    Returns:
+        The path of the zip written.
+
+    Raises:
+        ValueError: a policy class or a setting (activation, feature extractor) that the safe loader could not
+            rebuild; nothing is written then.
+    """
+    import torch
+
+    kind = (type(policy).__module__, type(policy).__name__)
+    algo = next((name for name, expected in _POLICIES.items() if expected == kind), None)
+    if algo is None:
+        allowed = ", ".join(f"{m}.{n}" for m, n in _POLICIES.values())
+        raise ValueError(f"cannot save a {kind[0]}.{kind[1]}: the safe loader builds {allowed}")
+    shape = tuple(policy.observation_space.shape)
+    if len(shape) != 3 or shape[2] != 2:
+        raise ValueError(f"cannot save a policy for observations of shape {shape}: not (rows, columns, 2)")
+    defaults = inspect.signature(type(policy).__init__).parameters
+    features = "mlp"
+    kwargs: dict[str, Any] = {}
+    for key, value in policy._get_constructor_parameters().items():
+        if key in _NOT_SAVED:
+            continue
+        if key == "features_extractor_class":
+            found = next(
+                (
+                    name
+                    for name, target in _FEATURES.items()
+                    if target == f"{value.__module__}:{value.__name__}"
+                ),
+                None,
+            )
+            if found is None and value.__name__ != "FlattenExtractor":
+                raise ValueError(
+                    f"cannot save feature extractor {value.__name__}: known ones are {list(_FEATURES)}"
+                )
+            features = found or "mlp"
+            continue
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            default = defaults[key].default if key in defaults else inspect.Parameter.empty
+            if value is not default:  # e.g. another activation_fn: leaving it out would change the network
+                raise ValueError(
+                    f"cannot save {key}={value!r}: only plain JSON settings load safely"
+                ) from None
+            continue
+        kwargs[key] = value
+    module, name = _POLICIES[algo]
+    data = {
+        "policy_class": {"__module__": module, "__init__": f"<function {name}.__init__>"},
+        "observation_space": {"_shape": list(shape)},
+        "action_space": {"n": int(shape[1])},
+        "policy_kwargs": kwargs,
+    }
+    buffer = io.BytesIO()
+    torch.save({key: value.detach().cpu() for key, value in policy.state_dict().items()}, buffer)
+
+    def write(stream: Any) -> None:
+        with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("data", json.dumps(data, indent=2))
+            archive.writestr("policy.pth", buffer.getvalue())
+
+    path = Path(path)
+    # the sidecar first: load_policy prefers it to data's policy_kwargs, so a stale one must never survive
+    atomic_write_json(
+        path.with_suffix(".json"), {"algo": algo, "features": features, "policy_kwargs": kwargs}
+    )
+    return atomic_write(path, write)

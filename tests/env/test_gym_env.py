@@ -8,9 +8,10 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
-from connect4_agents import RandomAgent
+from extras import needs
 
 import connect4_env  # noqa: F401  (registers Connect4-v0)
+from connect4_agents import RandomAgent
 from connect4_env import Board, IllegalMoveError
 from connect4_env.encoding import observation_planes
 
@@ -44,6 +45,7 @@ SB3_IMAGE_ADVICE = (
 )
 
 
+@needs("train", "stable_baselines3")
 def test_stable_baselines3_check_env() -> None:
     from stable_baselines3.common.env_checker import check_env
 
@@ -215,6 +217,7 @@ def test_pickle_keeps_the_episode() -> None:
     assert a[0].tobytes() == b[0].tobytes() and a[1:4] == b[1:4]
 
 
+@needs("train", "stable_baselines3")
 def test_gymnasium_make_vec_and_sb3_subproc() -> None:
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import SubprocVecEnv
@@ -251,3 +254,55 @@ def test_render_modes() -> None:
     env.step(0)
     assert env.render() is None
     env.close()
+
+
+class FailsOnce:
+    """Answers the first legal column, but raises on its first ``act`` (a flaky opponent)."""
+
+    def __init__(self) -> None:
+        self.failures_left = 1
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        if self.failures_left:
+            self.failures_left -= 1
+            raise RuntimeError("opponent failed")
+        return int(np.flatnonzero(action_mask)[0])
+
+
+@pytest.mark.parametrize("env_id", ["Connect4-v0", "Connect4Flat-v0"])
+def test_a_failed_first_reset_leaves_gym_make_env_as_if_never_called(env_id: str) -> None:
+    # Gymnasium's own PassiveEnvChecker marked its first reset as checked before the call, so after a
+    # failed first reset every step played both stones and then raised TypeError from the checker.
+    flaky = gym.make(env_id, opponent=FailsOnce(), agent_first=False)
+    with pytest.raises(RuntimeError, match="opponent failed"):
+        flaky.reset(seed=1)
+    clean = gym.make(env_id, opponent=FailsOnce(), agent_first=False)
+    clean.unwrapped.opponent.failures_left = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the checker still checks the (now first successful) calls
+        for env in (flaky, clean):
+            env.reset(seed=1)
+        for column in (3, 3, 3, 2, 2):
+            flaky_result, clean_result = flaky.step(column), clean.step(column)
+            np.testing.assert_array_equal(flaky_result[0], clean_result[0])
+            assert flaky_result[1:4] == clean_result[1:4]
+            np.testing.assert_array_equal(flaky_result[4]["action_mask"], clean_result[4]["action_mask"])
+            if flaky_result[2]:
+                break
+    assert flaky.unwrapped.board == clean.unwrapped.board
+
+
+def test_a_failed_first_step_leaves_the_checker_checking_the_next() -> None:
+    env = gym.make("Connect4-v0", opponent=FailsOnce())
+    env.reset(seed=0)
+    board = env.unwrapped.board.copy()
+    with pytest.raises(RuntimeError, match="opponent failed"):
+        env.step(3)
+    assert env.unwrapped.board == board
+    observation, reward, terminated, truncated, info = env.step(3)
+    assert observation[..., 0].sum() == 1 and observation[..., 1].sum() == 1
+    assert str(env) == "<OrderEnforcing<RetryableEnvChecker<Connect4Env<Connect4-v0>>>>"
+    remade = gym.make(
+        env.spec
+    )  # from its spec: the same wrappers, no second (Gymnasium's) checker around ours
+    assert str(remade) == str(env)

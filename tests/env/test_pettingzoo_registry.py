@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pettingzoo
 import pytest
+from extras import importorskip
 
 import connect4_env
 
@@ -25,7 +26,7 @@ def test_registered_on_import() -> None:
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_the_sb3_tutorial_flow_runs_with_only_the_id_changed(env_id: str) -> None:
-    pytest.importorskip("sb3_contrib")
+    importorskip("sb3_contrib")
     import gymnasium as gym
     import pettingzoo.utils
     import torch

@@ -8,9 +8,9 @@ import tracemalloc
 import gymnasium as gym
 import numpy as np
 import pytest
-from connect4_agents import MCTSAgent, QLearningAgent, RandomAgent, SolverAgent
 
 import connect4_env  # noqa: F401  (registers Connect4-v0)
+from connect4_agents import MCTSAgent, QLearningAgent, RandomAgent, SolverAgent
 from connect4_env import connect4_v0
 from connect4_env.core import MAX_CELLS, Board, Rules
 from connect4_env.render import MAX_TILE, BoardRenderer, render_rgb
@@ -55,7 +55,7 @@ def test_check_helpers_name_the_value_and_range() -> None:
         lambda v: BoardRenderer("rgb_array", tile=v),
         lambda v: MCTSAgent(playouts=v),
         lambda v: SolverAgent(table_size=v),
-        lambda v: QLearningAgent(rows=v),
+        lambda v: QLearningAgent.load("table.npz", max_bytes=v),
     ],
 )
 def test_a_float_where_an_int_belongs_is_a_type_error_in_every_layer(make) -> None:  # type: ignore[no-untyped-def]
@@ -97,8 +97,8 @@ def test_tile_is_capped_at_construction() -> None:
 
 
 def test_agents_validate_at_construction() -> None:
-    with pytest.raises(ValueError, match="max_nodes"):
-        SolverAgent(max_nodes=2**70)
+    with pytest.raises(ValueError, match="node_budget"):
+        SolverAgent(node_budget=2**70)
     with pytest.raises(TypeError, match="compiled"):
         MCTSAgent(compiled="yes")
     with pytest.raises(TypeError, match="seed"):

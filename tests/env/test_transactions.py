@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from connect4_agents import RandomAgent
+from extras import importorskip
 from gymnasium.vector import AutoresetMode
 
+from connect4_agents import RandomAgent
 from connect4_env.core import IllegalMoveError
 from connect4_env.gym_env import Connect4Env
 from connect4_env.vector_env import Connect4VectorEnv
@@ -194,7 +195,7 @@ def test_vector_env_failed_reset_leaves_every_game(failure: str) -> None:
 
 
 def test_sb3_vec_env_refuses_what_it_used_to_cast() -> None:
-    pytest.importorskip("stable_baselines3")
+    importorskip("stable_baselines3")
     import connect4_env
 
     venv = connect4_env.make_sb3_vec_env(4, monitor=False)

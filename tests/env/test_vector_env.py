@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import gymnasium as gym
 import numpy as np
 import pytest
-from connect4_agents import RandomAgent
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import connect4_env  # noqa: F401
+from connect4_agents import RandomAgent
 from connect4_env import IllegalMoveError
 from connect4_env.vector_env import Connect4VectorEnv
 
@@ -161,3 +163,51 @@ def test_render() -> None:
     vector = Connect4VectorEnv(num_envs=2, render_mode="rgb_array", tile=8)
     vector.reset(seed=0)
     assert vector.render()[0].shape == (48, 56, 3)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Connect4VectorEnv(num_envs=268, rows=1000, columns=1000),
+        lambda: gym.make_vec(
+            "Connect4-v0", num_envs=268, vectorization_mode="vector_entry_point", rows=1000, columns=1000
+        ),
+    ],
+)
+def test_a_batch_of_too_many_cells_is_refused_at_construction(make: Any) -> None:
+    # 268 boards of 1000x1000 passed the old check (2**28 cells) and took 3.6 GB in reset
+    from connect4_env.vector_env import MAX_BATCH_CELLS
+
+    with pytest.raises(ValueError, match=f"{MAX_BATCH_CELLS:,}"):
+        make()
+    assert Connect4VectorEnv(num_envs=16, rows=1000, columns=1000).num_envs == 16  # 16 M cells: allowed
+
+
+class AnswersHuge:
+    """Answers a column far beyond any int64 (one game at a time, through ``act``)."""
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return 10**400
+
+
+def test_an_answer_beyond_int64_is_an_illegal_move_with_a_short_message() -> None:
+    env = Connect4VectorEnv(num_envs=3, opponent=AnswersHuge(), agent_first=True)
+    env.reset(seed=0)
+    with pytest.raises(IllegalMoveError) as raised:  # was OverflowError from np.fromiter
+        env.step(np.array([0, 1, 2]))
+    message = str(raised.value)
+    assert "(401 digits)" in message and len(message) < 300
+    assert env.boards.ply.tolist() == [0, 0, 0]  # nothing played
+
+
+def test_zero_d_integer_arrays_are_columns_for_the_learner_and_the_opponent() -> None:
+    class AnswersArray:
+        def act(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+            return np.array(int(np.flatnonzero(action_mask)[0]))
+
+    env = gym.make("Connect4-v0", opponent=AnswersArray())
+    env.reset(seed=0)
+    observation, *_ = env.step(np.array(3))
+    assert observation[5, 3, 0] == 1 and observation[5, 0, 1] == 1
+    with pytest.raises(TypeError, match="shape"):
+        env.step(np.array([3]))

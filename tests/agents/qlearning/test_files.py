@@ -13,15 +13,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from connect4_agents import QLearningAgent, RandomAgent
 from connect4_agents.qlearning.files import key_bytes
-
 from connect4_env.core import Rules
 
 
 @pytest.fixture(scope="module")
 def trained() -> QLearningAgent:
-    agent = QLearningAgent(3, 4, 3, seed=0)
+    agent = QLearningAgent(Rules(3, 4, 3), seed=0)
     agent.train(RandomAgent(seed=1), 60, window=60)
     return agent
 
@@ -174,3 +174,64 @@ def test_a_killed_save_leaves_a_temporary_that_the_next_save_removes(
     assert len(leftovers) == 1 and not path.exists()
     trained.save(path)
     assert [p.name for p in tmp_path.iterdir()] == ["q.npz"]
+
+
+def test_max_bytes_bounds_the_table_built_not_only_the_arrays(
+    tmp_path: Path, trained: QLearningAgent
+) -> None:
+    # the dict of Python ints and row arrays costs ~250 bytes a state, ~10x the arrays: 20 M states took 5.6 GB
+    path = trained.save(tmp_path / "table.npz")
+    states, rules = len(trained.q), trained.rules
+    arrays = states * (key_bytes(rules) + 8 * rules.columns)
+    with pytest.raises(ValueError, match="max_bytes"):
+        QLearningAgent.load(path, max_bytes=2 * arrays)
+    assert len(QLearningAgent.load(path, max_bytes=states * 400).q) == states
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        0,  # no column marker at all
+        1 << (4 * 4 + 3),  # a bit above the board's last column
+        0b1111 | (1 << 4) | (1 << 8) | (1 << 12),  # column 0 full of the mover's stones: 3 against 0
+    ],
+)
+def test_keys_that_are_not_positions_of_the_board_are_refused(
+    tmp_path: Path, trained: QLearningAgent, key: int
+) -> None:
+    keys, q, meta = parts(trained, tmp_path / "good.npz")
+    keys = keys.copy()
+    keys[0] = np.frombuffer(key.to_bytes(keys.shape[1], "little"), dtype=np.uint8)
+    bad = write(
+        tmp_path / "bad.npz",
+        {"keys.npy": npy(keys), "q.npy": npy(q), "meta.npy": npy(np.array(json.dumps(meta)))},
+    )
+    with pytest.raises(ValueError, match="not a position of a 3x4 board"):
+        QLearningAgent.load(bad)
+
+
+def test_every_saved_key_is_a_position(tmp_path: Path, trained: QLearningAgent) -> None:
+    loaded = QLearningAgent.load(trained.save(tmp_path / "t.npz"))  # the check accepts every real position
+    assert loaded.q.keys() == trained.q.keys()
+
+
+def test_deeply_nested_metadata_is_a_value_error(tmp_path: Path, trained: QLearningAgent) -> None:
+    keys, q, _ = parts(trained, tmp_path / "good.npz")
+    bad = write(
+        tmp_path / "deep.npz",
+        {"keys.npy": npy(keys), "q.npy": npy(q), "meta.npy": npy(np.array("[" * 5000 + "]" * 5000))},
+    )
+    with pytest.raises(ValueError, match="deep"):
+        QLearningAgent.load(bad)
+
+
+def test_the_file_format_does_not_import_the_agent() -> None:
+    import ast
+
+    import connect4_agents.qlearning.files as files
+
+    tree = ast.parse(Path(files.__file__).read_text())
+    imported = [
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    ] + [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    assert not [name for name in imported if "qlearning" in name]

@@ -9,16 +9,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from extras import importorskip
 
-pytest.importorskip("stable_baselines3")
+importorskip("stable_baselines3")
 import torch  # noqa: E402
-from connect4_agents.sb3.agent import SB3Agent  # noqa: E402
-from connect4_agents.sb3.files import sidecar_architecture  # noqa: E402
-from connect4_agents.sb3.train import cnn_policy_kwargs  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 from stable_baselines3 import DQN, PPO  # noqa: E402
 
 import connect4_env  # noqa: E402
+from connect4_agents.sb3.agent import SB3Agent  # noqa: E402
+from connect4_agents.sb3.files import sidecar_architecture  # noqa: E402
+from connect4_agents.sb3.train import cnn_policy_kwargs  # noqa: E402
 from connect4_env import Board  # noqa: E402
 from connect4_env.encoding import action_mask, observation_planes  # noqa: E402
 
