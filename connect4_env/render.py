@@ -9,11 +9,20 @@ import os
 from functools import lru_cache
 from typing import Any
 
+import gymnasium
 import numpy as np
 
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import observation_planes
-from connect4_env.svg import BACKGROUND, MAX_SVG_CELLS, MAX_TILE, PALETTE, check_svg_size, draw_svg
+from connect4_env.svg import (
+    BACKGROUND,
+    MAX_SVG_CELLS,
+    MAX_TILE,
+    PALETTE,
+    STONE_RADIUS,
+    check_svg_size,
+    draw_svg,
+)
 from connect4_env.validation import check_bool, check_int
 
 __all__ = [
@@ -104,7 +113,7 @@ def render_ansi(board: Board, colour: bool = False) -> str:
 def _disc(tile: int) -> np.ndarray:
     centre = (tile - 1) / 2
     y, x = np.ogrid[:tile, :tile]
-    return (x - centre) ** 2 + (y - centre) ** 2 <= (0.4 * tile) ** 2
+    return (x - centre) ** 2 + (y - centre) ** 2 <= (STONE_RADIUS * tile) ** 2
 
 
 def _owners(board: Board) -> np.ndarray:
@@ -116,7 +125,8 @@ def _owners(board: Board) -> np.ndarray:
 
 
 def render_rgb(board: Board, tile: int = 48) -> np.ndarray:
-    """An ``(rows * tile, columns * tile, 3)`` uint8 image of the board.
+    """An ``(rows * tile, columns * tile, 3)`` uint8 image of the board (row 0 at the top), in the colours
+    of :mod:`connect4_env.svg`; the play window shows this image too.
 
     Raises:
         TypeError / ValueError: a bad ``tile``, or an image larger than :data:`MAX_IMAGE_PIXELS`.
@@ -182,8 +192,6 @@ class BoardRenderer:
 
     def render(self, board: Board) -> str | np.ndarray | None:
         if self.render_mode is None:
-            import gymnasium
-
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
         if self.render_mode == "ansi":

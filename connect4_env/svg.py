@@ -10,14 +10,31 @@ from collections.abc import Sequence
 
 from connect4_env.validation import check_int
 
-__all__ = ["BACKGROUND", "PALETTE", "MAX_TILE", "MAX_SVG_CELLS", "check_svg_size", "draw_svg"]
+__all__ = [
+    "BACKGROUND",
+    "PALETTE",
+    "LAST_MOVE",
+    "WINNING",
+    "STONE_RADIUS",
+    "LAST_MOVE_RADIUS",
+    "ring_width",
+    "MAX_TILE",
+    "MAX_SVG_CELLS",
+    "check_svg_size",
+    "draw_svg",
+]
 
+# The one set of colours and proportions of every picture of a board: SVG, rgb_array and the play window.
 BACKGROUND = (30, 80, 200)  # the blue frame
 PALETTE = (
     (235, 235, 235),  # empty hole
     (220, 40, 40),  # first player (X): red
     (245, 200, 30),  # second player (O): yellow
 )
+LAST_MOVE = (255, 255, 255)  # the ring in the stone played last
+WINNING = (34, 221, 68)  # the outline of the stones of a winning line
+STONE_RADIUS = 0.4  # a stone's radius, in cells
+LAST_MOVE_RADIUS = 0.55  # the last move's ring, in stone radii
 MAX_TILE = 512  # pixels (SVG units) per cell
 MAX_SVG_CELLS = 250_000  # about 100 bytes a cell: a 25 MB SVG; larger boards are refused
 _NAMES = ("empty", "player0", "player1")
@@ -25,6 +42,11 @@ _NAMES = ("empty", "player0", "player1")
 
 def _hex(colour: Sequence[int]) -> str:
     return "#" + "".join(f"{int(c):02x}" for c in colour)
+
+
+def ring_width(tile: float) -> float:
+    """The width of the last move's ring at ``tile`` units a cell (the winning outline is twice it)."""
+    return max(1.0, tile / 16)
 
 
 def check_svg_size(rows: int, columns: int) -> None:
@@ -64,7 +86,7 @@ def draw_svg(
     columns = len(owners[0]) if rows else 0
     check_svg_size(rows, columns)
     width, height = columns * tile, rows * tile
-    radius = 0.4 * tile
+    radius = STONE_RADIUS * tile
     fills = [_hex(c) for c in PALETTE]
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -78,17 +100,17 @@ def draw_svg(
                 f'<circle class="{_NAMES[owner]}" cx="{(column + 0.5) * tile:g}" cy="{(row + 0.5) * tile:g}" '
                 f'r="{radius:g}" fill="{fills[owner]}"/>'
             )
-    outline = max(1.0, tile / 16)
+    outline = ring_width(tile)
     if last_cell is not None:
         row, column = last_cell
         parts.append(
             f'<circle class="last-move" cx="{(column + 0.5) * tile:g}" cy="{(row + 0.5) * tile:g}" '
-            f'r="{radius * 0.55:g}" fill="none" stroke="#ffffff" stroke-width="{outline:g}"/>'
+            f'r="{radius * LAST_MOVE_RADIUS:g}" fill="none" stroke="{_hex(LAST_MOVE)}" stroke-width="{outline:g}"/>'
         )
     for row, column in winning_cells:
         parts.append(
             f'<circle class="winning" cx="{(column + 0.5) * tile:g}" cy="{(row + 0.5) * tile:g}" '
-            f'r="{radius:g}" fill="none" stroke="#22dd44" stroke-width="{2 * outline:g}"/>'
+            f'r="{radius:g}" fill="none" stroke="{_hex(WINNING)}" stroke-width="{2 * outline:g}"/>'
         )
     parts.append("</svg>")
     return "\n".join(parts)

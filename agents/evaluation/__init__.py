@@ -12,7 +12,12 @@ from connect4_agents.evaluation.accuracy import AccuracyReport, SetAccuracy, eva
 from connect4_agents.evaluation.backends import BACKENDS, run_batches
 from connect4_agents.evaluation.ratings import PairingCounts, Ratings, fit_ratings
 from connect4_agents.evaluation.test_sets import Position, load_test_set, read_positions, test_set_names
-from connect4_agents.evaluation.tournament import GameOutcome, pairing_counts, run_tournament
+from connect4_agents.evaluation.tournament import (
+    GameOutcome,
+    TournamentResult,
+    pairing_counts,
+    run_tournament,
+)
 
 __all__ = [
     "Position",
@@ -23,6 +28,7 @@ __all__ = [
     "AccuracyReport",
     "SetAccuracy",
     "run_tournament",
+    "TournamentResult",
     "GameOutcome",
     "pairing_counts",
     "fit_ratings",

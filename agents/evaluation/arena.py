@@ -2,38 +2,35 @@
 
 from __future__ import annotations
 
-import itertools
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from connect4_agents.evaluation.records import RESULTS, GameLog, GameRecord
 from connect4_env.core import Board, IllegalMoveError, Rules, as_column
 from connect4_env.encoding import TrackedBoard
 from connect4_env.policy import bind_policy
 from connect4_env.validation import check_int
 
 __all__ = [
+    "GameLog",
     "GameRecord",
     "MatchResult",
     "play_game",
     "play_match",
     "wilson_interval",
-    "TournamentResult",
-    "round_robin",
-    "pairing_line",
 ]
 
 
-@dataclass
-class GameRecord:
-    """One finished game: the moves, the winner (0 = first mover, 1 = second, None = draw), the final board,
-    and (``play_game(record_search=True)``) per move the mover's ``move_info()`` (None where it has none)."""
-
-    moves: list[int]
-    winner: int | None
-    board: Board
-    search: list[dict[str, Any] | None] = field(default_factory=list)
+def _labels(players: Sequence[Any], names: Sequence[str] | None) -> tuple[str, str]:
+    """The two seats' labels for the record: ``names`` (checked), or each player's repr."""
+    if names is None:
+        return (repr(players[0]), repr(players[1]))
+    if isinstance(names, str) or len(names) != 2 or not all(isinstance(name, str) for name in names):
+        raise TypeError(f"names must be two strings (first mover first), got {names!r:.80}")
+    return (names[0], names[1])
 
 
 def play_game(
@@ -42,7 +39,9 @@ def play_game(
     on_move: Callable[[Board, int, int], None] | None = None,
     seeds: Sequence[int | None] | None = None,
     record_search: bool = False,
-) -> GameRecord:
+    *,
+    names: Sequence[str] | None = None,
+) -> GameLog:
     """Play ``players[0]`` (moves first) against ``players[1]`` to the end.
 
     Each player is first bound to ``rules`` (default 6x7, four in a row) through its ``bind(rules)`` and reset
@@ -52,12 +51,21 @@ def play_game(
     ``record_search``, the record keeps each mover's ``move_info()`` after its move (MCTS visits and values,
     solver scores), for game records.
 
+    Returns:
+        The game as a :class:`~connect4_agents.evaluation.records.GameLog` (``GameRecord``), ready for
+        :func:`~connect4_agents.evaluation.records.write_games`: its ``moves``, ``winner`` (0 = first
+        mover, 1 = second, None = draw), ``final_board``, ``seeds`` (as given), ``search`` (one entry per
+        move with ``record_search``, else None) and ``players``: ``names`` (the agents' specs, first mover
+        first), or each player's repr when not given.
+
     Raises:
         IllegalMoveError: a player returned an illegal column (the message names the player and the column).
+        TypeError: ``names`` is not two strings.
         ValueError: a player cannot play these rules.
     """
     if len(players) != 2:
         raise ValueError(f"play_game needs exactly two players, got {len(players)}")
+    labels = _labels(players, names)
     rules = rules if rules is not None else Rules()
     game = TrackedBoard(rules)
     if seeds is not None and len(seeds) != 2:
@@ -89,7 +97,16 @@ def play_game(
             search.append(info() if callable(info) else None)
         if on_move is not None:
             on_move(board, mover, column)
-    return GameRecord(moves=moves, winner=board.winner, board=board, search=search)
+    return GameLog(
+        rules.rows,
+        rules.columns,
+        rules.win_length,
+        labels,
+        tuple(moves),
+        "draw" if board.winner is None else RESULTS[board.winner],
+        seeds=None if seeds is None else (seeds[0], seeds[1]),
+        search=tuple(search) if record_search else None,
+    )
 
 
 def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -111,7 +128,7 @@ class MatchResult:
     draws: int = 0
     losses: int = 0
     by_side: dict[str, list[int]] = field(default_factory=lambda: {"first": [0, 0, 0], "second": [0, 0, 0]})
-    games: list[GameRecord] = field(default_factory=list)
+    games: list[GameLog] = field(default_factory=list)
 
     @property
     def n_games(self) -> int:
@@ -173,95 +190,41 @@ class MatchResult:
         return "\n".join(lines)
 
 
-@dataclass
-class TournamentResult:
-    """A round robin: each pairing's :class:`MatchResult` and every agent's points (1 a win, 0.5 a draw)."""
-
-    points: dict[str, float] = field(default_factory=dict)
-    pairings: list[tuple[str, str, MatchResult]] = field(default_factory=list)
-
-    def pairing_line(self, index: int) -> str:
-        """One pairing's W/D/L from the first-named side, with a 95 % interval on its score."""
-        return pairing_line(*self.pairings[index])
-
-    def points_table(self) -> str:
-        """Total points, best first."""
-        rows = sorted(self.points.items(), key=lambda item: -item[1])
-        return "\n".join(["points:"] + [f"  {name:40s} {total:7.1f}" for name, total in rows])
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "points": dict(self.points),
-            "pairings": [{"a": a, "b": b, **result.summary()} for a, b, result in self.pairings],
-        }
-
-
-def pairing_line(a: str, b: str, result: MatchResult) -> str:
-    """A pairing's W/D/L from ``a``'s side, with a 95 % interval on its score."""
-    low, high = wilson_interval(result.wins + 0.5 * result.draws, result.n_games)
-    return (
-        f"{a} vs {b}: {result.wins} W / {result.draws} D / {result.losses} L "
-        f"(score {result.score:.3f}, 95% CI {low:.3f}-{high:.3f})"
-    )
-
-
-def round_robin(
-    players: dict[str, Any],
-    n_games: int,
-    rules: Rules | None = None,
-    on_pairing: Callable[[TournamentResult], None] | None = None,
-    result: TournamentResult | None = None,
-) -> TournamentResult:
-    """Every pair of ``players`` (name -> agent) plays ``n_games`` games, alternating who starts.
-
-    ``on_pairing(result)`` is called after each pairing; ``result``, when given, is filled in place, so a caller
-    keeps the finished pairings if the tournament is interrupted.
-
-    Raises:
-        TypeError / ValueError: fewer than two players or a bad ``n_games``.
-    """
-    n_games = check_int("n_games", n_games, 1)
-    if len(players) < 2:
-        raise ValueError(f"a tournament needs at least two players, got {len(players)}")
-    result = TournamentResult() if result is None else result
-    for name in players:
-        result.points.setdefault(name, 0.0)
-    for a, b in itertools.combinations(players, 2):
-        match = play_match(players[a], players[b], n_games, rules)
-        result.points[a] += match.wins + 0.5 * match.draws
-        result.points[b] += match.losses + 0.5 * match.draws
-        result.pairings.append((a, b, match))
-        if on_pairing is not None:
-            on_pairing(result)
-    return result
-
-
 def play_match(
     player_a: Any,
     player_b: Any,
     n_games: int,
     rules: Rules | None = None,
     keep_games: bool = False,
-    on_game: Callable[[int, GameRecord, bool], None] | None = None,
+    on_game: Callable[[int, GameLog, bool], None] | None = None,
     result: MatchResult | None = None,
     record_search: bool = False,
+    *,
+    names: Sequence[str] | None = None,
 ) -> MatchResult:
     """``n_games`` games, A moving first in the even-numbered ones; results from A's side.
 
     ``on_game(index, record, a_moved_first)`` is called after each game (for progress bars). ``result``, when
     given, is filled in place, so a caller keeps the finished games if the match is interrupted.
-    ``keep_games`` keeps each :class:`GameRecord` in ``result.games``; ``record_search`` adds the movers'
-    search numbers to them (see :func:`play_game`).
+    ``keep_games`` keeps each game's :class:`~connect4_agents.evaluation.records.GameLog` in
+    ``result.games`` (numbered by ``game``; its ``players`` are ``names``, A's then B's, in seat order, or
+    the agents' reprs); ``record_search`` adds the movers' search numbers to them (see :func:`play_game`).
+
+    Returns:
+        ``result`` (a new :class:`MatchResult` when not given) with the games counted.
 
     Raises:
-        TypeError / ValueError: ``n_games`` is not an integer >= 1.
+        TypeError / ValueError: ``n_games`` is not an integer >= 1, or ``names`` is not two strings.
     """
     n_games = check_int("n_games", n_games, 1)
+    labels = _labels((player_a, player_b), names)
     result = MatchResult() if result is None else result
     for index in range(n_games):
         a_first = index % 2 == 0
         players = (player_a, player_b) if a_first else (player_b, player_a)
-        record = play_game(players, rules, record_search=record_search)
+        seats = labels if a_first else labels[::-1]
+        record = play_game(players, rules, record_search=record_search, names=seats)
+        record = dataclasses.replace(record, game=index)
         a_seat = 0 if a_first else 1
         result.add(0 if record.winner is None else 1 if record.winner == a_seat else -1, a_first)
         if keep_games:

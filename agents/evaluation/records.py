@@ -21,20 +21,29 @@ an HTML replay by ``scripts/replay.py``. A line::
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from connect4_agents._support.files import atomic_write, read_json_lines
-from connect4_agents.evaluation.arena import GameRecord, MatchResult
-
 from connect4_env.core import Board, IllegalMoveError, Rules
 
-__all__ = ["GameLog", "read_games", "write_games", "game_log", "match_logs", "FORMAT", "VERSION", "RESULTS"]
+__all__ = [
+    "GameLog",
+    "GameRecord",
+    "read_games",
+    "write_games",
+    "game_log",
+    "match_logs",
+    "FORMAT",
+    "VERSION",
+    "RESULTS",
+]
 
 FORMAT = "connect4-game"
 VERSION = 1
@@ -56,9 +65,49 @@ _KNOWN = {
 }
 
 
+class _BoardAt:
+    """What ``GameLog.board`` is: call it for a position, ``log.board(ply)`` (default: the end).
+
+    It is not itself a Board: the arena's former ``GameRecord.board`` attribute was the final position, so
+    using ``log.board`` as one raises a TypeError that names ``log.final_board`` instead of meaning
+    something else without a word.
+    """
+
+    __slots__ = ("_log",)
+
+    def __init__(self, log: GameLog) -> None:
+        self._log = log
+
+    def __call__(self, ply: int | None = None) -> Board:
+        return self._log._position(ply)
+
+    def __getattr__(self, name: str) -> Any:
+        if not name.startswith("__") and hasattr(Board, name):
+            raise TypeError(
+                f"GameLog.board is a method, board(ply=None); for the final position use "
+                f"record.final_board.{name} (or record.board().{name})"
+            )
+        raise AttributeError(f"GameLog.board (a method) has no attribute {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Board):
+            raise TypeError("GameLog.board is a method: compare record.final_board (or record.board(ply))")
+        return isinstance(other, _BoardAt) and other._log is self._log
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<GameLog.board of a game of {len(self._log.moves)} moves: call board(ply)>"
+
+
 @dataclass(frozen=True)
 class GameLog:
-    """One recorded game (see the module docstring for the fields); ``extra`` keeps unknown fields."""
+    """One game: what :func:`~connect4_agents.evaluation.arena.play_game` returns and a records file holds
+    (see the module docstring for the fields); ``extra`` keeps unknown fields.
+
+    ``board(ply)`` is the position after ``ply`` moves and ``final_board`` the end (the arena's former
+    ``GameRecord.board``); ``winner`` is 0 (first mover), 1 or None (draw). ``GameRecord`` names this type.
+    """
 
     rows: int
     columns: int
@@ -81,8 +130,21 @@ class GameLog:
         """0 if the first mover won, 1 if the second did, None for a draw."""
         return None if self.result == "draw" else RESULTS.index(self.result)
 
-    def board(self, ply: int | None = None) -> Board:
-        """The position after ``ply`` moves (default: the end)."""
+    @property
+    def board(self) -> _BoardAt:
+        """``board(ply=None)``: the position after ``ply`` moves (default: the end), a new Board each call.
+
+        Raises:
+            ValueError: ``ply`` outside ``0..len(moves)``.
+        """
+        return _BoardAt(self)
+
+    @property
+    def final_board(self) -> Board:
+        """The position at the end of the game (a new Board each time)."""
+        return self._position(None)
+
+    def _position(self, ply: int | None) -> Board:
         ply = len(self.moves) if ply is None else ply
         if not 0 <= ply <= len(self.moves):
             raise ValueError(f"ply={ply}: this game has plies 0..{len(self.moves)}")
@@ -220,40 +282,73 @@ def _check_search(entry: Any, rules: Rules, column: int, index: int) -> None:
         _per_column(entry, "scores", rules, index, lambda v: v is None or type(v) is int)
 
 
+GameRecord = GameLog  # the arena's former name for what play_game returns: one type, two names
+
+
+class _KeptGames(Protocol):
+    """What :func:`match_logs` reads: a match result with its games kept (``play_match(keep_games=True)``)."""
+
+    @property
+    def games(self) -> Sequence[GameLog]: ...
+
+
 def game_log(
-    record: GameRecord,
-    players: tuple[str, str] | list[str],
+    record: GameLog,
+    players: Sequence[str],
     rules: Rules,
     seed: int | None = None,
     seeds: tuple[int | None, int | None] | None = None,
     game: int | None = None,
 ) -> GameLog:
-    """A :class:`GameLog` of a game the arena played (``players``: the first mover's spec, then the second's);
-    its search numbers are kept when it was played with ``record_search=True``."""
-    result = "draw" if record.winner is None else RESULTS[record.winner]
-    search = tuple(record.search) if len(record.search) == len(record.moves) and record.moves else None
-    log = GameLog(
-        rules.rows,
-        rules.columns,
-        rules.win_length,
-        (str(players[0]), str(players[1])),
-        tuple(record.moves),
-        result,
-        seed,
-        seeds,
-        game,
-        search,
+    """``record`` (a game :func:`~connect4_agents.evaluation.arena.play_game` returned) labelled for a
+    records file, checked as :func:`read_games` would read it back.
+
+    Args:
+        record: the game; its search numbers are kept (present when played with ``record_search=True``).
+        players: the first mover's spec, then the second's (they replace the arena's labels).
+        rules: the board the game was played on (must be the record's).
+        seed: the run's seed; ``seeds``: the players' reset seeds; ``game``: its number in the run. Each
+            None keeps the record's own (``play_game(seeds=...)`` fills ``seeds``).
+
+    Returns:
+        A new :class:`GameLog` (``record`` is unchanged).
+
+    Raises:
+        TypeError: ``record`` is not a GameLog. ValueError: ``rules`` are not the record's, ``players`` is
+            not two names, or a field would not read back (see :meth:`GameLog.from_dict`).
+    """
+    if not isinstance(record, GameLog):
+        raise TypeError(f"game_log labels a GameLog (what play_game returns), got {type(record).__name__}")
+    if rules != record.rules:
+        raise ValueError(f"rules {rules} are not the game's, {record.rules}")
+    if isinstance(players, str) or len(players) != 2:
+        raise ValueError(f"players must be two agent specs (first mover first), got {players!r:.80}")
+    log = dataclasses.replace(
+        record,
+        players=(str(players[0]), str(players[1])),
+        seed=record.seed if seed is None else seed,
+        seeds=record.seeds if seeds is None else seeds,
+        game=record.game if game is None else game,
     )
     return GameLog.from_dict(json.loads(json.dumps(log.to_dict())))  # what is written is what reads back
 
 
 def match_logs(
-    result: MatchResult, names: tuple[str, str], rules: Rules, seed: int | None = None
+    result: _KeptGames, names: Sequence[str], rules: Rules, seed: int | None = None
 ) -> list[GameLog]:
-    """The games of a :func:`connect4_agents.evaluation.arena.play_match` run with ``keep_games=True`` as records: ``names`` are
-    A's and B's specs, A moving first in the even-numbered games (as ``play_match`` plays them)."""
+    """The games of a :func:`~connect4_agents.evaluation.arena.play_match` run with ``keep_games=True`` as
+    records: ``names`` are A's and B's specs, A moving first in the even-numbered games (as ``play_match``
+    plays them); each game's number is its index.
+
+    Returns:
+        One checked :class:`GameLog` per kept game, in order.
+
+    Raises:
+        ValueError: as :func:`game_log`.
+    """
+    pair = tuple(names)
     return [
-        game_log(record, names if index % 2 == 0 else names[::-1], rules, seed=seed, game=index)
+        game_log(record, pair if index % 2 == 0 else pair[::-1], rules, seed=seed, game=index)
         for index, record in enumerate(result.games)
     ]
 
@@ -270,12 +365,27 @@ def read_games(path: str | os.PathLike[str]) -> list[GameLog]:
 
 def write_games(path: str | os.PathLike[str], games: Iterable[GameLog], append: bool = False) -> Path:
     """Write ``games`` one per line, atomically (a crash leaves the old file whole). ``append`` keeps the
-    file's lines before them (the file need not exist). Returns the path written."""
+    file's lines before them (the file need not exist).
+
+    Returns:
+        The path written.
+
+    Raises:
+        TypeError: an item is not a :class:`GameLog`, or its search numbers are not JSON data.
+        ValueError: a game that would not read back (see :meth:`GameLog.from_dict`); the file is untouched.
+        OSError: the file cannot be written.
+    """
     games = list(games)
     for game in games:
         if not isinstance(game, GameLog):
             raise TypeError(f"write_games writes GameLog objects, got {type(game).__name__}")
     lines = [json.dumps(game.to_dict(), separators=(",", ":")) + "\n" for game in games]
+    for index, line in enumerate(lines):
+        # a line that would not read back is refused before the file is touched
+        try:
+            GameLog.from_dict(json.loads(line))
+        except ValueError as error:
+            raise ValueError(f"game {index} is not a valid record: {error}") from None
     head = b""
     if append:
         try:

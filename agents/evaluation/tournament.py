@@ -10,20 +10,63 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
 from connect4_agents._support.progress import progress_bar
-from connect4_agents.evaluation.arena import MatchResult, TournamentResult, play_game
+from connect4_agents.evaluation.arena import MatchResult, play_game, wilson_interval
 from connect4_agents.evaluation.backends import plan_batches, run_batches, worker_policy
 from connect4_agents.evaluation.ratings import PairingCounts
 from connect4_agents.evaluation.records import RESULTS, GameLog
-
 from connect4_env.core import Rules
 from connect4_env.validation import check_bool, check_int
 
-__all__ = ["game_logs", "GameOutcome", "plan_pairings", "run_tournament", "pairing_counts", "game_seeds"]
+__all__ = [
+    "TournamentResult",
+    "pairing_line",
+    "game_logs",
+    "GameOutcome",
+    "plan_pairings",
+    "run_tournament",
+    "pairing_counts",
+    "game_seeds",
+]
+
+
+@dataclass
+class TournamentResult:
+    """What :func:`run_tournament` fills: each pairing's :class:`~connect4_agents.evaluation.arena.MatchResult`
+    and every agent's points (1 a win, 0.5 a draw)."""
+
+    points: dict[str, float] = field(default_factory=dict)
+    pairings: list[tuple[str, str, MatchResult]] = field(default_factory=list)
+
+    def pairing_line(self, index: int) -> str:
+        """One pairing's W/D/L from the first-named side, with a 95 % interval on its score."""
+        return pairing_line(*self.pairings[index])
+
+    def points_table(self) -> str:
+        """Total points, best first."""
+        rows = sorted(self.points.items(), key=lambda item: -item[1])
+        return "\n".join(["points:"] + [f"  {name:40s} {total:7.1f}" for name, total in rows])
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: the points and each pairing's summary (see ``MatchResult.summary``)."""
+        return {
+            "points": dict(self.points),
+            "pairings": [{"a": a, "b": b, **result.summary()} for a, b, result in self.pairings],
+        }
+
+
+def pairing_line(a: str, b: str, result: MatchResult) -> str:
+    """A pairing's W/D/L from ``a``'s side, with a 95 % interval on its score."""
+    low, high = wilson_interval(result.wins + 0.5 * result.draws, result.n_games)
+    return (
+        f"{a} vs {b}: {result.wins} W / {result.draws} D / {result.losses} L "
+        f"(score {result.score:.3f}, 95% CI {low:.3f}-{high:.3f})"
+    )
 
 
 @dataclass(frozen=True)
@@ -131,8 +174,7 @@ def _play_games(
             seeds=game_seeds(seed, pairing, game),
             record_search=record_search,
         )
-        search = tuple(record.search) if record_search else None
-        outcomes.append(GameOutcome(pairing, game, a, b, a_first, tuple(record.moves), record.winner, search))
+        outcomes.append(GameOutcome(pairing, game, a, b, a_first, record.moves, record.winner, record.search))
     return outcomes
 
 

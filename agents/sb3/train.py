@@ -1,6 +1,6 @@
 """Training Stable-Baselines3 baselines on the batched env: evaluation, checkpoints, self-play, curves.
 
-``train_baseline(TrainConfig(...))`` is what ``scripts/train_sb3.py`` runs. Outputs in ``config.out``:
+``train_baseline(SB3TrainConfig(...))`` is what ``scripts/train_sb3.py`` runs. Outputs in ``config.out``:
 ``model.zip`` (+ ``model.json``: algorithm and board), ``checkpoint.zip`` (the latest periodic save),
 ``eval.csv`` (W/D/L against each fixed opponent at every evaluation), ``curve.png`` and, when tensorboard is
 installed, ``tensorboard/``.
@@ -19,23 +19,27 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from connect4_agents._support.figures import pyplot, save_figure
 from connect4_agents._support.files import atomic_write, atomic_write_json
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.arena import play_match
 from connect4_agents.sb3.agent import ALGORITHMS, SB3Agent, algorithm_class
 from connect4_agents.sb3.files import sidecar_architecture
-
 from connect4_env.core import Rules
 from connect4_env.policy import policy_from_spec as agent_from_spec
 from connect4_env.validation import check_int
 
-__all__ = ["TrainConfig", "TrainResult", "train_baseline", "evaluate_policy_wdl"]
+__all__ = ["SB3TrainConfig", "TrainConfig", "TrainResult", "train_baseline", "evaluate_policy_wdl"]
 
 
 @dataclass
-class TrainConfig:
-    """Settings of one training run (each field is also a ``scripts/train_sb3.py`` option)."""
+class SB3TrainConfig:
+    """Settings of one SB3 training run (each field is also a ``scripts/train_sb3.py`` option).
+
+    ``TrainConfig`` is the same class under its former name (AlphaZero's settings are
+    :class:`connect4_agents.alphazero.train.AlphaZeroTrainConfig`).
+    """
 
     algo: str = "maskable_ppo"
     """``ppo``, ``maskable_ppo`` (sb3-contrib, uses the action masks) or ``dqn``."""
@@ -87,6 +91,9 @@ class TrainConfig:
                 f"hyperparameters {unknown} are not arguments of {self.algo} (or are set by this trainer); "
                 f"allowed: {', '.join(sorted(set(accepted) - fixed))}"
             )
+
+
+TrainConfig = SB3TrainConfig  # the former name, kept for existing scripts
 
 
 @dataclass
@@ -144,7 +151,7 @@ DEFAULT_HYPERPARAMETERS: dict[str, dict[str, Any]] = {
 }
 
 
-def save_model(model: Any, path: Path, config: TrainConfig, timesteps: int) -> Path:
+def save_model(model: Any, path: Path, config: SB3TrainConfig, timesteps: int) -> Path:
     """``model.save`` through a temporary file, plus a ``.json`` sidecar naming the algorithm and board."""
     atomic_write(path, model.save)
     meta = {
@@ -207,7 +214,7 @@ class _SelfPlayOpponent:
 
 
 def _callbacks(
-    config: TrainConfig,
+    config: SB3TrainConfig,
     rules: Rules,
     out: Path,
     evaluations: list[dict[str, Any]],
@@ -312,7 +319,7 @@ def plot_evaluations(rows: list[dict[str, Any]], path: Path, title: str) -> Path
     return save_figure(figure, path, dpi=100, format="png")
 
 
-def train_baseline(config: TrainConfig) -> TrainResult:
+def train_baseline(config: SB3TrainConfig) -> TrainResult:
     """Train ``config.algo`` against ``config.opponent`` on the batched env; Ctrl-C still saves the model."""
     import torch
 

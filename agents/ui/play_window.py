@@ -21,18 +21,19 @@ from typing import Any
 from connect4_agents._support.files import atomic_write
 from connect4_agents.evaluation.records import GameLog
 from connect4_agents.solver.agent import plies_to_end
-
 from connect4_env.core import Board, IllegalMoveError, Rules, as_column
 from connect4_env.encoding import action_mask, observation_planes
 from connect4_env.policy import bind_policy
+from connect4_env.render import render_rgb
+from connect4_env.svg import LAST_MOVE, LAST_MOVE_RADIUS, PALETTE, STONE_RADIUS, WINNING, ring_width
 
 __all__ = ["PlayWindow", "display_available", "MAX_WINDOW_PIXELS"]
 
 MAX_WINDOW_PIXELS = 4096  # the board's width and height are at most this many pixels
 _MIN_TILE, _MAX_TILE = 4, 96
-_BLUE, _BACK = (30, 80, 200), (24, 26, 34)
-_STONES = ((235, 235, 235), (220, 40, 40), (245, 200, 30))  # empty, first player, second player
-_GREEN, _WHITE, _GREY = (34, 221, 68), (255, 255, 255), (170, 174, 186)
+# The board, its stones and rings come from connect4_env (render_rgb and the svg constants); these are
+# the window's own: the backdrop around the board and the text.
+_BACK, _WHITE, _GREY, _RED_TEXT = (24, 26, 34), (255, 255, 255), (170, 174, 186), (230, 90, 90)
 
 
 def display_available() -> bool:
@@ -103,6 +104,7 @@ class PlayWindow:
         self.hover: int | None = None
         self._fonts: dict[int, Any] = {}
         self._thinking = False
+        self._board_image: tuple[tuple[int, ...], Any] | None = None  # (moves, surface) drawn last
         pygame.display.init()
         pygame.font.init()
         board_width, board_height = rules.columns * self.tile, rules.rows * self.tile
@@ -293,24 +295,29 @@ class PlayWindow:
         t = self.tile
         return (self.left + column * t + t // 2, self.top + row * t + t // 2)
 
+    def _board_surface(self) -> Any:
+        """The board as :func:`connect4_env.render.render_rgb` draws it, as a pygame surface; drawn again
+        only when the position changed (the window redraws 30 times a second)."""
+        key = tuple(self.moves)
+        if self._board_image is None or self._board_image[0] != key:
+            image = render_rgb(self.board, self.tile)
+            self._board_image = (key, self.pg.surfarray.make_surface(image.transpose(1, 0, 2)))
+        return self._board_image[1]
+
     def draw(self) -> None:
         pg, screen, t, rules, board = self.pg, self.screen, self.tile, self.rules, self.board
         screen.fill(_BACK)
-        pg.draw.rect(screen, _BLUE, (self.left, self.top, rules.columns * t, rules.rows * t))
-        radius = max(1, int(0.4 * t))
-        owners = observation_planes(board, 0)
-        for row in range(rules.rows):
-            for column in range(rules.columns):
-                owner = int(owners[row, column, 0]) + 2 * int(owners[row, column, 1])
-                pg.draw.circle(screen, _STONES[owner], self._cell_centre(row, column), radius)
-        ring = max(1, t // 16)
+        screen.blit(self._board_surface(), (self.left, self.top))
+        radius = max(1, int(STONE_RADIUS * t))
+        ring = int(ring_width(t))
         if board.last_move is not None:
             row = rules.rows - board.heights[board.last_move]
-            pg.draw.circle(screen, _WHITE, self._cell_centre(row, board.last_move), int(radius * 0.55), ring)
+            centre = self._cell_centre(row, board.last_move)
+            pg.draw.circle(screen, LAST_MOVE, centre, int(radius * LAST_MOVE_RADIUS), ring)
         for row, column in board.winning_cells():
-            pg.draw.circle(screen, _GREEN, self._cell_centre(row, column), radius, 2 * ring)
+            pg.draw.circle(screen, WINNING, self._cell_centre(row, column), radius, 2 * ring)
         if self.human_to_move() and self.hover is not None and board.is_legal(self.hover):
-            colour = _STONES[1 + board.to_move]
+            colour = PALETTE[1 + board.to_move]
             centre = (self.left + self.hover * t + t // 2, self.top - t // 2)
             pg.draw.circle(screen, colour, centre, radius)
             landing = rules.rows - 1 - board.heights[self.hover]
@@ -341,7 +348,7 @@ class PlayWindow:
                     score = scores[column]
                     plies = plies_to_end(score, n_stones, rules.cells)
                     label = "D" if score == 0 else f"{'W' if score > 0 else 'L'}{plies}"
-                    colour = _GREEN if score > 0 else _GREY if score == 0 else (230, 90, 90)
+                    colour = WINNING if score > 0 else _GREY if score == 0 else _RED_TEXT
                     self._text(label, size, colour, (x, line_one))
 
     def _draw_status(self) -> None:

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from extras import needs
+
 from connect4_agents.evaluation import (
     PairingCounts,
     evaluate_accuracy,
@@ -19,7 +21,6 @@ from connect4_agents.evaluation import (
 from connect4_agents.evaluation.ratings import ELO_PER_NATURAL_UNIT, reference_ladder
 from connect4_agents.evaluation.tournament import plan_pairings
 from connect4_agents.random_agent import RandomAgent
-
 from connect4_env import Rules
 from connect4_env.core import IllegalMoveError
 
@@ -95,6 +96,7 @@ def test_accuracy_bad_input(tmp_path):
         evaluate_accuracy("mcts:lots", positions, workers=1, progress=False)
 
 
+@needs("train", "matplotlib")
 def test_accuracy_plot(tmp_path):
     report = evaluate_accuracy("random", ["4x5", "5x4"], workers=1, progress=False)
     report.plot(str(tmp_path / "acc.png"))
@@ -254,7 +256,6 @@ def test_random_agent_reset_is_seeded():
 @pytest.mark.parametrize("spec", ["mcts:0.05s", "mcts:1e-2s"])
 def test_mcts_time_specs(spec):
     from connect4_agents.mcts.agent import MCTSAgent
-
     from connect4_env.policy import policy_from_spec
 
     agent = policy_from_spec(spec)

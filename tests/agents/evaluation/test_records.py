@@ -7,12 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from extras import needs
+from scripts_helpers import run
+
 from connect4_agents import MCTSAgent, RandomAgent, SolverAgent
 from connect4_agents.evaluation.arena import play_game
 from connect4_agents.evaluation.backends import worker_policy
 from connect4_agents.evaluation.records import GameLog, game_log, read_games, write_games
-from scripts_helpers import run
-
 from connect4_env import Board, Rules
 
 
@@ -20,6 +21,7 @@ def played(rules: Rules, players: list, names: tuple[str, str], seed: int = 0) -
     return game_log(play_game(players, rules, record_search=True), names, rules, seed=seed)
 
 
+@needs("fast")  # the solver on 5x5 from the first moves: over the Python build's budget
 def test_search_numbers_are_the_agents_own() -> None:
     rules = Rules(5, 5, 4)
     mcts, solver = MCTSAgent(playouts=200, seed=1), SolverAgent(seed=2)

@@ -12,17 +12,20 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
-import torch
-from connect4_agents import RandomAgent, make_agent
-from connect4_agents.evaluation.arena import play_match
-from connect4_agents.sb3.agent import SB3Agent, algorithm_class
-from connect4_agents.sb3.train import TrainConfig, train_baseline
+from extras import importorskip
 from scripts_helpers import start
 
 import connect4_env
+from connect4_agents import RandomAgent, make_agent
+from connect4_agents.evaluation.arena import play_match
+from connect4_agents.sb3.agent import SB3Agent, algorithm_class
+from connect4_agents.sb3.train import SB3TrainConfig, train_baseline
 from connect4_env import Board, Rules
 from connect4_env.encoding import action_mask, observation_planes
 
+torch = importorskip("torch")
+importorskip("stable_baselines3")
+importorskip("sb3_contrib")
 torch.set_num_threads(1)
 ROOT = Path(__file__).resolve().parents[3]
 SMALL = {"rows": 4, "columns": 5, "win_length": 3}
@@ -110,11 +113,11 @@ def test_load_errors(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not a readable Stable-Baselines3 model"):
         SB3Agent.load(bad)
     with pytest.raises(ValueError, match="algo"):
-        TrainConfig(algo="a2c")
+        SB3TrainConfig(algo="a2c")
 
 
 def test_train_baseline_self_play(tmp_path: Path) -> None:
-    config = TrainConfig(
+    config = SB3TrainConfig(
         opponent="self",
         timesteps=3000,
         n_envs=8,
@@ -215,7 +218,7 @@ def test_ctrl_c_keeps_the_last_model(tmp_path: Path) -> None:
 
 
 def test_cnn_features_train_and_play(tmp_path: Path) -> None:
-    config = TrainConfig(
+    config = SB3TrainConfig(
         features="cnn",
         timesteps=1024,
         n_envs=4,
@@ -232,12 +235,12 @@ def test_cnn_features_train_and_play(tmp_path: Path) -> None:
     board = Board.empty(**SMALL)
     assert agent.act(observation_planes(board), action_mask(board)) in range(5)
     with pytest.raises(ValueError, match="features"):
-        TrainConfig(features="transformer")
+        SB3TrainConfig(features="transformer")
 
 
 @pytest.mark.slow
 def test_maskable_ppo_learns_to_beat_random(tmp_path: Path) -> None:
-    config = TrainConfig(
+    config = SB3TrainConfig(
         timesteps=400_000,
         eval_freq=400_000,
         eval_games=10,
@@ -249,3 +252,13 @@ def test_maskable_ppo_learns_to_beat_random(tmp_path: Path) -> None:
     agent = SB3Agent.load(result.model_path)
     match = play_match(agent, RandomAgent(seed=5), 400, Rules())
     assert match.wins / match.n_games >= 0.93
+
+
+def test_the_two_training_configs_have_distinct_names() -> None:
+    from connect4_agents.alphazero import train as alphazero_train
+    from connect4_agents.sb3 import train as sb3_train
+
+    assert sb3_train.SB3TrainConfig.__name__ == "SB3TrainConfig"
+    assert alphazero_train.AlphaZeroTrainConfig.__name__ == "AlphaZeroTrainConfig"
+    assert sb3_train.TrainConfig is sb3_train.SB3TrainConfig  # the former names still work
+    assert alphazero_train.TrainConfig is alphazero_train.AlphaZeroTrainConfig

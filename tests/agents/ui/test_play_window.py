@@ -8,17 +8,18 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from extras import importorskip, needs, needs_book
 from scripts_helpers import run
 
-pygame = pytest.importorskip("pygame")
+pygame = importorskip("pygame")
 
 from connect4_agents import MCTSAgent, SolverAgent  # noqa: E402
 from connect4_agents.evaluation.records import read_games  # noqa: E402
 from connect4_agents.human import HumanAgent  # noqa: E402
 from connect4_agents.ui.play_window import PlayWindow, display_available  # noqa: E402
-
 from connect4_env import Board, Rules  # noqa: E402
-from connect4_env.render import render_ansi, terminal_has_colour  # noqa: E402
+from connect4_env.render import render_ansi, render_rgb, terminal_has_colour  # noqa: E402
+from connect4_env.svg import BACKGROUND, PALETTE  # noqa: E402
 
 RED, YELLOW = (220, 40, 40), (245, 200, 30)
 
@@ -140,6 +141,7 @@ def test_display_detection(monkeypatch) -> None:
     assert display_available()
 
 
+@needs_book  # the solver plays 6x7 from the first move
 def test_two_agents_headless_with_screenshot_and_record(tmp_path: Path) -> None:
     shot, record = tmp_path / "game.png", tmp_path / "games.jsonl"
     args = ["--player0", "mcts:100", "--player1", "solver", "--ui", "window", "--delay", "0"]
@@ -181,6 +183,7 @@ def test_terminal_colours() -> None:
         HumanAgent(colour="yes")  # type: ignore[arg-type]
 
 
+@needs("train", "matplotlib")
 def test_search_plot(tmp_path: Path) -> None:
     agent = MCTSAgent(playouts=300, seed=0)
     result = agent.search(Board.from_moves([3, 3]))
@@ -192,7 +195,7 @@ def test_search_plot(tmp_path: Path) -> None:
 
 
 def test_record_video(tmp_path: Path) -> None:
-    pytest.importorskip("moviepy")
+    importorskip("moviepy")
     env = gym.make("Connect4-v0", render_mode="rgb_array")
     env = gym.wrappers.RecordVideo(env, str(tmp_path / "videos"), episode_trigger=lambda episode: True)
     try:
@@ -206,3 +209,18 @@ def test_record_video(tmp_path: Path) -> None:
         env.close()
     videos = list((tmp_path / "videos").glob("*.mp4"))
     assert len(videos) == 1 and videos[0].stat().st_size > 1000
+
+
+def test_the_board_is_drawn_by_connect4_env_render(windows) -> None:
+    window = windows([None, None], ["a", "b"], Rules(5, 6, 4))
+    for column in (2, 3, 3, 0):
+        click(window, column)
+    t, rules = window.tile, window.rules
+    area = pygame.surfarray.array3d(window.screen).transpose(1, 0, 2)
+    area = area[window.top : window.top + rules.rows * t, window.left : window.left + rules.columns * t]
+    expected = render_rgb(window.board, t)
+    row = rules.rows - window.board.heights[0]  # the last move's cell carries the window's ring
+    differ = np.argwhere(np.any(area != expected, axis=-1))
+    assert differ.size and all(row * t <= y < (row + 1) * t and 0 <= x < t for y, x in differ)
+    assert pixel(window, window.left + 1, window.top + 1) == BACKGROUND
+    assert pixel(window, *window._cell_centre(rules.rows - 1, 2)) == PALETTE[1]
