@@ -8,7 +8,7 @@ handler has saved what it can, and nothing prints a traceback for a user's mista
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
 import signal
 import sys
 import tempfile
@@ -17,9 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from connect4_agents._support.files import parse_json
+
 __all__ = [
     "run_cli",
+    "command_parser",
+    "config_values",
     "positive_int",
+    "ply_range",
     "json_object",
     "check_output_dir",
     "check_output_file",
@@ -73,6 +78,30 @@ def _terminated(signum: int, frame: Any) -> None:
     raise _Terminated
 
 
+def command_parser(parser: argparse.ArgumentParser | None, doc: str | None) -> argparse.ArgumentParser:
+    """``parser`` to fill (a ``connect4`` subcommand's), or a new one whose help shows ``doc`` as written.
+
+    Returns:
+        ``parser`` itself when given, else a new :class:`argparse.ArgumentParser` with ``doc`` as its
+        description, its line breaks kept (the usage examples stay readable).
+    """
+    if parser is not None:
+        return parser
+    return argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def config_values(config_class: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The fields of the dataclass ``config_class`` that ``args`` holds, by name (the options named after
+    the fields), ready for ``config_class(**values)``.
+
+    Raises:
+        TypeError: ``config_class`` is not a dataclass.
+    """
+    if not dataclasses.is_dataclass(config_class):
+        raise TypeError(f"config_class must be a dataclass, got {config_class!r}")
+    return {f.name: getattr(args, f.name) for f in dataclasses.fields(config_class) if hasattr(args, f.name)}
+
+
 def positive_int(text: str) -> int:
     """An argparse type: an integer >= 1 (``--games 0`` is refused at parse time)."""
     try:
@@ -84,11 +113,19 @@ def positive_int(text: str) -> int:
     return value
 
 
+def ply_range(text: str) -> tuple[int, int]:
+    """An argparse type: ``MIN-MAX`` plies, 0 <= MIN <= MAX (``10-32``)."""
+    low, dash, high = text.partition("-")
+    if not (dash and low.isdigit() and high.isdigit() and int(low) <= int(high)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a range of plies such as 10-32")
+    return int(low), int(high)
+
+
 def json_object(text: str) -> dict[str, Any]:
     """An argparse type: a JSON object such as ``'{"learning_rate": 0.0001}'``."""
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
+        value = parse_json(text, "the argument", allow_nan=True)
+    except ValueError as error:
         raise argparse.ArgumentTypeError(f"{text!r} is not JSON: {error}") from None
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"{text!r} is not a JSON object ({{...}})")

@@ -8,16 +8,25 @@ minus its score, in the solver's units (two points per ply sooner or later, see 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from connect4_agents._support.figures import pyplot, save_figure
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.arena import wilson_interval
 from connect4_agents.evaluation.backends import plan_batches, run_batches, worker_policy
-from connect4_agents.evaluation.test_sets import Position, load_test_set
-
+from connect4_agents.evaluation.test_sets import (
+    TEST_SET_SPECS,
+    Position,
+    _check_name,
+    load_test_set,
+    select_positions,
+    select_test_sets,
+)
+from connect4_env.core import IllegalMoveError, as_column
 from connect4_env.encoding import TrackedBoard
 from connect4_env.validation import check_bool, check_int
 
@@ -25,6 +34,7 @@ __all__ = [
     "AccuracyReport",
     "SetAccuracy",
     "evaluate_accuracy",
+    "evaluate_agents",
     "position_seed",
     "playable_sets",
     "plot_reports",
@@ -126,8 +136,6 @@ class AccuracyReport(SetAccuracy):
 
 def plot_reports(reports: Sequence[AccuracyReport], path: str) -> None:
     """One panel per set, one pair of bars (optimal class, exact) per agent, saved to ``path``."""
-    from connect4_agents._support.figures import pyplot, save_figure
-
     names = list(dict.fromkeys(name for report in reports for name in report.per_set))
     width = 0.8 / max(1, len(reports))
     figure, axes = pyplot().subplots(
@@ -182,8 +190,6 @@ def playable_sets(agent: Any, names: Sequence[str]) -> list[str]:
     Raises:
         ValueError: ``agent`` is a spec that fails on every board, with that board's error.
     """
-    from connect4_agents.evaluation.test_sets import TEST_SET_SPECS, _check_name
-
     playable, error = [], None
     for name in names:
         rules = TEST_SET_SPECS[_check_name(name)].rules
@@ -243,8 +249,6 @@ def evaluate_accuracy(
         TypeError / ValueError: a bad argument, an unknown set, or an agent that cannot play a set's board.
         IllegalMoveError: the agent chose a full or out-of-range column.
     """
-    from connect4_env.core import IllegalMoveError, as_column
-
     check_bool("progress", progress)
     seed = check_int("seed", seed, 0)
     labelled = _positions(test_set)
@@ -279,3 +283,55 @@ def evaluate_accuracy(
         report.per_set.setdefault(name, SetAccuracy()).add(position, column)
         report.moves.append(column)
     return report
+
+
+def evaluate_agents(
+    agents: Sequence[str],
+    test_sets: Sequence[str],
+    *,
+    plies: tuple[int, int] | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    backend: str = "process",
+    workers: int | None = None,
+    address: str | None = None,
+    progress: bool = True,
+    on_report: Callable[[AccuracyReport], None] | None = None,
+) -> list[AccuracyReport]:
+    """:func:`evaluate_accuracy` of each agent spec on the sets among ``test_sets`` that it can play
+    (what ``scripts/evaluate.py`` runs).
+
+    Args:
+        agents: agent specs (``"mcts:1000"``).
+        test_sets: set names, ``"6x7"`` (the six 6x7 sets) or ``"all"`` (see
+            :func:`~connect4_agents.evaluation.test_sets.select_test_sets`).
+        plies, sample: only the positions with ``plies[0]`` to ``plies[1]`` stones, and ``sample`` of those
+            drawn with ``seed`` (see :func:`~connect4_agents.evaluation.test_sets.select_positions`).
+        seed, backend, workers, address, progress: as for :func:`evaluate_accuracy`.
+        on_report: called with each agent's report as soon as it is done (to print it).
+
+    Returns:
+        One report per agent, in the order of ``agents``.
+
+    Raises:
+        TypeError / ValueError: an unknown set, a spec that cannot play any of them, a bad range or sample,
+            or no position in the range.
+    """
+    sets = select_test_sets(list(test_sets))
+    # every spec is checked against the sets before any of them plays
+    plans = {spec: playable_sets(spec, sets) for spec in agents}
+    reports = []
+    for spec, playable in plans.items():
+        chosen = (
+            playable if plies is None and sample is None else select_positions(playable, plies, sample, seed)
+        )
+        if not chosen:
+            low, high = plies if plies is not None else (0, 0)
+            raise ValueError(f"no position of {playable} has {low} to {high} stones")
+        report = evaluate_accuracy(
+            spec, chosen, backend=backend, workers=workers, address=address, seed=seed, progress=progress
+        )
+        reports.append(report)
+        if on_report is not None:
+            on_report(report)
+    return reports

@@ -8,11 +8,15 @@ import signal
 import time
 
 import pytest
-from connect4_agents.qlearning.agent import QLearningAgent
-from connect4_agents.random_agent import RandomAgent
+from extras import importorskip, needs
 from scripts_helpers import run, session_processes, start, wait_gone
 
+from connect4_agents.qlearning.agent import QLearningAgent
+from connect4_agents.random_agent import RandomAgent
+from connect4_env import Rules
 
+
+@needs("train", "matplotlib")  # --plot
 def test_tournament_json_and_plot(tmp_path):
     out, plot = tmp_path / "t.json", tmp_path / "t.png"
     args = [
@@ -79,9 +83,10 @@ def test_tournament_errors(args, message):
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
+@needs("train", "matplotlib")  # --plot
 def test_evaluate_script(tmp_path):
     table = tmp_path / "q.npz"
-    agent = QLearningAgent(rows=4, columns=5, seed=0)
+    agent = QLearningAgent(Rules(4, 5, 4), seed=0)
     agent.train(RandomAgent(seed=1), episodes=300, progress=False)
     agent.save(table)
     out, plot = tmp_path / "acc.json", tmp_path / "acc.png"
@@ -116,7 +121,7 @@ def test_ctrl_c_stops_the_pool_and_keeps_finished_games(tmp_path):
 
 @pytest.mark.slow
 def test_ray_backend_plays_the_same_games_and_leaves_nothing(tmp_path):
-    pytest.importorskip("ray")
+    importorskip("ray")
     common = ["random", "mcts:20", "solver", "--rows", "4", "--columns", "5", "--games", "4", "--no-progress"]
     process_json, ray_json = tmp_path / "p.json", tmp_path / "r.json"
     result = run("scripts/tournament.py", *common, "--workers", "2", "--json", str(process_json))
@@ -140,7 +145,7 @@ def test_ray_backend_plays_the_same_games_and_leaves_nothing(tmp_path):
 
 @pytest.mark.slow
 def test_ctrl_c_on_ray_leaves_no_ray_process(tmp_path):
-    pytest.importorskip("ray")
+    importorskip("ray")
     out = tmp_path / "t.json"
     process = start(
         "scripts/tournament.py", "mcts:3000", "mcts:4000", "--games", "400", "--backend", "ray",
@@ -159,8 +164,9 @@ def test_ctrl_c_on_ray_leaves_no_ray_process(tmp_path):
 
 
 def test_evaluate_a_ply_range_and_a_sample() -> None:
-    from connect4_agents.evaluation.test_sets import select_positions, select_test_sets
     from scripts_helpers import run as run_script
+
+    from connect4_agents.evaluation.test_sets import select_positions, select_test_sets
 
     result = run_script(
         "scripts/evaluate.py", "random", "--plies", "40-41", "--workers", "1", "--no-progress"

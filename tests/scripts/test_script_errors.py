@@ -9,8 +9,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from connect4_agents import QLearningAgent, RandomAgent
+from extras import importorskip
 from scripts_helpers import run, signal_after, start
+
+from connect4_agents import QLearningAgent, RandomAgent
+from connect4_env import Rules
 
 
 def expect_usage_error(result: subprocess.CompletedProcess[str], fragment: str) -> None:
@@ -21,7 +24,7 @@ def expect_usage_error(result: subprocess.CompletedProcess[str], fragment: str) 
 
 @pytest.fixture(scope="module")
 def small_table(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    agent = QLearningAgent(4, 5, 4, seed=0)
+    agent = QLearningAgent(Rules(4, 5, 4), seed=0)
     agent.train(RandomAgent(seed=1), 20, window=20)
     return agent.save(tmp_path_factory.mktemp("tables") / "q45.npz")
 
@@ -81,7 +84,7 @@ def test_train_checks_its_output_before_training(tmp_path: Path) -> None:
 
 
 def test_train_sb3_refuses_bad_hyperparameters_before_training(tmp_path: Path) -> None:
-    pytest.importorskip("stable_baselines3")
+    importorskip("stable_baselines3")
     expect_usage_error(
         run("scripts/train_sb3.py", "--hyperparameters", '{"bogus": 1}', "--out", str(tmp_path / "a")),
         "bogus",

@@ -1,0 +1,94 @@
+"""Accuracy against perfect play: each agent's move in every position of the test sets, scored by the solver.
+
+    python scripts/evaluate.py random mcts:1000                         # the six 6x7 sets
+    python scripts/evaluate.py mcts:0.1s --test-sets 6x7-begin-hard 6x7-end-easy --json acc.json --plot acc.png
+    python scripts/evaluate.py qlearning:runs/qlearning/qtable.npz --test-sets all   # the sets it can play
+    python scripts/evaluate.py mcts:10000 --backend ray                 # on a local Ray (or --address)
+    python scripts/evaluate.py mcts:1000 --plies 10-32 --sample 500     # 500 positions of 10 to 32 stones
+
+Prints per set the share of moves that keep the best win/draw/loss outcome ("optimal class") and of moves with
+the best score ("exact"), with 95 % Wilson intervals, and the mean regret in solver score points. The same
+--seed gives the same moves on any backend and number of workers (time budgets, mcts:<seconds>s, excepted).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from connect4_agents._support.cli import (
+    check_output_file,
+    command_parser,
+    ply_range,
+    positive_int,
+    run_cli,
+)
+from connect4_agents._support.files import atomic_write_json
+from connect4_agents.evaluation.accuracy import evaluate_agents, plot_reports
+from connect4_agents.evaluation.backends import BACKENDS
+from connect4_agents.evaluation.test_sets import test_set_names
+
+__all__ = ["build_parser", "run", "main"]
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """The command's options, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    parser = command_parser(parser, __doc__)
+    parser.add_argument("agents", nargs="+", help="agent specs: random, mcts:1000, mcts:0.1s, solver, ...")
+    parser.add_argument(
+        "--test-sets",
+        nargs="+",
+        default=["6x7"],
+        metavar="NAME",
+        help="'all', '6x7' (the six 6x7 sets, default) or set names: " + ", ".join(test_set_names()),
+    )
+    parser.add_argument(
+        "--plies",
+        metavar="MIN-MAX",
+        type=ply_range,
+        default=None,
+        help="only positions with MIN to MAX stones played (e.g. 10-32)",
+    )
+    parser.add_argument(
+        "--sample", type=positive_int, default=None, help="N of those positions, drawn with --seed"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--backend", choices=BACKENDS, default="process")
+    parser.add_argument("--workers", type=positive_int, default=None, help="worker processes (default: CPUs)")
+    parser.add_argument("--address", default=None, help="a Ray cluster's address (--backend ray)")
+    parser.add_argument("--json", metavar="PATH", default=None, help="write the reports as JSON here")
+    parser.add_argument("--plot", metavar="PATH", default=None, help="bars per set and agent")
+    parser.add_argument("--no-progress", action="store_true")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate every agent, printing each table when done; then the JSON file and the plot.
+
+    Raises:
+        ValueError / TypeError: an unknown set or spec, no position in the range, an unwritable output.
+    """
+    out = check_output_file(args.json) if args.json else None
+    plot = check_output_file(args.plot) if args.plot else None
+    reports = evaluate_agents(
+        args.agents,
+        args.test_sets,
+        plies=args.plies,
+        sample=args.sample,
+        seed=args.seed,
+        backend=args.backend,
+        workers=args.workers,
+        address=args.address,
+        progress=not args.no_progress,
+        on_report=lambda report: print(report.table(), flush=True),
+    )
+    if out is not None:
+        atomic_write_json(out, {"seed": args.seed, "reports": [r.to_dict() for r in reports]})
+    if plot is not None:
+        plot_reports(reports, str(plot))
+        print(f"plot: {plot}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (default: the command line) and run; returns the exit code."""
+    return run_cli(run, build_parser().parse_args(argv))

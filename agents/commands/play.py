@@ -1,0 +1,94 @@
+"""Play Connect Four against an agent, or watch two agents: in a window or in the terminal.
+
+    python scripts/play.py                                   # you (X, red) against mcts:1000 in a window
+    python scripts/play.py --player0 solver --player1 human  # the solver moves first
+    python scripts/play.py --player0 random --player1 mcts:200 --ui terminal --rows 4 --columns 5
+    python scripts/play.py --player0 mcts:100 --player1 solver --exit-at-end --screenshot game.png --record games.jsonl
+
+Window (pygame-ce, the render extra): click a column or press 1-9; N new game, U undo, S swap sides, Esc quit.
+Under the board, the last agent's view of its move (MCTS playout shares and mean values, solver verdicts).
+--ui terminal (the default when there is no display): type column numbers; stones in colour on a terminal.
+--record PATH appends every finished game to a records file (see scripts/replay.py).
+
+Agent specs: human, random, mcts:<playouts>, mcts:<seconds>s, solver, qlearning:<table.npz>, sb3:<model.zip>.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from connect4_agents import agent_from_spec
+from connect4_agents._support.cli import check_output_file, command_parser, run_cli
+from connect4_agents.evaluation.records import GameLog, write_games
+from connect4_agents.ui.play_window import PlayWindow, display_available
+from connect4_agents.ui.terminal import play_in_terminal
+from connect4_env import Rules
+from connect4_env.validation import check_number
+
+__all__ = ["build_parser", "run", "main"]
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """The command's options, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    parser = command_parser(parser, __doc__)
+    parser.add_argument("--player0", default="human", help="agent spec of the first player (X, red)")
+    parser.add_argument("--player1", default="mcts:1000", help="agent spec of the second player (O, yellow)")
+    parser.add_argument("--rows", type=int, default=6)
+    parser.add_argument("--columns", type=int, default=7)
+    parser.add_argument("--win-length", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0, help="seed for the agents that take one")
+    parser.add_argument(
+        "--ui",
+        choices=("window", "terminal"),
+        default=None,
+        help="window (pygame) or terminal; default: window when there is a display",
+    )
+    parser.add_argument("--record", metavar="PATH", default=None, help="append each finished game here")
+    parser.add_argument(
+        "--screenshot", metavar="PATH", default=None, help="window: save it as PNG at the end"
+    )
+    parser.add_argument("--exit-at-end", action="store_true", help="window: close when the game ends")
+    parser.add_argument(
+        "--delay", type=float, default=0.5, help="window: seconds before each agent move (default 0.5)"
+    )
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """One session in the window (as many games as the person plays) or one game in the terminal.
+
+    Raises:
+        ValueError: window-only options with ``--ui terminal``, a bad delay, board, spec or output path.
+    """
+    rules = Rules(args.rows, args.columns, args.win_length)
+    ui = args.ui or ("window" if display_available() else "terminal")
+    if ui == "terminal" and (args.screenshot or args.exit_at_end):
+        raise ValueError("--screenshot and --exit-at-end are for the window (--ui window)")
+    check_number("--delay", args.delay, 0.0, 60.0)
+    record = check_output_file(args.record) if args.record else None
+    screenshot = check_output_file(args.screenshot) if args.screenshot else None
+    specs = (args.player0, args.player1)
+
+    def keep(game: GameLog) -> None:
+        if record is not None:
+            write_games(record, [game], append=True)
+
+    if ui == "window":
+        # None seats are the person's: the window reads their clicks
+        players = [
+            None if spec == "human" else agent_from_spec(spec, seed=args.seed + seat, rules=rules)
+            for seat, spec in enumerate(specs)
+        ]
+        window = PlayWindow(players, specs, rules, seed=args.seed, delay=args.delay, on_game_end=keep)
+        window.run(exit_at_end=args.exit_at_end, screenshot=screenshot)
+        if screenshot is not None:
+            print(f"screenshot: {screenshot}")
+        return 0
+    players = [agent_from_spec(spec, seed=args.seed + seat, rules=rules) for seat, spec in enumerate(specs)]
+    keep(play_in_terminal(players, specs, rules, seed=args.seed, record_search=record is not None))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (default: the command line) and run; returns the exit code."""
+    return run_cli(run, build_parser().parse_args(argv))

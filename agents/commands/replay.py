@@ -1,0 +1,60 @@
+"""Turn game records into one self-contained HTML replay (no network needed to open it).
+
+    python scripts/tournament.py mcts:100 solver --games 4 --games-out games.jsonl
+    python scripts/replay.py games.jsonl -o replay.html      # then open replay.html#game=0&ply=10
+
+Step with the buttons, the arrow keys or the slider; the address #game=G&ply=N opens a position. On 6x7 (with
+the book extra) and on boards of at most 35 cells each move gets a verdict from the solver, computed here:
+best / keeps the result / mistake, with the scores.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from connect4_agents._support.cli import check_output_file, command_parser, run_cli
+from connect4_agents._support.progress import progress_bar
+from connect4_agents.evaluation.records import read_games
+from connect4_agents.ui.replay import write_replay
+
+__all__ = ["build_parser", "run", "main"]
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """The command's options, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    parser = command_parser(parser, __doc__)
+    parser.add_argument("records", help="a game records file (JSON lines, .gz allowed)")
+    parser.add_argument("-o", "--out", default="replay.html", help="the HTML file (default replay.html)")
+    parser.add_argument("--title", default=None, help="page title (default: the records file's name)")
+    parser.add_argument("--no-verdicts", action="store_true", help="skip the solver's verdicts")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read the records and write the page.
+
+    Raises:
+        ValueError / OSError: an unreadable or malformed records file, an unwritable page.
+    """
+    out = check_output_file(args.out)
+    games = read_games(args.records)
+    bar = None if args.no_progress else progress_bar(len(games), "games", unit="game")
+    try:
+        write_replay(
+            out,
+            games,
+            verdicts=not args.no_verdicts,
+            title=args.title or f"Connect Four: {args.records}",
+            on_game=None if bar is None else lambda _: bar.update(1),
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    print(f"{len(games)} games: {out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (default: the command line) and run; returns the exit code."""
+    return run_cli(run, build_parser().parse_args(argv))

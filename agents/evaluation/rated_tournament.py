@@ -1,0 +1,143 @@
+"""A tournament with its outputs: Elo ratings, the results file and the game records, kept when interrupted.
+
+What ``scripts/tournament.py`` runs: :func:`gauntlet_ratings` picks the fixed ratings a ``--gauntlet`` is rated
+against, :func:`run_rated_tournament` plays (through :func:`~connect4_agents.evaluation.tournament.run_tournament`),
+rates and writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from connect4_agents._support.files import atomic_write_json
+from connect4_agents.evaluation.arena import MatchResult
+from connect4_agents.evaluation.ratings import REFERENCE_LADDER, Ratings, fit_ratings, read_ratings
+from connect4_agents.evaluation.records import write_games
+from connect4_agents.evaluation.tournament import (
+    GameOutcome,
+    TournamentResult,
+    game_logs,
+    pairing_counts,
+    run_tournament,
+)
+from connect4_env.core import Rules
+
+__all__ = ["gauntlet_ratings", "run_rated_tournament"]
+
+
+def gauntlet_ratings(
+    specs: Sequence[str], rules: Rules, ladder: str | os.PathLike[str] | None = None
+) -> tuple[list[str], dict[str, float]]:
+    """The ladder a gauntlet plays against and its fixed ratings: ``specs`` (every agent of the ladder file
+    when empty) rated as in ``ladder`` (a ``tournament.py --json`` file; default: the reference ladder
+    shipped for 6x7).
+
+    Returns:
+        The ladder agents and their ratings.
+
+    Raises:
+        ValueError: the reference ladder on a board other than 6x7, a malformed ladder file, or a spec
+            without a rating in it. OSError: the file cannot be read.
+    """
+    if ladder is None and (rules.rows, rules.columns, rules.win_length) != (6, 7, 4):
+        raise ValueError("the reference ladder is rated on 6x7: pass --ladder PATH for another board")
+    ratings = read_ratings(REFERENCE_LADDER if ladder is None else ladder)
+    chosen = list(specs) or list(ratings)
+    unrated = [s for s in chosen if s not in ratings]
+    if unrated:
+        raise ValueError(f"ladder agents without a rating in the ladder file: {unrated}")
+    return chosen, {s: ratings[s] for s in chosen}
+
+
+def run_rated_tournament(
+    specs: Sequence[str],
+    games: int,
+    rules: Rules,
+    *,
+    seed: int = 0,
+    gauntlet: str | None = None,
+    fixed: dict[str, float] | None = None,
+    anchor: str = "random",
+    bootstrap: int = 1000,
+    backend: str = "process",
+    workers: int | None = None,
+    address: str | None = None,
+    progress: bool = True,
+    json_out: str | os.PathLike[str] | None = None,
+    games_out: str | os.PathLike[str] | None = None,
+    on_pairing: Callable[[str, str, MatchResult], None] | None = None,
+) -> Ratings:
+    """Play the tournament (see :func:`~connect4_agents.evaluation.tournament.run_tournament`), rate it with
+    :func:`~connect4_agents.evaluation.ratings.fit_ratings` and write its outputs.
+
+    Args:
+        specs, games, rules, seed, gauntlet, backend, workers, address, progress, on_pairing: as for
+            ``run_tournament`` (``games`` per pairing).
+        fixed: ratings held fixed (a gauntlet's ladder, see :func:`gauntlet_ratings`); anchor, bootstrap: as
+            for ``fit_ratings``.
+        json_out: where to write the board, the ratings, each pairing and every game as JSON.
+        games_out: where to write the game records, with each move's search numbers.
+
+    Returns:
+        The ratings.
+
+    Raises:
+        TypeError / ValueError: bad arguments, a spec that cannot play ``rules``, players that no games link.
+        IllegalMoveError: an agent chose an illegal column.
+        KeyboardInterrupt: Ctrl-C, after the finished games were written to both files (``"finished":
+            false``; ratings only when those games link every player).
+    """
+    result = TournamentResult()
+    played: list[GameOutcome] = []
+
+    def rate() -> Ratings:
+        return fit_ratings(pairing_counts(result), anchor=anchor, fixed=fixed, bootstrap=bootstrap, seed=seed)
+
+    def write(finished: bool) -> None:
+        ordered = sorted(played, key=lambda g: (g.pairing, g.game))
+        if games_out is not None:
+            write_games(games_out, game_logs(ordered, rules, seed))
+        if json_out is None:
+            return
+        data: dict[str, Any] = {
+            "rows": rules.rows,
+            "columns": rules.columns,
+            "win_length": rules.win_length,
+            "games_per_pairing": games,
+            "seed": seed,
+            "finished": finished,
+        }
+        if result.pairings:
+            # an interrupted run's finished games may not link every player yet: then no ratings
+            with contextlib.suppress(ValueError):
+                data.update(rate().to_dict())
+        data.update(result.to_dict())
+        data["games"] = [g.to_dict() for g in ordered]
+        atomic_write_json(Path(json_out), data)
+
+    try:
+        run_tournament(
+            specs,
+            games,
+            rules,
+            seed=seed,
+            gauntlet=gauntlet,
+            backend=backend,
+            workers=workers,
+            address=address,
+            progress=progress,
+            result=result,
+            on_pairing=on_pairing,
+            games=played,
+            record_search=games_out is not None,
+        )
+    except KeyboardInterrupt:
+        write(finished=False)
+        raise
+    ratings = rate()
+    write(finished=True)
+    return ratings
