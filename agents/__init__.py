@@ -16,8 +16,9 @@ from connect4_agents.human import HumanAgent
 from connect4_agents.mcts import MCTSAgent
 from connect4_agents.qlearning import QLearningAgent
 from connect4_agents.random_agent import RandomAgent
+from connect4_agents.rllib import RLlibAgent
+from connect4_agents.sb3 import SB3Agent
 from connect4_agents.solver import SolverAgent
-
 from connect4_env.policy import make_policy, policy_from_spec, policy_names, register_policy
 
 __all__ = [
@@ -47,18 +48,10 @@ agent_from_spec = policy_from_spec
 
 
 def __getattr__(name: str) -> Any:
-    # SB3Agent and AlphaZeroAgent need torch (the train extra) when used, RLlibAgent a trained RLlib module:
-    # imported on first use, so that ``import connect4_agents`` stays light
-    if name == "SB3Agent":
-        from connect4_agents.sb3 import SB3Agent
-
-        return SB3Agent
-    if name == "RLlibAgent":
-        from connect4_agents.rllib import RLlibAgent
-
-        return RLlibAgent
+    # AlphaZeroAgent's module imports torch (the train extra): imported on first use, so that
+    # ``import connect4_agents`` stays light
     if name == "AlphaZeroAgent":
-        from connect4_agents.alphazero import AlphaZeroAgent
+        from connect4_agents.alphazero.agent import AlphaZeroAgent
 
         return AlphaZeroAgent
     raise AttributeError(f"module 'connect4_agents' has no attribute {name!r}")

@@ -1,8 +1,15 @@
-"""AlphaZero-style learning: a policy/value network guiding a PUCT search (needs torch: the ``train`` extra)."""
+"""AlphaZero-style learning: a policy/value network guiding a PUCT search (needs torch: the ``train`` extra).
 
-from connect4_agents.alphazero.agent import DEFAULT_SIMULATIONS, AlphaZeroAgent
-from connect4_agents.alphazero.files import ModelFile, load_model, save_model
-from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet
+``agent`` (the policy), ``network``, ``files`` (the safe model format), ``config`` (a training run's
+settings), ``selfplay`` (games and the replay buffer), ``monitor`` (accuracy, Elo, logs, curve) and ``train``
+(the driver). The names below import torch on first use, so ``import connect4_agents.alphazero.config`` (what a
+command line needs) does not.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __all__ = [
     "AlphaZeroAgent",
@@ -12,4 +19,22 @@ __all__ = [
     "save_model",
     "NetworkEvaluator",
     "PolicyValueNet",
+    "AlphaZeroTrainConfig",
 ]
+
+_HOMES = {
+    "AlphaZeroAgent": "agent",
+    "DEFAULT_SIMULATIONS": "agent",
+    "ModelFile": "files",
+    "load_model": "files",
+    "save_model": "files",
+    "NetworkEvaluator": "network",
+    "PolicyValueNet": "network",
+    "AlphaZeroTrainConfig": "config",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

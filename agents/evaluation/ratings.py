@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from connect4_agents._support.figures import pyplot, save_figure
+from connect4_agents._support.files import parse_json
 from connect4_env.validation import check_int, check_number
 
 __all__ = [
@@ -48,7 +50,7 @@ def read_ratings(path: str | os.PathLike[str]) -> dict[str, float]:
     """
     text = Path(path).read_text()
     try:
-        data = json.loads(text)
+        data = parse_json(text, "ratings", allow_nan=True)
         ratings = {str(spec): float(entry["elo"]) for spec, entry in data["ratings"].items()}
     except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as error:
         raise ValueError(f"{path}: not a ratings file written by tournament.py --json ({error})") from None
@@ -111,8 +113,6 @@ class Ratings:
 
     def plot(self, path: str) -> None:
         """Ratings with interval bars, and the head-to-head scores as a heat map, saved to ``path``."""
-        from connect4_agents._support.figures import pyplot, save_figure
-
         players = sorted(self.elo, key=lambda p: self.elo[p])
         index = {p: i for i, p in enumerate(players)}
         score = np.full((len(players), len(players)), np.nan)

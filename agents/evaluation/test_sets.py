@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from connect4_agents._support.files import read_json_lines
-from connect4_agents.solver.agent import SolverAgent, plies_to_end
 
+from connect4_agents._support.files import atomic_write, atomic_write_json, parse_json, read_json_lines
+from connect4_agents.solver.agent import SolverAgent, plies_to_end
 from connect4_env.core import Board, IllegalMoveError, Rules
 from connect4_env.validation import check_int
 
@@ -320,7 +320,7 @@ def generate_test_set(
         RuntimeError: fewer positions than ``spec.size`` were found in ``200 * spec.size`` candidates.
     """
     seed = check_int("seed", seed, 0)
-    solver = solver if solver is not None else SolverAgent(max_nodes=None)
+    solver = solver if solver is not None else SolverAgent(node_budget=None)
     rules = spec.rules
     rng = np.random.default_rng(np.random.SeedSequence([seed, *spec.name.encode()]))
     seen: set[tuple[int, int]] = set()
@@ -370,13 +370,11 @@ def write_test_set(
     spec: TestSetSpec, positions: list[Position], seed: int, directory: str | os.PathLike[str] | None = None
 ) -> dict[str, Any]:
     """Write one set atomically and record it in the folder's manifest; returns its manifest entry."""
-    from connect4_agents._support.files import atomic_write, atomic_write_json
-
     directory = Path(directory if directory is not None else DATA_DIR)
     data = encode_positions(positions)
     atomic_write(test_set_path(spec.name, directory), lambda stream: stream.write(data))
     manifest_path = directory / MANIFEST
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    manifest = parse_json(manifest_path.read_text(), "test-set manifest") if manifest_path.exists() else {}
     entry = {
         "rows": spec.rows,
         "columns": spec.columns,
@@ -397,5 +395,5 @@ def write_test_set(
 def manifest(directory: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The shipped manifest: per set its board, size, seed and the SHA-256 of its file."""
     path = Path(directory if directory is not None else DATA_DIR) / MANIFEST
-    result: dict[str, Any] = json.loads(path.read_text())
+    result: dict[str, Any] = parse_json(path.read_text(), "test-set manifest")
     return result

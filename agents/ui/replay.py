@@ -22,7 +22,6 @@ from connect4_agents._support.files import atomic_write
 from connect4_agents.evaluation.records import GameLog
 from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score
 from connect4_agents.solver.book import BOOK_RULES, book_available
-
 from connect4_env.core import Board, Rules
 
 __all__ = ["replay_html", "write_replay", "move_verdicts", "can_judge", "SOLVABLE_CELLS", "VERDICT_NODES"]
@@ -46,7 +45,7 @@ def move_verdicts(game: GameLog, solver: SolverAgent | None = None) -> list[dict
     (``{"verdict": "best" | "keeps" | "mistake", "text", "scores"}``), or None where the position needs more
     than :data:`VERDICT_NODES` solver nodes."""
     rules = game.rules
-    solver = solver if solver is not None else SolverAgent(max_nodes=VERDICT_NODES)
+    solver = solver if solver is not None else SolverAgent(node_budget=VERDICT_NODES)
     solver.bind(rules)
     board = Board(rules)
     verdicts: list[dict[str, Any] | None] = []
@@ -131,7 +130,7 @@ def replay_html(
     for index, game in enumerate(games):
         judged = None
         if verdicts and can_judge(game.rules):
-            solver = solvers.setdefault(game.rules, SolverAgent(max_nodes=VERDICT_NODES))
+            solver = solvers.setdefault(game.rules, SolverAgent(node_budget=VERDICT_NODES))
             judged = move_verdicts(game, solver)
         data.append(_game_data(game, judged))
         if on_game is not None:

@@ -8,6 +8,8 @@ import json
 
 import numpy as np
 import pytest
+from reference import ReferenceGame, reference_scores
+from scripts_helpers import run
 
 # aliases: pytest would collect functions named test_* as tests
 from connect4_agents.evaluation import Position, load_test_set, read_positions
@@ -15,9 +17,6 @@ from connect4_agents.evaluation import test_set_names as set_names
 from connect4_agents.evaluation.test_sets import DATA_DIR, TEST_SET_SPECS, manifest
 from connect4_agents.evaluation.test_sets import test_set_path as set_path
 from connect4_agents.solver.agent import SolverAgent
-from reference import ReferenceGame, reference_scores
-from scripts_helpers import run
-
 from connect4_env import Board
 
 
@@ -84,11 +83,11 @@ def test_a_sample_re_solved(name):
     """Every move of five positions per set scored again by a fresh solver (no book, another table)."""
     positions = load_test_set(name)
     rng = np.random.default_rng(sum(name.encode()))
-    solver = SolverAgent(book=False, max_nodes=None, table_size=1 << 20)
+    solver = SolverAgent(book=False, node_budget=None, table_size=1 << 20)
     for index in rng.choice(len(positions), size=5, replace=False):
         position = positions[int(index)]
         if position.ply < 13 and position.columns * position.rows == 42:
-            solver = SolverAgent(max_nodes=None)  # before the book's depth the 6x7 search needs the book
+            solver = SolverAgent(node_budget=None)  # before the book's depth the 6x7 search needs the book
         assert tuple(solver.evaluate_board(position.board())) == position.move_scores, position.moves
 
 

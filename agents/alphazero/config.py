@@ -1,0 +1,78 @@
+"""The settings of an AlphaZero training run, apart from torch so that a command line can be built without it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from connect4_env.core import Rules
+from connect4_env.validation import check_int, check_number
+
+__all__ = ["AlphaZeroTrainConfig", "TrainConfig"]
+
+
+@dataclass
+class AlphaZeroTrainConfig:
+    """Settings of one AlphaZero training run (each field is also a ``scripts/train_alphazero.py`` option;
+    the module docstring says what they do). ``TrainConfig`` is the same class under its former name (SB3's
+    settings are :class:`connect4_agents.sb3.train.SB3TrainConfig`)."""
+
+    rows: int = 6
+    columns: int = 7
+    win_length: int = 4
+    channels: int = 64
+    blocks: int = 4
+    generations: int = 10
+    games: int = 64
+    parallel: int = 32
+    simulations: int = 100
+    c_puct: float = 1.5
+    dirichlet_alpha: float = 1.0
+    noise: float = 0.25
+    temperature_moves: int = 8
+    buffer_size: int = 100_000
+    steps: int = 200
+    batch_size: int = 256
+    lr: float = 1e-3
+    weight_decay: float = 1e-4
+    workers: int = 1
+    eval_positions: int = 200
+    eval_simulations: int = 50
+    ladder_every: int = 10
+    ladder_games: int = 10
+    seed: int = 0
+
+    def check(self) -> AlphaZeroTrainConfig:
+        """Raise TypeError / ValueError naming a bad setting; returns self."""
+        Rules(self.rows, self.columns, self.win_length)
+        for name, low in (
+            ("channels", 1),
+            ("blocks", 0),
+            ("generations", 1),
+            ("games", 1),
+            ("parallel", 1),
+            ("simulations", 1),
+            ("temperature_moves", 0),
+            ("buffer_size", 1),
+            ("steps", 0),
+            ("batch_size", 1),
+            ("workers", 1),
+            ("eval_positions", 0),
+            ("eval_simulations", 0),
+            ("ladder_every", 0),
+            ("ladder_games", 1),
+            ("seed", 0),
+        ):
+            check_int(name, getattr(self, name), low)
+        check_number("c_puct", self.c_puct, 0.0)
+        check_number("dirichlet_alpha", self.dirichlet_alpha, 0.0, above_minimum=True)
+        check_number("noise", self.noise, 0.0, 1.0)
+        check_number("lr", self.lr, 0.0, above_minimum=True)
+        check_number("weight_decay", self.weight_decay, 0.0)
+        return self
+
+    @property
+    def rules(self) -> Rules:
+        return Rules(self.rows, self.columns, self.win_length)
+
+
+TrainConfig = AlphaZeroTrainConfig  # the former name, kept for existing scripts

@@ -1,0 +1,161 @@
+"""Self-play: games of the network's PUCT search against itself, many in lockstep, over worker processes or Ray,
+and the replay buffer (with mirror images) they fill."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from connect4_agents.alphazero.config import AlphaZeroTrainConfig
+from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet
+from connect4_agents.evaluation.backends import run_batches
+from connect4_agents.mcts.puct import PUCTSearch
+from connect4_env.core import Board, Rules
+from connect4_env.encoding import observation_planes
+
+__all__ = ["self_play", "play_generation", "ReplayBuffer"]
+
+
+def self_play(
+    net: PolicyValueNet, config: AlphaZeroTrainConfig, n_games: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Play ``n_games`` games (``config.parallel`` at a time in lockstep).
+
+    Returns:
+        ``(planes, policies, values, plies)``: every position from the mover's view ``(n, rows, columns, 2)``
+        int8, the visit distributions ``(n, columns)``, the results for the mover ``(n,)`` (1, 0, -1), and the
+        plies played.
+    """
+    rules = config.rules
+    evaluator = NetworkEvaluator(net)
+    planes: list[np.ndarray] = []
+    policies: list[np.ndarray] = []
+    values: list[float] = []
+    plies = 0
+    left = n_games
+    while left > 0:
+        batch = min(config.parallel, left)
+        left -= batch
+        search = PUCTSearch(
+            evaluator,
+            c_puct=config.c_puct,
+            dirichlet_alpha=config.dirichlet_alpha,
+            noise=config.noise,
+            seed=int(rng.integers(2**63)),
+        )
+        boards = [Board(rules) for _ in range(batch)]
+        history: list[list[tuple[np.ndarray, np.ndarray, int]]] = [[] for _ in range(batch)]
+        while True:
+            active = [i for i, board in enumerate(boards) if not board.is_terminal]
+            if not active:
+                break
+            roots = search.roots([boards[i] for i in active])
+            search.run(roots, config.simulations)
+            for i, root in zip(active, roots):
+                board = boards[i]
+                result = PUCTSearch.result(root)
+                target = result.policy(1.0)
+                temperature = 1.0 if board.ply < config.temperature_moves else 0.0
+                choice = result.policy(temperature)
+                column = int(rng.choice(len(choice), p=choice))
+                history[i].append((observation_planes(board), target, board.to_move))
+                board.play(column)
+                plies += 1
+        for board, moves in zip(boards, history):
+            for board_planes, target, mover in moves:
+                planes.append(board_planes)
+                policies.append(target)
+                values.append(0.0 if board.winner is None else (1.0 if board.winner == mover else -1.0))
+    return (
+        np.stack(planes).astype(np.int8),
+        np.stack(policies).astype(np.float32),
+        np.asarray(values, dtype=np.float32),
+        plies,
+    )
+
+
+def _self_play_task(
+    task: tuple[bytes, dict[str, Any], int, int],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """One worker's share of a generation's games (the network travels as its state dict's bytes)."""
+    weights, settings, n_games, seed = task
+    torch.set_num_threads(1)
+    config = AlphaZeroTrainConfig(**settings)
+    net = PolicyValueNet(config.channels, config.blocks)
+    net.load_state_dict(torch.load(io.BytesIO(weights), weights_only=True))
+    net.eval()
+    return self_play(net, config, n_games, np.random.default_rng(seed))
+
+
+def play_generation(
+    net: PolicyValueNet,
+    config: AlphaZeroTrainConfig,
+    rng: np.random.Generator,
+    backend: str = "process",
+    address: str | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """``config.games`` self-play games, split over ``config.workers`` processes (in this one for 1) or Ray
+    tasks (``backend="ray"``, ``address`` to join a cluster)."""
+    if config.workers == 1 and backend == "process":
+        return self_play(net, config, config.games, rng)
+    buffer = io.BytesIO()
+    torch.save(net.state_dict(), buffer)
+    shares = [len(part) for part in np.array_split(np.arange(config.games), config.workers) if len(part)]
+    tasks = [(buffer.getvalue(), asdict(config), n, int(rng.integers(2**63))) for n in shares]
+    parts = run_batches(_self_play_task, tasks, backend=backend, workers=config.workers, address=address)
+    return (
+        np.concatenate([p[0] for p in parts]),
+        np.concatenate([p[1] for p in parts]),
+        np.concatenate([p[2] for p in parts]),
+        sum(p[3] for p in parts),
+    )
+
+
+class ReplayBuffer:
+    """The last ``capacity`` positions, each stored with its mirror image."""
+
+    def __init__(self, capacity: int, rules: Rules) -> None:
+        self.capacity = capacity
+        self.planes = np.zeros((0, rules.rows, rules.columns, 2), np.int8)
+        self.policies = np.zeros((0, rules.columns), np.float32)
+        self.values = np.zeros(0, np.float32)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def add(self, planes: np.ndarray, policies: np.ndarray, values: np.ndarray) -> None:
+        planes = np.concatenate([planes, planes[:, :, ::-1]])
+        policies = np.concatenate([policies, policies[:, ::-1]])
+        values = np.concatenate([values, values])
+        self.planes = np.concatenate([self.planes, planes])[-self.capacity :]
+        self.policies = np.concatenate([self.policies, policies])[-self.capacity :]
+        self.values = np.concatenate([self.values, values])[-self.capacity :]
+
+    def sample(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        index = rng.integers(len(self), size=size)
+        return self.planes[index], self.policies[index], self.values[index]
+
+    def to_bytes(self) -> bytes:
+        stream = io.BytesIO()
+        np.savez_compressed(stream, planes=self.planes, policies=self.policies, values=self.values)
+        return stream.getvalue()
+
+    def load(self, path: Path) -> None:
+        with np.load(path, allow_pickle=False) as data:
+            planes, policies, values = data["planes"], data["policies"], data["values"]
+        if (
+            planes.shape[1:] != self.planes.shape[1:]
+            or len(planes) != len(values)
+            or len(policies) != len(values)
+        ):
+            raise ValueError(f"{path}: a replay buffer of another board size or shape")
+        self.planes, self.policies, self.values = (
+            planes[-self.capacity :],
+            policies[-self.capacity :],
+            values[-self.capacity :],
+        )
