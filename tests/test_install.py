@@ -52,9 +52,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("order", ["ours first", "sdk first"])
-def test_our_agents_and_the_openai_agents_sdk_share_a_venv(
-    order: str, wheel: Path, tmp_path: Path
-) -> None:
+def test_our_agents_and_the_openai_agents_sdk_share_a_venv(order: str, wheel: Path, tmp_path: Path) -> None:
     venv.create(tmp_path / "venv", with_pip=True)
     python = tmp_path / "venv" / "bin" / "python"
     pip = [str(python), "-m", "pip", "install", "--quiet", "--constraint", str(ROOT / "constraints.txt")]

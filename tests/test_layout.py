@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -165,6 +164,7 @@ def test_the_env_layer_names_no_agent_module() -> None:
 
 
 def test_pyproject_installs_every_agents_subpackage_under_our_import_name() -> None:
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert config["package-dir"] == {"connect4_agents": "agents"}
     folders = {_module_name(init) for folder in PACKAGES.values() for init in folder.rglob("__init__.py")}
