@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from connect4_agents.mcts.agent import MCTSAgent, SearchResult, ucb1
+from connect4_agents.mcts.agent import MCTSAgent
 from connect4_agents.mcts.puct import (
     Evaluator,
     Node,
@@ -12,6 +12,7 @@ from connect4_agents.mcts.puct import (
     RolloutEvaluator,
     UniformEvaluator,
 )
+from connect4_agents.mcts.result import SearchResult, ucb1
 
 __all__ = [
     "MCTSAgent",

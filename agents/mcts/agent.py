@@ -23,15 +23,11 @@ which cost accuracy. Proven wins and losses carry their distance to the end of t
 from __future__ import annotations
 
 import math
-import os
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from connect4_agents._support.figures import pyplot, save_figure
 from connect4_agents.base import (
     BOARD_HINT,
     RulesBound,
@@ -40,7 +36,9 @@ from connect4_agents.base import (
     renamed_attribute,
 )
 from connect4_agents.mcts import kernels as uct_kernels
-from connect4_agents.mcts.kernels import DRAW, LOSS, WIN
+from connect4_agents.mcts.kernels import DRAW, WIN
+from connect4_agents.mcts.result import PROOF_NAMES, SearchResult, ucb1
+from connect4_agents.mcts.tree import Tree
 from connect4_env.compiled import KernelBuild, kernels_for
 from connect4_env.core import Board, Rules
 from connect4_env.validation import check_bool, check_choice, check_int, check_number
@@ -60,178 +58,6 @@ DEFAULT_MAX_NODES = DEFAULT_TREE_CAPACITY  # the constant's name before tree_cap
 MAX_TREE_CAPACITY = (1 << 31) - 1  # node indices are int32
 MAX_PLAYOUTS = 1 << 62  # playout counters are int64
 # a proven value for the player who moved into a node (0 loss, 1 draw, 2 win), in words
-_PROOF_NAMES = {LOSS: "loss", DRAW: "draw", WIN: "win"}
-
-
-def ucb1(wins: float, visits: float, parent_visits: float, c: float = math.sqrt(2)) -> float:
-    """UCB1 score of a child: mean result plus ``c * sqrt(ln(parent_visits) / visits)``.
-
-    >>> round(ucb1(1, 1, 4), 3), round(ucb1(0.5, 1, 4), 3), round(ucb1(0, 1, 4), 3)
-    (2.665, 2.165, 1.665)
-    """
-    if visits <= 0:
-        return math.inf
-    return wins / visits + c * math.sqrt(math.log(parent_visits) / visits)
-
-
-@dataclass
-class SearchResult:
-    """What one search saw, per column, from the view of the player to move.
-
-    ``visits[c]`` playouts through the move (mirror twins share their representative's numbers),
-    ``mean_value[c]`` its average result (win 1, draw 1/2; NaN if never tried), ``proven[c]`` "win",
-    "loss", "draw" or None (unproven), ``proof_depth[c]`` the further plies to the end of a proven win or
-    loss line (the line found, not always the shortest). ``root_proven`` is the position's proven value for
-    the player to move, or None.
-    """
-
-    column: int
-    reason: str
-    visits: list[int]
-    mean_value: list[float]
-    proven: list[str | None]
-    proof_depth: list[int]
-    ucb: list[float]
-    playouts: int
-    root_visits: int
-    elapsed: float
-    nodes: int
-    reused_tree: bool
-    root_proven: str | None
-    mirrored: dict[int, int] = field(default_factory=dict)
-
-    @property
-    def playouts_per_second(self) -> float:
-        return self.playouts / self.elapsed if self.elapsed > 0 else math.inf
-
-    def to_dict(self) -> dict[str, Any]:
-        """The per-column numbers as plain JSON (a game record's ``search`` entry): ``kind`` "mcts", the
-        ``column`` chosen, ``visits``, ``values`` (mean results, win 1 draw 1/2, None where never tried),
-        ``proven`` ("win", "draw", "loss" or None) and ``playouts``."""
-        return {
-            "kind": "mcts",
-            "column": self.column,
-            "visits": [int(v) for v in self.visits],
-            "values": [None if math.isnan(v) else round(float(v), 4) for v in self.mean_value],
-            "proven": list(self.proven),
-            "playouts": int(self.playouts),
-        }
-
-    def plot(self, path: str | os.PathLike[str], title: str | None = None) -> Path:
-        """Draw the search: visits per column (bars, the chosen one darker) and mean values (dots, right
-        axis; proven wins, draws and losses marked), saved atomically to ``path`` (png, svg or pdf by the
-        suffix). Needs matplotlib (the ``train`` extra). Returns the path."""
-        plt = pyplot()
-        columns = list(range(len(self.visits)))
-        figure, visits_axis = plt.subplots(figsize=(max(4.0, 0.7 * len(columns) + 1.5), 3.2))
-        colours = ["#1f4e9c" if c == self.column else "#8fb0e0" for c in columns]
-        visits_axis.bar(columns, self.visits, color=colours)
-        visits_axis.set_xlabel("column")
-        visits_axis.set_ylabel("visits")
-        visits_axis.set_xticks(columns)
-        value_axis = visits_axis.twinx()
-        values = [math.nan if math.isnan(v) else v for v in self.mean_value]
-        value_axis.plot(columns, values, "o", color="#d62728", label="mean value")
-        value_axis.set_ylim(-0.05, 1.05)
-        value_axis.set_ylabel("mean value (win 1, draw 1/2)")
-        for column, proof in enumerate(self.proven):
-            if proof is not None:
-                value_axis.annotate(proof, (column, 1.0), ha="center", va="bottom", fontsize=8)
-        visits_axis.set_title(
-            title or f"MCTS: {self.playouts:,} playouts, chose column {self.column} ({self.reason})",
-            fontsize=9,
-        )
-        figure.tight_layout()
-        return save_figure(figure, path)
-
-    def table(self) -> str:
-        """The search as a text table, one row per column."""
-        lines = [f"{'column':>6} {'visits':>8} {'mean':>6} {'UCB1':>6}  proven"]
-        for column, visits in enumerate(self.visits):
-            mean = self.mean_value[column]
-            if visits == 0 and math.isnan(mean) and self.proven[column] is None:
-                continue
-            proof = self.proven[column] or ""
-            if proof in ("win", "loss"):
-                proof += f" in {self.proof_depth[column] + 1} plies"
-            if column in self.mirrored:
-                proof += f" (mirror of {self.mirrored[column]})"
-            marker = " <" if column == self.column else ""
-            ucb = self.ucb[column]
-            lines.append(
-                f"{column:>6} {visits:>8} {mean:>6.3f} {ucb:>6.3f}  {proof}{marker}"
-                if not math.isnan(mean)
-                else f"{column:>6} {visits:>8} {'-':>6} {'-':>6}  {proof}{marker}"
-            )
-        lines.append(
-            f"chosen {self.column} ({self.reason}); {self.playouts:,} playouts in {self.elapsed:.3f} s "
-            f"({self.playouts_per_second:,.0f}/s), {self.nodes:,} nodes, tree reused: {'yes' if self.reused_tree else 'no'}"
-            + (f", root proven: {self.root_proven}" if self.root_proven else "")
-        )
-        return "\n".join(lines)
-
-
-class _Tree:
-    """Node arrays for the kernel; grown by doubling up to the node cap."""
-
-    FIELDS = ("parent", "move", "first_child", "n_children", "value", "visits", "lower", "upper", "depth")
-    DTYPES = (np.int32, np.int32, np.int32, np.int32, np.float64, np.int64, np.int8, np.int8, np.int32)
-    parent: np.ndarray
-    move: np.ndarray
-    first_child: np.ndarray
-    n_children: np.ndarray
-    value: np.ndarray
-    visits: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    depth: np.ndarray
-
-    def __init__(self, build: KernelBuild, capacity: int) -> None:
-        self.build = build
-        self.cur = build.bit_array(capacity)
-        self.msk = build.bit_array(capacity)
-        for name, dtype in zip(self.FIELDS, self.DTYPES):
-            setattr(self, name, np.zeros(capacity, dtype=dtype))
-        self.n_nodes = 0
-
-    @property
-    def capacity(self) -> int:
-        return int(self.cur.shape[0])
-
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        return (self.cur, self.msk) + tuple(getattr(self, name) for name in self.FIELDS)
-
-    def grow(self, capacity: int) -> None:
-        old = self.arrays()
-        bigger = _Tree(self.build, capacity)
-        for target, source in zip(bigger.arrays(), old):
-            target[: len(source)] = source
-        self.cur, self.msk = bigger.cur, bigger.msk
-        for name in self.FIELDS:
-            setattr(self, name, getattr(bigger, name))
-
-    def set_root(self, current: int, mask: int, prior: float) -> None:
-        self.cur[0] = current
-        self.msk[0] = mask
-        self.parent[0] = -1
-        self.move[0] = -1
-        self.first_child[0] = -1
-        self.n_children[0] = 0
-        self.value[0] = prior
-        self.visits[0] = 0
-        self.lower[0] = LOSS
-        self.upper[0] = WIN
-        self.depth[0] = 0
-        self.n_nodes = 1
-
-    def children(self, node: int) -> range:
-        first = int(self.first_child[node])
-        return range(first, first + int(self.n_children[node])) if first >= 0 else range(0)
-
-    def proven(self, node: int) -> int | None:
-        """The node's proven value for the player who moved into it (LOSS/DRAW/WIN), or None."""
-        low = int(self.lower[node])
-        return low if low == int(self.upper[node]) else None
 
 
 class MCTSAgent(RulesBound):
@@ -333,7 +159,7 @@ class MCTSAgent(RulesBound):
         self.tree_capacity = int(tree_capacity)
         self.compiled = compiled
         self.last_search: SearchResult | None = None
-        self._tree: _Tree | None = None
+        self._tree: Tree | None = None
         self._tree_rules: Rules | None = None
         self._meta = np.zeros(3, dtype=np.int64)
         self._seed(seed)
@@ -347,13 +173,6 @@ class MCTSAgent(RulesBound):
         self.last_search = None
         if seed is not None:
             self._seed(seed)
-
-    def __getstate__(self) -> dict[str, Any]:
-        # the tree holds a reference to a kernel module (not picklable) and can be large: a copy starts afresh
-        state = self.__dict__.copy()
-        state["_tree"] = None
-        state["_tree_rules"] = None
-        return state
 
     @classmethod
     def from_spec(cls, value: str, **kwargs: Any) -> MCTSAgent:
@@ -471,25 +290,25 @@ class MCTSAgent(RulesBound):
         self.last_search = result
         return result
 
-    def _root_tree(self, rules: Rules, build: KernelBuild, current: int, mask: int) -> tuple[_Tree, bool]:
+    def _root_tree(self, rules: Rules, build: KernelBuild, current: int, mask: int) -> tuple[Tree, bool]:
         old = self._tree
         if self.reuse_tree and old is not None and self._tree_rules == rules and old.build is build:
             found = self._find(old, current, mask)
             if found is not None:
                 if found == 0:
                     return old, True
-                new = _Tree(build, old.capacity)
+                new = Tree(build, old.capacity)
                 queue = np.zeros(old.capacity, dtype=np.int64)
                 new.n_nodes = int(build.compact_subtree(found, *old.arrays(), *new.arrays(), queue))
                 return new, True
         budget = self.playouts if self.playouts is not None else 20_000
         capacity = max(1024, min(budget * rules.columns + 1, self.tree_capacity), rules.columns + 1)
-        tree = _Tree(build, capacity)
+        tree = Tree(build, capacity)
         tree.set_root(current, mask, self.prior)
         return tree, False
 
     @staticmethod
-    def _find(tree: _Tree, current: int, mask: int) -> int | None:
+    def _find(tree: Tree, current: int, mask: int) -> int | None:
         """The node for position (current, mask) among the root, its children and grandchildren."""
         frontier = [0]
         for _ in range(3):
@@ -502,7 +321,7 @@ class MCTSAgent(RulesBound):
         return None
 
     def _summarise(
-        self, tree: _Tree, rules: Rules, playouts: int, elapsed: float, reused: bool
+        self, tree: Tree, rules: Rules, playouts: int, elapsed: float, reused: bool
     ) -> SearchResult:
         columns = rules.columns
         visits = [0] * columns
@@ -520,7 +339,7 @@ class MCTSAgent(RulesBound):
                 mean[column] = (float(tree.value[child]) - self.prior) / real
                 ucb[column] = ucb1(float(tree.value[child]), real + 2 * self.prior, root_visits, self.c)
             value = tree.proven(child)
-            proven[column] = None if value is None else _PROOF_NAMES[value]
+            proven[column] = None if value is None else PROOF_NAMES[value]
             depth[column] = int(tree.depth[child])
         column, reason = self._choose(tree, children)
         # mirror twins of a symmetric root share their representative's numbers
@@ -539,7 +358,7 @@ class MCTSAgent(RulesBound):
                 mirrored[c] = twin
         root_value = tree.proven(0) if self.solver else None
         # the root's bounds are for the player who moved into it; report its value for the player to move
-        root_proven = None if root_value is None else _PROOF_NAMES[WIN - root_value]
+        root_proven = None if root_value is None else PROOF_NAMES[WIN - root_value]
         return SearchResult(
             column=column,
             reason=reason,
@@ -558,10 +377,10 @@ class MCTSAgent(RulesBound):
         )
 
     @staticmethod
-    def _column_open(tree: _Tree, rules: Rules, column: int) -> bool:
+    def _column_open(tree: Tree, rules: Rules, column: int) -> bool:
         return ((int(tree.msk[0]) >> (column * rules.height + rules.rows - 1)) & 1) == 0
 
-    def _choose(self, tree: _Tree, children: list[int]) -> tuple[int, str]:
+    def _choose(self, tree: Tree, children: list[int]) -> tuple[int, str]:
         def visits(i: int) -> int:
             return int(tree.visits[i])
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
+from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from extras import installed, needs
 from reference import random_board
 
+import connect4_env  # noqa: F401  (registers Connect4-v0)
 from connect4_agents import RandomAgent, make_agent
 from connect4_agents.evaluation.arena import play_match
 from connect4_agents.mcts.agent import MCTSAgent, ucb1
@@ -359,13 +364,10 @@ def test_most_late_drawn_positions_are_proven_within_300k_playouts() -> None:
 
 
 def test_pickles_and_deep_copies_after_a_search() -> None:
-    import copy
-    import pickle
-
     agent = MCTSAgent(playouts=300, seed=0)
     act(agent, Board.empty())
     for clone in (pickle.loads(pickle.dumps(agent)), copy.deepcopy(agent)):
-        assert clone.playouts == 300 and clone._tree is None
+        assert clone.playouts == 300 and clone._tree is not None  # the tree travels with the copy
         assert act(clone, Board.from_moves([3])) in range(7)
 
 
@@ -380,3 +382,39 @@ def test_the_solver_does_not_weaken_mcts_at_equal_playouts() -> None:
                 hits[solver_on] += outcomes[agent.search(board).column] == best
     # measured on 220 positions x 5 seeds: 0.932 on, 0.931 off (OpenSpiel's MCTSBot: 0.926)
     assert hits[True] >= hits[False] - 0.03 * 2 * len(positions)
+
+
+def _play(env: Any, picks: list[int]) -> list[tuple[bytes, float, bool]]:
+    """Step ``env`` with the ``pick``-th legal column each move; the observations, rewards and ends seen."""
+    seen = []
+    for pick in picks:
+        legal = np.flatnonzero(env.unwrapped.action_masks())
+        observation, reward, terminated, truncated, _ = env.step(int(legal[pick % len(legal)]))
+        seen.append((observation.tobytes(), float(reward), terminated))
+        if terminated or truncated:
+            break
+    return seen
+
+
+def test_a_copied_env_with_an_mcts_opponent_continues_exactly_as_the_original() -> None:
+    """pickle and deepcopy carry the opponent's reused tree and generator: the copy plays the same replies."""
+    env = gym.make("Connect4-v0", opponent="mcts:200")
+    env.reset(seed=3)
+    _play(env, [3, 2])
+    copies = [pickle.loads(pickle.dumps(env)), copy.deepcopy(env)]
+    rest = [4, 1, 5, 0, 6, 2, 3, 3, 1]
+    original = _play(env, rest)
+    assert len(original) >= 3
+    for twin in copies:
+        assert _play(twin, rest) == original
+
+
+def test_a_pickled_agent_reuses_its_tree_and_searches_identically() -> None:
+    agent = MCTSAgent(300, seed=1)
+    board = Board.from_moves([3, 3, 2])
+    agent.search(board)
+    twin = pickle.loads(pickle.dumps(agent))
+    board.play(4)
+    ours, theirs = agent.search(board), twin.search(board)
+    assert theirs.reused_tree and ours.reused_tree
+    assert (theirs.visits, theirs.mean_value, theirs.column) == (ours.visits, ours.mean_value, ours.column)
