@@ -10,19 +10,22 @@ compiles, so the search kernels then call the compiled rules (one set of rules, 
 
 numba is imported on first use of a compiled build only, so ``import connect4_env`` does not load it. The
 compiled code is cached on disk by numba (``cache=True``): the first use on a machine compiles it (seconds),
-later processes load it in well under a second. numba's cache tracks each function's own source file only:
-after editing :mod:`connect4_env.kernels`, clear the ``__pycache__`` ``*.nbi``/``*.nbc`` files of the agents'
-kernel modules too (their cached code has the old rules compiled in).
+later processes load it in well under a second. numba's cache tracks each function's own source file only, so
+a kernel module whose compiled rules come from another file would keep old rules after that file changed: the
+loader keeps a marker of those files' contents beside the module's cache and drops the cache when they change.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 import types
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -122,6 +125,7 @@ def compiled_module(name: str) -> types.ModuleType | None:
     spec = importlib.util.spec_from_file_location(name + _COPY_SUFFIX, plain.__file__)
     if spec is None or spec.loader is None:  # pragma: no cover - a module always has a file loader here
         raise ImportError(f"cannot load a second copy of the kernel module {name!r}")
+    _drop_stale_cache(plain)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # numba's on-disk cache finds the module's globals by this name
     spec.loader.exec_module(module)
@@ -138,6 +142,43 @@ def compiled_module(name: str) -> types.ModuleType | None:
                 return None
             setattr(module, attribute, getattr(source, value.__name__))
     return module
+
+
+def _drop_stale_cache(plain: types.ModuleType) -> None:
+    """Remove numba's cache of ``plain``'s functions when the kernel modules it imports rules from changed.
+
+    numba stamps a cached function with its own file's contents only. The marker
+    ``__pycache__/<module>.rules-<digest>`` records the contents of the files it imports kernels from; a
+    missing marker means they changed (or nothing was cached yet), and the module's ``*.nbi``/``*.nbc`` go.
+    Only numba's cache beside the source is handled: with ``NUMBA_CACHE_DIR`` set, or a read-only install
+    (whose files do not change), nothing is done.
+    """
+    sources = sorted(
+        {
+            value.__module__
+            for value in vars(plain).values()
+            if inspect.isfunction(value) and value.__module__ != plain.__name__
+        }
+    )
+    if not sources or os.environ.get("NUMBA_CACHE_DIR") or plain.__file__ is None:
+        return
+    digest = hashlib.sha256()
+    for source in sources:
+        digest.update(Path(str(importlib.import_module(source).__file__)).read_bytes())
+    path = Path(plain.__file__)
+    folder = path.parent / "__pycache__"
+    marker = folder / f"{path.stem}.rules-{digest.hexdigest()[:16]}"
+    if marker.exists():
+        return
+    try:
+        for stale in [*folder.glob(f"{path.stem}.*.nbi"), *folder.glob(f"{path.stem}.*.nbc")]:
+            stale.unlink(missing_ok=True)
+        for old in folder.glob(f"{path.stem}.rules-*"):
+            old.unlink(missing_ok=True)
+        folder.mkdir(exist_ok=True)
+        marker.touch()
+    except OSError:  # not writable here: numba caches elsewhere, and such an install is not edited
+        return
 
 
 @cache

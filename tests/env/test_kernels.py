@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -215,3 +216,28 @@ def test_importing_the_env_does_not_load_numba() -> None:
         "assert 'numba' not in sys.modules, 'numba loaded at import'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_a_changed_rules_file_is_compiled_afresh_in_its_users(tmp_path: Path) -> None:
+    """numba stamps a cached function with its own file only; a kernel module that imports rules from another
+    file must not keep the old rules from its cache after that file changed."""
+    importorskip("numba")
+    (tmp_path / "toy_rules.py").write_text("def answer():\n    return 1\n")
+    (tmp_path / "toy_search.py").write_text(
+        "from toy_rules import answer\n\n\ndef ask():\n    return answer() + 10\n"
+    )
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "from connect4_env.compiled import compiled_module\n"
+        "print(compiled_module('toy_search').ask())\n"
+    )
+
+    def run() -> str:
+        command = [sys.executable, "-c", code, str(tmp_path)]
+        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
+
+    assert run() == "11"
+    assert list((tmp_path / "__pycache__").glob("toy_search.*.nbi"))  # cached
+    assert run() == "11"
+    (tmp_path / "toy_rules.py").write_text("def answer():\n    return 2\n")
+    assert run() == "12"
