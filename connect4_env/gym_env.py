@@ -285,8 +285,9 @@ class RetryableEnvChecker(PassiveEnvChecker):
             self.checked_step, self.checked_data_reuse, self._previous_data = saved
             raise
 
+    # Gymnasium's wrappers keep spec as an attribute; here it reads through to the env's
     @property
-    def spec(self) -> Any:
+    def spec(self) -> Any:  # type: ignore[override]
         """The env's spec as is: the entry point applies this checker, so a spec re-made applies it again."""
         return self.env.spec
 

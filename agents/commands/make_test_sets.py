@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 from connect4_agents._support.cli import check_output_dir, command_parser, run_cli
 from connect4_agents._support.progress import progress_bar
@@ -43,10 +44,13 @@ def run(args: argparse.Namespace) -> int:
         spec = TEST_SET_SPECS[name]
         bar = progress_bar(spec.size, name, unit="pos")
         start = time.perf_counter()
+
+        def advance(_: Any, bar: Any = bar) -> None:
+            if bar is not None:
+                bar.update(1)
+
         try:
-            positions = generate_test_set(
-                spec, args.seed, on_position=None if bar is None else lambda _, b=bar: b.update(1)
-            )
+            positions = generate_test_set(spec, args.seed, on_position=advance)
         finally:
             if bar is not None:
                 bar.close()

@@ -73,7 +73,9 @@ def mcts_vs_mcts(args: argparse.Namespace) -> int:
         print(
             f"move {board.ply}: {'XO'[player]} (MCTS {[args.playouts0, args.playouts1][player]} playouts) plays {column}"
         )
-        print(players[player].last_search.table())
+        search = players[player].last_search
+        if search is not None:
+            print(search.table())
         print(render_ansi(board))
 
     record = play_recorded_game(

@@ -229,12 +229,12 @@ def _not_positions(keys: np.ndarray, rules: Rules) -> int | None:
     used = columns * height
     stray = bits[:, used:].any(axis=1)
     cells = bits[:, :used].reshape(len(keys), columns, height)
-    empty_column = ~cells.any(axis=2)
+    empty_column = ~np.any(cells, axis=2)
     # the marker is each column's highest set bit: its index is the column's stone count
     top = height - 1 - np.argmax(cells[:, :, ::-1], axis=2)
     stones = top.sum(axis=1)
     mover = cells.sum(axis=(1, 2), dtype=np.int64) - columns
-    bad = stray | empty_column.any(axis=1) | (mover != stones // 2)
+    bad = stray | np.any(empty_column, axis=1) | (mover != stones // 2)
     return int(np.argmax(bad)) if bad.any() else None
 
 
