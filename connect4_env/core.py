@@ -3,9 +3,7 @@ the configuration of :mod:`connect4_env.rules` (whose names it re-exports: ``Rul
 
 No Gymnasium, PettingZoo or pygame here: every other module calls this one, and nobody repeats the rules.
 
-Bit layout (the classic one): column ``c`` owns bits ``c * (rows + 1)`` .. ``c * (rows + 1) + rows``; bit
-``c * (rows + 1) + r`` is the cell ``r`` rows above the bottom. The top bit of every column is a sentinel that
-is never set, so a run of stones can never wrap from one column into the next. Python ints serve any size.
+The bit layout of the bitboards is described in :mod:`connect4_env.rules`.
 """
 
 from __future__ import annotations

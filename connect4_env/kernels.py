@@ -30,6 +30,7 @@ __all__ = [
     "CELLS",
     "SHIFTS",
     "STEPS",
+    "line_step",
     "has_won",
     "threat_cells",
     "popcount",
@@ -46,6 +47,17 @@ __all__ = [
 # Places in the ``geo`` tuple.
 ROWS, COLUMNS, HEIGHT, WIN_LENGTH, CELLS, SHIFTS = 0, 1, 2, 3, 4, 5
 STEPS = 8  # run-doubling shifts in geo (zero-padded; more only for win_length > 256, in Python mode)
+
+
+def line_step(k, height):
+    """The bit shift of one step along line direction ``k``: 0 vertical, 1 horizontal, 2 and 3 the diagonals."""
+    if k == 0:
+        return 1
+    if k == 1:
+        return height
+    if k == 2:
+        return height - 1
+    return height + 1
 
 
 def has_won(stones, geo):
@@ -65,13 +77,7 @@ def has_won(stones, geo):
                 return True
         return False
     for k in range(4):
-        direction = 1
-        if k == 1:
-            direction = height
-        elif k == 2:
-            direction = height - 1
-        elif k == 3:
-            direction = height + 1
+        direction = line_step(k, height)
         run = stones
         for j in range(len(geo) - SHIFTS):
             step = geo[SHIFTS + j]
@@ -115,13 +121,7 @@ def threat_cells(stones, mask, geo, board_mask):
         return threat_cells4(stones, mask, geo, board_mask)
     result = stones & 0
     for k in range(4):
-        direction = 1
-        if k == 1:
-            direction = height
-        elif k == 2:
-            direction = height - 1
-        elif k == 3:
-            direction = height + 1
+        direction = line_step(k, height)
         for gap in range(length):  # the empty cell's place in the window
             window = board_mask
             for j in range(length):

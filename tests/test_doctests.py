@@ -10,24 +10,10 @@ import importlib
 import pkgutil
 
 import pytest
+from extras import EXTRAS
 
 import connect4_agents
 import connect4_env
-
-# the extra that installs each optional top-level dependency (pyproject.toml's optional-dependencies)
-EXTRAS = {
-    "torch": "train",
-    "stable_baselines3": "train",
-    "sb3_contrib": "train",
-    "matplotlib": "train",
-    "scipy": "train",
-    "tqdm": "train",
-    "numba": "fast",
-    "pygame": "render",
-    "moviepy": "render",
-    "ray": "distributed",
-    "bitbully_databases": "book",
-}
 
 
 def _modules() -> list[str]:
