@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from connect4_agents._support.extras import MissingExtraError
 from connect4_agents._support.files import parse_json
 
 __all__ = [
@@ -45,7 +46,7 @@ def run_cli(work: Callable[..., int | None], *args: Any) -> int:
 
     Returns:
         ``work``'s code (0 for None); 2 after printing ``error: <message>`` for a ValueError, TypeError,
-        OSError (missing, unreadable or unwritable files) or EOFError (input closed); 130 on Ctrl-C; 143 on
+        MissingExtraError (an optional dependency not installed), OSError (missing, unreadable or unwritable files) or EOFError (input closed); 130 on Ctrl-C; 143 on
         SIGTERM.
     """
     previous = None
@@ -62,7 +63,7 @@ def run_cli(work: Callable[..., int | None], *args: Any) -> int:
     except EOFError:
         print("error: the input was closed (no more moves can be read)", file=sys.stderr)
         return EXIT_USAGE
-    except (ValueError, TypeError, OSError) as error:
+    except (ValueError, TypeError, OSError, MissingExtraError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
     finally:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from connect4_agents._support.extras import require
 from connect4_agents.base import NoLegalMoveError, RulesAware, legacy_arguments, unpack
 from connect4_agents.sb3.files import ALGORITHMS, load_policy, save_policy
 from connect4_env.core import Rules
@@ -15,19 +16,16 @@ __all__ = ["SB3Agent", "ALGORITHMS", "algorithm_class"]
 
 
 def algorithm_class(name: str) -> Any:
-    """The SB3 class for ``"ppo"``, ``"maskable_ppo"`` or ``"dqn"``."""
-    if name == "ppo":
-        from stable_baselines3 import PPO
+    """The SB3 class for ``"ppo"``, ``"maskable_ppo"`` or ``"dqn"``.
 
-        return PPO
-    if name == "maskable_ppo":
-        from sb3_contrib import MaskablePPO
-
-        return MaskablePPO
-    if name == "dqn":
-        from stable_baselines3 import DQN
-
-        return DQN
+    Raises:
+        ValueError: another name. MissingExtraError: SB3 (the ``train`` extra) is not installed.
+    """
+    homes = {"ppo": ("stable_baselines3", "PPO"), "maskable_ppo": ("sb3_contrib", "MaskablePPO")}
+    homes["dqn"] = ("stable_baselines3", "DQN")
+    if name in homes:
+        module, attribute = homes[name]
+        return getattr(require(module, "train", f"the SB3 algorithm {name!r}"), attribute)
     raise ValueError(f"unknown algorithm {name!r}; allowed: {', '.join(ALGORITHMS)}")
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from connect4_agents._support.extras import require
 from connect4_agents._support.files import atomic_write, atomic_write_json, parse_json
 
 __all__ = ["load_policy", "save_policy", "sidecar_architecture", "ALGORITHMS", "detect_algorithm"]
@@ -141,8 +142,7 @@ def load_policy(path: Path, algo: str | None = None) -> Any:
         ValueError: not an SB3 model file, a policy class or ``policy_kwargs`` that cannot be rebuilt safely,
             or weights that do not fit the rebuilt network (each message says which).
     """
-    import torch
-
+    torch = require("torch", "train", "loading an SB3 model")
     data, weights = _read_members(path)
     sidecar_path = path.with_suffix(".json")
     sidecar = None
@@ -190,8 +190,7 @@ def save_policy(path: str | os.PathLike[str], policy: Any) -> Path:
         ValueError: a policy class or a setting (activation, feature extractor) that the safe loader could not
             rebuild; nothing is written then.
     """
-    import torch
-
+    torch = require("torch", "train", "saving an SB3 model")
     kind = (type(policy).__module__, type(policy).__name__)
     algo = next((name for name, expected in _POLICIES.items() if expected == kind), None)
     if algo is None:

@@ -83,6 +83,8 @@ class SB3TrainConfig:
         Rules(self.rows, self.columns, self.win_length)
         if not isinstance(self.hyperparameters, dict):
             raise TypeError(f"hyperparameters must be a dict, got {self.hyperparameters!r}")
+        if not self.hyperparameters:  # nothing to check: SB3 is not imported (a --help works without it)
+            return
         accepted = inspect.signature(algorithm_class(self.algo).__init__).parameters
         fixed = {"self", "policy", "env", "seed", "device", "verbose"}
         unknown = sorted(set(self.hyperparameters) - (set(accepted) - fixed))

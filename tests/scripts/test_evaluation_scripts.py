@@ -8,7 +8,7 @@ import signal
 import time
 
 import pytest
-from extras import importorskip, needs
+from extras import importorskip, needs, needs_book
 from scripts_helpers import run, session_processes, start, wait_gone
 
 from connect4_agents.qlearning.agent import QLearningAgent
@@ -57,6 +57,7 @@ def test_tournament_json_and_plot(tmp_path):
     assert rated["ratings"]["solver"]["elo"] == pytest.approx(data["ratings"]["solver"]["elo"])
 
 
+@needs_book  # the ladder holds the solver, which answers early 6x7 positions fast with the book only
 def test_gauntlet_against_the_reference_ladder(tmp_path):
     result = run(
         "scripts/tournament.py", "--gauntlet", "mcts:3", "--games", "2", "--no-progress", "--bootstrap", "20"

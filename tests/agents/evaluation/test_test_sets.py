@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from extras import needs
 from reference import ReferenceGame, reference_scores
 from scripts_helpers import run
 
@@ -78,7 +79,14 @@ def test_six_by_seven_bands_follow_pons():
     assert bands["6x7-end-easy"].plies[0] == 29 and bands["6x7-end-easy"].remaining[1] == 13
 
 
-@pytest.mark.parametrize("name", set_names())
+@pytest.mark.parametrize(
+    "name",
+    [
+        # the 5x6 and 6x7 sets take minutes to re-solve without the compiled solver
+        pytest.param(name, marks=needs("fast")) if TEST_SET_SPECS[name].rules.cells > 25 else name
+        for name in set_names()
+    ],
+)
 def test_a_sample_re_solved(name):
     """Every move of five positions per set scored again by a fresh solver (no book, another table)."""
     positions = load_test_set(name)

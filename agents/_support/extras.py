@@ -1,0 +1,38 @@
+"""One clear error for a missing optional dependency: which extra brings it, and the pip command."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+__all__ = ["MissingExtraError", "require"]
+
+
+class MissingExtraError(ImportError):
+    """An optional dependency is not installed; the message names the extra that brings it.
+
+    An ``ImportError`` (``except ImportError`` still catches it); the commands print it as ``error: ...`` and
+    exit with status 2.
+    """
+
+
+def require(module: str, extra: str, what: str) -> ModuleType:
+    """Import ``module``, or raise :class:`MissingExtraError` saying that ``what`` needs ``extra``.
+
+    Args:
+        module: the module to import, e.g. ``"torch"``.
+        extra: the project extra that installs it, e.g. ``"train"``.
+        what: what needs it, for the message, e.g. ``"loading an SB3 model"``.
+
+    Returns:
+        The imported module.
+
+    Raises:
+        MissingExtraError: ``module`` (or one of its own imports) is not installed.
+    """
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as error:
+        raise MissingExtraError(
+            f'{what} needs the {extra!r} extra ({error.name} is not installed): pip install "connect4-env[{extra}]"'
+        ) from error
