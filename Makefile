@@ -9,7 +9,11 @@ export PYTHONHASHSEED := 0
 RLLIB_VENV := .venv-rllib
 RLLIB_STAMP := $(RLLIB_VENV)/.installed-stamp
 
-.PHONY: run test test-fast test-slow test-rllib lint type format bench clean install
+# The core install: only the dev extra, to check that every test needing an extra skips and names it.
+CORE_VENV := .venv-core
+CORE_STAMP := $(CORE_VENV)/.installed-stamp
+
+.PHONY: run test test-slow test-rllib test-core lint type format bench clean install
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,11 +25,12 @@ install: $(STAMP)
 run: $(STAMP)
 	$(PY) scripts/mcts_vs_qlearning.py demo
 
+# The README's test command: the default suite (doctests included) on every core, slow tests left to test-slow.
 test: $(STAMP)
-	$(PY) -m pytest -m "not slow and not rllib" -q
+	$(PY) -m pytest -m "not slow and not rllib" -q -n auto
 
 test-slow: $(STAMP)
-	$(PY) -m pytest -m "slow and not rllib" -q
+	$(PY) -m pytest -m "slow and not rllib" -q -n auto
 
 # ray[rllib] pins its own gymnasium, so RLlib gets a venv of its own.
 $(RLLIB_STAMP): pyproject.toml constraints.txt
@@ -36,6 +41,14 @@ $(RLLIB_STAMP): pyproject.toml constraints.txt
 test-rllib: $(RLLIB_STAMP)
 	$(RLLIB_VENV)/bin/python -m pytest -m rllib -q -p no:cacheprovider tests/env/test_rllib.py
 
+$(CORE_STAMP): pyproject.toml constraints.txt
+	test -x $(CORE_VENV)/bin/python || $(PYTHON) -m venv $(CORE_VENV)
+	$(CORE_VENV)/bin/python -m pip install --quiet --constraint constraints.txt -e ".[dev]"
+	touch $(CORE_STAMP)
+
+test-core: $(CORE_STAMP)
+	$(CORE_VENV)/bin/python -m pytest -m "not slow and not rllib" -q -n auto -p no:cacheprovider
+
 lint: $(STAMP)
 	$(PY) -m ruff check connect4_env agents scripts tests benchmarks
 	$(PY) -m ruff format --check connect4_env agents scripts tests benchmarks
@@ -45,10 +58,13 @@ format: $(STAMP)
 	$(PY) -m ruff check --fix connect4_env agents scripts tests benchmarks
 
 type: $(STAMP)
-	$(PY) -m mypy
+	mkdir -p build/typecheck
+	ln -sfn ../../agents build/typecheck/connect4_agents
+	ln -sfn ../../connect4_env build/typecheck/connect4_env
+	MYPYPATH=build/typecheck $(PY) -m mypy -p connect4_env -p connect4_agents
 
 bench: $(STAMP)
 	$(PY) benchmarks/env_throughput.py
 
 clean:
-	rm -rf $(VENV) $(RLLIB_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(RLLIB_VENV) $(CORE_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

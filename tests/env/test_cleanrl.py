@@ -8,11 +8,11 @@ import warnings
 
 import gymnasium as gym
 import numpy as np
-import pytest
+from extras import importorskip
 
 from connect4_env.gym_env import make_flat_env
 
-torch = pytest.importorskip("torch")
+torch = importorskip("torch")
 
 
 def make_env(env_id: str):

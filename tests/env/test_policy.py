@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -9,10 +11,11 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
-from connect4_agents import MCTSAgent, QLearningAgent, RandomAgent, SolverAgent, agent_from_spec, make_agent
-from connect4_agents.evaluation.arena import play_game
+from extras import needs, needs_book
 
 import connect4_env  # noqa: F401  (registers Connect4-v0)
+from connect4_agents import MCTSAgent, QLearningAgent, RandomAgent, SolverAgent, agent_from_spec, make_agent
+from connect4_agents.evaluation.arena import play_game
 from connect4_env import Board, Rules
 from connect4_env.encoding import action_mask, observation_planes
 from connect4_env.policy import bind_policy
@@ -56,24 +59,30 @@ def test_env_opponents_play_the_envs_win_length(name: str) -> None:
 def test_every_runner_binds_its_policies() -> None:
     vector = Connect4VectorEnv(3, rows=5, columns=6, win_length=3, opponent=MCTSAgent(playouts=50))
     assert vector.opponent.rules == THREE_IN_A_ROW
-    sb3 = connect4_env.make_sb3_vec_env(2, rows=5, columns=6, win_length=3, opponent="solver")
-    assert sb3.unwrapped.venv.opponent.rules == THREE_IN_A_ROW
-    sb3.close()
     players = [MCTSAgent(playouts=50, seed=0), SolverAgent()]
     play_game(players, THREE_IN_A_ROW)
     assert all(player.rules == THREE_IN_A_ROW for player in players)
     assert agent_from_spec("mcts:20", rules=THREE_IN_A_ROW).rules == THREE_IN_A_ROW
-    learner = QLearningAgent(5, 6, 3, seed=0)
+    learner = QLearningAgent(Rules(5, 6, 3), seed=0)
     teacher = MCTSAgent(playouts=20, seed=0)
     learner.train(teacher, 4, window=2)
     assert teacher.rules == THREE_IN_A_ROW
 
 
+@needs("train", "stable_baselines3")
+def test_the_sb3_vec_env_binds_its_opponent() -> None:
+    sb3 = connect4_env.make_sb3_vec_env(2, rows=5, columns=6, win_length=3, opponent="solver")
+    assert sb3.unwrapped.venv.opponent.rules == THREE_IN_A_ROW
+    sb3.close()
+
+
 def test_conflicting_rules_are_refused() -> None:
-    with pytest.raises(ValueError, match="win_length=4, but the game has win_length=3"):
-        gym.make("Connect4-v0", rows=5, columns=6, win_length=3, opponent=MCTSAgent(win_length=4))
+    with pytest.raises(
+        ValueError, match="built for 6x7 with win_length=4, but the game is 5x6 with win_length=3"
+    ):
+        gym.make("Connect4-v0", rows=5, columns=6, win_length=3, opponent=MCTSAgent(rules=Rules()))
     with pytest.raises(ValueError, match="trained on 4x5"):
-        bind_policy(QLearningAgent(4, 5, 4), Rules())
+        bind_policy(QLearningAgent(Rules(4, 5, 4)), Rules())
     with pytest.raises(TypeError, match="Rules"):
         bind_policy(RandomAgent(), (6, 7, 4))
     bound = MCTSAgent(playouts=20).bind(Rules())
@@ -83,7 +92,7 @@ def test_conflicting_rules_are_refused() -> None:
 
 def test_unbound_agents_default_to_four_in_a_row() -> None:
     assert MCTSAgent().win_length == 4 and SolverAgent().win_length == 4
-    assert MCTSAgent(win_length=3).win_length == 3
+    assert MCTSAgent(rules=Rules(5, 6, 3)).win_length == 3
 
 
 FULL_COLUMN = Board.from_moves([3] * 6)  # column 3 is full
@@ -93,9 +102,9 @@ FULL_COLUMN = Board.from_moves([3] * 6)  # column 3 is full
     "agent",
     [
         MCTSAgent(playouts=20, seed=0),
-        SolverAgent(),
+        pytest.param(SolverAgent(), marks=needs_book),  # an early 6x7 position: the book answers it
         RandomAgent(seed=0),
-        QLearningAgent(6, 7, 4),
+        QLearningAgent(Rules(6, 7, 4)),
     ],
     ids=["mcts", "solver", "random", "qlearning"],
 )
@@ -143,7 +152,7 @@ def test_scripts_bind_their_agents(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     table = tmp_path / "q.npz"
-    QLearningAgent(4, 5, 4).save(table)
+    QLearningAgent(Rules(4, 5, 4)).save(table)
     bad = subprocess.run(
         [sys.executable, str(script), f"qlearning:{table}", "random", "--games", "2"],
         capture_output=True,
@@ -154,11 +163,8 @@ def test_scripts_bind_their_agents(tmp_path: Path) -> None:
     assert make_agent("random") is not None
 
 
-@pytest.mark.parametrize("opponent", ["mcts", "solver"])
+@pytest.mark.parametrize("opponent", ["mcts", pytest.param("solver", marks=needs_book)])
 def test_an_env_with_a_search_opponent_pickles_mid_game(opponent: str) -> None:
-    import copy
-    import pickle
-
     env = gym.make("Connect4-v0", opponent=opponent)
     env.reset(seed=0)
     env.step(3)  # the opponent has searched once

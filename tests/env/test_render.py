@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 import gymnasium as gym
 import numpy as np
 import pytest
+from extras import importorskip
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import ReferenceGame
@@ -105,7 +106,7 @@ def test_keys_to_action():
 
 
 def test_gymnasium_play_drops_stones_on_digit_keys(monkeypatch):
-    pygame = pytest.importorskip("pygame")
+    pygame = importorskip("pygame")
     from gymnasium.utils.play import play
 
     script = [

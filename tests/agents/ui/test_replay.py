@@ -11,13 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from extras import importorskip, skip_without_book
+from reference import ReferenceGame, reference_scores
+from scripts_helpers import run
+
 from connect4_agents import MCTSAgent, RandomAgent, SolverAgent
 from connect4_agents.evaluation.arena import play_game
 from connect4_agents.evaluation.records import GameLog, game_log, write_games
 from connect4_agents.ui.replay import can_judge, move_verdicts, replay_html, write_replay
-from reference import ReferenceGame, reference_scores
-from scripts_helpers import run
-
 from connect4_env import Rules
 
 
@@ -136,6 +137,7 @@ def count(page: str, kind: str) -> int:
 
 @pytest.fixture(scope="module")
 def replay_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[GameLog]]:
+    skip_without_book()  # the solver plays 6x7 from the first move
     rules = Rules()
     games = []
     for seed in range(2):
@@ -192,7 +194,7 @@ document.body.dataset.hash = location.hash;
 def test_screenshots_show_the_board_and_differ(
     replay_file: tuple[Path, list[GameLog]], tmp_path: Path
 ) -> None:
-    pygame = pytest.importorskip("pygame")
+    pygame = importorskip("pygame")
     path, _ = replay_file
     pictures = []
     for ply in (2, 12):
