@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 pytestmark = pytest.mark.rllib
-pytest.importorskip("ray.rllib", reason="RLlib runs in its own venv: make test-rllib (ray[rllib] pins its own gymnasium)")
+pytest.importorskip(
+    "ray.rllib", reason="RLlib runs in its own venv: make test-rllib (ray[rllib] pins its own gymnasium)"
+)
 
 from scripts_helpers import session_processes, start, wait_gone  # noqa: E402
 
