@@ -256,7 +256,8 @@ class QLearningAgent(RulesBound):
         total_episodes: int | None = None,
         curve: LearningCurve | None = None,
     ) -> LearningCurve:
-        """Learn from ``episodes`` games against ``opponent`` (any policy; pass ``self`` for self-play).
+        """Learn from ``episodes`` games against ``opponent`` (a policy, a name such as ``"random"`` or a spec
+        such as ``"mcts:40"``; pass ``self`` for self-play).
 
         The learner moves first in even episodes and second in odd ones. In self-play both seats learn.
         ``total_episodes``: the length of the whole training plan that epsilon decays over, counted like
@@ -267,7 +268,8 @@ class QLearningAgent(RulesBound):
         then holds every finished episode, and the interrupted one's updates only if ``updates="online"``.
 
         Raises:
-            TypeError / ValueError: bad counts, or an opponent that cannot play this board.
+            TypeError / ValueError: bad counts, an opponent that is neither a policy nor a known name or
+                spec, or one that cannot play this board (nothing is trained then).
         """
         return train_agent(
             self,

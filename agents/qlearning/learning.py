@@ -14,7 +14,7 @@ import numpy as np
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.curves import LearningCurve
 from connect4_env.encoding import TrackedBoard
-from connect4_env.policy import bind_policy
+from connect4_env.policy import resolve_opponent
 from connect4_env.validation import check_int
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def train_agent(
         total_episodes = check_int("total_episodes", total_episodes, 1)
     self_play = opponent is agent
     if not self_play:
-        bind_policy(opponent, agent.rules)
+        opponent = resolve_opponent(opponent, rules=agent.rules)  # a name, a spec or a policy, bound
     agent.planned_episodes = (
         agent.episodes_trained + episodes if total_episodes is None else int(total_episodes)
     )

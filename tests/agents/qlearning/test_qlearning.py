@@ -242,3 +242,14 @@ def test_four_by_five_against_random() -> None:
                 boards.append(board.copy())
             board.play(column)
     assert optimal_move_rate(agent, SolverAgent(), boards) >= 0.78
+
+
+def test_train_takes_an_opponent_by_name_or_spec_and_refuses_other_things() -> None:
+    agent = QLearningAgent(Rules(4, 5, 4), seed=0)
+    agent.train("random", 20)
+    agent.train("mcts:5", 2)
+    assert agent.episodes_trained == 22
+    for bad, error in (("nobody", ValueError), (42, TypeError), (object(), TypeError)):
+        with pytest.raises(error):
+            agent.train(bad, 5)
+    assert agent.episodes_trained == 22  # a refused call trains nothing
