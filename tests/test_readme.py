@@ -44,6 +44,8 @@ def test_importing_agents_does_not_import_torch() -> None:
     assert "SB3Agent" in out
 
 
+# a block that uses gymnasium.utils.play gets its warning about a plotting helper the block does not use
+@pytest.mark.filterwarnings("ignore:.*matplotlib is not installed:UserWarning")
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_readme_example_runs(index: int, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(workdir)

@@ -105,6 +105,8 @@ def test_keys_to_action():
     assert keys[(ord("0"),)] == 9 and len(keys) == 10
 
 
+# gymnasium.utils.play warns about its own plotting helper (which needs TkAgg), not used here
+@pytest.mark.filterwarnings("ignore:.*matplotlib is not installed:UserWarning")
 def test_gymnasium_play_drops_stones_on_digit_keys(monkeypatch):
     pygame = importorskip("pygame")
     from gymnasium.utils.play import play
