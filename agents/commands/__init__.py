@@ -6,13 +6,23 @@ Each module has ``build_parser(parser=None)`` (fills a given parser, such as a s
 Ctrl-C). A command only builds its parser, calls one or two package functions and prints; the work itself
 lives in the package (the families, :mod:`connect4_agents.evaluation`, :mod:`connect4_agents.ui`).
 
-Modules are not imported here: ``train_alphazero`` loads torch and ``train_rllib`` runs ray, so importing this
-package stays light and each command loads only what it needs.
+:func:`main` is the ``connect4`` command (``[project.scripts]``; also ``python -m connect4_agents.commands``): it
+mounts every module's parser as a subcommand (``connect4 play ...``, ``connect4 match train ...``) and runs the
+chosen one through ``run_cli``, so the exit codes are the scripts' own. Importing this package imports no command;
+:func:`build_parser` imports them all, and none imports an optional dependency before its ``run`` (torch, SB3,
+ray, pygame, matplotlib, scipy, numba stay out), so ``connect4 <command> --help`` works on a core install.
 """
 
 from __future__ import annotations
 
-__all__ = ["COMMANDS"]
+import argparse
+import importlib
+from types import ModuleType
+
+from connect4_agents._support.cli import run_cli
+from connect4_env import __version__
+
+__all__ = ["COMMANDS", "SUBCOMMANDS", "build_parser", "main"]
 
 # module names, in the order a help text lists them
 COMMANDS = (
@@ -26,3 +36,63 @@ COMMANDS = (
     "make_test_sets",
     "mcts_vs_qlearning",
 )
+
+# the name each module answers to under ``connect4`` (the bundled MCTS vs Q-learning program is ``match``)
+SUBCOMMANDS = {
+    module: "match" if module == "mcts_vs_qlearning" else module.replace("_", "-") for module in COMMANDS
+}
+_DEST = "connect4_command"  # a name no command's own options use
+
+
+def _command_module(module: str) -> ModuleType:
+    return importlib.import_module(f"{__name__}.{module}")
+
+
+def _summary(doc: str) -> str:
+    """The help line of a command: its docstring's first line, up to the first colon (the rest details it)."""
+    first = doc.strip().splitlines()[0] if doc.strip() else ""
+    return first.split(": ")[0].rstrip(".")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``connect4`` parser: ``--version`` and one subcommand per module of :data:`COMMANDS`, each filled by
+    the module's own ``build_parser``, its help the module's docstring with ``connect4 <name>`` in the examples.
+
+    Returns:
+        A new :class:`argparse.ArgumentParser` whose parsed namespace names the command to run (see :func:`main`).
+    """
+    parser = argparse.ArgumentParser(
+        prog="connect4",
+        description="Connect Four for reinforcement learning: play, train and measure agents.",
+        epilog="connect4 <command> --help describes each command.",
+    )
+    parser.add_argument("--version", action="version", version=f"connect4-env {__version__}")
+    commands = parser.add_subparsers(dest=_DEST, metavar="<command>", title="commands", required=True)
+    for module_name in COMMANDS:
+        module = _command_module(module_name)
+        name = SUBCOMMANDS[module_name]
+        doc = module.__doc__ or ""
+        module.build_parser(
+            commands.add_parser(
+                name,
+                help=_summary(doc),
+                description=doc.replace(f"python scripts/{module_name}.py", f"connect4 {name}"),
+                formatter_class=argparse.RawDescriptionHelpFormatter,
+            )
+        )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``connect4`` command: parse ``argv`` (default: the command line), then run the chosen command.
+
+    Returns:
+        The command's exit code: 0 when it worked, 2 after ``error: ...`` for a bad value or file (argparse's
+        own usage errors exit 2 too, through SystemExit), 130 on Ctrl-C, 143 on SIGTERM.
+
+    Raises:
+        SystemExit: from argparse, for ``--help``, ``--version`` (code 0) or a usage error (code 2).
+    """
+    args = build_parser().parse_args(argv)
+    module_name = next(module for module, name in SUBCOMMANDS.items() if name == getattr(args, _DEST))
+    return run_cli(_command_module(module_name).run, args)

@@ -17,12 +17,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-
-import torch
+from typing import TYPE_CHECKING
 
 from connect4_agents._support.cli import check_output_dir, command_parser, config_values, run_cli
-from connect4_agents.alphazero.train import AlphaZeroTrainConfig, GenerationLog, train
+from connect4_agents._support.extras import require
+from connect4_agents.alphazero.config import AlphaZeroTrainConfig
 from connect4_agents.evaluation.backends import BACKENDS
+
+if TYPE_CHECKING:
+    from connect4_agents.alphazero.monitor import GenerationLog
 
 __all__ = ["build_parser", "run", "main"]
 
@@ -83,6 +86,12 @@ def run(args: argparse.Namespace) -> int:
         ValueError: a bad setting, an unwritable output folder, or files in ``--out`` that cannot resume.
         KeyboardInterrupt: Ctrl-C, after saying where the last finished generation is.
     """
+    # torch only here, so that --help (and a connect4 subcommand's parser) works on a core install; through
+    # require, so that a core install gets the extra's name instead of a traceback
+    torch = require("torch", "train", "train-alphazero")
+    require("matplotlib", "train", "train-alphazero")  # the curve is drawn after each generation
+    from connect4_agents.alphazero.train import train
+
     torch.set_num_threads(1)  # the work is in worker processes and small batches: one thread each
     out = check_output_dir(args.out)
     config = AlphaZeroTrainConfig(**config_values(AlphaZeroTrainConfig, args))

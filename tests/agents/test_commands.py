@@ -6,17 +6,23 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import importlib.metadata
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from connect4_agents.commands import COMMANDS
+import connect4_env
+from connect4_agents import commands
+from connect4_agents.commands import COMMANDS, SUBCOMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
-# what a command module needs beyond the core install (the extra that brings it)
-NEEDS = {"train_alphazero": "torch"}
+# what a command module needs beyond the core install to import (the extra that brings it): nothing, since
+# building a parser must work on a core install (test_subcommand_help_runs_on_a_core_install)
+NEEDS: dict[str, str] = {}
 
 
 def _command(name: str) -> ModuleType:
@@ -129,3 +135,148 @@ def test_each_command_has_a_thin_script(name: str) -> None:
 def test_every_script_is_a_command() -> None:
     scripts = {path.stem for path in (ROOT / "scripts").glob("*.py")}
     assert scripts == set(COMMANDS)
+
+
+# optional dependencies a subcommand's --help must not import (tests/test_layout.py's HEAVY, less the small ones)
+EXTRAS_MODULES = (
+    "torch",
+    "stable_baselines3",
+    "sb3_contrib",
+    "numba",
+    "pygame",
+    "matplotlib",
+    "scipy",
+    "ray",
+)
+HELP_IN_A_FRESH_PROCESS = """
+import sys
+from connect4_agents.commands import main
+try:
+    main(sys.argv[1:])
+except SystemExit as done:
+    code = done.code
+else:
+    code = -1  # --help must end through SystemExit
+loaded = [name for name in {extras!r} if name in sys.modules]
+print("loaded:", ",".join(loaded), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def _subcommand_names(parser: argparse.ArgumentParser) -> list[str]:
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return list(action.choices)
+
+
+def test_the_dispatcher_mounts_every_command_once_with_a_one_line_summary(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    parser = commands.build_parser()
+    assert _subcommand_names(parser) == [SUBCOMMANDS[name] for name in COMMANDS]
+    assert SUBCOMMANDS["mcts_vs_qlearning"] == "match" and SUBCOMMANDS["train_sb3"] == "train-sb3"
+    assert set(_subcommand_names(parser)) == {
+        "play",
+        "tournament",
+        "evaluate",
+        "train-sb3",
+        "train-alphazero",
+        "train-rllib",
+        "replay",
+        "make-test-sets",
+        "match",
+    }
+    with pytest.raises(SystemExit) as exit_info:
+        commands.main(["--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: connect4 ")
+    for module in COMMANDS:
+        summary = commands._summary(
+            importlib.import_module(f"connect4_agents.commands.{module}").__doc__ or ""
+        )
+        assert summary and "\n" not in summary and ": " not in summary
+        assert " ".join(summary.split()) in " ".join(out.split()), (module, summary)
+
+
+def test_a_subcommand_help_shows_its_examples_as_connect4_commands(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        commands.main(["match", "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: connect4 match ")
+    assert "connect4 match train" in out and "python scripts/" not in out
+
+
+@pytest.mark.parametrize("name", list(SUBCOMMANDS.values()))
+def test_subcommand_help_runs_on_a_core_install(name: str) -> None:
+    """``connect4 <name> --help`` in a fresh interpreter exits 0 and imports no optional dependency, so it works
+    where the extras are missing (train-alphazero's parser no longer imports torch)."""
+    done = subprocess.run(
+        [sys.executable, "-c", HELP_IN_A_FRESH_PROCESS.format(extras=EXTRAS_MODULES), name, "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith(f"usage: connect4 {name}"), done.stdout[:300]
+    assert done.stderr.strip().splitlines()[-1] == "loaded:", done.stderr[-2000:]
+
+
+def test_python_m_runs_the_dispatcher() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "connect4_agents.commands", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["connect4-env", connect4_env.__version__]
+
+
+def test_version_is_one_number() -> None:
+    """pyproject reads the version from connect4_env.__version__; the installed metadata agrees."""
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "connect4_env.__version__"}
+    assert importlib.metadata.version("connect4-env") == connect4_env.__version__
+    assert project["project"]["scripts"] == {"connect4": "connect4_agents.commands:main"}
+    assert (ROOT / project["project"]["license-files"][0]).read_text().startswith("MIT License")
+
+
+def test_main_exit_codes_are_the_scripts(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        commands.main([])  # no command: argparse's usage error
+    assert exit_info.value.code == 2
+    with pytest.raises(SystemExit) as exit_info:
+        commands.main(["no-such-command"])
+    assert exit_info.value.code == 2
+    capsys.readouterr()
+    bad = ["play", "--player0", "random", "--player1", "random", "--ui", "terminal", "--rows", "0"]
+    assert commands.main(bad) == 2
+    assert capsys.readouterr().err.startswith("error:")
+    good = [
+        "play",
+        "--player0",
+        "random",
+        "--player1",
+        "random",
+        "--ui",
+        "terminal",
+        "--rows",
+        "4",
+        "--columns",
+        "5",
+    ]
+    assert commands.main(good) == 0
+    assert "X plays column" in capsys.readouterr().out
+
+    def interrupted(args: argparse.Namespace) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib.import_module("connect4_agents.commands.play"), "run", interrupted)
+    assert commands.main(good) == 130
