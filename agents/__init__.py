@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from connect4_agents import alphazero  # light: its torch modules load on first use
 from connect4_agents.base import NoLegalMoveError, Policy
 from connect4_agents.human import HumanAgent
 from connect4_agents.mcts import MCTSAgent
@@ -51,7 +52,5 @@ def __getattr__(name: str) -> Any:
     # AlphaZeroAgent's module imports torch (the train extra): imported on first use, so that
     # ``import connect4_agents`` stays light
     if name == "AlphaZeroAgent":
-        from connect4_agents.alphazero.agent import AlphaZeroAgent
-
-        return AlphaZeroAgent
+        return alphazero.AlphaZeroAgent  # raises MissingExtraError naming the train extra on a core install
     raise AttributeError(f"module 'connect4_agents' has no attribute {name!r}")

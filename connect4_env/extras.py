@@ -1,4 +1,8 @@
-"""One clear error for a missing optional dependency: which extra brings it, and the pip command."""
+"""One clear error for a missing optional dependency: which extra brings it, and the pip command.
+
+It lives in the env layer so that the envs (the SB3 VecEnv, the RLlib env, the pygame window) and the agents
+(``connect4_agents._support.extras`` re-exports it) raise the same :class:`MissingExtraError`.
+"""
 
 from __future__ import annotations
 
@@ -16,13 +20,14 @@ class MissingExtraError(ImportError):
     """
 
 
-def require(module: str, extra: str, what: str) -> ModuleType:
+def require(module: str, extra: str, what: str, *, hint: str = "") -> ModuleType:
     """Import ``module``, or raise :class:`MissingExtraError` saying that ``what`` needs ``extra``.
 
     Args:
         module: the module to import, e.g. ``"torch"``.
         extra: the project extra that installs it, e.g. ``"train"``.
         what: what needs it, for the message, e.g. ``"loading an SB3 model"``.
+        hint: appended to the message, e.g. an alternative that needs no extra.
 
     Returns:
         The imported module.
@@ -35,4 +40,5 @@ def require(module: str, extra: str, what: str) -> ModuleType:
     except ModuleNotFoundError as error:
         raise MissingExtraError(
             f'{what} needs the {extra!r} extra ({error.name} is not installed): pip install "connect4-env[{extra}]"'
+            + (f" {hint}" if hint else "")
         ) from error

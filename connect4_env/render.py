@@ -14,6 +14,7 @@ import numpy as np
 
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import observation_planes
+from connect4_env.extras import require
 from connect4_env.svg import (
     BACKGROUND,
     MAX_SVG_CELLS,
@@ -143,13 +144,9 @@ class HumanWindow:
     """A pygame window that shows ``render_rgb`` images."""
 
     def __init__(self, caption: str = "Connect Four", fps: int = 2) -> None:
-        try:
-            import pygame
-        except ImportError as error:  # pragma: no cover - depends on the install
-            raise ImportError(
-                'render_mode="human" needs pygame: pip install "connect4-env[render]" (or use "rgb_array"/"ansi")'
-            ) from error
-        self._pygame: Any = pygame
+        self._pygame: Any = require(
+            "pygame", "render", 'render_mode="human"', hint='(or use render_mode="rgb_array" or "ansi")'
+        )
         self._caption = caption
         self._fps = fps
         self._screen: Any = None

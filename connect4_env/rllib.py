@@ -25,9 +25,18 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from connect4_env.pettingzoo_env import raw_env
+from connect4_env.extras import MissingExtraError
+
+try:
+    from ray.rllib.env.multi_agent_env import MultiAgentEnv
+except ModuleNotFoundError as error:  # the same message shape as require's; RLlib is no extra of ours
+    raise MissingExtraError(
+        f'the RLlib env needs ray[rllib] ({error.name} is not installed): pip install "ray[rllib]" '
+        "(it pins its own gymnasium: make test-rllib builds a separate venv)"
+    ) from error
+
+from connect4_env.pettingzoo_env import raw_env  # noqa: E402
 
 __all__ = ["Connect4MultiAgentEnv", "to_rllib_observation"]
 

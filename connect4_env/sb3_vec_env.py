@@ -7,9 +7,15 @@ from typing import Any
 
 import numpy as np
 from gymnasium.vector import AutoresetMode
-from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
-from connect4_env.vector_env import Connect4VectorEnv
+from connect4_env.extras import require
+
+# checked first, so that a core install gets the extra's name and the pip command instead of a bare import error
+require("stable_baselines3", "train", "the SB3 VecEnv (make_sb3_vec_env)")
+
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
+
+from connect4_env.vector_env import Connect4VectorEnv  # noqa: E402
 
 __all__ = ["Connect4SB3VecEnv", "make_sb3_vec_env"]
 

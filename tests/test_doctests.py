@@ -30,7 +30,9 @@ def test_docstring_examples_run(name: str) -> None:
     try:
         module = importlib.import_module(name)
     except ImportError as error:
-        missing = (getattr(error, "name", None) or "").split(".")[0]
+        # a MissingExtraError carries the missing module on its cause
+        cause = error if getattr(error, "name", None) else error.__cause__
+        missing = (getattr(cause, "name", None) or "").split(".")[0]
         if missing in EXTRAS:
             pytest.skip(f"needs the {EXTRAS[missing]!r} extra ({missing} is not installed)")
         if name == "connect4_env.rllib":

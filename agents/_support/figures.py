@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from connect4_agents._support.extras import require
 from connect4_agents._support.files import atomic_write
 
 __all__ = ["pyplot", "save_figure"]
@@ -14,9 +15,12 @@ _FORMATS = ("png", "svg", "pdf", "jpg", "jpeg")
 
 
 def pyplot() -> Any:
-    """``matplotlib.pyplot`` on the Agg backend (no window, works without a display)."""
-    import matplotlib
+    """``matplotlib.pyplot`` on the Agg backend (no window, works without a display).
 
+    Raises:
+        MissingExtraError: matplotlib (the ``train`` extra) is not installed.
+    """
+    matplotlib = require("matplotlib", "train", "a plot")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

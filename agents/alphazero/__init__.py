@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from connect4_agents._support.extras import require
+
 __all__ = [
     "AlphaZeroAgent",
     "DEFAULT_SIMULATIONS",
@@ -36,5 +38,7 @@ _HOMES = {
 
 def __getattr__(name: str) -> Any:
     if name in _HOMES:
+        if _HOMES[name] != "config":  # every other module imports torch: say which extra brings it
+            require("torch", "train", f"connect4_agents.alphazero.{name}")
         return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

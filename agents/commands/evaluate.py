@@ -22,6 +22,7 @@ from connect4_agents._support.cli import (
     positive_int,
     run_cli,
 )
+from connect4_agents._support.extras import require
 from connect4_agents._support.files import atomic_write_json
 from connect4_agents.evaluation.accuracy import evaluate_agents, plot_reports
 from connect4_agents.evaluation.backends import BACKENDS
@@ -69,6 +70,11 @@ def run(args: argparse.Namespace) -> int:
     """
     out = check_output_file(args.json) if args.json else None
     plot = check_output_file(args.plot) if args.plot else None
+    # checked before any position is searched, so no result is lost to a missing optional dependency
+    if plot is not None:
+        require("matplotlib", "train", "--plot")
+    if args.backend == "ray":
+        require("ray", "distributed", "--backend ray")
     reports = evaluate_agents(
         args.agents,
         args.test_sets,

@@ -23,6 +23,7 @@ import argparse
 import sys
 
 from connect4_agents._support.cli import check_output_file, command_parser, positive_int, run_cli
+from connect4_agents._support.extras import require
 from connect4_agents.evaluation.backends import BACKENDS
 from connect4_agents.evaluation.rated_tournament import gauntlet_ratings, run_rated_tournament
 from connect4_agents.evaluation.tournament import pairing_line
@@ -69,6 +70,12 @@ def run(args: argparse.Namespace) -> int:
     out = check_output_file(args.json) if args.json else None
     plot = check_output_file(args.plot) if args.plot else None
     games_out = check_output_file(args.games_out) if args.games_out else None
+    # the optional steps' dependencies are checked before any game is played, so none is lost to them
+    require("scipy", "train", "the tournament's rating fit")
+    if plot is not None:
+        require("matplotlib", "train", "--plot")
+    if args.backend == "ray":
+        require("ray", "distributed", "--backend ray")
     rules = Rules(args.rows, args.columns, args.win_length)
     fixed: dict[str, float] | None = None
     specs = list(args.agents)

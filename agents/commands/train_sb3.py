@@ -22,6 +22,7 @@ from connect4_agents._support.cli import (
     positive_int,
     run_cli,
 )
+from connect4_agents._support.extras import require
 from connect4_agents.sb3.agent import ALGORITHMS
 from connect4_agents.sb3.train import SB3TrainConfig, train_baseline
 
@@ -100,7 +101,10 @@ def run(args: argparse.Namespace) -> int:
 
     Raises:
         ValueError / TypeError: a bad setting or opponent, an unwritable output folder.
+        MissingExtraError: the ``train`` extra is not installed (checked before anything is built).
     """
+    for module in ["torch", "stable_baselines3"] + (["sb3_contrib"] if args.algo == "maskable_ppo" else []):
+        require(module, "train", "train-sb3")
     config = SB3TrainConfig(
         **{
             **config_values(SB3TrainConfig, args),

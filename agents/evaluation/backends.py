@@ -23,6 +23,7 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from connect4_agents._support.extras import require
 from connect4_env.core import Rules
 from connect4_env.policy import resolve_opponent
 from connect4_env.validation import check_choice, check_int
@@ -30,7 +31,6 @@ from connect4_env.validation import check_choice, check_int
 __all__ = ["BACKENDS", "run_batches", "default_workers", "plan_batches", "worker_policy"]
 
 BACKENDS = ("process", "ray")
-_RAY_MISSING = "backend='ray' needs Ray: pip install 'connect4-env[distributed]'"
 
 
 def default_workers() -> int:
@@ -101,8 +101,9 @@ def run_batches(
     completion order).
 
     Raises:
-        TypeError / ValueError: an unknown backend, ``workers`` < 1, ``address`` without ``backend="ray"``,
-            or Ray missing. Whatever ``task`` raises propagates.
+        TypeError / ValueError: an unknown backend, ``workers`` < 1, ``address`` without ``backend="ray"``.
+            MissingExtraError: backend="ray" without Ray (the ``distributed`` extra). Whatever ``task`` raises
+            propagates.
     """
     check_choice("backend", backend, BACKENDS)
     workers = default_workers() if workers is None else check_int("workers", workers, 1, 4096)
@@ -151,10 +152,7 @@ def _run_ray(
     address: str | None,
     finished: Callable[[int, Any], None],
 ) -> None:
-    try:
-        import ray
-    except ImportError:
-        raise ValueError(_RAY_MISSING) from None
+    ray = require("ray", "distributed", "backend='ray'")
     started = not ray.is_initialized()
     if started:
         options: dict[str, Any] = {

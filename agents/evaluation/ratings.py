@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from connect4_agents._support.extras import require
 from connect4_agents._support.figures import pyplot, save_figure
 from connect4_agents._support.files import parse_json
 from connect4_env.validation import check_int, check_number
@@ -156,7 +157,7 @@ def _fit(
 ) -> np.ndarray:
     """Maximum-likelihood strengths (natural units) of the ``free`` players, starting from ``guess``; the
     others keep ``fixed_values``."""
-    from scipy.optimize import minimize
+    minimize = require("scipy.optimize", "train", "the rating fit").minimize
 
     i, j = pairs[:, 0], pairs[:, 1]
     n = len(players)

@@ -143,6 +143,7 @@ def load_policy(path: Path, algo: str | None = None) -> Any:
             or weights that do not fit the rebuilt network (each message says which).
     """
     torch = require("torch", "train", "loading an SB3 model")
+    require("stable_baselines3", "train", "loading an SB3 model")  # its policy classes rebuild the network
     data, weights = _read_members(path)
     sidecar_path = path.with_suffix(".json")
     sidecar = None

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from connect4_agents._support.extras import require
 from connect4_agents._support.files import atomic_write
 from connect4_agents.evaluation.records import GameLog
 from connect4_agents.solver.agent import plies_to_end
@@ -84,10 +85,7 @@ class PlayWindow:
                 f"a {rules.rows}x{rules.columns} board does not fit a window (at most "
                 f"{MAX_WINDOW_PIXELS // _MIN_TILE} rows and columns); use --ui terminal"
             )
-        try:
-            import pygame
-        except ImportError as error:  # pragma: no cover - depends on the install
-            raise ImportError('the window needs pygame: pip install "connect4-env[render]"') from error
+        pygame = require("pygame", "render", "the play window", hint="(or use --ui terminal)")
         for player in players:
             if player is not None:
                 bind_policy(player, rules)
