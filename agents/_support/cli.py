@@ -29,6 +29,7 @@ __all__ = [
     "json_object",
     "check_output_dir",
     "check_output_file",
+    "shown_path",
     "EXIT_USAGE",
     "EXIT_INTERRUPTED",
 ]
@@ -162,3 +163,22 @@ def check_output_file(path: str | Path) -> Path:
         raise ValueError(f"the output file {path} is a folder; pass a file name")
     check_output_dir(path.parent)
     return path
+
+
+def shown_path(path: str | Path) -> str:
+    """``path`` as a command prints it: relative to the working folder when it lies inside it, else as given.
+
+    Package functions return resolved paths (``/home/you/repo/runs/demo/qtable.npz``); a command's output
+    says ``runs/demo/qtable.npz``, which is shorter, can be pasted into the next command, and does not show
+    where someone's home folder is.
+
+    Returns:
+        The path to print.
+    """
+    path = Path(path)
+    if path.is_absolute():
+        try:
+            return str(path.relative_to(Path.cwd().resolve()))
+        except ValueError:  # outside the working folder: only the absolute path names it
+            return str(path)
+    return str(path)

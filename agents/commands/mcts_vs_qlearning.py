@@ -26,6 +26,7 @@ from connect4_agents._support.cli import (
     command_parser,
     positive_int,
     run_cli,
+    shown_path,
 )
 from connect4_agents.evaluation.matches import play_recorded_game, play_recorded_match, qtable_against_mcts
 from connect4_agents.mcts.agent import MCTSAgent
@@ -41,7 +42,7 @@ _SETTINGS = ("alpha", "gamma", "epsilon", "epsilon_min", "exploration_fraction",
 
 
 def _records_written(path: Path) -> None:
-    print(f"game records: {path}")
+    print(f"game records: {shown_path(path)}")
 
 
 # -- modes -------------------------------------------------------------------------------------------------
@@ -83,7 +84,7 @@ def mcts_vs_mcts(args: argparse.Namespace) -> int:
     )
     print("draw" if record.winner is None else f"{'XO'[record.winner]} wins", f"in {len(record.moves)} moves")
     if args.games_out is not None:
-        print(f"game record: {args.games_out}")
+        print(f"game record: {shown_path(args.games_out)}")
     return 0
 
 
@@ -99,7 +100,7 @@ def train(args: argparse.Namespace) -> Path:
         agent if args.opponent == "self" else agent_from_spec(args.opponent, seed=args.seed + 1, rules=rules)
     )
     out = check_output_dir(args.out or "runs/qlearning")
-    print(f"training {agent!r} against {args.opponent} for {args.episodes:,} episodes -> {out}")
+    print(f"training {agent!r} against {args.opponent} for {args.episodes:,} episodes -> {shown_path(out)}")
     try:
         trained = train_and_save(
             agent,
@@ -112,7 +113,8 @@ def train(args: argparse.Namespace) -> Path:
         )
     except KeyboardInterrupt:
         print(
-            f"\ninterrupted after {agent.episodes_trained:,} episodes: saved {out / TABLE_FILE} and {out / CURVE_JSON}",
+            f"\ninterrupted after {agent.episodes_trained:,} episodes: saved {shown_path(out / TABLE_FILE)} "
+            f"and {shown_path(out / CURVE_JSON)}",
             file=sys.stderr,
         )
         raise
@@ -124,7 +126,8 @@ def train(args: argparse.Namespace) -> Path:
         f"win {curve.win_rate[last]:.3f}, draw {curve.draw_rate[last]:.3f}, loss {curve.loss_rate[last]:.3f} "
         f"(epsilon {curve.epsilon[last]:.3f})"
     )
-    print(f"saved {trained.table}, {out / CURVE_PNG}, {out / CURVE_JSON}")
+    saved = (trained.table, out / CURVE_PNG, out / CURVE_JSON)
+    print(f"saved {', '.join(shown_path(path) for path in saved)}")
     return trained.table
 
 
@@ -146,7 +149,7 @@ def match(args: argparse.Namespace) -> int:
     rules = played.rules
     print(f"board {rules.rows}x{rules.columns}, win_length {rules.win_length}")
     print(played.result.table("Q-table", f"MCTS({args.mcts_playouts})"))
-    print(f"results written to {played.out}")
+    print(f"results written to {shown_path(played.out)}")
     return 0
 
 

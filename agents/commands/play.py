@@ -7,7 +7,8 @@
 
 Window (pygame-ce, the render extra): click a column or press 1-9; N new game, U undo, S swap sides, Esc quit.
 Under the board, the last agent's view of its move (MCTS playout shares and mean values, solver verdicts).
---ui terminal (the default when there is no display): type column numbers; stones in colour on a terminal.
+--ui terminal (the default when there is no display): type column numbers; the agent's column is announced,
+another game is offered at the end with the running score; stones in colour on a terminal.
 --record PATH appends every finished game to a records file (see scripts/replay.py).
 
 Agent specs: human, random, mcts:<playouts>, mcts:<seconds>s, solver, qlearning:<table.npz>, sb3:<model.zip>.
@@ -16,12 +17,14 @@ Agent specs: human, random, mcts:<playouts>, mcts:<seconds>s, solver, qlearning:
 from __future__ import annotations
 
 import argparse
+import sys
 
 from connect4_agents import agent_from_spec
 from connect4_agents._support.cli import check_output_file, command_parser, run_cli
+from connect4_agents._support.extras import require
 from connect4_agents.evaluation.records import GameLog, write_games
 from connect4_agents.ui.play_window import PlayWindow, display_available
-from connect4_agents.ui.terminal import play_in_terminal
+from connect4_agents.ui.terminal import play_terminal_session
 from connect4_env import Rules
 from connect4_env.validation import check_number
 
@@ -55,13 +58,16 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
 
 
 def run(args: argparse.Namespace) -> int:
-    """One session in the window (as many games as the person plays) or one game in the terminal.
+    """One session in the window or in the terminal (as many games as the person plays; agents alone: one).
 
     Raises:
         ValueError: window-only options with ``--ui terminal``, a bad delay, board, spec or output path.
     """
     rules = Rules(args.rows, args.columns, args.win_length)
-    ui = args.ui or ("window" if display_available() else "terminal")
+    # --screenshot and --exit-at-end are the window's: asking for them picks it, also with no display
+    # (pygame then draws off screen), so the README's screenshot command works on a headless machine
+    window_only = bool(args.screenshot or args.exit_at_end)
+    ui = args.ui or ("window" if window_only or display_available() else "terminal")
     if ui == "terminal" and (args.screenshot or args.exit_at_end):
         raise ValueError("--screenshot and --exit-at-end are for the window (--ui window)")
     check_number("--delay", args.delay, 0.0, 60.0)
@@ -74,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
             write_games(record, [game], append=True)
 
     if ui == "window":
+        # checked before the agents are built (an AlphaZero model takes a while to load)
+        require("pygame", "render", "--ui window", hint="(or use --ui terminal)")
         # None seats are the person's: the window reads their clicks
         players = [
             None if spec == "human" else agent_from_spec(spec, seed=args.seed + seat, rules=rules)
@@ -85,7 +93,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"screenshot: {screenshot}")
         return 0
     players = [agent_from_spec(spec, seed=args.seed + seat, rules=rules) for seat, spec in enumerate(specs)]
-    keep(play_in_terminal(players, specs, rules, seed=args.seed, record_search=record is not None))
+    # another game is offered only to a person at a terminal: piped input plays one game, as before
+    ask = input if "human" in specs and sys.stdin.isatty() else None
+    play_terminal_session(
+        players, specs, rules, seed=args.seed, record_search=record is not None, on_game_end=keep, ask=ask
+    )
     return 0
 
 

@@ -29,6 +29,19 @@ def algorithm_class(name: str) -> Any:
     raise ValueError(f"unknown algorithm {name!r}; allowed: {', '.join(ALGORITHMS)}")
 
 
+_HOW_TO_LOAD = (
+    "load a saved model with SB3Agent.load('model.zip'), or name it in a spec as 'sb3:<model.zip>' "
+    "(make_agent('sb3', policy=model.policy) takes one in memory)"
+)
+
+
+def _require_policy(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    # ``make_agent("sb3")`` calls SB3Agent() with no policy: say where one comes from instead of Python's bare
+    # "missing 1 required positional argument"
+    if not args and "policy" not in kwargs:
+        raise TypeError(f"the 'sb3' agent needs a trained model: {_HOW_TO_LOAD}")
+
+
 class SB3Agent(RulesAware):
     """A Stable-Baselines3 policy as a Connect Four agent.
 
@@ -44,8 +57,10 @@ class SB3Agent(RulesAware):
 
     name = "sb3"
 
-    @legacy_arguments(positional=("policy", "deterministic", "seed"))
+    @legacy_arguments(positional=("policy", "deterministic", "seed"), translate=_require_policy)
     def __init__(self, policy: Any, *, deterministic: bool = True, seed: int | None = None) -> None:
+        if isinstance(policy, (str, Path)):  # a path is the commonest slip: Python's own error names no fix
+            raise TypeError(f"SB3Agent() takes a policy, not a path ({policy!r}): {_HOW_TO_LOAD}")
         self.policy = getattr(policy, "policy", policy)
         self.deterministic = deterministic
         self.rng = np.random.default_rng(seed)
@@ -64,10 +79,13 @@ class SB3Agent(RulesAware):
 
         Raises:
             FileNotFoundError: no such file. ValueError: not an SB3 model file, or one that cannot be loaded
-                without running code stored in it (the message says which part).
+                without running code stored in it (the message says which part). MissingExtraError: torch or
+                SB3 (the ``train`` extra) is not installed, checked before the file is looked at.
         """
         if algo is not None and algo not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {algo!r}; allowed: {', '.join(ALGORITHMS)}")
+        for module in ("torch", "stable_baselines3"):
+            require(module, "train", "loading an SB3 model")
         path = Path(path)
         if not path.is_file() and path.with_suffix(".zip").is_file():
             path = path.with_suffix(".zip")

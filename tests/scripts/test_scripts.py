@@ -123,3 +123,36 @@ def test_tournament(tmp_path: Path) -> None:
     assert len(data["pairings"]) == 3 and sum(data["points"].values()) == 6
     result = run("scripts/tournament.py", "random", "muzero")
     assert result.returncode == 2 and "unknown agent" in result.stderr
+
+
+def test_demo_prints_only_relative_paths(tmp_path: Path) -> None:
+    # what `make run` runs, from the folder it writes into: no /home/..., /work/... or /tmp/... in the output
+    import subprocess
+    import sys
+
+    from scripts_helpers import ROOT
+
+    script = str(ROOT / "scripts" / "mcts_vs_qlearning.py")
+    args = [
+        "demo",
+        "--episodes",
+        "200",
+        "--window",
+        "100",
+        "--games",
+        "2",
+        "--quiet",
+        "--games-out",
+        "g.jsonl",
+    ]
+    result = subprocess.run(
+        [sys.executable, script, *args], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert "saved runs/demo/qtable.npz, runs/demo/curve.png" in result.stdout
+    assert (
+        "results written to runs/demo/match.json" in result.stdout
+        and "game records: g.jsonl" in result.stdout
+    )
+    output = result.stdout + result.stderr
+    assert str(tmp_path.resolve()) not in output and str(tmp_path) not in output

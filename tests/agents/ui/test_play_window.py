@@ -224,3 +224,12 @@ def test_the_board_is_drawn_by_connect4_env_render(windows) -> None:
     assert differ.size and all(row * t <= y < (row + 1) * t and 0 <= x < t for y, x in differ)
     assert pixel(window, window.left + 1, window.top + 1) == BACKGROUND
     assert pixel(window, *window._cell_centre(rules.rows - 1, 2)) == PALETTE[1]
+
+
+def test_screenshot_picks_the_window_without_a_display(tmp_path: Path) -> None:
+    # the README's screenshot command has no --ui: asking for a screenshot means the window, even headless
+    shot = tmp_path / "game.png"
+    args = ["--player0", "mcts:20", "--player1", "mcts:20", "--rows", "4", "--columns", "5", "--delay", "0"]
+    result = run("scripts/play.py", *args, "--exit-at-end", "--screenshot", str(shot))
+    assert result.returncode == 0, result.stderr
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
