@@ -13,11 +13,11 @@ RLLIB_STAMP := $(RLLIB_VENV)/.installed-stamp
 CORE_VENV := .venv-core
 CORE_STAMP := $(CORE_VENV)/.installed-stamp
 
-.PHONY: run test test-slow test-rllib test-core lint type format bench clean install
+.PHONY: run test test-slow test-rllib test-core lint type format bench clean install docs
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --constraint constraints.txt -e ".[dev,train,render,fast,book,distributed]"
+	$(PY) -m pip install --quiet --constraint constraints.txt -e ".[dev,train,render,fast,book,distributed,docs]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -62,6 +62,14 @@ type: $(STAMP)
 	ln -sfn ../../agents build/typecheck/connect4_agents
 	ln -sfn ../../connect4_env build/typecheck/connect4_env
 	MYPYPATH=build/typecheck $(PY) -m mypy -p connect4_env -p connect4_agents
+
+# The documentation site, strictly: every MkDocs or mkdocstrings warning fails the build. mkdocstrings reads
+# the packages under their import names through the same links as mypy (connect4_agents is the agents/ folder).
+docs: $(STAMP)
+	mkdir -p build/typecheck
+	ln -sfn ../../agents build/typecheck/connect4_agents
+	ln -sfn ../../connect4_env build/typecheck/connect4_env
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir build/site
 
 bench: $(STAMP)
 	$(PY) benchmarks/env_throughput.py

@@ -30,6 +30,7 @@ EXTRAS: dict[str, str] = {
     "moviepy": "render",
     "ray": "distributed",
     "bitbully_databases": "book",
+    "mkdocs": "docs",
 }
 # What each extra brings, and so what ``needs(extra)`` checks is importable.
 MODULES: dict[str, tuple[str, ...]] = {

@@ -239,10 +239,14 @@ def evaluate_accuracy(
             workers; bound to each position's rules).
         test_set: a shipped set's name (:func:`test_set_names`), a list of names, or a list of
             :class:`Position`. The per-set breakdown is by name (by board for positions).
-        backend, workers, address: where the positions are played (see :mod:`connect4_agents.evaluation.backends`).
+        backend: where the positions are played, ``"process"`` or ``"ray"`` (see
+            :mod:`connect4_agents.evaluation.backends`).
+        workers: the number of worker processes or Ray tasks at once (default: the CPUs available).
         progress: a progress bar (tqdm) over positions.
         seed: the agent is reset with a seed derived from ``seed`` and the position's index before each
             position, so the same seed gives the same moves on any backend and number of workers.
+        address: the Ray cluster to join with ``backend="ray"``, such as ``"ray://head:10001"`` (default: a
+            local one).
         batch_size: positions per task (default: about four tasks per worker, at most 100 positions each).
 
     Raises:

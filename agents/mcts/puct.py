@@ -251,8 +251,8 @@ class PUCTSearch:
         c_puct: exploration weight (1.5).
         fpu: first-play urgency: an unvisited move counts as the parent's value for the player choosing
             minus ``fpu`` (0.25).
-        dirichlet_alpha, noise: root noise ``(1 - noise) * P + noise * Dir(alpha)`` (self-play only; noise 0
-            turns it off, the default).
+        dirichlet_alpha: the ``alpha`` of the root noise ``(1 - noise) * P + noise * Dir(alpha)`` (self-play only).
+        noise: the weight of that root noise; 0, the default, turns it off.
         seed: seeds the noise.
     """
 
