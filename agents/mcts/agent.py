@@ -57,6 +57,7 @@ DEFAULT_TREE_CAPACITY = 1 << 22  # 54 bytes a node: about 230 MB at the cap
 DEFAULT_MAX_NODES = DEFAULT_TREE_CAPACITY  # the constant's name before tree_capacity (kept for imports)
 MAX_TREE_CAPACITY = (1 << 31) - 1  # node indices are int32
 MAX_PLAYOUTS = 1 << 62  # playout counters are int64
+_LOADED_GEOMETRIES: set[int] = set()  # geometry-tuple lengths the compiled UCT kernel has been called with
 # a proven value for the player who moved into a node (0 loss, 1 draw, 2 win), in words
 
 
@@ -247,10 +248,13 @@ class MCTSAgent(RulesBound):
         self._meta[0] = tree.n_nodes
         self._meta[2] = int(tree.capacity < self.tree_capacity)
         settings = (self._meta, geo, rules.board_mask, self.c, self.prior, self.solver, self.symmetry)
-        # The first call in a process loads the compiled kernels from numba's disk cache (or compiles them):
-        # a call with no playouts does that before the clock starts, so ``elapsed``, ``playouts_per_second``
-        # and a ``time_limit`` count the search alone (the first search once showed 2,328 playouts/s)
-        build.mcts_playouts(0, 0, *tree.arrays(), *settings)
+        # The first call of a compiled build in a process loads the kernels from numba's disk cache (or
+        # compiles them, once per geometry length): a call with no playouts does that before the clock starts,
+        # so ``elapsed``, ``playouts_per_second`` and a ``time_limit`` count the search alone (the first search
+        # once showed 2,328 playouts/s). Later searches skip it.
+        if build.compiled and len(geo) not in _LOADED_GEOMETRIES:
+            build.mcts_playouts(0, 0, *tree.arrays(), *settings)
+            _LOADED_GEOMETRIES.add(len(geo))
         start = time.perf_counter()
         done = 0
         chunk = 64
