@@ -49,18 +49,19 @@ class RandomAgent(RulesAware):
 
     def act_batch(self, observations: Any, action_masks: Any) -> np.ndarray:
         """One uniformly random legal column per row of ``action_masks`` (for the batched env)."""
-        # k-th legal column with k uniform in [0, legal count): small int8 temporaries only, which keeps this
-        # fast for thousands of games at once
+        # k-th legal column with k uniform in [0, legal count): the smallest integer type that holds the
+        # board's column count (int8 up to 127 columns), which keeps this fast for thousands of games at once
         action_masks = np.asarray(action_masks)
         width = self._width(None if observations is None else np.asarray(observations)[0])
 
         if action_masks.ndim != 2 or (width is not None and action_masks.shape[1] != width):
             raise ValueError(f"action_masks have shape {action_masks.shape}; the board has {width} columns")
-        counts = np.cumsum(action_masks != 0, axis=1, dtype=np.int8)
+        dtype = np.int8 if action_masks.shape[1] <= np.iinfo(np.int8).max else np.int32
+        counts = np.cumsum(action_masks != 0, axis=1, dtype=dtype)
         totals = counts[:, -1]
         if not totals.all():
             raise NoLegalMoveError("no legal move: an action mask allows no column")
-        k = (self.rng.random(totals.shape[0]) * totals).astype(np.int8)
+        k = (self.rng.random(totals.shape[0]) * totals).astype(dtype)
         return (counts > k[:, None]).argmax(axis=1)
 
     def __repr__(self) -> str:

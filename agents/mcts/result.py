@@ -107,9 +107,10 @@ class SearchResult:
                 continue
             proof = self.proven[column] or ""
             if proof in ("win", "loss"):
-                proof += f" in {self.proof_depth[column] + 1} plies"
+                plies = self.proof_depth[column] + 1
+                proof += f" in {plies} {'ply' if plies == 1 else 'plies'}"
             if column in self.mirrored:
-                proof += f" (mirror of {self.mirrored[column]})"
+                proof += f"{' ' if proof else ''}(mirror of {self.mirrored[column]})"
             marker = " <" if column == self.column else ""
             ucb = self.ucb[column]
             lines.append(

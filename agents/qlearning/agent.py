@@ -90,7 +90,8 @@ class QLearningAgent(RulesBound):
         rules: the board it learns (a table only plays that size); default 4x5 with 4 in a row. The old
             ``QLearningAgent(rows, columns, win_length)`` / ``rows=, columns=, win_length=`` still work, with a
             DeprecationWarning.
-        alpha: learning rate. gamma: discount.
+        alpha: the learning rate (the step size of each update).
+        gamma: the discount of the next position's value (1.0: a win is worth the same however far away).
         epsilon: exploration rate at the start of training, decayed linearly to ``epsilon_min`` over the
             first ``exploration_fraction`` of the planned training (``train``'s ``total_episodes``, by default
             the episodes trained so far plus this call's), then held there, as SB3's DQN does: every budget
@@ -101,6 +102,11 @@ class QLearningAgent(RulesBound):
         updates: ``"backward"`` (default): a game's Q-learning updates are applied when it ends, last move
             first, so the result reaches every move of the game at once; ``"online"``: each update as it
             happens (the textbook order). The update rule is the same.
+        epsilon_min: the exploration rate the linear schedule ends at.
+        exploration_fraction: the share of the planned training over which epsilon falls to ``epsilon_min``.
+        epsilon_decay: None (the linear schedule above) or a factor applied to epsilon after every episode.
+        learn_from_opponent: also learn from the opponent's moves in training games (both seats learn, so a
+            game teaches the table twice); False learns from its own seat only.
         seed: seed for exploration and tie-breaking.
 
     ``QLearningAgent.original(...)`` gives the original Connect 4 project's settings.
@@ -294,6 +300,7 @@ class QLearningAgent(RulesBound):
             "epsilon_decay": self.epsilon_decay,
             "rewards": self.rewards,
             "updates": self.updates,
+            "learn_from_opponent": self.learn_from_opponent,
         }
 
     def save(self, path: str | os.PathLike[str]) -> Path:
@@ -339,6 +346,9 @@ class QLearningAgent(RulesBound):
                 epsilon_decay=meta["epsilon_decay"],
                 rewards=meta["rewards"],
                 updates=meta.get("updates", "backward"),
+                learn_from_opponent=meta.get(
+                    "learn_from_opponent", True
+                ),  # files before it was saved: the default
                 seed=seed,
             )
         except (KeyError, TypeError, ValueError) as error:

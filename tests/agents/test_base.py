@@ -46,3 +46,15 @@ def test_random_act_batch_is_uniform_over_legal_columns() -> None:
     assert abs(np.mean(chosen[:10000] == 0) - 0.5) < 0.03
     with pytest.raises(NoLegalMoveError):
         agent.act_batch(None, np.zeros((2, 7), np.int8))
+
+
+@pytest.mark.parametrize("columns", [127, 128, 256, 300])
+def test_random_act_batch_on_wide_boards(columns: int) -> None:
+    # the legal-column counts must not overflow a small integer type: every legal column can be chosen
+    agent = RandomAgent(seed=0)
+    masks = np.ones((4000, columns), np.int8)
+    masks[:, 1] = 0
+    chosen = agent.act_batch(None, masks)
+    assert masks[np.arange(4000), chosen].all()
+    assert chosen.max() >= columns - 10 and chosen.min() == 0  # the whole width is reachable
+    np.testing.assert_array_equal(agent.act_batch(None, np.eye(columns, dtype=np.int8)), np.arange(columns))

@@ -253,3 +253,22 @@ def test_train_takes_an_opponent_by_name_or_spec_and_refuses_other_things() -> N
         with pytest.raises(error):
             agent.train(bad, 5)
     assert agent.episodes_trained == 22  # a refused call trains nothing
+
+
+@pytest.mark.parametrize("learn_from_opponent", [False, True])
+def test_every_setting_survives_save_and_load(tmp_path: Path, learn_from_opponent: bool) -> None:
+    agent = QLearningAgent(
+        Rules(3, 4, 3),
+        alpha=0.3,
+        gamma=0.9,
+        epsilon=0.4,
+        epsilon_min=0.02,
+        exploration_fraction=0.3,
+        updates="online",
+        learn_from_opponent=learn_from_opponent,
+        seed=0,
+    )
+    agent.train(RandomAgent(seed=1), 50)
+    loaded = QLearningAgent.load(agent.save(tmp_path / "q.npz"))
+    assert loaded.settings() == agent.settings()
+    assert loaded.learn_from_opponent is learn_from_opponent
