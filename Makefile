@@ -13,7 +13,7 @@ RLLIB_STAMP := $(RLLIB_VENV)/.installed-stamp
 CORE_VENV := .venv-core
 CORE_STAMP := $(CORE_VENV)/.installed-stamp
 
-.PHONY: run test test-slow test-rllib test-core lint type format bench clean install docs
+.PHONY: run test test-slow test-rllib test-core lint type format bench bench-report pictures clean install docs
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -50,12 +50,12 @@ test-core: $(CORE_STAMP)
 	$(CORE_VENV)/bin/python -m pytest -m "not slow and not rllib" -q -n auto -p no:cacheprovider
 
 lint: $(STAMP)
-	$(PY) -m ruff check connect4_env agents scripts tests benchmarks
-	$(PY) -m ruff format --check connect4_env agents scripts tests benchmarks
+	$(PY) -m ruff check connect4_env agents scripts tests benchmarks tools
+	$(PY) -m ruff format --check connect4_env agents scripts tests benchmarks tools
 
 format: $(STAMP)
-	$(PY) -m ruff format connect4_env agents scripts tests benchmarks
-	$(PY) -m ruff check --fix connect4_env agents scripts tests benchmarks
+	$(PY) -m ruff format connect4_env agents scripts tests benchmarks tools
+	$(PY) -m ruff check --fix connect4_env agents scripts tests benchmarks tools
 
 type: $(STAMP)
 	mkdir -p build/typecheck
@@ -73,6 +73,15 @@ docs: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/env_throughput.py
+
+# Every benchmark of the docs' benchmarks page, its outputs rewritten under benchmarks/results/ (about half an
+# hour). The peers are not in any extra: pip install --target build/peers pgx open-spiel
+bench-report: $(STAMP)
+	PYTHONPATH=build/peers $(PY) benchmarks/report.py
+
+# The tutorials' pictures (docs/tutorials/img/), each page's from its own script.
+pictures: $(STAMP)
+	for script in tools/pictures/*.py; do $(PY) $$script || exit 1; done
 
 clean:
 	rm -rf $(VENV) $(RLLIB_VENV) $(CORE_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -171,3 +171,40 @@ def test_gymnasium_the_test_sets_and_the_shipped_model_from_the_wheel(installed:
     assert "use ok" in done.stdout
     # the package came from the venv, not from the repository
     assert str(installed) in done.stdout and str(ROOT) not in done.stdout, done.stdout
+
+
+CHECK_MODEL = """
+import sys
+sys.path.insert(0, sys.argv[1])  # the unpacked wheel, ahead of the repository's editable install
+import torch
+torch.set_num_threads(1)
+import connect4_agents
+from connect4_agents import AlphaZeroAgent
+from connect4_env import Board
+from connect4_env.encoding import observation_planes
+assert connect4_agents.__file__.startswith(sys.argv[1]), connect4_agents.__file__
+agent = AlphaZeroAgent(simulations=20)  # the shipped 6x7 model, package data of the wheel
+board = Board.from_moves([3, 3, 3, 3])
+column = agent.act(observation_planes(board), board.legal_mask())
+print("model ok", column)
+"""
+
+
+def test_the_shipped_alphazero_model_loads_from_the_wheel(wheel: Path, tmp_path: Path) -> None:
+    # torch is too big for the core venv: the wheel is unpacked and imported by this interpreter instead
+    pytest.importorskip("torch")
+    unpacked = tmp_path / "unpacked"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(unpacked)
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")}
+    done = subprocess.run(
+        [sys.executable, "-c", CHECK_MODEL, str(unpacked)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[:2] == ["model", "ok"] and 0 <= int(done.stdout.split()[2]) < 7
