@@ -39,7 +39,7 @@ $(RLLIB_STAMP): pyproject.toml constraints.txt
 	touch $(RLLIB_STAMP)
 
 test-rllib: $(RLLIB_STAMP)
-	$(RLLIB_VENV)/bin/python -m pytest -m rllib -q -p no:cacheprovider tests/env/test_rllib.py
+	$(RLLIB_VENV)/bin/python -m pytest -m rllib -q -p no:cacheprovider tests/env/test_rllib.py tests/test_docs.py
 
 $(CORE_STAMP): pyproject.toml constraints.txt
 	test -x $(CORE_VENV)/bin/python || $(PYTHON) -m venv $(CORE_VENV)

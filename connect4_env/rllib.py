@@ -54,6 +54,56 @@ def to_rllib_observation(observation: dict[str, np.ndarray]) -> dict[str, np.nda
 class Connect4MultiAgentEnv(MultiAgentEnv):  # type: ignore[misc]
     """Two players, ``player_0`` (moves first) and ``player_1``, over ``connect4_v0``'s AEC env.
 
+    ## Description
+
+    Two players, `player_0` (moves first) and `player_1`, take turns dropping stones; the first to line up
+    `win_length` stones horizontally, vertically or diagonally wins, a full board is a draw. The game is
+    `connect4_v0.raw_env` underneath: same rules, same planes.
+
+    ## Action Space
+
+    `Discrete(columns)` for each agent. `step(action_dict)` plays the action of the player to move;
+    `action_dict` must hold it (an action for the other player only raises `ValueError`). A full or
+    out-of-range column raises `IllegalMoveError` (with the masking module this does not happen).
+
+    ## Observation Space
+
+    For each agent,
+    `Dict(observations=Box(0.0, 1.0, (rows * columns * 2,), float32), action_mask=Box(0.0, 1.0, (columns,), float32))`.
+    `observations` are `connect4_v0`'s planes from that agent's side (plane 0 its stones, plane 1 the opponent's,
+    row 0 the top row), flattened row by row; `action_mask` is 1.0 on the legal columns (all 0.0 once the game is
+    over). `connect4_env.rllib.to_rllib_observation` converts a `connect4_v0` observation dict to this layout.
+
+    ## Rewards
+
+    +1 to the winner and −1 to the loser at the end of the game, 0 to both for a draw; 0 to the mover on every
+    other step.
+
+    ## Starting State
+
+    An empty board. `reset(seed=...)` returns an observation for `player_0` only (the player to move) and empty
+    infos; the seed seeds the underlying `connect4_v0` env.
+
+    ## Episode End
+
+    `reset` and `step` return an observation only for the player to move. When a game ends (a win or a full
+    board), `step` returns both players' last observations and rewards, `terminateds` True for both and for
+    `"__all__"`. Never truncated (`truncateds["__all__"]` is False).
+
+    ## Arguments
+
+    The env config (a dict, all keys optional); any other key raises `ValueError`:
+
+    | key | default | meaning |
+    |---|---|---|
+    | `rows` | 6 | board height, an int >= 1 |
+    | `columns` | 7 | board width and number of actions, an int >= 1 |
+    | `win_length` | 4 | stones in a line to win, 2 .. max(rows, columns) |
+
+    ## Version History
+
+    - v0: initial release (0.1.0). The env follows `connect4_v0`'s version.
+
     Raises:
         TypeError / ValueError: an unknown config key or a bad board size (from the rules core).
         IllegalMoveError: a full or out-of-range column (with the masking module this does not happen).

@@ -3,7 +3,8 @@
 A block is saved as ``example.py`` in a working folder and run as ``python example.py``, as a reader would run
 it (not exec'd in the test process): a block that starts worker processes must guard them with
 ``if __name__ == "__main__":``. A line ``<!-- test: slow -->`` just above a block's fence marks it slow (it
-then runs in ``make test-slow``). A block that waits for a person's keys (``gymnasium.utils.play`` with
+then runs in ``make test-slow``); ``<!-- test: rllib -->`` marks a block that needs RLlib, which runs in
+``make test-rllib`` (in ``.venv-rllib``, since ``ray[rllib]`` pins its own gymnasium). A block that waits for a person's keys (``gymnasium.utils.play`` with
 ``wait_on_player=True``) keeps that part under its ``__main__`` guard and is run as an imported module.
 Blocks that load ``runs/sb3/model.zip`` find a tiny trained model there (see :func:`sb3_model_folder`).
 """
@@ -23,7 +24,7 @@ FENCE = re.compile(r"^(?:(<!-- test: (\w+) -->)\n)?```python\n(.*?)^```", flags=
 INTERACTIVE = "wait_on_player=True"
 SB3_MODEL = "runs/sb3/model.zip"
 MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
-MARKS = ("slow",)
+MARKS = ("slow", "rllib")
 
 
 @dataclass(frozen=True)
@@ -50,12 +51,10 @@ def blocks(page: Path, name: str) -> list[Block]:
     return found
 
 
-def params(found: list[Block]) -> list[object]:
-    """``pytest.param`` per block, slow ones marked ``slow``."""
-    return [
-        pytest.param(block, id=block.name, marks=[pytest.mark.slow] if block.mark == "slow" else [])
-        for block in found
-    ]
+def params(found: list[Block], others: tuple[pytest.MarkDecorator, ...] = ()) -> list[object]:
+    """``pytest.param`` per block, marked ``slow`` or ``rllib`` as its page says; ``others`` mark the rest."""
+    marks = {"slow": (pytest.mark.slow, *others), "rllib": (pytest.mark.rllib,), "": others}
+    return [pytest.param(block, id=block.name, marks=marks[block.mark]) for block in found]
 
 
 def sb3_model_folder(path: Path) -> Path:
@@ -77,6 +76,8 @@ def sb3_model_folder(path: Path) -> Path:
 
 def run_block(block: Block, workdir: Path, source: str) -> None:
     """Save ``block`` in ``workdir`` and run it; fail with its stderr, or skip when it needs a missing extra."""
+    if block.mark == "rllib" and not (installed("ray") and installed("tree")):  # dm-tree: RLlib's, not Ray's
+        pytest.skip("needs RLlib, which runs in its own venv: make test-rllib")
     if SB3_MODEL in block.code and installed("sb3_contrib") and not (workdir / SB3_MODEL).exists():
         sb3_model_folder(workdir)
     script = workdir / "example.py"

@@ -11,8 +11,9 @@ import pytest
 from examples import FENCE, Block, blocks, params, run_block
 from extras import needs
 
-# The site is built with the docs extra (make docs); its examples are checked where the site can be built.
-pytestmark = needs("docs")
+# The site is built with the docs extra (make docs); its examples are checked where the site can be built,
+# except RLlib's, which run in .venv-rllib (make test-rllib) where the docs extra is not installed.
+DOCS_EXTRA = needs("docs")
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 BLOCKS = [block for page in sorted(DOCS.rglob("*.md")) for block in blocks(page, str(page.relative_to(DOCS)))]
@@ -36,6 +37,20 @@ def test_fence_finds_every_python_block() -> None:
     ]
 
 
+def test_marks_reach_pytest(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```python\na = 1\n```\n<!-- test: slow -->\n```python\nb = 2\n```\n<!-- test: rllib -->\n```python\nc = 3\n```\n"
+    )
+    found = params(blocks(page, "page.md"), (DOCS_EXTRA,))
+    names = [[mark.name for mark in param.marks] for param in found]  # type: ignore[attr-defined]
+    assert names == [
+        ["skipif"],
+        ["slow", "skipif"],
+        ["rllib"],
+    ]  # the docs extra's skipif, and no docs need for RLlib
+
+
 def test_unknown_mark_is_an_error(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text("<!-- test: fast -->\n```python\nx = 1\n```\n")
@@ -43,6 +58,6 @@ def test_unknown_mark_is_an_error(tmp_path: Path) -> None:
         blocks(page, "page.md")
 
 
-@pytest.mark.parametrize("block", params(BLOCKS))
+@pytest.mark.parametrize("block", params(BLOCKS, (DOCS_EXTRA,)))
 def test_docs_example_runs(block: Block, tmp_path: Path) -> None:
     run_block(block, tmp_path, "docs")

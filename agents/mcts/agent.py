@@ -3,7 +3,8 @@
 The four phases run in a compiled kernel (:mod:`connect4_agents.mcts.kernels`, numba) on an array-based tree:
 
 1. **Selection** from the root: unvisited children first, in random order; then the child with the highest
-   UCB1 score ``wins/visits + c * sqrt(ln(parent visits) / visits)``. Children proven lost are skipped.
+   UCB1 score ``wins/visits + c * sqrt(ln(parent visits) / visits)`` (with the solver on, each child's
+   mean is first clamped into its proven bounds; no child is skipped).
 2. **Expansion** of the leaf: one child per legal move (only one of each mirror-equal pair when the position
    is left-right symmetric, if ``symmetry``). A move that wins at once makes a terminal child: terminal
    positions are detected inside the tree, not only in rollouts.
@@ -211,7 +212,7 @@ class MCTSAgent(RulesBound):
 
     # -- policy ------------------------------------------------------------------------------------------
     def act(self, observation: Any, action_mask: Any = None) -> int:
-        """The column to play for the player to move in ``observation`` (see :class:`agents.Policy`).
+        """The column to play for the player to move in ``observation`` (see :class:`connect4_env.policy.Policy`).
 
         Raises:
             ValueError: the mask disagrees with the position or its length is not the board's width, or the
