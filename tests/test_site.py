@@ -1,7 +1,7 @@
 """The built documentation site in a real browser: the home page and the MCTS tutorial render, and no
 internal link of theirs (nor of any other page) is broken.
 
-The site is built strictly and served on a local port by tools/pictures/site.py's functions (the ones that
+The site is built strictly and served on a local port by tools/pictures/docs_site.py's functions (the ones that
 also take the site's screenshots); Chromium is headless. On CI a missing Chromium fails the test (.ci/run
 installs it); elsewhere it skips.
 """
@@ -23,7 +23,7 @@ from extras import needs
 pytestmark = needs("docs")
 
 _SPEC = importlib.util.spec_from_file_location(
-    "site_pictures", Path(__file__).resolve().parents[1] / "tools" / "pictures" / "site.py"
+    "site_pictures", Path(__file__).resolve().parents[1] / "tools" / "pictures" / "docs_site.py"
 )
 assert _SPEC is not None and _SPEC.loader is not None
 site_tools = importlib.util.module_from_spec(_SPEC)

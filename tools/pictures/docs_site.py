@@ -5,7 +5,7 @@ Builds the site (as ``make docs`` does) into a temporary folder, serves it on a 
 extra and Chromium (``apt-get install chromium``). tests/test_site.py uses the same functions to check the
 built site in the browser.
 
-    python tools/pictures/site.py [--out docs/img]
+    python tools/pictures/docs_site.py [--out docs/img]
 """
 
 from __future__ import annotations
