@@ -120,8 +120,11 @@ def plot_curve(log_path: Path, path: Path) -> Path:
     with open(log_path, newline="") as stream:
         rows = list(csv.DictReader(stream))
     generations = [int(r["generation"]) for r in rows]
+    rated = [(g, r) for g, r in zip(generations, rows) if (r.get("elo") or "nan") != "nan"]
     plt = pyplot()
-    figure, (losses, accuracy, elo) = plt.subplots(1, 3, figsize=(14, 3.6))
+    # the Elo panel only where the ladder was played (6x7): elsewhere it would stay empty
+    figure, panels = plt.subplots(1, 3 if rated else 2, figsize=(14, 3.6) if rated else (9.5, 3.6))
+    losses, accuracy = panels[0], panels[1]
     losses.plot(generations, [float(r["policy_loss"]) for r in rows], label="policy (cross-entropy)")
     losses.plot(generations, [float(r["value_loss"]) for r in rows], label="value (squared error)")
     losses.set_xlabel("generation")
@@ -134,14 +137,14 @@ def plot_curve(log_path: Path, path: Path) -> Path:
     accuracy.set_ylabel("% of moves keeping the best outcome")
     accuracy.set_title("against perfect play (solver-scored positions)")
     accuracy.legend()
-    rated = [(g, r) for g, r in zip(generations, rows) if (r.get("elo") or "nan") != "nan"]
     if rated:
+        elo = panels[2]
         points = [float(r["elo"]) for _, r in rated]
         lows = [points[i] - float(r["elo_low"]) for i, (_, r) in enumerate(rated)]
         highs = [float(r["elo_high"]) - points[i] for i, (_, r) in enumerate(rated)]
         elo.errorbar([g for g, _ in rated], points, yerr=[lows, highs], marker="o", capsize=3)
-    elo.set_xlabel("generation")
-    elo.set_title("Elo against the reference ladder (200 simulations)")
+        elo.set_xlabel("generation")
+        elo.set_title("Elo against the reference ladder (200 simulations)")
     figure.tight_layout()
     return save_figure(figure, path)
 

@@ -108,6 +108,7 @@ def train(
     model_path, buffer_path, state_path, log_path = (
         out / n for n in ("model.zip", "buffer.npz", "state.json", "log.csv")
     )
+    torch.manual_seed(config.seed)  # the first weights and every torch draw: the same seed, the same run
     net = PolicyValueNet(config.channels, config.blocks)
     buffer = ReplayBuffer(config.buffer_size, rules)
     start = 0
@@ -123,6 +124,7 @@ def train(
         if buffer_path.exists():
             buffer.load(buffer_path)
         rng = np.random.default_rng([config.seed, start])
+        torch.manual_seed(config.seed + start)
     positions = evaluation_positions(rules, config.eval_positions, config.seed)
     board = _tensorboard(out / "tensorboard")
     bar = progress_bar(config.generations, "generations", unit="gen") if progress else None

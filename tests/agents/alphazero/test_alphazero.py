@@ -282,6 +282,21 @@ def test_log_rows_keep_older_columns(tmp_path: Path) -> None:
     )
 
 
+def test_the_curve_has_an_elo_panel_only_when_the_ladder_was_played(tmp_path: Path) -> None:
+    importorskip("matplotlib")
+    from matplotlib.image import imread
+
+    from connect4_agents.alphazero.monitor import plot_curve
+
+    header = "generation,policy_loss,value_loss,raw_accuracy,search_accuracy,elo,elo_low,elo_high\n"
+    widths = {}
+    for name, elo in (("unrated", ",,"), ("rated", "300,250,350")):
+        log = tmp_path / f"{name}.csv"
+        log.write_text(header + f"1,2.0,0.9,0.5,0.6,{elo}\n2,1.8,0.8,0.55,0.65,{elo}\n")
+        widths[name] = imread(plot_curve(log, tmp_path / f"{name}.png")).shape[1]
+    assert widths["unrated"] < 0.75 * widths["rated"]  # two panels instead of three, no empty one
+
+
 @pytest.mark.slow
 def test_ladder_elo_of_a_model(tmp_path: Path) -> None:
     from connect4_agents.alphazero.train import AlphaZeroTrainConfig, ladder_elo
@@ -369,3 +384,19 @@ def test_deeply_nested_model_json_is_a_value_error(tmp_path: Path) -> None:
     deep = rewrite(good, tmp_path / "deep.zip", "model.json", b"[" * 5000 + b"]" * 5000)
     with pytest.raises(ValueError, match="deep"):
         load_model(deep)
+
+
+def test_the_same_seed_trains_the_same_network(tmp_path: Path) -> None:
+    # the network's first weights come from torch's generator, which training seeds from config.seed
+    from connect4_agents.alphazero.config import AlphaZeroTrainConfig
+    from connect4_agents.alphazero.train import train
+
+    settings = dict(rows=4, columns=5, channels=8, blocks=1, games=4, parallel=2, simulations=8, steps=3)
+    settings |= dict(batch_size=16, eval_positions=10, eval_simulations=4, generations=1, workers=1)
+    weights = []
+    for run_index, seed in enumerate((0, 0, 1)):
+        torch.manual_seed(1000 + run_index)  # whatever the caller's torch state was
+        path = train(AlphaZeroTrainConfig(**settings, seed=seed), tmp_path / str(run_index))
+        weights.append(load_model(path).net.state_dict())
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+    assert not all(torch.equal(weights[0][k], weights[2][k]) for k in weights[0])
