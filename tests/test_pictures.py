@@ -1,0 +1,55 @@
+"""The picture scripts of the docs (tools/pictures/, ``make pictures``) run and draw what they promise.
+
+Slow: they train small models and open a browser. The long ones run here with short budgets; the pictures in
+docs/ come from their defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from extras import installed, needs
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = ROOT / "tools" / "pictures"
+pytestmark = [pytest.mark.slow, needs("train", "matplotlib", "torch")]
+
+# script -> (arguments for a short run, the files it must write)
+RUNS = {
+    "mcts.py": ([], ["mcts-pair-tree.svg", "mcts-growth.svg", "mcts-search.png", "mcts-solver.png"]),
+    "qlearning.py": (["--episodes", "20000", "--every", "10000"], ["qlearning-curve.png"]),
+    "alphazero.py": (["--generations", "2"], ["alphazero-curve.png"]),
+    "play_and_watch.py": ([], ["board.svg", "rgb_array.png", "search.png", "window.png", "replay.png"]),
+    "docs_site.py": ([], ["site-index.png", "site-mcts-tutorial.png"]),
+}
+
+
+def test_every_script_is_run_here() -> None:
+    assert sorted(RUNS) == sorted(path.name for path in SCRIPTS.glob("*.py"))
+
+
+@pytest.mark.parametrize("script", sorted(RUNS))
+def test_picture_script_draws_its_pictures(script: str, tmp_path: Path) -> None:
+    arguments, expected = RUNS[script]
+    if script in ("play_and_watch.py", "docs_site.py"):
+        if not installed("pygame") or not installed("mkdocs"):
+            pytest.skip("needs the render and docs extras")
+        if shutil.which("chromium") is None:
+            if os.environ.get("CI"):
+                pytest.fail("CI needs chromium for the browser tests (.ci/run installs it)")
+            pytest.skip("chromium is not installed (apt-get install chromium)")
+    command = [sys.executable, str(SCRIPTS / script), "--out", str(tmp_path), *arguments]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    for name in expected:
+        path = tmp_path / name
+        assert path.exists(), (name, sorted(p.name for p in tmp_path.iterdir()))
+        head = path.read_bytes()[:8]
+        assert head.startswith(b"\x89PNG") if name.endswith(".png") else b"<svg" in path.read_bytes()[:400], (
+            name
+        )
