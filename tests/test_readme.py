@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -27,3 +28,12 @@ def test_importing_agents_does_not_import_torch() -> None:
 @pytest.mark.parametrize("block", params(BLOCKS))
 def test_readme_example_runs(block: Block, tmp_path: Path) -> None:
     run_block(block, tmp_path, "README.md")
+
+
+def test_readme_links_point_to_files_of_the_repository() -> None:
+    # the README links into docs/ by relative paths (they work on any Git host and in a clone)
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)\s]*)?\)", README.read_text())
+    local = [t for t in targets if "://" not in t]
+    assert len(local) >= 10
+    missing = [t for t in local if not (README.parent / t).exists()]
+    assert missing == []
