@@ -38,11 +38,14 @@ def evaluation_positions(rules: Rules, n: int, seed: int = 0) -> list[Position]:
     return select_positions(names, (10, 32) if rules == Rules() else None, n, seed)
 
 
-def measure(net: PolicyValueNet, rules: Rules, positions: list[Position], simulations: int) -> float:
-    """The share of ``positions`` where the agent's move keeps the best outcome (the optimal class)."""
+def measure(
+    net: PolicyValueNet, rules: Rules, positions: list[Position], simulations: int
+) -> tuple[float, float]:
+    """The share of ``positions`` where the agent's move keeps the best outcome (the optimal class), and the
+    same share on the non-trivial ones (where some move loses the outcome; NaN if there are none)."""
     agent = AlphaZeroAgent(ModelFile(net, rules), simulations=simulations, seed=0, threads=None)
     report = evaluate_accuracy(agent, positions, workers=1, progress=False)
-    return float(report.optimal_class_rate)
+    return float(report.optimal_class_rate), float(report.nontrivial_rate)
 
 
 def ladder_elo(
@@ -113,6 +116,8 @@ class GenerationLog:
     elo: float = float("nan")
     elo_low: float = float("nan")
     elo_high: float = float("nan")
+    raw_nontrivial: float = float("nan")  # the accuracies on the non-trivial positions only
+    search_nontrivial: float = float("nan")
 
 
 def plot_curve(log_path: Path, path: Path) -> Path:
@@ -130,9 +135,15 @@ def plot_curve(log_path: Path, path: Path) -> Path:
     losses.set_xlabel("generation")
     losses.set_title("training losses")
     losses.legend()
-    for key, label in (("raw_accuracy", "raw policy"), ("search_accuracy", "with search")):
+    for key, label, style in (
+        ("raw_accuracy", "raw policy", "-"),
+        ("search_accuracy", "with search", "-"),
+        ("raw_nontrivial", "raw policy, non-trivial positions", "--"),
+        ("search_nontrivial", "with search, non-trivial positions", "--"),
+    ):
         values = [float(r.get(key) or "nan") for r in rows]
-        accuracy.plot(generations, [100 * v for v in values], marker=".", label=label)
+        if any(v == v for v in values):  # logs of older versions have no non-trivial columns
+            accuracy.plot(generations, [100 * v for v in values], style, marker=".", label=label)
     accuracy.set_xlabel("generation")
     accuracy.set_ylabel("% of moves keeping the best outcome")
     accuracy.set_title("against perfect play (solver-scored positions)")

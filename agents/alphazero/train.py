@@ -212,11 +212,13 @@ def _generation(
     began = time.perf_counter()
     policy_loss, value_loss = _train_steps(net, optimiser, buffer, config, rng)
     trained = time.perf_counter() - began
-    raw = search = float("nan")
+    raw = search = raw_nontrivial = search_nontrivial = float("nan")
     if positions:
-        raw = round(measure(net, rules, positions, 0), 4)
+        raw, raw_nontrivial = (round(x, 4) for x in measure(net, rules, positions, 0))
         if config.eval_simulations:
-            search = round(measure(net, rules, positions, config.eval_simulations), 4)
+            search, search_nontrivial = (
+                round(x, 4) for x in measure(net, rules, positions, config.eval_simulations)
+            )
     log = GenerationLog(
         generation,
         config.games,
@@ -229,5 +231,7 @@ def _generation(
         len(buffer),
         raw,
         search,
+        raw_nontrivial=raw_nontrivial,
+        search_nontrivial=search_nontrivial,
     )
     return log

@@ -6,8 +6,10 @@
     python scripts/evaluate.py mcts:10000 --backend ray                 # on a local Ray (or --address)
     python scripts/evaluate.py mcts:1000 --plies 10-32 --sample 500     # 500 positions of 10 to 32 stones
 
-Prints per set the share of moves that keep the best win/draw/loss outcome ("optimal class") and of moves with
-the best score ("exact"), with 95 % Wilson intervals, and the mean regret in solver score points. The same
+Prints per set the share of moves that keep the best win/draw/loss outcome ("optimal class"), over all
+positions and over the non-trivial ones (where some move loses the outcome: the figure that tells agents
+apart), the share of moves with the best score ("exact"), with 95 % Wilson intervals, and the mean regret in
+solver score points. The same
 --seed gives the same moves on any backend and number of workers (time budgets, mcts:<seconds>s, excepted).
 """
 

@@ -103,8 +103,9 @@ def run(args: argparse.Namespace) -> int:
             f"{log.positions} positions, buffer {log.buffer}, policy loss {log.policy_loss:.3f}, "
             f"value loss {log.value_loss:.3f}, training {log.train_seconds:.1f} s"
             + (
-                f"; best outcome kept: raw policy {log.raw_accuracy:.1%}, "
-                f"{config.eval_simulations} simulations {log.search_accuracy:.1%}"
+                f"; best outcome kept: raw policy {log.raw_accuracy:.1%} ({log.raw_nontrivial:.1%} non-trivial), "
+                f"{config.eval_simulations} simulations {log.search_accuracy:.1%} "
+                f"({log.search_nontrivial:.1%} non-trivial)"
                 if log.raw_accuracy == log.raw_accuracy
                 else ""
             )

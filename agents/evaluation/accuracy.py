@@ -3,6 +3,11 @@
 A move is *optimal-class* when it keeps the best outcome the position allows (a win if there is one, else a
 draw); *exact* when it has the best score (the quickest win, the slowest loss); its *regret* is the best score
 minus its score, in the solver's units (two points per ply sooner or later, see :mod:`connect4_agents.solver.agent`).
+
+Every rate is given over all positions and over the *non-trivial* ones (:attr:`Position.nontrivial`: some move
+has a worse outcome than the best). In a trivial position every move keeps the outcome, so random play is
+right there too; the non-trivial rate is the one that tells agents apart, as AlphaZero.jl's benchmark reads
+its errors. Reports break both down per test set.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from connect4_agents.evaluation.test_sets import (
     Position,
     _check_name,
     load_test_set,
-    select_positions,
+    select_labelled_positions,
     select_test_sets,
 )
 from connect4_env.core import IllegalMoveError, as_column
@@ -54,15 +59,21 @@ class SetAccuracy:
     optimal_class: int = 0
     exact: int = 0
     regret: float = 0.0
+    nontrivial: int = 0
+    nontrivial_optimal_class: int = 0
 
     def add(self, position: Position, column: int) -> None:
         score = position.move_scores[column]
         if score is None:  # a full column: the caller checks legality first
             raise ValueError(f"column {column} is full")
+        kept = (score > 0) - (score < 0) == position.outcome
         self.n += 1
-        self.optimal_class += (score > 0) - (score < 0) == position.outcome
+        self.optimal_class += kept
         self.exact += score == position.score
         self.regret += position.score - score
+        if position.nontrivial:
+            self.nontrivial += 1
+            self.nontrivial_optimal_class += kept
 
     @property
     def optimal_class_rate(self) -> float:
@@ -84,6 +95,15 @@ class SetAccuracy:
     def exact_ci95(self) -> tuple[float, float]:
         return wilson_interval(self.exact, self.n)
 
+    @property
+    def nontrivial_rate(self) -> float:
+        """The optimal-class rate on the non-trivial positions only (NaN when there are none)."""
+        return self.nontrivial_optimal_class / self.nontrivial if self.nontrivial else math.nan
+
+    @property
+    def nontrivial_ci95(self) -> tuple[float, float]:
+        return wilson_interval(self.nontrivial_optimal_class, self.nontrivial)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "n": self.n,
@@ -92,6 +112,9 @@ class SetAccuracy:
             "exact_rate": self.exact_rate,
             "exact_ci95": list(self.exact_ci95),
             "mean_regret": self.mean_regret,
+            "nontrivial_n": self.nontrivial,
+            "nontrivial_optimal_class_rate": self.nontrivial_rate,
+            "nontrivial_optimal_class_ci95": list(self.nontrivial_ci95),
         }
 
 
@@ -101,8 +124,10 @@ class AccuracyReport(SetAccuracy):
 
     Attributes:
         agent: the agent's spec or repr. n, optimal_class_rate, exact_rate, mean_regret and their 95 % Wilson
-            intervals (``optimal_class_ci95``, ``exact_ci95``): over all positions. per_set: set name ->
-            :class:`SetAccuracy`. moves: the column chosen in each position, in order.
+            intervals (``optimal_class_ci95``, ``exact_ci95``): over all positions; ``nontrivial`` (a count),
+            ``nontrivial_rate`` and ``nontrivial_ci95``: the optimal-class rate on the positions where the
+            choice matters. per_set: set name -> :class:`SetAccuracy`. moves: the column chosen in each
+            position, in order.
     """
 
     agent: str = ""
@@ -117,21 +142,31 @@ class AccuracyReport(SetAccuracy):
         }
 
     def table(self) -> str:
-        """One line per set and one for all: rates with their 95 % intervals, mean regret."""
-        lines = [f"{self.agent}", f"  {'set':22} {'n':>6} {'optimal class':>22} {'exact':>22} {'regret':>7}"]
+        """One line per set and one for all: the optimal-class rate over all positions and over the
+        non-trivial ones, the exact rate, each with its 95 % interval, and the mean regret."""
+        lines = [
+            f"{self.agent}",
+            f"  {'set':20} {'n':>5} {'optimal class':>21}  {'n':>5} {'non-trivial':>21} {'exact':>21} {'regret':>6}",
+        ]
         rows = list(self.per_set.items()) + ([("all", self)] if len(self.per_set) > 1 else [])
         for name, part in rows:
-            cls_lo, cls_hi = part.optimal_class_ci95
-            ex_lo, ex_hi = part.exact_ci95
             lines.append(
-                f"  {name:22} {part.n:>6} {part.optimal_class_rate:>8.1%} ({cls_lo:.1%}-{cls_hi:.1%})"
-                f" {part.exact_rate:>8.1%} ({ex_lo:.1%}-{ex_hi:.1%}) {part.mean_regret:>7.2f}"
+                f"  {name:20} {part.n:>5} {_rate(part.optimal_class_rate, part.optimal_class_ci95)}"
+                f"  {part.nontrivial:>5} {_rate(part.nontrivial_rate, part.nontrivial_ci95)}"
+                f" {_rate(part.exact_rate, part.exact_ci95)} {part.mean_regret:>6.2f}"
             )
         return "\n".join(lines)
 
     def plot(self, path: str) -> None:
         """Bars per set (optimal-class and exact rates) with 95 % interval whiskers, saved to ``path``."""
         plot_reports([self], path)
+
+
+def _rate(rate: float, interval: tuple[float, float]) -> str:
+    """``93.1% (91.2%-94.6%)`` in 21 characters, ``-`` where there is nothing to rate."""
+    if math.isnan(rate):
+        return f"{'-':>21}"
+    return f"{rate:>6.1%} ({interval[0]:.1%}-{interval[1]:.1%})".rjust(21)
 
 
 def plot_reports(reports: Sequence[AccuracyReport], path: str) -> None:
@@ -215,15 +250,21 @@ def _positions(test_set: Any) -> list[tuple[str, Position]]:
         return [(name, p) for name in test_set for p in load_test_set(name)]
     if isinstance(test_set, Sequence) and all(isinstance(x, Position) for x in test_set):
         return [(f"{p.rows}x{p.columns}-w{p.win_length}", p) for p in test_set]
+    if isinstance(test_set, Sequence) and all(
+        isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) and isinstance(x[1], Position)
+        for x in test_set
+    ):
+        return [(name, p) for name, p in test_set]
     raise TypeError(
-        "test_set must be a set name, a list of set names or a list of Position objects, "
+        "test_set must be a set name, a list of set names, a list of Position objects or of (set name, "
+        "Position) pairs, "
         f"got {type(test_set).__name__}"
     )
 
 
 def evaluate_accuracy(
     agent: Any,
-    test_set: str | Sequence[str] | Sequence[Position],
+    test_set: str | Sequence[str] | Sequence[Position] | Sequence[tuple[str, Position]],
     *,
     backend: str = "process",
     workers: int | None = None,
@@ -237,8 +278,10 @@ def evaluate_accuracy(
     Args:
         agent: an agent spec (``"mcts:1000"``, built in each worker) or a policy object (sent to the
             workers; bound to each position's rules).
-        test_set: a shipped set's name (:func:`test_set_names`), a list of names, or a list of
-            :class:`Position`. The per-set breakdown is by name (by board for positions).
+        test_set: a shipped set's name (:func:`test_set_names`), a list of names, a list of
+            :class:`Position`, or a list of ``(set name, Position)`` pairs (what
+            :func:`~connect4_agents.evaluation.test_sets.select_labelled_positions` returns). The per-set
+            breakdown is by name (by board for bare positions).
         backend: where the positions are played, ``"process"`` or ``"ray"`` (see
             :mod:`connect4_agents.evaluation.backends`).
         workers: the number of worker processes or Ray tasks at once (default: the CPUs available).
@@ -327,7 +370,9 @@ def evaluate_agents(
     reports = []
     for spec, playable in plans.items():
         chosen = (
-            playable if plies is None and sample is None else select_positions(playable, plies, sample, seed)
+            playable
+            if plies is None and sample is None
+            else select_labelled_positions(playable, plies, sample, seed)
         )
         if not chosen:
             low, high = plies if plies is not None else (0, 0)

@@ -37,6 +37,7 @@ from connect4_env.validation import check_int
 
 __all__ = [
     "select_positions",
+    "select_labelled_positions",
     "Position",
     "TestSetSpec",
     "TEST_SET_SPECS",
@@ -91,6 +92,16 @@ class Position:
     def outcome(self) -> int:
         """1 if the mover wins with perfect play, 0 draw, -1 loss."""
         return (self.score > 0) - (self.score < 0)
+
+    @property
+    def nontrivial(self) -> bool:
+        """Whether the choice matters: some legal move has a worse outcome (win, draw, loss) than the best.
+
+        In a trivial position every move keeps the same outcome, so no move can be wrong there; accuracy on
+        the non-trivial positions is the one that tells agents apart (AlphaZero.jl's benchmark counts errors
+        the same way).
+        """
+        return any(s is not None and (s > 0) - (s < 0) != self.outcome for s in self.move_scores)
 
     def board(self) -> Board:
         """The position as a :class:`connect4_env.Board`."""
@@ -247,11 +258,25 @@ def select_positions(
     Raises:
         TypeError / ValueError: an unknown set, a bad range or sample size.
     """
+    return [position for _, position in select_labelled_positions(names, plies, sample, seed)]
+
+
+def select_labelled_positions(
+    names: list[str],
+    plies: tuple[int, int] | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+) -> list[tuple[str, Position]]:
+    """:func:`select_positions`, each position with the name of its set (for per-set reports).
+
+    Raises:
+        TypeError / ValueError: an unknown set, a bad range or sample size.
+    """
     if plies is not None:
         low = check_int("plies[0]", plies[0], 0)
         high = check_int("plies[1]", plies[1], low)
     pool = [
-        position
+        (name, position)
         for name in names
         for position in load_test_set(name)
         if plies is None or low <= position.ply <= high

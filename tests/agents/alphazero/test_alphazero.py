@@ -183,6 +183,10 @@ def test_a_tiny_training_run_and_resume(tmp_path: Path) -> None:
         rows = list(csv.DictReader(stream))
     assert [int(r["generation"]) for r in rows] == [1, 2] and all(int(r["games"]) == 6 for r in rows)
     assert all(0 <= float(r["raw_accuracy"]) <= 1 and 0 <= float(r["search_accuracy"]) <= 1 for r in rows)
+    # and on the positions where the choice matters, which are never easier than all of them
+    assert all(0 <= float(r["raw_nontrivial"]) <= float(r["raw_accuracy"]) for r in rows)
+    assert all(0 <= float(r["search_nontrivial"]) <= float(r["search_accuracy"]) for r in rows)
+    assert "non-trivial" in result.stdout
     assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
     assert list((tmp_path / "tensorboard").glob("events.out.tfevents.*"))
     model = load_model(tmp_path / "model.zip")

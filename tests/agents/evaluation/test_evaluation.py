@@ -62,6 +62,48 @@ def test_accuracy_counts_by_hand():
     json.dumps(data)
 
 
+def test_nontrivial_positions_are_where_the_choice_matters():
+    # against a slow reading of the definition: some legal move's outcome class is below the position's
+    positions = load_test_set("4x5") + load_test_set("6x7-end-easy")[:200]
+    for p in positions:
+        classes = {int(np.sign(s)) for s in p.move_scores if s is not None}
+        assert p.nontrivial == (len(classes) > 1), p
+        assert p.nontrivial or classes == {p.outcome}  # trivial: every move keeps the outcome
+    assert 0 < sum(p.nontrivial for p in positions) < len(positions)  # both kinds occur
+
+
+def test_nontrivial_accuracy_counts_by_hand_per_set():
+    names = ["5x4", "4x4-w3"]
+    report = evaluate_accuracy(LeftMost(), names, workers=1, progress=False)
+    for name in names:
+        positions = load_test_set(name)
+        chosen = [next(c for c, s in enumerate(p.move_scores) if s is not None) for p in positions]
+        kept = [np.sign(p.move_scores[c]) == np.sign(p.score) for p, c in zip(positions, chosen)]
+        hard = [k for k, p in zip(kept, positions) if p.nontrivial]
+        part = report.per_set[name]
+        assert part.nontrivial == len(hard) and part.nontrivial_rate == pytest.approx(np.mean(hard))
+        low, high = part.nontrivial_ci95
+        assert low <= part.nontrivial_rate <= high
+        # a trivial position is always kept, so the non-trivial rate is the lower one
+        assert part.nontrivial_rate < part.optimal_class_rate
+    data = report.to_dict()
+    assert data["per_set"]["5x4"]["nontrivial_n"] == report.per_set["5x4"].nontrivial
+    assert data["nontrivial_n"] == sum(report.per_set[n].nontrivial for n in names)
+    table = report.table()
+    assert "non-trivial" in table and all(name in table for name in names)
+
+
+def test_a_sample_across_sets_is_still_reported_per_set():
+    from connect4_agents.evaluation.accuracy import evaluate_agents
+
+    sets = ["6x7-begin-easy", "6x7-end-easy"]
+    (report,) = evaluate_agents(["random"], sets, plies=(0, 41), sample=60, workers=1, progress=False)
+    assert set(report.per_set) <= set(sets) and len(report.per_set) == 2
+    assert sum(part.n for part in report.per_set.values()) == report.n == 60
+    with pytest.raises(TypeError, match="pairs"):
+        evaluate_accuracy("random", [("4x5", "not a position")], workers=1, progress=False)
+
+
 def test_solver_is_perfect_and_random_is_not():
     names = ["4x5", "4x4-w3"]
     solver = evaluate_accuracy("solver", names, workers=1, progress=False)
