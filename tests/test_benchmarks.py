@@ -1,0 +1,39 @@
+"""The benchmarks that feed the docs run and print what their pages quote (slow: they measure for real)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+def test_accuracy_by_set_reads_errors_per_set() -> None:
+    done = run("benchmarks/accuracy_by_set.py", "solver", "random", "--sample", "60", "--workers", "1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    table = done.stdout.split("errors on the non-trivial positions")[1].splitlines()
+    solver = next(line for line in table if line.startswith("solver")).split()[1:]
+    random = next(line for line in table if line.startswith("random")).split()[1:]
+    assert all(cell in ("0.0", "-") for cell in solver)  # perfect play errs nowhere
+    assert float(random[-2]) > float(random[-1]) > 0  # random errs, and more where the choice matters
+
+
+def test_report_writes_a_benchmark_output_with_its_header(tmp_path: Path) -> None:
+    done = run("benchmarks/report.py", "--only", "env_throughput", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = (tmp_path / "env_throughput.txt").read_text()
+    lines = text.splitlines()
+    assert lines[0] == "$ python benchmarks/env_throughput.py --repeats 5"
+    assert lines[1].startswith("# ") and "cores" in lines[1] and "ratio raw_env" in text
+    assert str(ROOT) not in text  # no machine paths in what the docs include
+    assert not list(tmp_path.glob("*.part"))
