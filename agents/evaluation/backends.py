@@ -174,8 +174,12 @@ def _run_ray(
             for ref in done:
                 finished(*ray.get(ref))
     except BaseException:
-        for ref in pending:
-            ray.cancel(ref, force=True)
+        # a Ray started here is shut down below, which stops its workers and their tasks; cancelling them
+        # first raced with replies still in flight (Ray aborted the process: "Tried to complete task that
+        # was not pending"). On a cluster we only joined, the tasks are cancelled.
+        if not started:
+            for ref in pending:
+                ray.cancel(ref, force=True)
         raise
     finally:
         if started:
