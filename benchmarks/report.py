@@ -4,7 +4,7 @@ Each benchmark runs as its own process with the command the page names; its outp
 ``benchmarks/results/<name>.txt`` under a header with the command, the date and the machine, and the docs page
 (docs/benchmarks.md) includes those files. A benchmark that fails (a peer such as pgx or OpenSpiel not
 installed) leaves its file saying so, and the others still run. The peers are not in any extra; put them on
-``PYTHONPATH`` beside the venv, e.g. ``pip install --target build/peers pgx open-spiel`` then
+``PYTHONPATH`` beside the venv, e.g. ``pip install --target build/peers pgx open-spiel bitbully`` then
 ``PYTHONPATH=build/peers python benchmarks/report.py`` (``make bench-report``). The whole run takes about
 half an hour on 2 cores; ``--only NAME ...`` reruns some.
 
@@ -32,6 +32,7 @@ COMMANDS: dict[str, list[str]] = {
     "mcts_speed": ["benchmarks/mcts_speed.py", "--repeats", "3"],
     "mcts_strength": ["benchmarks/mcts_strength.py"],
     "solver_times": ["benchmarks/solver_times.py"],
+    "solver_latency": ["benchmarks/solver_latency.py"],
     "sb3_fps": ["benchmarks/sb3_fps.py"],
     "alphazero_speed": ["benchmarks/alphazero_speed.py"],
     "qlearning_targets": ["benchmarks/qlearning_targets.py", "--episodes", "1000000"],

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from extras import importorskip
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -37,3 +38,15 @@ def test_report_writes_a_benchmark_output_with_its_header(tmp_path: Path) -> Non
     assert lines[1].startswith("# ") and "cores" in lines[1] and "ratio raw_env" in text
     assert str(ROOT) not in text  # no machine paths in what the docs include
     assert not list(tmp_path.glob("*.part"))
+
+
+def test_solver_latency_reports_percentiles_and_the_opponent_rate() -> None:
+    importorskip("bitbully_databases")  # the book extra: the benchmark is about 6x7 with the book
+    done = run("benchmarks/solver_latency.py", "--per-set", "3", "--games", "1", "--seconds", "1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    for kind in ("evaluate", "act"):
+        assert any(line.split()[:2] == [kind, "all"] and "p99" in line for line in lines), done.stdout
+    assert "agent steps/s" in lines[-1]
+    if "bitbully is not installed" not in done.stdout:  # with the peer: both solvers agree on every class
+        assert "disagree in 0 positions" in done.stdout

@@ -1,0 +1,162 @@
+"""Exact-solver latency on 6x7 with the opening book: percentiles of ``act`` and of ``evaluate`` (the exact score
+of every column), on the six 6x7 test sets and on positions from self-play at every ply, next to bitbully (a
+C++ solver reading the same 12-ply book) on the same positions, in the same run; and ``Connect4-v0`` agent
+steps per second against the ``solver`` opponent.
+
+One ``SolverAgent`` answers every position in turn, as an opponent would (its transposition table is kept
+between calls). bitbully is AGPL-licensed: it is never a dependency of this package; install it by hand
+beside the venv to compare (``pip install --target build/peers bitbully``, then run with
+``PYTHONPATH=build/peers``). Without it the peer's columns are left out. Needs the ``book`` extra.
+
+    python benchmarks/solver_latency.py [--per-set 150] [--games 5] [--seed 0] [--seconds 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import connect4_env  # noqa: F401 - registers Connect4-v0
+from connect4_agents import MCTSAgent, SolverAgent
+from connect4_agents.evaluation.arena import play_game
+from connect4_agents.evaluation.test_sets import select_labelled_positions, select_test_sets
+from connect4_agents.solver.book import book_available
+from connect4_env import Board, Rules
+
+
+def positions(per_set: int, games: int, seed: int) -> dict[str, list[tuple[int, ...]]]:
+    """Move lists by source: each 6x7 test set (``per_set`` drawn from it) and self-play (every ply)."""
+    chosen: dict[str, list[tuple[int, ...]]] = {}
+    for name in select_test_sets(["6x7"]):
+        for _, position in select_labelled_positions([name], None, per_set, seed):
+            chosen.setdefault(name.removeprefix("6x7-"), []).append(position.moves)
+    played = chosen.setdefault("self-play", [])
+    for game in range(games):
+        record = play_game(
+            [MCTSAgent(200, seed=seed + 2 * game), MCTSAgent(200, seed=seed + 2 * game + 1)], Rules()
+        )
+        played += [tuple(record.moves[:ply]) for ply in range(len(record.moves))]
+    return chosen
+
+
+def timed(call: Callable[[], Any]) -> tuple[float, Any]:
+    began = time.perf_counter()
+    result = call()
+    return time.perf_counter() - began, result
+
+
+def summary(seconds: list[float]) -> str:
+    ms = 1000 * np.asarray(seconds)
+    return f"median {np.median(ms):7.2f}  p99 {np.percentile(ms, 99):7.1f}  max {ms.max():7.1f} ms"
+
+
+def peer() -> Any:
+    """bitbully's solver with its 12-ply book, or None when it is not installed."""
+    try:
+        from bitbully import BitBully  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return BitBully("12-ply-dist")
+
+
+def opponent_rate(seconds: float) -> float:
+    """``Connect4-v0`` agent steps per second against ``opponent="solver"``, random learner moves."""
+    env = gym.make("Connect4-v0", opponent="solver")
+    rng = np.random.default_rng(0)
+    _, info = env.reset(seed=0)
+    env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))  # loads the kernels and the book
+    _, info = env.reset(seed=1)
+    steps, began = 0, time.perf_counter()
+    while time.perf_counter() - began < seconds:
+        _, _, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        steps += 1
+        if terminated or truncated:
+            _, info = env.reset()
+    rate = steps / (time.perf_counter() - began)
+    env.close()
+    return rate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--per-set", type=int, default=150, help="positions drawn from each 6x7 test set")
+    parser.add_argument("--games", type=int, default=5, help="MCTS(200) self-play games, every ply measured")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seconds", type=float, default=10.0, help="Connect4-v0 vs solver measurement")
+    args = parser.parse_args()
+    if not book_available():
+        raise SystemExit('error: needs the opening book: pip install "connect4-env[book]"')
+    sources = positions(args.per_set, args.games, args.seed)
+    other = peer()
+    boards = {
+        source: [list(m) for m in moves_list if not Board.from_moves(list(m)).is_terminal]
+        for source, moves_list in sources.items()
+    }
+    print(
+        f"6x7 with the 12-ply book; each pass: one agent answering every position in turn (seed {args.seed})"
+    )
+    scores: dict[str, list[Any]] = {"ours": [], "bitbully": []}
+    medians: dict[str, dict[str, float]] = {}
+    for kind in ("evaluate", "act"):
+        solver = SolverAgent()  # a fresh agent (and transposition table) for each pass
+        solver.evaluate_board(Board.from_moves([3]))  # loads the kernels and the book: not timed
+        everything: list[float] = []
+        for source, lists in boards.items():
+            seconds = []
+            for moves in lists:
+                board = Board.from_moves(moves)
+                if kind == "evaluate":
+                    elapsed, result = timed(partial(solver.evaluate_board, board))
+                    scores["ours"].append(result)
+                else:
+                    elapsed, _ = timed(partial(solver.best_columns, board, every=False))
+                seconds.append(elapsed)
+            everything += seconds
+            print(f"  {kind:8} {source:14} {len(seconds):4} positions  {summary(seconds)}")
+        print(f"  {kind:8} {'all':14} {len(everything):4} positions  {summary(everything)}")
+        medians.setdefault("ours", {})[kind] = float(np.median(everything))
+        if other is not None:
+            from bitbully import Board as PeerBoard
+
+            other.reset_transposition_table()
+            other.score_all_moves(PeerBoard.from_moves([3]))
+            peer_seconds = []
+            for lists in boards.values():
+                for moves in lists:
+                    peer_board = PeerBoard.from_moves(moves)
+                    if kind == "evaluate":
+                        elapsed, result = timed(partial(other.score_all_moves, peer_board))
+                        scores["bitbully"].append(result)
+                    else:
+                        elapsed, _ = timed(partial(other.best_move, peer_board))
+                    peer_seconds.append(elapsed)
+            print(f"  {kind:8} {'bitbully, all':14} {len(peer_seconds):4} positions  {summary(peer_seconds)}")
+            medians.setdefault("bitbully", {})[kind] = float(np.median(peer_seconds))
+    if other is not None:
+        disagree = sum(
+            [int(np.sign(s)) for s in ours if s is not None]
+            != [int(np.sign(theirs[c])) for c, s in enumerate(ours) if s is not None]
+            for ours, theirs in zip(scores["ours"], scores["bitbully"])
+        )
+        for kind in ("evaluate", "act"):
+            print(
+                f"median {kind}, ours / bitbully's: {medians['ours'][kind] / medians['bitbully'][kind]:.1f}x"
+            )
+        print(f"win/draw/loss classes of the columns disagree in {disagree} positions")
+    else:
+        print("bitbully is not installed: no peer in this run (see the docstring)")
+    print(
+        f"Connect4-v0 against opponent='solver', random learner: {opponent_rate(args.seconds):,.0f} agent steps/s"
+    )
+
+
+if __name__ == "__main__":
+    main()
