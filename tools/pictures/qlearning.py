@@ -26,13 +26,7 @@ RULES = Rules(4, 5, 4)
 
 def decisive_positions() -> list[Position]:
     """The 4x5 test-set positions where at least one legal move gives the best outcome away."""
-
-    def kind(score: int) -> int:
-        return (score > 0) - (score < 0)
-
-    return [
-        p for p in load_test_set("4x5") if any(s is not None and kind(s) != p.outcome for s in p.move_scores)
-    ]
+    return [p for p in load_test_set("4x5") if p.nontrivial]
 
 
 def count_positions(rules: Rules) -> int:
