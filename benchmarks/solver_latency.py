@@ -51,6 +51,15 @@ def timed(call: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - began, result
 
 
+def one_pass(
+    boards: dict[str, list[list[int]]], board_of: Callable[[list[int]], Any], call: Callable[[Any], Any]
+) -> dict[str, list[tuple[float, Any]]]:
+    """``call`` on every position (built by ``board_of`` from its moves), timed, by source: (seconds, result)."""
+    return {
+        source: [timed(partial(call, board_of(moves))) for moves in lists] for source, lists in boards.items()
+    }
+
+
 def summary(seconds: list[float]) -> str:
     ms = 1000 * np.asarray(seconds)
     return f"median {np.median(ms):7.2f}  p99 {np.percentile(ms, 99):7.1f}  max {ms.max():7.1f} ms"
@@ -103,43 +112,29 @@ def main() -> None:
     print(
         f"6x7 with the 12-ply book; each pass: one agent answering every position in turn (seed {args.seed})"
     )
-    scores: dict[str, list[Any]] = {"ours": [], "bitbully": []}
+    scores: dict[str, list[Any]] = {}
     medians: dict[str, dict[str, float]] = {}
     for kind in ("evaluate", "act"):
         solver = SolverAgent()  # a fresh agent (and transposition table) for each pass
         solver.evaluate_board(Board.from_moves([3]))  # loads the kernels and the book: not timed
-        everything: list[float] = []
-        for source, lists in boards.items():
-            seconds = []
-            for moves in lists:
-                board = Board.from_moves(moves)
-                if kind == "evaluate":
-                    elapsed, result = timed(partial(solver.evaluate_board, board))
-                    scores["ours"].append(result)
-                else:
-                    elapsed, _ = timed(partial(solver.best_columns, board, every=False))
-                seconds.append(elapsed)
-            everything += seconds
-            print(f"  {kind:8} {source:14} {len(seconds):4} positions  {summary(seconds)}")
-        print(f"  {kind:8} {'all':14} {len(everything):4} positions  {summary(everything)}")
-        medians.setdefault("ours", {})[kind] = float(np.median(everything))
+        call = solver.evaluate_board if kind == "evaluate" else partial(solver.best_columns, every=False)
+        runs = {"ours": one_pass(boards, Board.from_moves, call)}
+        for source, timings in runs["ours"].items():
+            print(f"  {kind:8} {source:14} {len(timings):4} positions  {summary([t for t, _ in timings])}")
         if other is not None:
             from bitbully import Board as PeerBoard
 
             other.reset_transposition_table()
             other.score_all_moves(PeerBoard.from_moves([3]))
-            peer_seconds = []
-            for lists in boards.values():
-                for moves in lists:
-                    peer_board = PeerBoard.from_moves(moves)
-                    if kind == "evaluate":
-                        elapsed, result = timed(partial(other.score_all_moves, peer_board))
-                        scores["bitbully"].append(result)
-                    else:
-                        elapsed, _ = timed(partial(other.best_move, peer_board))
-                    peer_seconds.append(elapsed)
-            print(f"  {kind:8} {'bitbully, all':14} {len(peer_seconds):4} positions  {summary(peer_seconds)}")
-            medians.setdefault("bitbully", {})[kind] = float(np.median(peer_seconds))
+            call = other.score_all_moves if kind == "evaluate" else other.best_move
+            runs["bitbully"] = one_pass(boards, PeerBoard.from_moves, call)
+        for name, by_source in runs.items():
+            timings = [timing for part in by_source.values() for timing in part]
+            label = "all" if name == "ours" else "bitbully, all"
+            print(f"  {kind:8} {label:14} {len(timings):4} positions  {summary([t for t, _ in timings])}")
+            medians.setdefault(name, {})[kind] = float(np.median([t for t, _ in timings]))
+            if kind == "evaluate":
+                scores[name] = [result for _, result in timings]
     if other is not None:
         disagree = sum(
             [int(np.sign(s)) for s in ours if s is not None]
