@@ -1,10 +1,33 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import pytest
 
 # Windows open on a dummy video driver in tests (no display on CI).
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.fixture(scope="session")
+def sb3_model() -> Iterator[Callable[[], Path]]:
+    """A function returning a tiny trained MaskablePPO model file, trained on first use only, once per
+    process (the examples that load ``runs/sb3/model.zip`` get a copy; see examples.py)."""
+    from examples import sb3_model_folder
+
+    folder = Path(tempfile.mkdtemp(prefix="sb3-model-"))
+    made: list[Path] = []
+
+    def get() -> Path:
+        if not made:
+            made.append(sb3_model_folder(folder) / "runs" / "sb3" / "model.zip")
+        return made[0]
+
+    yield get
+    shutil.rmtree(folder, ignore_errors=True)

@@ -6,14 +6,17 @@ it (not exec'd in the test process): a block that starts worker processes must g
 then runs in ``make test-slow``); ``<!-- test: rllib -->`` marks a block that needs RLlib, which runs in
 ``make test-rllib`` (in ``.venv-rllib``, since ``ray[rllib]`` pins its own gymnasium). A block that waits for a person's keys (``gymnasium.utils.play`` with
 ``wait_on_player=True``) keeps that part under its ``__main__`` guard and is run as an imported module.
-Blocks that load ``runs/sb3/model.zip`` find a tiny trained model there (see :func:`sb3_model_folder`).
+Blocks that load ``runs/sb3/model.zip`` find a tiny trained model there (:func:`sb3_model_folder`, trained once
+per test process by conftest.py's ``sb3_model`` fixture).
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,12 +77,17 @@ def sb3_model_folder(path: Path) -> Path:
     return path
 
 
-def run_block(block: Block, workdir: Path, source: str) -> None:
-    """Save ``block`` in ``workdir`` and run it; fail with its stderr, or skip when it needs a missing extra."""
+def run_block(block: Block, workdir: Path, source: str, sb3_model: Callable[[], Path]) -> None:
+    """Save ``block`` in ``workdir`` and run it; fail with its stderr, or skip when it needs a missing extra.
+
+    ``sb3_model()`` gives the tiny model (trained once) that is copied to ``runs/sb3/model.zip`` for a block
+    that names that file.
+    """
     if block.mark == "rllib" and not (installed("ray") and installed("tree")):  # dm-tree: RLlib's, not Ray's
         pytest.skip("needs RLlib, which runs in its own venv: make test-rllib")
     if SB3_MODEL in block.code and installed("sb3_contrib") and not (workdir / SB3_MODEL).exists():
-        sb3_model_folder(workdir)
+        (workdir / SB3_MODEL).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(sb3_model(), workdir / SB3_MODEL)
     script = workdir / "example.py"
     script.write_text(block.code)
     if INTERACTIVE in block.code:

@@ -12,6 +12,7 @@ optional dependency skips with the extra's name instead of failing or erroring. 
 from __future__ import annotations
 
 import importlib.util
+import sys
 import types
 
 import pytest
@@ -132,3 +133,17 @@ def skip_without_book() -> None:
 
 # Solving an early 6x7 position without the book runs into the solver's budget (tens of seconds, then an error).
 needs_book = pytest.mark.skipif(not book_installed(), reason=reason("book", "bitbully_databases"))
+
+
+def absent(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
+    """Simulate a core install: importing any of ``modules`` (or a submodule of one) fails as if missing.
+
+    Args:
+        monkeypatch: the test's fixture, which puts ``sys.modules`` back afterwards.
+        modules: top-level module names, such as ``"torch"``.
+    """
+    for module in list(sys.modules):
+        if module.split(".")[0] in modules:
+            monkeypatch.delitem(sys.modules, module)
+    for module in modules:
+        monkeypatch.setitem(sys.modules, module, None)

@@ -5,6 +5,7 @@ The conventions (slow marks, interactive blocks, the SB3 model some blocks load)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -59,5 +60,5 @@ def test_unknown_mark_is_an_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("block", params(BLOCKS, (DOCS_EXTRA,)))
-def test_docs_example_runs(block: Block, tmp_path: Path) -> None:
-    run_block(block, tmp_path, "docs")
+def test_docs_example_runs(block: Block, tmp_path: Path, sb3_model: Callable[[], Path]) -> None:
+    run_block(block, tmp_path, "docs", sb3_model)

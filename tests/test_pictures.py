@@ -6,13 +6,12 @@ docs/ come from their defaults.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from browser import require_chromium
 from extras import installed, needs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,10 +38,7 @@ def test_picture_script_draws_its_pictures(script: str, tmp_path: Path) -> None:
     if script in ("play_and_watch.py", "docs_site.py"):
         if not installed("pygame") or not installed("mkdocs"):
             pytest.skip("needs the render and docs extras")
-        if shutil.which("chromium") is None:
-            if os.environ.get("CI"):
-                pytest.fail("CI needs chromium for the browser tests (.ci/run installs it)")
-            pytest.skip("chromium is not installed (apt-get install chromium)")
+        require_chromium()
     command = [sys.executable, str(SCRIPTS / script), "--out", str(tmp_path), *arguments]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
     assert result.returncode == 0, result.stderr[-3000:]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,8 +27,8 @@ def test_importing_agents_does_not_import_torch() -> None:
 
 
 @pytest.mark.parametrize("block", params(BLOCKS))
-def test_readme_example_runs(block: Block, tmp_path: Path) -> None:
-    run_block(block, tmp_path, "README.md")
+def test_readme_example_runs(block: Block, tmp_path: Path, sb3_model: Callable[[], Path]) -> None:
+    run_block(block, tmp_path, "README.md", sb3_model)
 
 
 def test_readme_links_point_to_files_of_the_repository() -> None:

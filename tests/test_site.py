@@ -2,15 +2,13 @@
 internal link of theirs (nor of any other page) is broken.
 
 The site is built strictly and served on a local port by tools/pictures/docs_site.py's functions (the ones that
-also take the site's screenshots); Chromium is headless. On CI a missing Chromium fails the test (.ci/run
-installs it); elsewhere it skips.
+also take the site's screenshots); Chromium is headless (tests/browser.py: on CI a missing Chromium fails the
+test, elsewhere it skips).
 """
 
 from __future__ import annotations
 
 import html.parser
-import importlib.util
-import os
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -18,16 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser import browser, site_tools
 from extras import needs
 
 pytestmark = needs("docs")
-
-_SPEC = importlib.util.spec_from_file_location(
-    "site_pictures", Path(__file__).resolve().parents[1] / "tools" / "pictures" / "docs_site.py"
-)
-assert _SPEC is not None and _SPEC.loader is not None
-site_tools = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(site_tools)
 
 
 class Links(html.parser.HTMLParser):
@@ -52,13 +44,6 @@ def parse(text: str) -> Links:
     return links
 
 
-def require_chromium() -> None:
-    if site_tools.chromium() is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI needs chromium for the browser tests (.ci/run installs it)")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("site")
@@ -74,8 +59,7 @@ def base(site: Path) -> Iterator[str]:
 
 def rendered(url: str) -> str:
     """The page's DOM after its scripts ran, as Chromium has it."""
-    require_chromium()
-    result = site_tools.browser("--virtual-time-budget=3000", "--dump-dom", url)
+    result = browser("--virtual-time-budget=3000", "--dump-dom", url)
     assert result.returncode == 0, result.stderr[-2000:]
     return result.stdout
 

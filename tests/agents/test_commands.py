@@ -20,6 +20,20 @@ from connect4_agents import commands
 from connect4_agents.commands import COMMANDS, SUBCOMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
+# a quick game of two random agents on 4x5, in the terminal
+TERMINAL_GAME = [
+    "play",
+    "--player0",
+    "random",
+    "--player1",
+    "random",
+    "--ui",
+    "terminal",
+    "--rows",
+    "4",
+    "--columns",
+    "5",
+]
 # what a command module needs beyond the core install to import (the extra that brings it): nothing, since
 # building a parser must work on a core install (test_subcommand_help_runs_on_a_core_install)
 NEEDS: dict[str, str] = {}
@@ -61,21 +75,7 @@ def test_a_subcommand_parser_runs_the_command(capsys: pytest.CaptureFixture[str]
     play = _command("play")
     top = argparse.ArgumentParser(prog="connect4")
     play.build_parser(top.add_subparsers(dest="command").add_parser("play"))
-    args = top.parse_args(
-        [
-            "play",
-            "--player0",
-            "random",
-            "--player1",
-            "random",
-            "--ui",
-            "terminal",
-            "--rows",
-            "4",
-            "--columns",
-            "5",
-        ]
-    )
+    args = top.parse_args(TERMINAL_GAME)
     assert play.run(args) == 0
     out = capsys.readouterr().out
     assert "X plays column" in out and ("wins after" in out or "draw after" in out)
@@ -259,24 +259,11 @@ def test_main_exit_codes_are_the_scripts(
     bad = ["play", "--player0", "random", "--player1", "random", "--ui", "terminal", "--rows", "0"]
     assert commands.main(bad) == 2
     assert capsys.readouterr().err.startswith("error:")
-    good = [
-        "play",
-        "--player0",
-        "random",
-        "--player1",
-        "random",
-        "--ui",
-        "terminal",
-        "--rows",
-        "4",
-        "--columns",
-        "5",
-    ]
-    assert commands.main(good) == 0
+    assert commands.main(TERMINAL_GAME) == 0
     assert "X plays column" in capsys.readouterr().out
 
     def interrupted(args: argparse.Namespace) -> int:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(importlib.import_module("connect4_agents.commands.play"), "run", interrupted)
-    assert commands.main(good) == 130
+    assert commands.main(TERMINAL_GAME) == 130

@@ -10,19 +10,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from extras import absent
 
 from connect4_agents.commands import evaluate, play, tournament, train_alphazero, train_sb3
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _absent(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
-    """Simulate a core install: importing any of ``modules`` (or a submodule of one) fails as if missing."""
-    for module in list(sys.modules):
-        if module.split(".")[0] in modules:
-            monkeypatch.delitem(sys.modules, module)
-    for module in modules:
-        monkeypatch.setitem(sys.modules, module, None)
 
 
 CASES: list[tuple[str, Callable[[list[str]], int], list[str], str, str]] = [
@@ -67,7 +59,7 @@ def test_a_missing_extra_exits_2_before_any_work(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    _absent(monkeypatch, module)
+    absent(monkeypatch, module)
     assert main([*argv, "--json", "t.json"] if main is tournament.main else argv) == 2
     out, err = capsys.readouterr()
     assert err.startswith("error: ") and what in err, err

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import gymnasium
 import pytest
+from extras import absent
 
 import connect4_agents
 import connect4_env
@@ -39,15 +40,6 @@ def test_commands_print_it_and_exit_2(capsys: pytest.CaptureFixture[str]) -> Non
     assert capsys.readouterr().err.startswith("error: the play window needs the 'render' extra")
 
 
-def _absent(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
-    """Simulate a core install: importing any of ``modules`` (or a submodule of one) fails as if missing."""
-    for module in list(sys.modules):
-        if module.split(".")[0] in modules:
-            monkeypatch.delitem(sys.modules, module)
-    for module in modules:
-        monkeypatch.setitem(sys.modules, module, None)
-
-
 def _says_extra(raised: pytest.ExceptionInfo[MissingExtraError], extra: str) -> None:
     assert f"needs the {extra!r} extra" in str(raised.value)
     assert f'pip install "connect4-env[{extra}]"' in str(raised.value)
@@ -58,7 +50,7 @@ def test_the_env_layer_and_the_agents_raise_one_class() -> None:
 
 
 def test_alphazero_by_name_or_attribute_names_the_train_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    _absent(monkeypatch, "torch")
+    absent(monkeypatch, "torch")
     with pytest.raises(MissingExtraError) as raised:
         make_agent("alphazero")
     _says_extra(raised, "train")
@@ -70,7 +62,7 @@ def test_alphazero_by_name_or_attribute_names_the_train_extra(monkeypatch: pytes
 
 
 def test_sb3_load_and_vec_env_name_the_train_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    _absent(monkeypatch, "stable_baselines3", "torch")
+    absent(monkeypatch, "stable_baselines3", "torch")
     monkeypatch.delitem(sys.modules, "connect4_env.sb3_vec_env", raising=False)
     with pytest.raises(MissingExtraError) as raised:
         SB3Agent.load("no_such_model.zip")  # the extra is checked before the file
@@ -83,7 +75,7 @@ def test_sb3_load_and_vec_env_name_the_train_extra(monkeypatch: pytest.MonkeyPat
 def test_plots_and_the_rating_fit_name_the_train_extra(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    _absent(monkeypatch, "matplotlib", "scipy")
+    absent(monkeypatch, "matplotlib", "scipy")
     curve = LearningCurve(
         window=10, episodes=[10], mean_return=[0.0], win_rate=[0.5], draw_rate=[0.0], loss_rate=[0.5]
     )
@@ -97,14 +89,14 @@ def test_plots_and_the_rating_fit_name_the_train_extra(
 
 
 def test_the_ray_backend_names_the_distributed_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    _absent(monkeypatch, "ray")
+    absent(monkeypatch, "ray")
     with pytest.raises(MissingExtraError) as raised:
         run_batches(abs, [-1], backend="ray", workers=1)
     _says_extra(raised, "distributed")
 
 
 def test_the_human_render_mode_names_the_render_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    _absent(monkeypatch, "pygame")
+    absent(monkeypatch, "pygame")
     env = gymnasium.make("Connect4-v0", render_mode="human")
     with pytest.raises(MissingExtraError) as raised:
         env.reset(seed=0)
@@ -115,7 +107,7 @@ def test_the_human_render_mode_names_the_render_extra(monkeypatch: pytest.Monkey
 
 
 def test_the_rllib_env_names_ray_rllib(monkeypatch: pytest.MonkeyPatch) -> None:
-    _absent(monkeypatch, "ray")
+    absent(monkeypatch, "ray")
     monkeypatch.delitem(sys.modules, "connect4_env.rllib", raising=False)
     with pytest.raises(MissingExtraError, match=r'pip install "ray\[rllib\]"'):
         importlib.import_module("connect4_env.rllib")

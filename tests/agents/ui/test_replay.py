@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from browser import browser
 from extras import importorskip, skip_without_book
 from reference import ReferenceGame, reference_scores
 from scripts_helpers import run
@@ -108,23 +106,6 @@ def test_replay_script(tmp_path: Path) -> None:
 
 
 # -- in a real browser ---------------------------------------------------------------------------------------
-def chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    if os.environ.get("CI"):
-        pytest.fail("CI needs chromium for the browser tests (.ci/run installs it)")
-    pytest.skip("chromium is not installed (apt-get install chromium)")
-
-
-def browser(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars"]
-    return subprocess.run(
-        [chromium(), *flags, *args], capture_output=True, text=True, timeout=timeout, check=False
-    )
-
-
 def dom(url: str) -> str:
     result = browser("--virtual-time-budget=2000", "--dump-dom", url)
     assert result.returncode == 0, result.stderr[-2000:]
