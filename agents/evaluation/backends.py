@@ -41,9 +41,17 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+# Ctrl-C and `kill PID` wait while the pool starts its workers (see _run_pool)
+_DEFERRED = {signal.SIGINT, signal.SIGTERM}
+_CAN_DEFER = hasattr(signal, "pthread_sigmask")
+
+
 def _ignore_sigint() -> None:
-    # the parent handles Ctrl-C and terminates the pool; a worker interrupted mid-task would only add noise
+    # the parent handles Ctrl-C and terminates the pool; a worker interrupted mid-task would only add noise.
+    # A worker starts with the signals its parent deferred still blocked: they reach it from here on.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if _CAN_DEFER:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)
 
 
 def _indexed(task: Callable[[Any], Any], item: tuple[int, Any]) -> tuple[int, Any]:
@@ -133,8 +141,19 @@ def _run_pool(
     task: Callable[[Any], Any], batches: Sequence[Any], workers: int, finished: Callable[[int, Any], None]
 ) -> None:
     context = multiprocessing.get_context("spawn")
-    pool = context.Pool(min(workers, len(batches)), initializer=_ignore_sigint)
+    # A signal while the pool starts its workers would stop the parent half-way through sending a worker its
+    # start-up data, and that worker would print a traceback (EOFError) of its own: the signal waits until
+    # the pool exists, then stops it as any other.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED) if _CAN_DEFER else None
     try:
+        pool = context.Pool(min(workers, len(batches)), initializer=_ignore_sigint)
+    except BaseException:
+        if blocked is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        raise
+    try:
+        if blocked is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)  # a deferred signal is raised here
         for index, result in pool.imap_unordered(functools.partial(_indexed, task), list(enumerate(batches))):
             finished(index, result)
     except BaseException:
