@@ -20,6 +20,7 @@ import math
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -41,17 +42,9 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-# Ctrl-C and `kill PID` wait while the pool starts its workers (see _run_pool)
-_DEFERRED = {signal.SIGINT, signal.SIGTERM}
-_CAN_DEFER = hasattr(signal, "pthread_sigmask")
-
-
 def _ignore_sigint() -> None:
-    # the parent handles Ctrl-C and terminates the pool; a worker interrupted mid-task would only add noise.
-    # A worker starts with the signals its parent deferred still blocked: they reach it from here on.
+    # the parent handles Ctrl-C and terminates the pool; a worker interrupted mid-task would only add noise
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if _CAN_DEFER:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)
 
 
 def _indexed(task: Callable[[Any], Any], item: tuple[int, Any]) -> tuple[int, Any]:
@@ -137,23 +130,32 @@ def run_batches(
     return results
 
 
+def _start_pool(context: Any, processes: int) -> tuple[Any, list[int]]:
+    """A pool of ``processes`` workers, started with Ctrl-C and SIGTERM held back; returns it and the signals
+    that arrived meanwhile. Interrupted half-way through sending a worker its start-up data, the worker would
+    print a traceback (EOFError) of its own. Signal handlers can only be swapped in the main thread: elsewhere
+    the pool starts as it is."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        return context.Pool(processes, initializer=_ignore_sigint), held
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    for number in previous:
+        signal.signal(number, lambda received, frame: held.append(received))
+    try:
+        return context.Pool(processes, initializer=_ignore_sigint), held
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+
+
 def _run_pool(
     task: Callable[[Any], Any], batches: Sequence[Any], workers: int, finished: Callable[[int, Any], None]
 ) -> None:
     context = multiprocessing.get_context("spawn")
-    # A signal while the pool starts its workers would stop the parent half-way through sending a worker its
-    # start-up data, and that worker would print a traceback (EOFError) of its own: the signal waits until
-    # the pool exists, then stops it as any other.
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED) if _CAN_DEFER else None
+    pool, held = _start_pool(context, min(workers, len(batches)))
     try:
-        pool = context.Pool(min(workers, len(batches)), initializer=_ignore_sigint)
-    except BaseException:
-        if blocked is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        raise
-    try:
-        if blocked is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)  # a deferred signal is raised here
+        for number in held:  # Ctrl-C or SIGTERM that came while the workers started: handled now, as usual
+            signal.raise_signal(number)
         for index, result in pool.imap_unordered(functools.partial(_indexed, task), list(enumerate(batches))):
             finished(index, result)
     except BaseException:
