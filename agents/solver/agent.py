@@ -196,7 +196,7 @@ class SolverAgent(RulesBound):
         return self._tables[key]
 
     def _book_arrays(self, rules: Rules, n_stones: int) -> tuple[np.ndarray, np.ndarray, int]:
-        if self.book is not False and rules == BOOK_RULES and n_stones <= BOOK_PLY:
+        if self.book is not False and rules == BOOK_RULES and n_stones <= BOOK_PLY + 1:
             book = load_book()
             if book is not None:
                 return book.keys, book.scores, BOOK_PLY

@@ -10,8 +10,8 @@ book_codes, book_scores, book_ply)``:
 
 - ``geo``, ``board_mask``, ``bottom_mask``: the board (see :mod:`connect4_env.kernels`);
 - ``order``: the columns in the order to try them (centre first);
-- ``tt_keys``/``tt_values``/``tt_used``: the transposition table (a slot's position key, bound, and whether it
-  holds an upper bound ``TT_UPPER``, a lower one ``TT_LOWER`` or nothing 0);
+- ``tt_keys``/``tt_values``/``tt_used``: the transposition table (a slot's position key; its lower and upper
+  bounds on the score and its best move, packed by ``tt_pack``; and whether the slot holds anything);
 - ``stats = [nodes, node_budget, aborted]``; ``move_buffer``/``score_buffer``: ``(cells + 1, columns)`` scratch
   arrays, one row per depth, so nothing is allocated per node;
 - ``book_codes``/``book_scores``: the opening book, looked up at positions of ``book_ply`` stones (-1: none).
@@ -37,8 +37,9 @@ from connect4_env.kernels import (
 
 __all__ = [
     "UNKNOWN_SCORE",
-    "TT_UPPER",
-    "TT_LOWER",
+    "TT_NO_LOWER",
+    "TT_NO_UPPER",
+    "tt_pack",
     "make_context",
     "book_code",
     "book_score",
@@ -48,7 +49,7 @@ __all__ = [
 ]
 
 UNKNOWN_SCORE = -1000  # "no score without a search": a position the book does not hold, and the like
-TT_UPPER, TT_LOWER = 1, 2  # what a transposition-table entry holds: an upper or a lower bound
+TT_NO_LOWER, TT_NO_UPPER = -32768, 32767  # the bounds of a transposition-table entry that knows nothing yet
 
 # Places in the context tuple.
 CTX_GEO, CTX_BOARD_MASK, CTX_BOTTOM_MASK, CTX_ORDER = 0, 1, 2, 3
@@ -174,6 +175,31 @@ def book_score(current, mask, n_stones, geo, book_codes, book_scores):
     return -(geo[CELLS] + 1 - n_stones - (100 + stored))
 
 
+def book_lower_bound(current, mask, n_stones, geo, book_codes, book_scores):
+    """A lower bound on the score of a position one stone past the book, for the player to move.
+
+    Each book position it comes from (the same board less one of the opponent's top stones) was the
+    opponent's to play: their score there is at least what they get by playing here, so this position scores
+    at least the negative of theirs. The best of these bounds (``UNKNOWN_SCORE`` when no parent is in the book).
+    """
+    rows = geo[ROWS]
+    height = geo[HEIGHT]
+    opponent = current ^ mask
+    best = UNKNOWN_SCORE
+    for c in range(geo[COLUMNS]):
+        column = mask & column_bits(c, geo)
+        if column == 0:
+            continue
+        top = (column + (1 << (c * height))) >> 1  # the column's highest stone
+        top &= column
+        if (opponent & top) == 0 or rows == 0:
+            continue
+        known = book_score(opponent ^ top, mask ^ top, n_stones - 1, geo, book_codes, book_scores)
+        if known != UNKNOWN_SCORE and -known > best:
+            best = -known
+    return best
+
+
 def negamax(current, mask, n_stones, alpha, beta, ctx):
     """Alpha-beta negamax with a transposition table of upper and lower bounds (after Pascal Pons' solver).
 
@@ -198,6 +224,13 @@ def negamax(current, mask, n_stones, alpha, beta, ctx):
         known = book_score(current, mask, n_stones, geo, ctx[CTX_BOOK_CODES], ctx[CTX_BOOK_SCORES])
         if known != UNKNOWN_SCORE:
             return known
+    elif n_stones == ctx[CTX_BOOK_PLY] + 1:
+        # one stone past the book: each position it came from bounds this one's score from below
+        floor = book_lower_bound(current, mask, n_stones, geo, ctx[CTX_BOOK_CODES], ctx[CTX_BOOK_SCORES])
+        if alpha < floor:
+            alpha = floor
+            if alpha >= beta:
+                return alpha
     cells = geo[CELLS]
     columns = geo[COLUMNS]
     possible = non_losing_moves(current, mask, geo, board_mask, ctx[CTX_BOTTOM_MASK])
@@ -213,27 +246,36 @@ def negamax(current, mask, n_stones, alpha, beta, ctx):
     high = cells - n_stones - 2  # nor we before the (n_stones + 3)-th
     key = position_key(current, mask)
     slot = key % ctx[CTX_TT_KEYS].shape[0]
+    # the kept entry: both bounds and the move that last proved a lower bound (see ``tt_pack``)
+    known_low = TT_NO_LOWER
+    known_high = TT_NO_UPPER
+    known_move = -1
     if ctx[CTX_TT_USED][slot] != 0 and ctx[CTX_TT_KEYS][slot] == key:
-        stored = ctx[CTX_TT_VALUES][slot]
-        if ctx[CTX_TT_USED][slot] == TT_UPPER:
-            if stored < high:
-                high = stored
-        elif alpha < stored:
-            alpha = stored
+        packed = ctx[CTX_TT_VALUES][slot]
+        known_low = (packed & 65535) - 32768
+        known_high = ((packed >> 16) & 65535) - 32768
+        known_move = (packed >> 32) - 1
+        if known_high < high:
+            high = known_high
+        if alpha < known_low:
+            alpha = known_low
             if alpha >= beta:
                 return alpha
     if beta > high:
         beta = high
         if alpha >= beta:
             return beta
-    # order the moves: most new threats first, centre first among equals
+    # order the moves: the kept entry's move first, then most new threats, centre first among equals
     n_moves = 0
     for k in range(columns):
         col = int(ctx[CTX_ORDER][k])
         bit = possible & column_bits(col, geo)
         if bit == 0:
             continue
-        score = popcount(threat_cells(current | bit, mask | bit, geo, board_mask))
+        if col == known_move:
+            score = cells  # more than any count of threats
+        else:
+            score = popcount(threat_cells(current | bit, mask | bit, geo, board_mask))
         j = n_moves
         while j > 0 and ctx[CTX_SCORE_BUFFER][n_stones, j - 1] < score:
             ctx[CTX_MOVE_BUFFER][n_stones, j] = ctx[CTX_MOVE_BUFFER][n_stones, j - 1]
@@ -242,22 +284,37 @@ def negamax(current, mask, n_stones, alpha, beta, ctx):
         ctx[CTX_MOVE_BUFFER][n_stones, j] = col
         ctx[CTX_SCORE_BUFFER][n_stones, j] = score
         n_moves += 1
+    if ctx[CTX_TT_USED][slot] == 0 or ctx[CTX_TT_KEYS][slot] != key:  # another position's entry: replaced
+        known_low = TT_NO_LOWER
+        known_high = TT_NO_UPPER
+        known_move = -1
     for k in range(n_moves):
-        bit = possible & column_bits(int(ctx[CTX_MOVE_BUFFER][n_stones, k]), geo)
+        col = int(ctx[CTX_MOVE_BUFFER][n_stones, k])
+        bit = possible & column_bits(col, geo)
         score = -negamax(current ^ mask, mask | bit, n_stones + 1, -beta, -alpha, ctx)
         if ctx[CTX_STATS][2] != 0:
             return 0  # aborted below: store nothing
         if score >= beta:
+            if score > known_low:
+                known_low = score
             ctx[CTX_TT_KEYS][slot] = key
-            ctx[CTX_TT_VALUES][slot] = score
-            ctx[CTX_TT_USED][slot] = TT_LOWER
+            ctx[CTX_TT_VALUES][slot] = tt_pack(known_low, known_high, col)
+            ctx[CTX_TT_USED][slot] = 1
             return score
         if score > alpha:
             alpha = score
+    if alpha < known_high:
+        known_high = alpha
     ctx[CTX_TT_KEYS][slot] = key
-    ctx[CTX_TT_VALUES][slot] = alpha
-    ctx[CTX_TT_USED][slot] = TT_UPPER
+    ctx[CTX_TT_VALUES][slot] = tt_pack(known_low, known_high, known_move)
+    ctx[CTX_TT_USED][slot] = 1
     return alpha
+
+
+def tt_pack(low, high, move):
+    """A transposition-table value: a lower and an upper bound on the score (each + 32768 in 16 bits) and,
+    above them, the move that proved the lower bound (+ 1; 0 for none)."""
+    return (low + 32768) | ((high + 32768) << 16) | ((move + 1) << 32)
 
 
 def score_without_search(current, mask, n_stones, ctx):
