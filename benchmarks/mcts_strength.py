@@ -1,7 +1,8 @@
 """MCTS strength against OpenSpiel's MCTSBot at equal thinking time, and best-move rates on solved positions.
 
 1. Head to head on 6x7: our MCTSAgent with ``--seconds`` per move against OpenSpiel's MCTSBot given as many
-   simulations as it runs in the same time (measured at the start), alternating who moves first.
+   simulations as it runs in the same time (measured at the start), alternating who moves first. OpenSpiel's
+   bot plays through the public adapter (``connect4_agents.interop.openspiel``, the ``openspiel`` extra).
 2. Positions from random play (plies ``--min-ply``..``--max-ply``), scored by the exact solver: how often
    each bot's move keeps the best game-theoretic outcome (win if winnable, else draw).
 3. Equal playouts: on ``--equal-positions`` solver-scored positions (plies 10-32, moves not all of one
@@ -15,46 +16,32 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import numpy as np
 
 from connect4_agents.evaluation.arena import wilson_interval
+from connect4_agents.interop.openspiel import OpenSpielPolicy, openspiel_mcts
 from connect4_agents.mcts.agent import MCTSAgent
 from connect4_agents.solver.agent import SolverAgent
 from connect4_env import Board
 from connect4_env.encoding import action_mask, observation_planes
 
 
-class OpenSpielBot:
-    def __init__(self, simulations: int, seed: int, uct_c: float = 2**0.5) -> None:
-        import pyspiel
-        from open_spiel.python.algorithms import mcts
+def openspiel_bot(simulations: int, seed: int, uct_c: float = 2**0.5) -> OpenSpielPolicy:
+    """OpenSpiel's MCTSBot (random rollouts, solve=True) on its C++ connect_four, as a policy of ours through
+    the public adapter (connect4_agents.interop.openspiel)."""
+    return openspiel_mcts(simulations, seed=seed, uct_c=uct_c)
 
-        self.game = pyspiel.load_game("connect_four")
-        rng = np.random.RandomState(seed)
-        self.bot = mcts.MCTSBot(
-            self.game,
-            uct_c=uct_c,
-            max_simulations=simulations,
-            evaluator=mcts.RandomRolloutEvaluator(1, rng),
-            random_state=rng,
-            solve=True,
-        )
 
-    def state_for(self, moves: list[int]):
-        state = self.game.new_initial_state()
-        for column in moves:
-            state.apply_action(column)
-        return state
-
-    def move(self, moves: list[int]) -> int:
-        return int(self.bot.step(self.state_for(moves)))
+def move(policy: Any, board: Board) -> int:
+    return int(policy.act(observation_planes(board), action_mask(board)))
 
 
 def openspiel_rate(seed: int) -> float:
-    bot = OpenSpielBot(2000, seed)
+    bot = openspiel_bot(2000, seed)
     start = time.perf_counter()
-    bot.move([])
+    move(bot, Board.empty())
     return 2000 / (time.perf_counter() - start)
 
 
@@ -62,16 +49,11 @@ def head_to_head(seconds: float, simulations: int, games: int) -> tuple[int, int
     wins = draws = losses = 0
     for game in range(games):
         ours = MCTSAgent(playouts=None, time_limit=seconds, seed=game)
-        theirs = OpenSpielBot(simulations, seed=game)
+        theirs = openspiel_bot(simulations, seed=game)
         our_seat = game % 2
-        board, moves = Board.empty(), []
+        board = Board.empty()
         while not board.is_terminal:
-            if board.to_move == our_seat:
-                column = ours.act(observation_planes(board), action_mask(board))
-            else:
-                column = theirs.move(moves)
-            board.play(column)
-            moves.append(column)
+            board.play(move(ours if board.to_move == our_seat else theirs, board))
         if board.winner is None:
             draws += 1
         elif board.winner == our_seat:
@@ -113,7 +95,7 @@ def equal_playouts(n: int, playouts: int, seeds: int) -> None:
     bots = {
         "ours, solver on (default)": lambda i: MCTSAgent(playouts=playouts, seed=i),
         "ours, solver off": lambda i: MCTSAgent(playouts=playouts, seed=i, solver=False),
-        "OpenSpiel MCTSBot": lambda i: OpenSpielBot(playouts, seed=i, uct_c=2.0),
+        "OpenSpiel MCTSBot": lambda i: openspiel_bot(playouts, seed=i, uct_c=2.0),
     }
     print(
         f"equal playouts ({playouts} a move), {n} solver-scored positions (plies 10-32), {seeds} seeds each:"
@@ -123,12 +105,7 @@ def equal_playouts(n: int, playouts: int, seeds: int) -> None:
         for seed in range(seeds):
             hits = 0
             for index, (moves, outcomes) in enumerate(positions):
-                bot = make(1000 * seed + index)
-                if isinstance(bot, MCTSAgent):
-                    board = Board.from_moves(moves)
-                    column = bot.act(observation_planes(board), action_mask(board))
-                else:
-                    column = bot.move(moves)
+                column = move(make(1000 * seed + index), Board.from_moves(moves))
                 hits += outcomes[column] == max(o for o in outcomes if o is not None)
             rates.append(hits / len(positions))
         spread = f" (seeds: {', '.join(f'{r:.3f}' for r in rates)})" if seeds > 1 else ""
@@ -173,8 +150,10 @@ def main() -> None:
         best = max(o for o in outcomes if o is not None)
         ours = MCTSAgent(playouts=None, time_limit=args.seconds, seed=index)
         hits["ours"] += outcomes[ours.act(observation_planes(board), action_mask(board))] == best
-        hits["openspiel"] += outcomes[OpenSpielBot(simulations, seed=index).move(moves)] == best
+        hits["openspiel"] += outcomes[move(openspiel_bot(simulations, seed=index), board)] == best
     n = len(positions)
+    if not n:
+        return
     print(f"best-move rate on {n} solver-scored positions (plies {args.min_ply}-{args.max_ply}):")
     for name, count in hits.items():
         low, high = wilson_interval(count, n)

@@ -1,0 +1,188 @@
+"""OpenSpiel bots as our policies, and our policies as OpenSpiel bots (needs the ``openspiel`` extra).
+
+- :class:`OpenSpielPolicy`: any ``pyspiel.Bot`` (OpenSpiel's ``MCTSBot``, its AlphaZero bot, a bot of yours)
+  plays through our policy protocol, ``act(observation, action_mask)``, in the envs, the arena and
+  tournaments. :func:`openspiel_mcts` builds one around OpenSpiel's ``MCTSBot``.
+- :class:`PolicyBot`: any policy of ours (or a spec such as ``"mcts:200"``) is a ``pyspiel.Bot``, which
+  OpenSpiel's ``evaluate_bots`` and its other tools play on ``connect_four`` or on our
+  ``python_connect4_env`` game of any size.
+
+The positions cross through :func:`connect4_env.openspiel.board_from_openspiel` and
+:func:`~connect4_env.openspiel.board_to_openspiel`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from connect4_agents.base import NoLegalMoveError
+from connect4_env.core import Board, Rules
+from connect4_env.encoding import action_mask, board_from_observation, observation_planes, split_observation
+from connect4_env.extras import require
+from connect4_env.openspiel import board_from_openspiel, board_to_openspiel, load_openspiel_game
+from connect4_env.policy import bind_policy, policy_from_spec
+
+__all__ = ["OpenSpielPolicy", "PolicyBot", "openspiel_mcts"]
+
+pyspiel = require("pyspiel", "openspiel", "connect4_agents.interop.openspiel")
+_Bot: Any = pyspiel.Bot
+
+
+class OpenSpielPolicy:
+    """A ``pyspiel.Bot`` as a policy of ours.
+
+    Each move rebuilds the position as a state of ``game`` (:func:`board_to_openspiel`), calls the bot's
+    ``restart_at(state)`` (so a bot that follows the game's history starts from this one) and returns its
+    ``step(state)``.
+
+    Args:
+        bot: the ``pyspiel.Bot``; it must play the game of ``game`` with the board's rules.
+            A bot built for one seat (OpenSpiel's C++ bots take a ``player_id``) must be asked only for that
+            seat's moves: given the other seat's position, such a bot may crash the process.
+        game: ``"connect_four"`` (OpenSpiel's C++ game, the default and the fastest to search),
+            ``"python_connect4_env"`` (ours), or a loaded ``pyspiel.Game`` of either.
+        rules: the board, if known; else the bound rules, else the observation's size with 4 in a row.
+
+    Raises:
+        TypeError: ``bot`` is not a ``pyspiel.Bot``. ValueError: ``game`` names another game.
+    """
+
+    def __init__(self, bot: Any, *, game: str | Any = "connect_four", rules: Rules | None = None) -> None:
+        if not isinstance(bot, pyspiel.Bot):
+            raise TypeError(f"bot must be a pyspiel.Bot, got {type(bot).__name__}")
+        if isinstance(game, str):
+            load_openspiel_game(Rules(), game=game)  # check the name now, not at the first move
+        elif not isinstance(game, pyspiel.Game):
+            raise TypeError(f"game must be a game name or a pyspiel.Game, got {type(game).__name__}")
+        self.bot = bot
+        self.game = game
+        self.rules = rules
+        self._games: dict[Rules, Any] = {}
+
+    def bind(self, rules: Rules) -> None:
+        """Play ``rules`` from now on."""
+        self.rules = rules
+
+    def reset(self, seed: int | None = None) -> None:
+        """Before a game. ``seed`` is ignored: seed the bot where it is built (its ``random_state``)."""
+
+    def _game_for(self, rules: Rules) -> Any:
+        if not isinstance(self.game, str):
+            return self.game
+        if rules not in self._games:
+            self._games[rules] = load_openspiel_game(rules, game=self.game)
+        return self._games[rules]
+
+    def state_for(self, board: Board) -> Any:
+        """``board`` as a state of this policy's game (what the bot is given)."""
+        return board_to_openspiel(board, game=self._game_for(board.rules))
+
+    def act(self, observation: Any, action_mask: Any = None) -> int:
+        """The bot's column for this position.
+
+        Raises:
+            NoLegalMoveError: the game is over. ValueError: the mask disagrees with the position, or the
+                observation is not the bound board's size. RuntimeError: the bot answered an illegal column.
+        """
+        planes, mask = split_observation(observation, action_mask)
+        rules = self.rules
+        if rules is not None and planes.shape[:2] != (rules.rows, rules.columns):
+            raise ValueError(f"observation of shape {planes.shape} does not fit the bound rules {rules}")
+        board = board_from_observation(planes, 4 if rules is None else rules.win_length)
+        legal = board.legal_mask()
+        if not any(legal):
+            raise NoLegalMoveError("the game is over: no column can be played")
+        if [int(v != 0) for v in mask.tolist()] != legal:
+            raise ValueError(
+                f"action_mask {mask.tolist()} disagrees with the position's legal columns {legal}"
+            )
+        state = self.state_for(board)
+        self.bot.restart_at(state)
+        column = int(self.bot.step(state))
+        if not board.is_legal(column):
+            raise RuntimeError(f"the OpenSpiel bot played column {column}; legal are {board.legal_moves()}")
+        return column
+
+
+def openspiel_mcts(
+    simulations: int = 1000,
+    *,
+    seed: int | None = None,
+    rules: Rules | None = None,
+    uct_c: float = math.sqrt(2),
+    solve: bool = True,
+    game: str = "connect_four",
+) -> OpenSpielPolicy:
+    """OpenSpiel's ``MCTSBot`` (random rollouts, like ours) as a policy.
+
+    Args:
+        simulations: its ``max_simulations`` a move.
+        seed: seeds its random state (same seed, same moves).
+        rules: the board; 6×7 with 4 in a row when None.
+        uct_c: its exploration constant.
+        solve: its MCTS-Solver (proven results back up the tree), on as in ours.
+        game: ``"connect_four"`` (C++, fast) or ``"python_connect4_env"`` (ours).
+
+    Returns:
+        An :class:`OpenSpielPolicy` around the bot.
+    """
+    from open_spiel.python.algorithms import mcts
+
+    rules = Rules() if rules is None else rules
+    spiel_game = load_openspiel_game(rules, game=game)
+    rng = np.random.RandomState(seed)
+    bot = mcts.MCTSBot(
+        spiel_game,
+        uct_c=uct_c,
+        max_simulations=simulations,
+        evaluator=mcts.RandomRolloutEvaluator(1, rng),
+        random_state=rng,
+        solve=solve,
+    )
+    return OpenSpielPolicy(bot, game=spiel_game, rules=rules)
+
+
+class PolicyBot(_Bot):
+    """A policy of ours as a ``pyspiel.Bot``, for ``connect_four`` and ``python_connect4_env`` states.
+
+    Args:
+        policy: any policy (an object with ``act``), or a spec such as ``"mcts:200"`` or ``"solver"``.
+        seed: for a spec, the policy's seed.
+
+    Raises:
+        TypeError: ``policy`` has no ``act`` and is not a spec. ValueError: an unknown spec.
+    """
+
+    def __init__(self, policy: Any, *, seed: int | None = None) -> None:
+        super().__init__()
+        if isinstance(policy, str):
+            policy = policy_from_spec(policy, seed=seed)
+        if not callable(getattr(policy, "act", None)):
+            raise TypeError(f"policy must have act(observation, action_mask), got {type(policy).__name__}")
+        self.policy = policy
+        self._rules: Rules | None = None
+
+    def restart_at(self, state: Any) -> None:
+        """A new game from ``state``: resets the policy."""
+        reset = getattr(self.policy, "reset", None)
+        if callable(reset):
+            reset()
+
+    def inform_action(self, state: Any, player_id: int, action: int) -> None:
+        """Nothing to do: each step reads the whole position."""
+
+    def step(self, state: Any) -> int:
+        """The policy's column for ``state``.
+
+        Raises:
+            TypeError, ValueError: ``state`` is not a state of a Connect Four game (as
+                :func:`board_from_openspiel`). NoLegalMoveError: the game is over.
+        """
+        board = board_from_openspiel(state)
+        if board.rules != self._rules:
+            bind_policy(self.policy, board.rules)
+            self._rules = board.rules
+        return int(self.policy.act(observation_planes(board), action_mask(board)))
