@@ -110,7 +110,7 @@ class Connect4SB3VecEnv(VecEnv):
         for i in np.flatnonzero(dones):
             infos[i]["terminal_observation"] = info["final_obs"][i]
             infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
-            if info["final_info"][i]["illegal_action"]:
+            if info["final_info"].get("illegal_action", truncated)[i]:
                 infos[i]["illegal_action"] = True
         return observations, rewards.astype(np.float32), dones, infos
 

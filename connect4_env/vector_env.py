@@ -32,6 +32,8 @@ observation, its returned copy, the mask and the reset's conversion of bitboards
 1000x1000 = 268 M cells reached 3.6 GB), so 16.8 M cells stay near 200-250 MB, while the usual batches fit
 with room to spare (65,536 boards of 6x7 are 2.75 M cells; the limit allows ~400,000 of them)."""
 
+_OUTCOMES = np.array(["draw", "win", "loss"], dtype=object)  # indexed by (reward > 0) + 2 * (reward < 0)
+
 
 class Connect4VectorEnv(VectorEnv):
     """``num_envs`` games of ``Connect4-v0`` in lockstep, stepped as arrays (``gymnasium.make_vec("Connect4-v0")``).
@@ -66,12 +68,20 @@ class Connect4VectorEnv(VectorEnv):
     under `"SameStep"` it is reset at once and its last observation is in `info["final_obs"]`.
 
     ## Info
-    | key | when | value |
+    Every key `Connect4-v0` reports, in Gymnasium's vector layout (a value array and a `_key` bool mask per
+    key), equal key by key to what `gym.make_vec("Connect4-v0", vectorization_mode="sync")` reports for the
+    same games and autoreset mode:
+
+    | key, mask | when | value |
     |---|---|---|
-    | `action_mask`, `_action_mask` | always | int8 `(num_envs, columns)`: each game's legal columns |
-    | `illegal_action`, `_illegal_action` | a full column was played under `"lose"` | bool `(num_envs,)` |
+    | `action_mask`, `_action_mask` | always | int8 `(num_envs, columns)`: each game's legal columns (all 0 for a game that ended this step, as `Connect4-v0`) |
+    | `outcome`, `_outcome` | `"NextStep"`, a game ended | object `(num_envs,)`: `"win"`, `"loss"` or `"draw"` for the ended games, None elsewhere |
+    | `illegal_action`, `_illegal_action` | `"NextStep"`, a full column was played under `"lose"` | bool `(num_envs,)` |
     | `final_obs`, `_final_obs` | `"SameStep"`, a game ended | object array: the last observation of those games |
-    | `final_info`, `_final_info` | `"SameStep"`, a game ended | object array of dicts with `action_mask` (all 0) and `illegal_action` |
+    | `final_info`, `_final_info` | `"SameStep"`, a game ended | a dict in the same layout: the ended games' `action_mask` (all 0), `outcome` and `illegal_action` |
+
+    Under `"SameStep"` the top-level `action_mask` of an ended game is that of its new game, as sync mode
+    reports it.
 
     `action_masks()` gives every game's legal columns as bool `(num_envs, columns)` (all True for a game that
     resets on the next step), for sb3-contrib's MaskablePPO.
@@ -93,7 +103,10 @@ class Connect4VectorEnv(VectorEnv):
     | `copy` | True | return a fresh observation array each call; False returns the env's own buffer, overwritten by the next call (faster; as Gymnasium's `SyncVectorEnv(copy=False)`) |
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release. Since 0.1.0 (no version bump: the added keys are additive, and the rest fixes the
+      documented parity with `Connect4-v0` under sync mode): `outcome` reported; a game that ends shows an
+      all-0 `action_mask`; `final_info` is a dict of arrays (Gymnasium 1.x's layout) instead of an object
+      array of dicts; under `"SameStep"`, `illegal_action` only inside `final_info`.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -224,14 +237,29 @@ class Connect4VectorEnv(VectorEnv):
     def _observations(self) -> np.ndarray:
         return self._obs.copy() if self.copy else self._obs
 
-    def _infos(self, illegal: np.ndarray | None = None) -> dict[str, Any]:
-        info: dict[str, Any] = {
+    def _infos(self) -> dict[str, Any]:
+        """The info of a reset, or of a step with no game ending: every game's legal columns."""
+        return {
             "action_mask": self.boards.legal().view(np.int8),
             "_action_mask": np.ones(self.num_envs, dtype=bool),
         }
-        if illegal is not None and illegal.any():
+
+    def _ending_infos(
+        self, info: dict[str, Any], rewards: np.ndarray, terminated: np.ndarray, illegal: np.ndarray
+    ) -> dict[str, Any]:
+        """Add what ``Connect4-v0`` reports when a game ends to ``info`` (Gymnasium's vector layout: a value
+        array and a ``_key`` mask per key): ``action_mask`` all 0, ``outcome``, and ``illegal_action`` after a
+        full column. Built with a few array operations, only on steps where some game ended."""
+        ended = np.flatnonzero(terminated)
+        info["action_mask"][ended] = 0
+        if illegal.any():
             info["illegal_action"] = illegal.copy()
             info["_illegal_action"] = illegal.copy()
+        outcome = np.empty(self.num_envs, dtype=object)  # None where no game ended, as sync mode
+        ended_rewards = rewards[ended]
+        outcome[ended] = _OUTCOMES[(ended_rewards > 0) + 2 * (ended_rewards < 0)]
+        info["outcome"] = outcome
+        info["_outcome"] = terminated.copy()
         return info
 
     # -- API -----------------------------------------------------------------------------------------------
@@ -351,7 +379,6 @@ class Connect4VectorEnv(VectorEnv):
                 to_reset = np.flatnonzero(terminated)
                 if to_reset.size:
                     final_obs = self._obs[to_reset]
-                    final_masks = np.zeros((to_reset.size, columns), dtype=np.int8)
             if to_reset.size:
                 saved = self._save_games(to_reset, journal)
                 self._reset_games(to_reset, journal)
@@ -359,16 +386,23 @@ class Connect4VectorEnv(VectorEnv):
             self._rollback(journal, saved)
             raise
         truncated = np.zeros(n, dtype=bool)
-        info = self._infos(full)
+        info = self._infos()
         if next_step:
             self._needs_reset = terminated.copy()
+            if terminated.any():
+                self._ending_infos(info, rewards, terminated, full)
         elif final_obs is not None:
-            info["final_obs"] = np.empty(n, dtype=object)
-            info["final_info"] = np.empty(n, dtype=object)
+            # as Gymnasium's SyncVectorEnv: the ended games' step info goes under "final_info" (a dict of
+            # arrays, one mask per key); the top level holds the new games' reset info
+            info["final_obs"] = np.full(n, None, dtype=object)
             for k, game in enumerate(to_reset.tolist()):
                 info["final_obs"][game] = final_obs[k]
-                info["final_info"][game] = {"action_mask": final_masks[k], "illegal_action": bool(full[game])}
             info["_final_obs"] = terminated.copy()
+            final_info = {
+                "action_mask": np.zeros((n, columns), dtype=np.int8),
+                "_action_mask": terminated.copy(),
+            }
+            info["final_info"] = self._ending_infos(final_info, rewards, terminated, full)
             info["_final_info"] = terminated.copy()
         return self._observations(), rewards, terminated, truncated, info
 

@@ -211,3 +211,69 @@ def test_zero_d_integer_arrays_are_columns_for_the_learner_and_the_opponent() ->
     assert observation[5, 3, 0] == 1 and observation[5, 0, 1] == 1
     with pytest.raises(TypeError, match="shape"):
         env.step(np.array([3]))
+
+
+def assert_infos_equal(ours: dict[str, Any], sync: dict[str, Any], where: str) -> None:
+    """Key by key, values and ``_key`` masks, dtypes included; object arrays element by element."""
+    assert sorted(ours) == sorted(sync), f"{where}: keys {sorted(ours)} != sync's {sorted(sync)}"
+    for key, expected in sync.items():
+        value = ours[key]
+        if isinstance(expected, dict):
+            assert_infos_equal(value, expected, f"{where} [{key!r}]")
+            continue
+        assert value.dtype == expected.dtype and value.shape == expected.shape, f"{where} {key!r}"
+        if expected.dtype == object:
+            for i, (mine, theirs) in enumerate(zip(value, expected)):
+                if theirs is None or isinstance(theirs, str):
+                    assert mine == theirs, f"{where} {key!r}[{i}]: {mine!r} != {theirs!r}"
+                else:
+                    np.testing.assert_array_equal(mine, theirs, err_msg=f"{where} {key!r}[{i}]")
+        else:
+            np.testing.assert_array_equal(value, expected, err_msg=f"{where} {key!r}")
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    mode=st.sampled_from(["NextStep", "SameStep"]),
+    size=st.sampled_from([(4, 4, 3), (3, 3, 3), (6, 7, 4)]),
+    agent_first=st.booleans(),
+    batched=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_infos_equal_sync_mode(mode, size, agent_first, batched, seed) -> None:
+    """Same seeds and actions (full columns included) as ``vectorization_mode="sync"``: equal infos, key by key,
+    on resets, ordinary steps, wins, losses, draws and illegal moves, in both autoreset modes."""
+    rows, columns, win_length = size
+    n = 4
+    kwargs = {"rows": rows, "columns": columns, "win_length": win_length, "agent_first": agent_first}
+    ours = gym.make_vec(
+        "Connect4-v0",
+        num_envs=n,
+        vectorization_mode="vector_entry_point",
+        autoreset_mode=mode,
+        opponent=BatchedLeftmost() if batched else Leftmost(),
+        **kwargs,
+    )
+    sync = gym.make_vec(
+        "Connect4-v0",
+        num_envs=n,
+        vectorization_mode="sync",
+        vector_kwargs={"autoreset_mode": mode},
+        opponent=Leftmost(),
+        **kwargs,
+    )
+    assert_infos_equal(ours.reset(seed=seed)[1], sync.reset(seed=seed)[1], "reset")
+    rng = np.random.default_rng(seed)
+    seen: set[str] = set()
+    for step in range(60):
+        actions = rng.integers(0, columns, size=n)
+        *mine, info = ours.step(actions)
+        *theirs, expected = sync.step(actions)
+        for a, b in zip(mine, theirs):
+            np.testing.assert_array_equal(a, b)
+        assert_infos_equal(info, expected, f"step {step}, actions {actions.tolist()}")
+        for outcome in expected.get("final_info", expected).get("outcome", []):
+            seen.add(str(outcome))
+    assert {"win", "loss"} & seen  # episodes did end within the run
+    ours.close()
+    sync.close()
