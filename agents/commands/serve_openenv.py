@@ -1,0 +1,84 @@
+"""Serve Connect4Text-v0 to language models over HTTP: an OpenEnv environment server (the openenv extra).
+
+    python scripts/serve_openenv.py                          # http://127.0.0.1:8000, opponent random
+    python scripts/serve_openenv.py --opponent solver --port 8001 --invalid-answer lose
+    python scripts/serve_openenv.py --port 0                 # a free port, printed once listening
+
+OpenEnv's clients play it over /ws (one game per connection, e.g. connect4_env.openenv_env.Connect4TextClient);
+clients without WebSockets use POST /sessions, then /sessions/<id>/reset, /step, /state. The server listens on
+localhost unless --host says otherwise; bodies and WebSocket messages are limited to --max-body-bytes, sessions
+to --max-sessions (idle ones dropped after --session-timeout seconds). Ctrl-C or SIGTERM stops it.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from connect4_agents._support.cli import command_parser, positive_int, run_cli
+from connect4_agents._support.extras import require
+
+__all__ = ["build_parser", "run", "main"]
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """The command's options, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    parser = command_parser(parser, __doc__)
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, local only)"
+    )
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    parser.add_argument("--opponent", default="random", help="the opponent's agent spec (default random)")
+    parser.add_argument(
+        "--agent-first", choices=("yes", "no", "random"), default="yes", help="the model's side"
+    )
+    parser.add_argument(
+        "--invalid-answer", choices=("retry", "lose"), default="retry", help="a rejected answer"
+    )
+    parser.add_argument(
+        "--max-retries", type=int, default=2, help="rejected answers forgiven per move (retry)"
+    )
+    parser.add_argument("--rows", type=int, default=6)
+    parser.add_argument("--columns", type=int, default=7)
+    parser.add_argument("--win-length", type=int, default=4)
+    parser.add_argument("--max-sessions", type=positive_int, default=64, help="sessions at once (per kind)")
+    parser.add_argument(
+        "--session-timeout", type=float, default=600.0, help="idle seconds before a session goes"
+    )
+    parser.add_argument("--max-body-bytes", type=positive_int, default=64 * 1024, help="largest request")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted.
+
+    Raises:
+        MissingExtraError: the openenv extra is not installed. ValueError / TypeError: a bad option.
+        OSError: the address cannot be bound.
+    """
+    require("openenv", "openenv", "connect4 serve-openenv")
+    from connect4_env.openenv_server import serve  # FastAPI, uvicorn and OpenEnv load only here
+
+    if args.session_timeout <= 0:
+        raise ValueError(f"--session-timeout must be positive, got {args.session_timeout}")
+    agent_first = {"yes": True, "no": False, "random": None}[args.agent_first]
+    serve(
+        args.host,
+        args.port,
+        max_body_bytes=args.max_body_bytes,
+        on_ready=lambda url: print(f"serving Connect4Text-v0 over OpenEnv at {url}", flush=True),
+        max_sessions=args.max_sessions,
+        session_timeout=args.session_timeout,
+        opponent=args.opponent,
+        agent_first=agent_first,
+        invalid_answer=args.invalid_answer,
+        max_retries=args.max_retries,
+        rows=args.rows,
+        columns=args.columns,
+        win_length=args.win_length,
+    )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (default: the command line) and run; returns the exit code."""
+    return run_cli(run, build_parser().parse_args(argv))

@@ -1,0 +1,208 @@
+"""``Connect4Text-v0``: Connect Four for language models, text in and text out, over ``Connect4-v0``'s game."""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from connect4_env.core import Board
+from connect4_env.gym_env import Connect4Env, RetryableEnvChecker
+from connect4_env.text_protocol import MAX_ANSWER_LENGTH, SYSTEM_PROMPT, describe_position, parse_column
+from connect4_env.validation import check_choice, check_int
+
+__all__ = ["Connect4TextEnv", "make_text_env", "INVALID_ANSWER_MODES", "TEXT_CHARSET"]
+
+INVALID_ANSWER_MODES = ("retry", "lose")
+# the characters an observation is made of (and that Text.sample draws actions from)
+TEXT_CHARSET = frozenset(string.ascii_letters + string.digits + string.punctuation + " \n")
+
+
+class Connect4TextEnv(gym.Env):
+    """Connect Four for a language model against a fixed opponent (``gym.make("Connect4Text-v0")``).
+
+    ## Description
+    `Connect4-v0`'s game with text in place of arrays: the observation is the position as text, the action is
+    the model's answer as free text. It wraps a `Connect4Env` (rewards, episode ends, the opponent and its
+    seeding are that env's); it only reads the answer and decides what an unreadable one costs.
+
+    ## Action Space
+    `Text(max_answer_length)`: any `str`. It is read by `connect4_env.text_protocol.parse_column` (its
+    docstring has the grammar): `"4"`, `"d"`, `"column 4"`, `"I play d"`, `"Move: 4"` or
+    `"...<answer>4</answer>"`, case-insensitive. **Columns are 1-based in text**: answer `N` (or the `N`-th
+    letter) is `Connect4-v0`'s action `N - 1`. A non-`str` action raises `TypeError`.
+
+    ## Observation Space
+    `Text(max_length, charset=TEXT_CHARSET)`: the board with column numbers above (`1..columns`) and letters
+    below (`a..`, up to 26 columns), rows numbered from the bottom, `X` the model's stones and `O` the
+    opponent's, the opponent's last column, whose move it is and the legal columns (1-based). For example
+    (after the model played 4 and the opponent 5)::
+
+        Connect Four on 6 rows x 7 columns: line up 4 of your stones in a row, column or diagonal to win.
+        You are X, the opponent is O; you moved first.
+
+           1 2 3 4 5 6 7
+        6  . . . . . . .
+        ...
+        1  . . . X O . .
+           a b c d e f g
+
+        The opponent played column 5 (e).
+        Your move (2). Legal columns: 1 2 3 4 5 6 7.
+
+    `info["action_mask"]` (int8, 0-based columns) comes with every reset and step, as in `Connect4-v0`.
+
+    ## Rewards
+    As `Connect4-v0`: +1 win, -1 loss, 0 draw and every other step. A rejected answer (unreadable, off the
+    board, or a full column) under `invalid_answer="retry"` gives 0 and leaves the position as it was; once
+    the retries are spent, or at once under `"lose"`, it loses: -1.
+
+    ## Starting State
+    As `Connect4-v0` (an empty board, or after the opponent's first move when the model moves second;
+    `reset(seed=s)` makes the episode reproducible).
+
+    ## Episode End
+    As `Connect4-v0`: terminated on a win, a loss, a draw, or a rejected answer that loses; never truncated.
+    `info["outcome"]` is then `"win"`, `"loss"` or `"draw"`, and `info["illegal_action"]` is True when a
+    rejected answer lost. Every step's `info` has the parse: `info["parsed_column"]` (the 0-based column
+    read, or None) and `info["parse_error"]` (None, or the message also shown in the observation's last
+    line), and `info["retries_left"]` for this move.
+
+    ## Arguments
+    | argument | default | meaning |
+    |---|---|---|
+    | `invalid_answer` | `"retry"` | `"retry"`: a rejected answer costs 0 and is explained in the next observation, up to `max_retries` times a move, then loses; `"lose"`: it loses at once |
+    | `max_retries` | 2 | rejected answers forgiven per move under `"retry"` |
+    | `max_answer_length` | 4096 | longer answers are rejected unread |
+    | `rows`, `columns`, `win_length`, `opponent`, `opponent_kwargs`, `agent_first` | as `Connect4-v0` | the game, passed to `Connect4Env` |
+    | `render_mode` | None | `"ansi"` returns the observation text |
+
+    ## Version History
+    * v0: initial release.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 2}
+    system_prompt = SYSTEM_PROMPT
+
+    def __init__(
+        self,
+        rows: int = 6,
+        columns: int = 7,
+        win_length: int = 4,
+        opponent: Any = "random",
+        opponent_kwargs: dict[str, Any] | None = None,
+        agent_first: bool | None = True,
+        invalid_answer: str = "retry",
+        max_retries: int = 2,
+        max_answer_length: int = MAX_ANSWER_LENGTH,
+        render_mode: str | None = None,
+    ) -> None:
+        check_choice("invalid_answer", invalid_answer, INVALID_ANSWER_MODES)
+        self.max_retries = check_int("max_retries", max_retries, minimum=0)
+        self.max_answer_length = check_int("max_answer_length", max_answer_length, minimum=1)
+        check_choice("render_mode", render_mode, (None, "ansi"))
+        self.invalid_answer = invalid_answer
+        self.render_mode = render_mode
+        self.game = Connect4Env(
+            rows, columns, win_length, opponent, opponent_kwargs, agent_first, illegal_action="lose"
+        )
+        self.rules = self.game.rules
+        # the longest observation: the fixed lines, the board, the longest note (a rejected answer's message)
+        width = len(str(columns)) + 1
+        longest = (self.rules.rows + 2) * (width * columns + 8) + 600
+        self.observation_space = spaces.Text(longest, min_length=1, charset=TEXT_CHARSET)
+        self.action_space = spaces.Text(self.max_answer_length, min_length=0, charset=TEXT_CHARSET)
+        self._text = ""
+        self._retries_left = self.max_retries
+        self._done = True
+
+    @property
+    def board(self) -> Board:
+        """The current position (:class:`connect4_env.core.Board`)."""
+        return self.game.board
+
+    def _describe(self, note: str | None = None, status: str | None = None) -> str:
+        board = self.board
+        last = board.last_move if board.ply and board.to_move == self.game.learner else None
+        self._text = describe_position(
+            board, self.game.learner, last_opponent_column=last, note=note, status=status
+        )
+        return self._text
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start an episode; returns ``(text, info)`` with ``info["action_mask"]``.
+
+        Raises:
+            As :meth:`Connect4Env.reset` (the opponent's errors); the env is then as before the call.
+        """
+        super().reset(seed=seed)
+        _, info = self.game.reset(seed=seed, options=options)
+        self._retries_left = self.max_retries
+        self._done = False
+        return self._describe(), info
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Read ``action``, then play it through ``Connect4-v0``'s step (the model's move and the reply).
+
+        Returns:
+            Gymnasium's 5-tuple ``(text, reward, terminated, truncated, info)``.
+
+        Raises:
+            TypeError: ``action`` is not a ``str`` (nothing changes). RuntimeError: the episode is over.
+            Whatever the opponent raised, with the game as before the call (see :meth:`Connect4Env.step`).
+        """
+        if not isinstance(action, str):
+            raise TypeError(
+                f"Connect4Text-v0 takes a str action (the model's answer), got {type(action).__name__}"
+            )
+        if self._done:
+            raise RuntimeError("step() called on a finished episode: call reset() first")
+        parsed = parse_column(action, self.rules.columns, self.max_answer_length)
+        error = parsed.error
+        if parsed.column is not None and self.board.heights[parsed.column] >= self.rules.rows:
+            error = f"column {parsed.column + 1} is full: answer one of the legal columns"
+        if error is None:
+            assert parsed.column is not None
+            _, reward, terminated, truncated, info = self.game.step(parsed.column)
+            self._retries_left = self.max_retries
+        elif self.invalid_answer == "retry" and self._retries_left > 0:
+            self._retries_left -= 1
+            note = f"Your answer was rejected: {error}. Tries left for this move: {self._retries_left}."
+            info = {"action_mask": self.game.action_masks().astype(np.int8)}
+            info.update(parsed_column=parsed.column, parse_error=error, retries_left=self._retries_left)
+            return self._describe(note), 0.0, False, False, info
+        else:
+            # a rejected answer that loses: Connect4-v0's illegal-move ending, without a stone played
+            reward, terminated, truncated = -1.0, True, False
+            no_moves = np.zeros(self.rules.columns, dtype=np.int8)
+            info = {"action_mask": no_moves, "illegal_action": True, "outcome": "loss"}
+        self._done = terminated or truncated
+        info.update(parsed_column=parsed.column, parse_error=error, retries_left=self._retries_left)
+        if error is None:
+            return self._describe(), float(reward), terminated, truncated, info
+        status = f"Game over: you lost, your answer was rejected: {error}."
+        return self._describe(status=status), float(reward), terminated, truncated, info
+
+    def render(self) -> str | None:
+        """The last observation's text under ``render_mode="ansi"``, else None."""
+        return self._text if self.render_mode == "ansi" else None
+
+    def close(self) -> None:
+        self.game.close()
+
+
+def make_text_env(**kwargs: Any) -> gym.Env:
+    """``Connect4Text-v0``'s entry point: :class:`Connect4TextEnv` inside :class:`RetryableEnvChecker`.
+
+    Raises:
+        TypeError, ValueError: bad arguments, as :class:`Connect4TextEnv`.
+    """
+    return RetryableEnvChecker(Connect4TextEnv(**kwargs))
+
+
+make_text_env.metadata = Connect4TextEnv.metadata  # type: ignore[attr-defined]

@@ -1,0 +1,194 @@
+"""Connect4Text-v0: the answer grammar (each form, the rejects, any text), and the env as a wrapper whose rewards
+and endings are Connect4-v0's, with the retry / lose policy for rejected answers."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import connect4_env  # noqa: F401  (registers the ids)
+from connect4_env.core import Board
+from connect4_env.text_env import Connect4TextEnv
+from connect4_env.text_protocol import ParseResult, describe_position, parse_column, prompt_messages
+
+ACCEPTED = [
+    ("4", 3),
+    ("  4  ", 3),
+    ("04", 3),
+    ("d", 3),
+    ("D", 3),
+    ("column 4", 3),
+    ("Column4", 3),
+    ("col 4", 3),
+    ("col. d", 3),
+    ("I play d", 3),
+    ("i play column 4.", 3),
+    ("play 7", 6),
+    ("I drop in column 1!", 0),
+    ("move: 4", 3),
+    ("Answer:g", 6),
+    ("action: column 2", 1),
+    ("pick a", 0),
+    ("<think>4 or 5? 5.</think> <answer>4</answer>", 3),
+    ("<answer>1</answer> then <ANSWER> column 2 </ANSWER>", 1),
+    ("1", 0),
+    ("7", 6),
+]
+REJECTED = [
+    "",
+    "   ",
+    "4 5",
+    "d or e",
+    "four",
+    "-1",
+    "+4",
+    "4.5",
+    "d4",
+    "I think 4",
+    "play",
+    "column",
+    "<answer></answer>",
+    "col.",
+    "4..",
+    "٤",
+]
+OFF_BOARD = ["0", "8", "h", "z", "99999999999999999999", "column 0"]
+
+
+@pytest.mark.parametrize(("text", "column"), ACCEPTED)
+def test_each_documented_form_parses_to_the_0_based_column(text: str, column: int) -> None:
+    assert parse_column(text, 7) == ParseResult(column, None)
+
+
+@pytest.mark.parametrize("text", REJECTED)
+def test_other_texts_are_rejected_with_a_message_saying_what_to_answer(text: str) -> None:
+    result = parse_column(text, 7)
+    assert result.column is None and "answer a column number 1..7 or a letter a..g" in (result.error or "")
+
+
+@pytest.mark.parametrize("text", OFF_BOARD)
+def test_numbers_and_letters_off_the_board_are_rejected_as_such(text: str) -> None:
+    result = parse_column(text, 7)
+    assert result.column is None and "is not on the board" in (result.error or "")
+
+
+def test_too_long_answers_are_rejected_unread_and_wide_boards_have_numbers_only() -> None:
+    assert "more than 10" in (parse_column("4" + " " * 20, 7, max_length=10).error or "")
+    assert parse_column("27", 30).column == 26 and parse_column("a", 30).column is None
+
+
+@given(st.text(max_size=200))
+@settings(max_examples=300, deadline=None)
+def test_any_text_parses_or_is_rejected_never_raises(text: str) -> None:
+    result = parse_column(text, 7)
+    assert (result.column is None) != (result.error is None)
+    assert result.column is None or 0 <= result.column < 7
+
+
+@pytest.mark.parametrize("action", [4, 3.0, b"4", None, ["4"]])
+def test_a_non_str_action_raises_type_error_and_changes_nothing(action: object) -> None:
+    env = gym.make("Connect4Text-v0")
+    text, _ = env.reset(seed=0)
+    with pytest.raises(TypeError, match="str"):
+        env.step(action)
+    assert env.unwrapped.board.ply == 0
+    assert env.step("4")[0] != text  # the env still plays
+
+
+def test_the_observation_shows_coordinates_turn_and_legal_columns_1_based() -> None:
+    board = Board.from_ascii(
+        """
+        . . . . . . .
+        . . . X . . .
+        . . . O . . .
+        . . . X . . .
+        . . . O . . .
+        . . X X O O .
+        """
+    )
+    text = describe_position(board, 0, last_opponent_column=4)
+    assert "   1 2 3 4 5 6 7\n6  . . . . . . .\n5  . . . X . . ." in text and "   a b c d e f g" in text
+    assert "1  . . X X O O ." in text and "opponent played column 5 (e)" in text
+    assert "Legal columns: 1 2 3 4 5 6 7." in text
+    messages = prompt_messages(text)
+    assert [m["role"] for m in messages] == ["system", "user"] and "<answer>" in messages[0]["content"]
+
+
+def test_rewards_and_endings_are_connect4_v0s_for_the_same_moves() -> None:
+    for seed in range(6):
+        text_env = gym.make("Connect4Text-v0", opponent="random", agent_first=None)
+        plain = gym.make("Connect4-v0", opponent="random", agent_first=None)
+        text, text_info = text_env.reset(seed=seed)
+        _, info = plain.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        done = False
+        while not done:
+            assert text_env.observation_space.contains(text)
+            column = int(rng.choice(np.flatnonzero(info["action_mask"])))
+            text, text_reward, text_done, _, text_info = text_env.step(f"column {column + 1}")
+            _, reward, done, _, info = plain.step(column)
+            assert (text_reward, text_done) == (reward, done)
+            assert np.array_equal(text_info["action_mask"], info["action_mask"])
+            assert text_info["parsed_column"] == column and text_info["parse_error"] is None
+        assert text_info["outcome"] == info["outcome"] and "Game over" in text
+
+
+def test_retry_keeps_the_position_then_loses_once_the_retries_are_spent() -> None:
+    env = gym.make("Connect4Text-v0", max_retries=2)
+    first, _ = env.reset(seed=0)
+    for retries_left in (1, 0):
+        text, reward, terminated, _, info = env.step("my favourite column")
+        assert (reward, terminated, info["retries_left"], info["parsed_column"]) == (
+            0.0,
+            False,
+            retries_left,
+            None,
+        )
+        assert "could not read a column" in info["parse_error"] and info["parse_error"] in text
+        assert env.unwrapped.board.ply == 0 and text.startswith(first.rstrip("\n"))
+    text, reward, terminated, _, info = env.step("nine")
+    assert (reward, terminated, info["outcome"], info["illegal_action"]) == (-1.0, True, "loss", True)
+    assert "Game over: you lost" in text and not info["action_mask"].any()
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step("4")
+
+
+def test_retries_count_per_move_and_a_full_column_is_rejected_like_an_unreadable_answer() -> None:
+    env = Connect4TextEnv(rows=4, columns=4, win_length=3, opponent="random", max_retries=1)
+    env.reset(seed=3)
+    env.step("nonsense")
+    assert env.step("1")[4]["retries_left"] == 1  # a legal move gives the next move its retries back
+    while env.board.heights[0] < env.rules.rows and not env._done:
+        env.step("1")
+    if not env._done:
+        _, reward, terminated, _, info = env.step("1")
+        assert (reward, terminated) == (0.0, False) and info["parse_error"] == (
+            "column 1 is full: answer one of the legal columns"
+        )
+
+
+def test_lose_ends_the_episode_at_the_first_rejected_answer() -> None:
+    env = gym.make("Connect4Text-v0", invalid_answer="lose", agent_first=False)
+    text, _ = env.reset(seed=0)
+    assert "you moved second" in text and "The opponent played column" in text
+    _, reward, terminated, _, info = env.step("8")
+    assert (reward, terminated, info["outcome"]) == (-1.0, True, "loss")
+    assert info["parse_error"].startswith("column 8 is not on the board")
+
+
+def test_bad_arguments_name_the_value() -> None:
+    with pytest.raises(ValueError, match="invalid_answer"):
+        Connect4TextEnv(invalid_answer="ignore")
+    with pytest.raises(ValueError, match="max_retries"):
+        Connect4TextEnv(max_retries=-1)
+
+
+def test_gymnasium_env_checker_and_ansi_render() -> None:
+    env = Connect4TextEnv(render_mode="ansi")
+    check_env(env, skip_render_check=True)
+    text, _ = env.reset(seed=1)
+    assert env.render() == text
