@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from connect4_env.core import Rules
-from connect4_env.validation import check_int, check_number
+from connect4_env.validation import check_choice, check_int, check_number
 
-__all__ = ["AlphaZeroTrainConfig", "TrainConfig"]
+__all__ = ["AlphaZeroTrainConfig", "TrainConfig", "PRECISIONS"]
+
+# the number formats of self-play's forward passes (training itself stays in float32)
+PRECISIONS = ("float32", "bfloat16")
 
 
 @dataclass
@@ -40,6 +43,7 @@ class AlphaZeroTrainConfig:
     ladder_every: int = 10
     ladder_games: int = 10
     seed: int = 0
+    precision: str = "float32"
 
     def check(self) -> AlphaZeroTrainConfig:
         """Raise TypeError / ValueError naming a bad setting; returns self."""
@@ -68,6 +72,9 @@ class AlphaZeroTrainConfig:
         check_number("noise", self.noise, 0.0, 1.0)
         check_number("lr", self.lr, 0.0, above_minimum=True)
         check_number("weight_decay", self.weight_decay, 0.0)
+        if not isinstance(self.precision, str):
+            raise TypeError(f"precision must be a str, got {type(self.precision).__name__}")
+        check_choice("precision", self.precision, PRECISIONS)
         return self
 
     @property

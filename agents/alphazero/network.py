@@ -20,6 +20,7 @@ from torch import nn
 
 from connect4_env.core import Board
 from connect4_env.encoding import observation_planes
+from connect4_env.validation import check_choice
 
 __all__ = ["PolicyValueNet", "NetworkEvaluator", "planes_tensor", "count_parameters"]
 
@@ -79,11 +80,14 @@ class NetworkEvaluator:
     """The network as an :class:`connect4_agents.mcts.puct.Evaluator`: softmax priors over the legal columns and values,
     one forward pass per batch of positions (no gradients, eval mode). ``symmetric``: each position is also
     evaluated mirrored (left to right, in the same forward pass) and the two logits and values averaged, the
-    game being symmetric under that reflection."""
+    game being symmetric under that reflection. ``precision``: ``"float32"`` (default) or ``"bfloat16"``, the
+    forward passes under ``torch.autocast`` (about 3x faster on CPUs with AMX; the outputs differ from float32's
+    by bfloat16's rounding, about 1e-2 in the logits)."""
 
-    def __init__(self, net: PolicyValueNet, symmetric: bool = False) -> None:
+    def __init__(self, net: PolicyValueNet, symmetric: bool = False, precision: str = "float32") -> None:
         self.net = net
         self.symmetric = bool(symmetric)
+        self.precision = check_choice("precision", precision, ("float32", "bfloat16"))
 
     def evaluate(self, boards: Sequence[Board]) -> tuple[np.ndarray, np.ndarray]:
         planes = np.stack([observation_planes(board) for board in boards])
@@ -103,9 +107,9 @@ class NetworkEvaluator:
     def predict(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Raw logits and values for ``(batch, rows, columns, 2)`` planes."""
         self.net.eval()
-        with torch.inference_mode():
+        with torch.inference_mode(), torch.autocast("cpu", torch.bfloat16, enabled=self.precision == "bfloat16"):
             logits, values = self.net(planes_tensor(planes))
-        return logits.numpy().astype(np.float64), values.numpy().astype(np.float64)
+        return logits.float().numpy().astype(np.float64), values.float().numpy().astype(np.float64)
 
 
 def count_parameters(net: Any) -> int:

@@ -32,7 +32,7 @@ def self_play(
         plies played.
     """
     rules = config.rules
-    evaluator = NetworkEvaluator(net)
+    evaluator = NetworkEvaluator(net, precision=config.precision)
     planes: list[np.ndarray] = []
     policies: list[np.ndarray] = []
     values: list[float] = []

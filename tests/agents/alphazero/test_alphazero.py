@@ -48,6 +48,34 @@ def test_raw_policy_is_the_best_legal_prior() -> None:
         assert agent.move_info() is None
 
 
+def test_bfloat16_forward_passes_stay_close_to_float32() -> None:
+    # self-play's precision="bfloat16": the same network under autocast, within bfloat16's rounding
+    from connect4_agents.alphazero.agent import shipped_model_path
+
+    net = load_model(shipped_model_path()).net if shipped_model_path() else PolicyValueNet(channels=16, blocks=1)
+    boards = [random_board(np.random.default_rng(seed), 14) for seed in range(16)]
+    boards = [board for board in boards if not board.is_terminal]
+    full_priors, full_values = NetworkEvaluator(net).evaluate(boards)
+    half_priors, half_values = NetworkEvaluator(net, precision="bfloat16").evaluate(boards)
+    assert half_priors.dtype == np.float64 and np.allclose(half_priors.sum(axis=1), 1.0)
+    assert np.abs(half_priors - full_priors).max() < 0.05
+    assert np.abs(half_values - full_values).max() < 0.05
+    for board, priors in zip(boards, half_priors):
+        assert all(priors[c] == 0 for c in range(board.rules.columns) if not board.is_legal(c))
+
+
+def test_precision_is_checked() -> None:
+    from connect4_agents.alphazero.config import AlphaZeroTrainConfig
+
+    net = PolicyValueNet(channels=8, blocks=1)
+    with pytest.raises(ValueError, match="float16"):
+        NetworkEvaluator(net, precision="float16")
+    with pytest.raises(ValueError, match="'float32', 'bfloat16'"):
+        AlphaZeroTrainConfig(precision="half").check()
+    with pytest.raises(TypeError, match="precision must be a str"):
+        AlphaZeroTrainConfig(precision=16).check()  # type: ignore[arg-type]
+
+
 def test_the_symmetric_evaluator_averages_a_position_with_its_mirror_image() -> None:
     rng = np.random.default_rng(3)
     for rows, columns in ((6, 7), (4, 5)):
