@@ -5,9 +5,12 @@ move, the training settings of ``connect4 train-alphazero``) in this process on 
 ``train-alphazero`` does, ``--repeats`` times, and prints the median games per hour and positions per
 second. The same run times the network's forward passes apart from the rest (the tree: selection, expansion,
 backup, the boards), so it also prints the most that faster tree operations alone could gain. It is the
-before/after measure for self-play speed-ups: run it on both versions on the same machine. Each
-``--precisions`` setting (``train-alphazero --precision``: float32, bfloat16) is measured in turn in one run, and
-the ratio printed: bfloat16's forward passes run on a CPU's AMX units where it has them.
+before/after measure for self-play speed-ups: each of
+``--variants`` is measured in turn in one run and its ratio to the first printed: ``before`` (float32 forward
+passes, a fresh tree every move, no evaluation cache: self-play before these options existed), then each
+speed-up alone (``cache``: ``--evaluation-cache``; ``reuse``: ``--subtree-reuse``; ``bfloat16``:
+``--precision bfloat16``, which runs on a CPU's AMX units where it has them), ``all`` of them, and the
+``defaults`` of ``train-alphazero``.
 
     python benchmarks/selfplay_throughput.py [--games 32] [--parallel 32] [--simulations 100] [--repeats 3]
 """
@@ -21,11 +24,11 @@ import time
 import numpy as np
 import torch
 
-from connect4_agents.alphazero.config import PRECISIONS, AlphaZeroTrainConfig
+from connect4_agents.alphazero.agent import shipped_model_path
+from connect4_agents.alphazero.config import AlphaZeroTrainConfig
 from connect4_agents.alphazero.files import load_model
 from connect4_agents.alphazero.network import NetworkEvaluator
 from connect4_agents.alphazero.selfplay import self_play
-from connect4_agents.alphazero.agent import shipped_model_path
 
 
 class TimedEvaluator(NetworkEvaluator):
@@ -43,13 +46,28 @@ class TimedEvaluator(NetworkEvaluator):
             TimedEvaluator.calls += 1
 
 
+# each setting as train-alphazero options: the speed-ups one at a time, then all together
+VARIANTS: dict[str, dict[str, object]] = {
+    "before": {"precision": "float32", "subtree_reuse": False, "evaluation_cache": 0},
+    "cache": {"precision": "float32", "subtree_reuse": False},
+    "reuse": {"precision": "float32", "evaluation_cache": 0},
+    "bfloat16": {"precision": "bfloat16", "subtree_reuse": False, "evaluation_cache": 0},
+    "all": {"precision": "bfloat16"},
+    "defaults": {},
+}
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--games", type=int, default=32)
     parser.add_argument("--parallel", type=int, default=32)
     parser.add_argument("--simulations", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--precisions", nargs="+", default=list(PRECISIONS), choices=PRECISIONS)
+    parser.add_argument(
+        "--variants", nargs="+", default=["before", "cache", "reuse", "bfloat16", "all"], choices=VARIANTS
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -61,42 +79,43 @@ def main() -> None:
     import connect4_agents.alphazero.selfplay as selfplay_module
 
     selfplay_module.NetworkEvaluator = TimedEvaluator  # type: ignore[misc]
-    rates: dict[str, list[float]] = {p: [] for p in args.precisions}
-    position_rates: dict[str, list[float]] = {p: [] for p in args.precisions}
-    network_shares: dict[str, list[float]] = {p: [] for p in args.precisions}
+    rates: dict[str, list[float]] = {name: [] for name in args.variants}
+    position_rates: dict[str, list[float]] = {name: [] for name in args.variants}
+    network_shares: dict[str, list[float]] = {name: [] for name in args.variants}
     for repeat in range(args.repeats):  # the settings take turns, so a busy moment hits them alike
-        for precision in args.precisions:
+        for name in args.variants:
             config = AlphaZeroTrainConfig(
                 simulations=args.simulations,
                 parallel=args.parallel,
                 games=args.games,
                 seed=args.seed,
-                precision=precision,
+                **VARIANTS[name],  # type: ignore[arg-type]
             ).check()
             TimedEvaluator.seconds, TimedEvaluator.calls = 0.0, 0
             began = time.perf_counter()
-            _, _, _, plies = self_play(model.net, config, args.games, np.random.default_rng(args.seed + repeat))
+            _, _, _, plies = self_play(
+                model.net, config, args.games, np.random.default_rng(args.seed + repeat)
+            )
             seconds = time.perf_counter() - began
-            rates[precision].append(args.games / seconds * 3600)
-            position_rates[precision].append(plies / seconds)
-            network_shares[precision].append(TimedEvaluator.seconds / seconds)
+            rates[name].append(args.games / seconds * 3600)
+            position_rates[name].append(plies / seconds)
+            network_shares[name].append(TimedEvaluator.seconds / seconds)
             print(
-                f"run {repeat + 1} {precision}: {args.games} games, {plies} positions in {seconds:.1f} s; "
+                f"run {repeat + 1} {name}: {args.games} games, {plies} positions in {seconds:.1f} s; "
                 f"{TimedEvaluator.calls} forward passes, {TimedEvaluator.seconds:.1f} s in the network"
             )
-    print(f"self-play at {args.simulations} simulations, {args.parallel} games in lockstep, one thread (medians):")
-    for precision in args.precisions:
-        share = statistics.median(network_shares[precision])
+    print(
+        f"self-play at {args.simulations} simulations, {args.parallel} games in lockstep, one thread (medians):"
+    )
+    first = args.variants[0]
+    for name in args.variants:
+        share = statistics.median(network_shares[name])
+        ratio = statistics.median(rates[name]) / statistics.median(rates[first])
         print(
-            f"  {precision:9s} {statistics.median(rates[precision]):7,.0f} games/hour "
-            f"{statistics.median(position_rates[precision]):6.1f} positions/s; network {share:.0%} of the time "
-            f"(free tree operations: at most {1 / share:.1f}x faster)"
+            f"  {name:9s} {statistics.median(rates[name]):7,.0f} games/hour "
+            f"{statistics.median(position_rates[name]):6.1f} positions/s  {ratio:4.2f}x {first}; "
+            f"network {share:.0%} of the time"
         )
-    if len(args.precisions) > 1:
-        first, *others = args.precisions
-        for other in others:
-            ratio = statistics.median(rates[other]) / statistics.median(rates[first])
-            print(f"games/hour, {other} / {first}: {ratio:.2f}x")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from connect4_env.core import Rules
-from connect4_env.validation import check_choice, check_int, check_number
+from connect4_env.validation import check_bool, check_choice, check_int, check_number
 
 __all__ = ["AlphaZeroTrainConfig", "TrainConfig", "PRECISIONS"]
 
@@ -44,6 +44,8 @@ class AlphaZeroTrainConfig:
     ladder_games: int = 10
     seed: int = 0
     precision: str = "float32"
+    subtree_reuse: bool = True
+    evaluation_cache: int = 200_000
 
     def check(self) -> AlphaZeroTrainConfig:
         """Raise TypeError / ValueError naming a bad setting; returns self."""
@@ -65,6 +67,7 @@ class AlphaZeroTrainConfig:
             ("ladder_every", 0),
             ("ladder_games", 1),
             ("seed", 0),
+            ("evaluation_cache", 0),
         ):
             check_int(name, getattr(self, name), low)
         check_number("c_puct", self.c_puct, 0.0)
@@ -72,6 +75,7 @@ class AlphaZeroTrainConfig:
         check_number("noise", self.noise, 0.0, 1.0)
         check_number("lr", self.lr, 0.0, above_minimum=True)
         check_number("weight_decay", self.weight_decay, 0.0)
+        check_bool("subtree_reuse", self.subtree_reuse)
         if not isinstance(self.precision, str):
             raise TypeError(f"precision must be a str, got {type(self.precision).__name__}")
         check_choice("precision", self.precision, PRECISIONS)

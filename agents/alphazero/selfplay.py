@@ -4,6 +4,7 @@ and the replay buffer (with mirror images) they fill."""
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -14,11 +15,43 @@ import torch
 from connect4_agents.alphazero.config import AlphaZeroTrainConfig
 from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet
 from connect4_agents.evaluation.backends import run_batches
-from connect4_agents.mcts.puct import PUCTSearch
+from connect4_agents.mcts.puct import Node, PUCTSearch
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import observation_planes
 
-__all__ = ["self_play", "play_generation", "ReplayBuffer"]
+__all__ = ["self_play", "play_generation", "ReplayBuffer", "CachedEvaluator"]
+
+
+class CachedEvaluator:
+    """An evaluator that remembers its last ``capacity`` answers by position, so that a position met again (the
+    same opening in many games, a transposition in a tree) costs no network call. The answers are the wrapped
+    evaluator's own; the oldest half is dropped when it is full."""
+
+    def __init__(self, evaluator: Any, capacity: int) -> None:
+        self.evaluator = evaluator
+        self.capacity = int(capacity)
+        self.answers: dict[tuple[int, int], tuple[np.ndarray, float]] = {}
+        self.hits = 0
+
+    def evaluate(self, boards: Sequence[Board]) -> tuple[np.ndarray, np.ndarray]:
+        keys = [(board.stones[0], board.stones[1]) for board in boards]
+        known = {key: self.answers[key] for key in keys if key in self.answers}
+        first = {key: board for key, board in zip(keys, boards) if key not in known}
+        if first:
+            priors, values = self.evaluator.evaluate(list(first.values()))
+            fresh = {key: (p, float(v)) for key, p, v in zip(first, priors, values)}
+            known.update(fresh)
+            if (
+                len(self.answers) + len(fresh) > self.capacity
+            ):  # drop the oldest half (dicts keep their order)
+                for old in list(self.answers)[
+                    : max(len(self.answers) // 2, len(self.answers) + len(fresh) - self.capacity)
+                ]:
+                    del self.answers[old]
+            self.answers.update(list(fresh.items())[: self.capacity])
+        self.hits += len(keys) - len(first)
+        found = [known[key] for key in keys]
+        return np.stack([p for p, _ in found]), np.array([v for _, v in found])
 
 
 def self_play(
@@ -32,7 +65,9 @@ def self_play(
         plies played.
     """
     rules = config.rules
-    evaluator = NetworkEvaluator(net, precision=config.precision)
+    evaluator: Any = NetworkEvaluator(net, precision=config.precision)
+    if config.evaluation_cache > 0:
+        evaluator = CachedEvaluator(evaluator, config.evaluation_cache)
     planes: list[np.ndarray] = []
     policies: list[np.ndarray] = []
     values: list[float] = []
@@ -50,12 +85,15 @@ def self_play(
         )
         boards = [Board(rules) for _ in range(batch)]
         history: list[list[tuple[np.ndarray, np.ndarray, int]]] = [[] for _ in range(batch)]
+        kept: list[Node | None] = [None] * batch  # each game's subtree below the move just played
         while True:
             active = [i for i, board in enumerate(boards) if not board.is_terminal]
             if not active:
                 break
-            roots = search.roots([boards[i] for i in active])
-            search.run(roots, config.simulations)
+            fresh = [i for i in active if kept[i] is None]
+            new_roots = iter(search.roots([boards[i] for i in fresh]) if fresh else [])
+            roots = [next(new_roots) if kept[i] is None else search.reroot(kept[i]) for i in active]  # type: ignore[arg-type]
+            search.run_to(roots, config.simulations)
             for i, root in zip(active, roots):
                 board = boards[i]
                 result = PUCTSearch.result(root)
@@ -63,6 +101,9 @@ def self_play(
                 temperature = 1.0 if board.ply < config.temperature_moves else 0.0
                 choice = result.policy(temperature)
                 column = int(rng.choice(len(choice), p=choice))
+                child = root.children[column]
+                reusable = config.subtree_reuse and child is not None and not child.board.is_terminal
+                kept[i] = child if reusable and child.total_visits > 0 else None
                 history[i].append((observation_planes(board), target, board.to_move))
                 board.play(column)
                 plies += 1

@@ -284,15 +284,24 @@ class PUCTSearch:
             if board.is_terminal:
                 raise ValueError("cannot search a finished game: there is no legal move")
         priors, values = self._evaluate([b.copy() for b in boards])
-        roots = []
-        for board, p, v in zip(boards, priors, values):
-            root = Node.expand(board.copy(), p, float(v))
-            if self.noise > 0:
-                legal = np.flatnonzero(root.legal)
-                dirichlet = self.rng.dirichlet([self.dirichlet_alpha] * len(legal))
-                root.priors[legal] = (1 - self.noise) * root.priors[legal] + self.noise * dirichlet
-            roots.append(root)
-        return roots
+        return [
+            self._add_noise(Node.expand(board.copy(), p, float(v)))
+            for board, p, v in zip(boards, priors, values)
+        ]
+
+    def reroot(self, node: Node) -> Node:
+        """A node kept from an earlier search (the child of the move just played) as a new root, its visits
+        kept (subtree reuse): root noise is added to its priors when it is on. Returns ``node``."""
+        if node.board.is_terminal:
+            raise ValueError("cannot search a finished game: there is no legal move")
+        return self._add_noise(node)
+
+    def _add_noise(self, root: Node) -> Node:
+        if self.noise > 0:
+            legal = np.flatnonzero(root.legal)
+            dirichlet = self.rng.dirichlet([self.dirichlet_alpha] * len(legal))
+            root.priors[legal] = (1 - self.noise) * root.priors[legal] + self.noise * dirichlet
+        return root
 
     def _select(self, node: Node) -> int:
         q = node.q(self.fpu)
@@ -339,24 +348,38 @@ class PUCTSearch:
         """``simulations`` more simulations in each tree (proven roots are left alone); the leaves of all the
         trees at each step are evaluated in one call."""
         for _ in range(simulations):
-            pending: list[tuple[list[tuple[Node, int]], Board]] = []
-            for root in roots:
-                if root.proof is not None:
-                    continue
-                path, board, value = self._descend(root)
-                if board is None:
-                    self._backup(path, value)
-                else:
-                    pending.append((path, board))
-            if not pending and all(root.proof is not None for root in roots):
+            active = [root for root in roots if root.proof is None]
+            if not active:
                 break
-            if pending:
-                priors, values = self._evaluate([board for _, board in pending])
-                for (path, board), p, v in zip(pending, priors, values):
-                    leaf = Node.expand(board, p, float(v))
-                    parent, column = path[-1]
-                    parent.children[column] = leaf
-                    self._backup(path, leaf.estimate)
+            self._simulate(active)
+
+    def run_to(self, roots: Sequence[Node], simulations: int) -> None:
+        """Simulations in each tree until its root has ``simulations`` visits (a reused subtree already has
+        some; proven roots are left alone), the leaves of all the trees at each step evaluated in one call."""
+        while True:
+            active = [root for root in roots if root.proof is None and root.total_visits < simulations]
+            if not active:
+                break
+            self._simulate(active)
+
+    def _simulate(self, roots: Sequence[Node]) -> None:
+        """One simulation in each of ``roots`` (unproven)."""
+        pending: list[tuple[list[tuple[Node, int]], Board]] = []
+        for root in roots:
+            if root.proof is not None:  # proven by an earlier tree's simulation in this step: none shared
+                continue
+            path, board, value = self._descend(root)
+            if board is None:
+                self._backup(path, value)
+            else:
+                pending.append((path, board))
+        if pending:
+            priors, values = self._evaluate([board for _, board in pending])
+            for (path, board), p, v in zip(pending, priors, values):
+                leaf = Node.expand(board, p, float(v))
+                parent, column = path[-1]
+                parent.children[column] = leaf
+                self._backup(path, leaf.estimate)
 
     def search(self, board: Board, simulations: int) -> PUCTResult:
         """Search one position."""
