@@ -1,0 +1,71 @@
+"""Write a Kaggle ConnectX submission that plays one of our agents: a self-contained main.py or a tarball.
+
+    python scripts/kaggle_submission.py mcts -o main.py
+    python scripts/kaggle_submission.py alphazero -o submission.tar.gz
+    python scripts/kaggle_submission.py solver --move-seconds 1.0 -o main.py
+
+The file carries our rules and agents (and the model an AlphaZero spec plays) and needs only numpy on Kaggle
+(torch too for AlphaZero). Each move searches for Kaggle's actTimeout less a margin, or --move-seconds if
+shorter; the solver falls back to a time-bounded MCTS where it would need longer, and no move is an illegal
+column. Try it locally: kaggle_environments.make("connectx").run(["main.py", "negamax"]).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from connect4_agents._support.cli import check_output_file, command_parser, run_cli, shown_path
+from connect4_agents.interop.kaggle_submission import write_kaggle_submission
+
+__all__ = ["build_parser", "run", "main"]
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: seconds must be a finite number above 0")
+    return value
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """The command's options, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    parser = command_parser(parser, __doc__)
+    parser.add_argument(
+        "spec", help="the agent to submit: mcts, mcts:0.5s, solver, alphazero, alphazero:<model.zip>"
+    )
+    parser.add_argument(
+        "-o",
+        "--out",
+        default="main.py",
+        help="main.py (any .py name) or a .tar.gz holding it (default main.py)",
+    )
+    parser.add_argument(
+        "--move-seconds",
+        type=_seconds,
+        default=None,
+        help="the most seconds a move searches (default: actTimeout - 0.4)",
+    )
+    parser.add_argument("--seed", type=int, default=None, help="seed of the agent's searches (default: none)")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the submission and say where it is.
+
+    Raises:
+        ValueError / TypeError / OSError: a bad spec, an output name that is neither .py nor .tar.gz, an
+            unwritable file.
+    """
+    out = check_output_file(args.out)
+    path = write_kaggle_submission(args.spec, out, move_seconds=args.move_seconds, seed=args.seed)
+    size = path.stat().st_size
+    print(f"{args.spec}: {shown_path(path)} ({size / 1e6:.1f} MB); Kaggle plays its last function, agent()")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (default: the command line) and run; returns the exit code."""
+    return run_cli(run, build_parser().parse_args(argv))

@@ -1,0 +1,304 @@
+"""Kaggle ConnectX agents: any of our policies as an ``agent(observation, configuration)`` function.
+
+Kaggle's ``connectx`` (``kaggle-environments``) calls an agent with two objects, dicts or Kaggle ``Struct`` s
+(attribute access), and takes the column it returns:
+
+- ``observation.board``: the ``rows * columns`` cells as one flat list, **top row first**, ``0`` empty,
+  ``1`` the first player's stones, ``2`` the second's; ``observation.mark``: whose turn (1 or 2).
+- ``configuration.rows`` / ``columns`` / ``inarow`` (our ``win_length``), ``actTimeout`` (seconds a move,
+  2 on Kaggle; time past it is taken from a 60 s overage bank, and an empty bank loses).
+
+An invalid column loses at once, as does an exception. :func:`make_kaggle_agent` therefore reads and checks the
+position (a malformed one raises, naming the bad value), builds the policy once per board, gives a
+time-bounded search the move's time (``actTimeout`` less a margin), lets the solver use part of it and falls
+back to a time-bounded MCTS when the solver would need more (an early 6x7 position without the ``book``
+extra), and never returns an illegal column. The same module runs inside a submission file
+(:mod:`connect4_agents.interop.kaggle_submission`), where only numpy is sure to be installed: it imports
+submodules alone, never the packages' roots (which load Gymnasium and PettingZoo).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from connect4_agents.mcts.agent import MCTSAgent
+from connect4_agents.solver import kernels as solver_kernels
+from connect4_agents.solver.agent import DEFAULT_NODE_BUDGET, SolverAgent, SolverBudgetExceeded
+from connect4_env.compiled import kernels_for
+from connect4_env.core import Board, Rules
+from connect4_env.encoding import action_mask, cell_bit_index, observation_planes
+from connect4_env.policy import bind_policy, policy_from_spec
+from connect4_env.validation import check_int, check_number
+
+__all__ = ["KaggleAgent", "make_kaggle_agent", "read_kaggle_position", "KAGGLE_ACT_TIMEOUT"]
+
+KAGGLE_ACT_TIMEOUT = 2.0  # seconds a move: connectx's default actTimeout
+DEFAULT_MARGIN = 0.4  # seconds kept back from actTimeout for Kaggle's own overhead and a slow machine
+_MIN_SECONDS = 0.05  # the least time any search is given
+_SOLVER_SHARE = 0.5  # of the move's time, the solver's; the fallback search gets the rest
+_SIMULATION_SHARE = 0.8  # of the move's time, the part a bare "alphazero" spec sizes its simulations for
+_MAX_SIMULATIONS = 10_000
+# nodes a second of the solver: DEFAULT_NODE_BUDGET is about 25 s of search, compiled or in plain Python
+_SOLVER_RATE = {compiled: budget / 25 for compiled, budget in DEFAULT_NODE_BUDGET.items()}
+
+
+def _field(source: Any, name: str, what: str) -> Any:
+    """``source[name]`` for a mapping, else ``source.name``; a missing field is a ValueError naming it."""
+    if isinstance(source, Mapping):
+        if name in source:
+            return source[name]
+    elif hasattr(source, name):
+        return getattr(source, name)
+    elif not hasattr(source, "__dict__"):
+        raise TypeError(
+            f"a Kaggle {what} must be a dict or an object with attributes, got {type(source).__name__}"
+        )
+    raise ValueError(f"the Kaggle {what} has no {name!r} field (connectx gives {what}.{name})")
+
+
+def read_kaggle_rules(configuration: Any) -> Rules:
+    """The :class:`Rules` of a Kaggle configuration: ``rows``, ``columns`` and ``inarow`` (``win_length``).
+
+    Raises:
+        TypeError: the configuration is not a dict or an object, or a field is not an integer. ValueError: a
+            field is missing or out of range.
+    """
+    rows = check_int("configuration.rows", _field(configuration, "rows", "configuration"), 1)
+    columns = check_int("configuration.columns", _field(configuration, "columns", "configuration"), 1)
+    inarow = check_int("configuration.inarow", _field(configuration, "inarow", "configuration"), 1)
+    return Rules(rows, columns, inarow)
+
+
+def read_kaggle_position(observation: Any, configuration: Any) -> Board:
+    """The position of a Kaggle ConnectX call, checked: the board, its rules and the player to move.
+
+    Returns:
+        A :class:`Board` whose player to move is ``observation.mark`` (mark 1 is our player 0, who starts).
+
+    Raises:
+        TypeError: an observation or configuration that is neither a dict nor an object, a board that is not a
+            list of integers, a mark or size that is not an integer. ValueError: a missing field, a board whose
+            length is not ``rows * columns``, a cell other than 0/1/2, a mark other than 1/2, stone counts that
+            do not give ``mark`` the move, a stone above an empty cell, or a game that is already over.
+    """
+    rules = read_kaggle_rules(configuration)
+    mark = check_int("observation.mark", _field(observation, "mark", "observation"), 1, 2)
+    raw = _field(observation, "board", "observation")
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, (Sequence, np.ndarray)):
+        raise TypeError(f"observation.board must be a list of integers, got {type(raw).__name__}")
+    cells = np.asarray(raw)
+    if cells.ndim != 1 or cells.size != rules.cells:
+        raise ValueError(
+            f"observation.board has {cells.size} cells (shape {cells.shape}); rows * columns = "
+            f"{rules.rows} * {rules.columns} = {rules.cells}"
+        )
+    if cells.size and not (np.issubdtype(cells.dtype, np.integer) or cells.dtype == object):
+        raise TypeError(f"observation.board must hold integers 0, 1 and 2, got {cells.dtype} values")
+    for index, value in enumerate(raw):
+        if isinstance(value, bool) or value not in (0, 1, 2):
+            row, column = divmod(index, rules.columns)
+            raise ValueError(
+                f"observation.board[{index}] (row {row} from the top, column {column}) is {value!r}; "
+                "a cell is 0 (empty), 1 or 2 (a player's stone)"
+            )
+    grid = cells.astype(np.int64).reshape(rules.rows, rules.columns)
+    bits = cell_bit_index(rules.rows, rules.columns)
+    first = sum(1 << int(bit) for bit in bits[grid == 1])
+    second = sum(1 << int(bit) for bit in bits[grid == 2])
+    n_first, n_second = int((grid == 1).sum()), int((grid == 2).sum())
+    mover = 1 if n_first == n_second else 2 if n_first == n_second + 1 else None
+    if mover != mark:
+        raise ValueError(
+            f"observation.mark is {mark} but the board holds {n_first} stones of mark 1 and {n_second} of "
+            "mark 2: mark 1 moves when the counts are equal, mark 2 when mark 1 has one more"
+        )
+    board = Board.from_stones(rules, first, second)  # ValueError for a floating stone or two lines
+    if board.is_terminal:
+        result = "a draw" if board.winner is None else f"won by mark {board.winner + 1}"
+        raise ValueError(f"the game on observation.board is over ({result}): there is no move to make")
+    return board
+
+
+class KaggleAgent:
+    """A policy as a Kaggle ConnectX agent: ``agent(observation, configuration) -> column``.
+
+    Build it with :func:`make_kaggle_agent`. ``moves`` counts the moves it answered and ``fallbacks`` those a
+    time-bounded MCTS answered instead (the solver over its time, a policy that raised or chose an illegal
+    column, a policy that cannot play the board); ``last_seconds`` is the last move's time.
+    """
+
+    def __init__(
+        self, policy: Any, *, seed: int | None = None, move_seconds: float | None = None, margin: float
+    ) -> None:
+        self._spec = policy if isinstance(policy, str) else None
+        self._policy = None if isinstance(policy, str) else policy
+        self.seed = seed
+        self.move_seconds = move_seconds
+        self.margin = margin
+        self._policies: dict[Rules, Any] = {}
+        self._fallbacks: dict[Rules, MCTSAgent] = {}
+        self._unplayable: dict[Rules, str] = {}
+        self._last_ply: int | None = None
+        self.moves = 0
+        self.fallbacks = 0
+        self.last_seconds = 0.0
+
+    def __repr__(self) -> str:
+        return f"KaggleAgent({self._spec or self._policy!r})"
+
+    def budget(self, configuration: Any) -> float:
+        """The seconds one move may search: ``actTimeout`` less the margin, at most ``move_seconds``."""
+        timeout = configuration.get("actTimeout") if isinstance(configuration, Mapping) else None
+        if timeout is None and not isinstance(configuration, Mapping):
+            timeout = getattr(configuration, "actTimeout", None)
+        timeout = (
+            KAGGLE_ACT_TIMEOUT if timeout is None else check_number("configuration.actTimeout", timeout, 0.0)
+        )
+        seconds = timeout - self.margin
+        if self.move_seconds is not None:
+            seconds = min(seconds, self.move_seconds)
+        return max(_MIN_SECONDS, seconds)
+
+    def policy_for(self, rules: Rules) -> Any:
+        """The policy bound to ``rules``, built once per board (None: it cannot play them; see ``fallbacks``)."""
+        if rules in self._unplayable:
+            return None
+        if rules not in self._policies:
+            try:
+                if self._spec is not None:
+                    policy = policy_from_spec(self._spec, seed=self.seed, rules=rules)
+                else:
+                    policy = bind_policy(self._policy, rules)
+                    self._policies.clear()  # one object is bound to one board at a time
+            except ValueError as error:  # a model of another board size: MCTS plays instead
+                self._unplayable[rules] = str(error)
+                print(f"connect4 kaggle agent: {error}; MCTS plays this board instead", file=sys.stderr)
+                return None
+            self._policies[rules] = policy
+        return self._policies[rules]
+
+    def _fallback(self, rules: Rules, seconds: float) -> MCTSAgent:
+        seconds = max(_MIN_SECONDS, seconds)
+        if rules not in self._fallbacks:
+            self._fallbacks[rules] = MCTSAgent(time_limit=seconds, rules=rules, seed=self.seed)
+        agent = self._fallbacks[rules]
+        agent.time_limit = seconds
+        return agent
+
+    def __call__(self, observation: Any, configuration: Any) -> int:
+        """The column to play in Kaggle's position (0-based, always legal).
+
+        Raises:
+            TypeError / ValueError: a malformed observation or configuration (see :func:`read_kaggle_position`).
+        """
+        start = time.perf_counter()
+        board = read_kaggle_position(observation, configuration)
+        budget = self.budget(configuration)
+        rules = board.rules
+        policy = self.policy_for(rules)
+        if self._last_ply is None or board.ply <= self._last_ply:  # a new game
+            for agent in (policy, self._fallbacks.get(rules)):
+                reset = getattr(agent, "reset", None)
+                if callable(reset):
+                    reset()
+        self._last_ply = board.ply
+        planes, mask = observation_planes(board), action_mask(board)
+        column = None if policy is None else self._ask(policy, board, planes, mask, budget)
+        if column is None or not board.is_legal(column):
+            left = budget - (time.perf_counter() - start)
+            column = int(self._fallback(rules, left).act(planes, mask))
+            self.fallbacks += 1
+        self.moves += 1
+        self.last_seconds = time.perf_counter() - start
+        simulations = getattr(policy, "simulations", 0)
+        if isinstance(simulations, int) and simulations > 0:
+            self._fit_simulations(policy, budget)
+        return column
+
+    def _fit_simulations(self, policy: Any, budget: float) -> None:
+        """After a move of a search counted in simulations (AlphaZero): a bare spec (``"alphazero"``) gets as
+        many simulations as the move's time allows, measured on this machine (``_SIMULATION_SHARE`` of it, the
+        rest for the network's start and the position's reading); any search that overran gets half as many."""
+        search = getattr(policy, "last_search", None)
+        done = getattr(search, "simulations", 0) or policy.simulations  # a proven root stops its search early
+        per_simulation = self.last_seconds / max(1, done)
+        if self._spec is not None and ":" not in self._spec:
+            fitted = int(budget * _SIMULATION_SHARE / per_simulation)
+            # at most twice as many as the last move's: one quick move does not promise the next
+            policy.simulations = max(1, min(_MAX_SIMULATIONS, 2 * policy.simulations, fitted))
+        elif self.last_seconds > budget + self.margin / 2 and policy.simulations > 1:
+            policy.simulations = max(1, policy.simulations // 2)
+
+    def _ask(
+        self, policy: Any, board: Board, planes: np.ndarray, mask: np.ndarray, seconds: float
+    ) -> int | None:
+        """The policy's column, with its search bounded by ``seconds``; None when it failed (MCTS plays)."""
+        if isinstance(policy, MCTSAgent):
+            if self._spec is not None and ":" not in self._spec:
+                policy.playouts = None  # a bare "mcts": as many playouts as the move's time allows
+            policy.time_limit = seconds if policy.time_limit is None else min(policy.time_limit, seconds)
+        elif isinstance(policy, SolverAgent):
+            compiled = kernels_for(solver_kernels, board.rules, policy.compiled).compiled
+            nodes = max(1000, int(_SOLVER_RATE[compiled] * seconds * _SOLVER_SHARE))
+            configured = policy.budget_for(board.rules)
+            policy.node_budget = nodes if configured is None else min(configured, nodes)
+        try:
+            column = policy.act(planes, mask)
+        except SolverBudgetExceeded:
+            return None
+        except Exception as error:  # a loss on Kaggle: say why in the agent's log, and let MCTS move
+            print(
+                f"connect4 kaggle agent: {type(error).__name__}: {error}; MCTS plays this move",
+                file=sys.stderr,
+            )
+            return None
+        if isinstance(column, (int, np.integer)) and not isinstance(column, bool):
+            return int(column)
+        print(f"connect4 kaggle agent: the policy returned {column!r}; MCTS plays this move", file=sys.stderr)
+        return None
+
+
+def make_kaggle_agent(
+    policy: Any,
+    *,
+    seed: int | None = None,
+    move_seconds: float | None = None,
+    margin: float = DEFAULT_MARGIN,
+) -> KaggleAgent:
+    """A Kaggle ConnectX agent, ``agent(observation, configuration) -> column``, playing ``policy``.
+
+    Args:
+        policy: an agent spec (``"mcts"``, ``"mcts:0.5s"``, ``"solver"``, ``"alphazero"``, ...; built once
+            per board size) or a policy object (bound to each game's rules).
+        seed: for the agents built from a spec and the fallback MCTS.
+        move_seconds: the most seconds a move may search (None: ``actTimeout`` less ``margin``).
+        margin: seconds kept back from ``configuration.actTimeout``.
+
+    Returns:
+        A :class:`KaggleAgent`. A time-bounded search (MCTS) is capped at the move's time (a bare ``"mcts"`` spec searches for all of it); the solver gets half
+        of it and MCTS the rest when the solver would need more; a bare ``"alphazero"`` sizes its simulations to the
+        move's time as measured on its previous move; any other AlphaZero search that overruns halves its
+        simulations for the next moves. A policy that raises, returns an illegal column or cannot play the
+        board (an AlphaZero model of another size) is replaced for that move or board by a time-bounded MCTS.
+
+    Raises:
+        TypeError: ``policy`` is neither a spec nor an object with ``act``, or a setting of the wrong type.
+        ValueError: an unknown spec or a setting out of range.
+    """
+    if isinstance(policy, str):
+        policy_from_spec(policy)  # the spec's name and value, checked now rather than at the first move
+    elif not callable(getattr(policy, "act", None)):
+        raise TypeError(
+            f"policy must be an agent spec such as 'mcts' or an object with act(), got {policy!r}"
+        )
+    if seed is not None:
+        seed = check_int("seed", seed, 0)
+    if move_seconds is not None:
+        move_seconds = check_number("move_seconds", move_seconds, 0.0, above_minimum=True)
+    margin = check_number("margin", margin, 0.0)
+    return KaggleAgent(policy, seed=seed, move_seconds=move_seconds, margin=margin)

@@ -1,0 +1,177 @@
+"""A Kaggle ConnectX submission: one ``main.py`` that carries our rules and agents, for Kaggle's runtime.
+
+Kaggle runs a submission's ``main.py`` (alone, or from a ``submission.tar.gz``) and plays its last-defined
+function. Our packages are not installed there, and its Python may lack Gymnasium, PettingZoo and numba: the
+file written here holds the source of ``connect4_env`` and ``connect4_agents`` (with light package roots that
+import neither Gymnasium nor PettingZoo), the model file an AlphaZero, Q-learning or SB3 spec names, and a
+loader. On first use it unpacks them into a temporary folder keyed by their hash, puts it on ``sys.path``,
+registers our agent names and builds :func:`connect4_agents.interop.kaggle.make_kaggle_agent` for the spec.
+It needs only numpy (torch too for AlphaZero); numba, when present, compiles the searches (its first move then
+takes some seconds of Kaggle's 60 s overage bank), else they run in plain Python, slower.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import tarfile
+import zipfile
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from connect4_env import __version__
+from connect4_env.policy import ENTRY_POINT_GROUP, policy_from_spec
+
+__all__ = ["write_kaggle_submission", "submission_source"]
+
+_ENV_ROOT = Path(__file__).resolve().parents[2] / "connect4_env"
+_AGENTS_ROOT = Path(__file__).resolve().parents[1]
+# the agents' folders a submission leaves out: commands, measurements and windows play no Kaggle move
+_SKIPPED = {"commands", "evaluation", "ui", "data", "__pycache__"}
+_LIGHT_ENV_INIT = f'"""connect4_env in a Kaggle submission: the rules only (no Gymnasium)."""\n\n__version__ = "{__version__}"\n'
+_LIGHT_AGENTS_INIT = '"""connect4_agents in a Kaggle submission: import the agents from their modules."""\n'
+
+_LOADER = '''"""Kaggle ConnectX agent: {spec!r} from connect4-env {version} (written by connect4 kaggle-submission).
+
+Kaggle plays the last function of this file, agent(observation, configuration). Needs numpy only{torch}.
+"""
+
+import base64
+import hashlib
+import os
+import sys
+import tempfile
+import zipfile
+
+SPEC = {spec!r}
+OPTIONS = {options!r}
+AGENTS = {agents!r}
+FILE = {file!r}
+PAYLOAD = """{payload}"""
+
+
+def _unpack():
+    data = base64.b64decode(PAYLOAD)
+    folder = os.path.join(tempfile.gettempdir(), "connect4_kaggle_" + hashlib.sha256(data).hexdigest()[:16])
+    if not os.path.isfile(os.path.join(folder, "COMPLETE")):
+        partial = tempfile.mkdtemp(prefix="connect4_kaggle_")
+        with zipfile.ZipFile(__import__("io").BytesIO(data)) as archive:
+            archive.extractall(partial)
+        open(os.path.join(partial, "COMPLETE"), "w").close()
+        try:
+            os.rename(partial, folder)
+        except OSError:  # another process unpacked it meanwhile, or an earlier try broke off: ours is whole
+            if not os.path.isfile(os.path.join(folder, "COMPLETE")):
+                return partial
+    return folder
+
+
+_FOLDER = _unpack()
+if _FOLDER not in sys.path:
+    sys.path.insert(0, _FOLDER)
+
+from connect4_agents.interop.kaggle import make_kaggle_agent  # noqa: E402
+from connect4_env.policy import register_policy  # noqa: E402
+
+for _name, _entry_point in AGENTS.items():
+    register_policy(_name, _entry_point)
+_AGENT = make_kaggle_agent(SPEC if FILE is None else SPEC + os.path.join(_FOLDER, FILE), **OPTIONS)
+
+
+def agent(observation, configuration):
+    return _AGENT(observation, configuration)
+'''
+
+
+def _sources(archive: zipfile.ZipFile) -> None:
+    for package, root, light in (
+        ("connect4_env", _ENV_ROOT, _LIGHT_ENV_INIT),
+        ("connect4_agents", _AGENTS_ROOT, _LIGHT_AGENTS_INIT),
+    ):
+        _add(archive, f"{package}/__init__.py", light.encode())
+        for path in sorted(root.rglob("*.py")):
+            relative = path.relative_to(root)
+            if relative.parts[0] in _SKIPPED or relative == Path("__init__.py"):
+                continue
+            _add(archive, f"{package}/{relative.as_posix()}", path.read_bytes())
+
+
+def _add(archive: zipfile.ZipFile, name: str, data: bytes) -> None:
+    """One file, dated 1980 so that the same sources make the same submission (and unpack to one folder)."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    archive.writestr(info, data)
+
+
+def submission_source(spec: str, *, move_seconds: float | None = None, seed: int | None = None) -> str:
+    """The text of a self-contained ``main.py`` that plays ``spec`` on Kaggle.
+
+    A spec whose value is a file (``alphazero:model.zip``, ``qlearning:table.npz``) carries that file; plain
+    ``alphazero`` carries the shipped model.
+
+    Raises:
+        TypeError / ValueError: an unknown or malformed spec, or a file the spec's agent cannot read.
+        OSError: a file the spec names cannot be read.
+    """
+    policy_from_spec(spec)  # the spec is checked (and its file read) before anything is written
+    name, colon, value = spec.partition(":")
+    extra: tuple[str, bytes] | None = None
+    if colon and Path(value).is_file():
+        extra = ("files/" + Path(value).name, Path(value).read_bytes())
+        spec = f"{name}:"
+    elif name == "alphazero":
+        from connect4_agents.alphazero.agent import SHIPPED_MODEL  # torch: loaded by policy_from_spec already
+
+        extra = (f"connect4_agents/{SHIPPED_MODEL}", (_AGENTS_ROOT / SHIPPED_MODEL).read_bytes())
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        _sources(archive)
+        if extra is not None:
+            _add(archive, *extra)
+    payload = base64.b64encode(buffer.getvalue()).decode("ascii")
+    ours = {
+        point.name: point.value
+        for point in entry_points(group=ENTRY_POINT_GROUP)
+        if point.value.startswith("connect4_agents.")
+    }
+    options = {
+        key: value for key, value in (("move_seconds", move_seconds), ("seed", seed)) if value is not None
+    }
+    return _LOADER.format(
+        spec=spec,
+        version=__version__,
+        torch=" and torch" if name in ("alphazero", "sb3") else "",
+        options=options,
+        agents=ours,
+        file=None if extra is None or not colon else extra[0],
+        payload="\n".join(payload[i : i + 100] for i in range(0, len(payload), 100)),
+    )
+
+
+def write_kaggle_submission(
+    spec: str, out: str | os.PathLike[str], *, move_seconds: float | None = None, seed: int | None = None
+) -> Path:
+    """Write a Kaggle ConnectX submission for ``spec``: ``main.py`` (any name ending ``.py``), or a
+    ``.tar.gz`` holding it as ``main.py``.
+
+    Returns:
+        The written path.
+
+    Raises:
+        ValueError: ``out`` ends neither in ``.py`` nor ``.tar.gz``; a bad spec (see :func:`submission_source`).
+        OSError: the file cannot be written.
+    """
+    path = Path(out)
+    if not (path.name.endswith(".py") or path.name.endswith(".tar.gz")):
+        raise ValueError(f"a submission is main.py or a .tar.gz, got {str(out)!r}")
+    source = submission_source(spec, move_seconds=move_seconds, seed=seed).encode()
+    if path.name.endswith(".py"):
+        path.write_bytes(source)
+        return path
+    with tarfile.open(path, "w:gz") as archive:
+        info = tarfile.TarInfo("main.py")
+        info.size = len(source)
+        info.mtime = 0
+        archive.addfile(info, io.BytesIO(source))
+    return path
