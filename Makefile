@@ -9,15 +9,20 @@ export PYTHONHASHSEED := 0
 RLLIB_VENV := .venv-rllib
 RLLIB_STAMP := $(RLLIB_VENV)/.installed-stamp
 
+# Kaggle's ConnectX (kaggle-environments, which pins its own gymnasium) in a venv without our package, as on
+# Kaggle: the submissions carry our code.
+KAGGLE_VENV := .venv-kaggle
+KAGGLE_STAMP := $(KAGGLE_VENV)/.installed-stamp
+
 # The core install: only the dev extra, to check that every test needing an extra skips and names it.
 CORE_VENV := .venv-core
 CORE_STAMP := $(CORE_VENV)/.installed-stamp
 
-.PHONY: run test test-slow test-rllib test-core lint type format bench bench-report pictures clean install docs
+.PHONY: run test test-slow test-rllib test-kaggle test-core lint type format bench bench-report pictures clean install docs
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --constraint constraints.txt -e ".[dev,train,render,fast,book,distributed,docs]"
+	$(PY) -m pip install --quiet --constraint constraints.txt -e ".[dev,train,render,fast,book,distributed,docs,openspiel,openenv]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -40,6 +45,16 @@ $(RLLIB_STAMP): pyproject.toml constraints.txt
 
 test-rllib: $(RLLIB_STAMP)
 	$(RLLIB_VENV)/bin/python -m pytest -m rllib -q -p no:cacheprovider tests/env/test_rllib.py tests/test_docs.py
+
+$(KAGGLE_STAMP): constraints.txt
+	test -x $(KAGGLE_VENV)/bin/python || $(PYTHON) -m venv $(KAGGLE_VENV)
+	$(KAGGLE_VENV)/bin/python -m pip install --quiet --constraint constraints.txt "kaggle-environments>=1.14" numpy numba torch
+	touch $(KAGGLE_STAMP)
+
+# Our submissions (built here) play Kaggle's negamax in .venv-kaggle (with numpy, numba and torch, as Kaggle's
+# image has them): 100 games each, half on each side, and a 5x6 game with 3 in a row (about 8 minutes on 2 cores).
+test-kaggle: $(STAMP) $(KAGGLE_STAMP)
+	KAGGLE_GAMES=100 KAGGLE_PYTHON=$(KAGGLE_VENV)/bin/python $(PY) -m pytest -m kaggle -q -n auto -p no:cacheprovider tests/interop/test_kaggle.py
 
 $(CORE_STAMP): pyproject.toml constraints.txt
 	test -x $(CORE_VENV)/bin/python || $(PYTHON) -m venv $(CORE_VENV)
@@ -75,7 +90,8 @@ bench: $(STAMP)
 	$(PY) benchmarks/env_throughput.py
 
 # Every benchmark of the docs' benchmarks page, its outputs rewritten under benchmarks/results/ (about half an
-# hour). The peers are not in any extra: pip install --target build/peers pgx open-spiel
+# hour). OpenSpiel comes with the openspiel extra; the other peers are in no extra:
+# pip install --target build/peers pgx bitbully
 bench-report: $(STAMP)
 	PYTHONPATH=build/peers $(PY) benchmarks/report.py
 
@@ -84,4 +100,4 @@ pictures: $(STAMP)
 	for script in tools/pictures/*.py; do $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(RLLIB_VENV) $(CORE_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(RLLIB_VENV) $(KAGGLE_VENV) $(CORE_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -4,6 +4,7 @@
 - :mod:`connect4_env.connect4_v0`: the PettingZoo AEC environment (``env()`` / ``raw_env()``).
 - ``gymnasium.make("Connect4-v0")``: the single-agent view against a fixed opponent (registered on import);
   ``"Connect4Flat-v0"``: the same with a flat float32 observation (CleanRL's scripts).
+- ``gymnasium.make("Connect4Text-v0")``: the same game as text for language models (:mod:`connect4_env.text_env`).
 - :class:`Connect4Env` / :class:`Connect4VectorEnv`: the classes behind ``Connect4-v0`` and its vector form;
   :class:`Policy`: the protocol every opponent and agent follows.
 - ``pettingzoo.make("aec", "connect4_env/connect4_v0")``: the AEC env from PettingZoo's registry (registered
@@ -64,6 +65,11 @@ if "Connect4-v0" not in gymnasium.registry:
 if "Connect4Flat-v0" not in gymnasium.registry:
     gymnasium.register(
         id="Connect4Flat-v0", entry_point="connect4_env.gym_env:make_flat_env", disable_env_checker=True
+    )
+# text in, text out, for language models (connect4_env.text_env; served over OpenEnv by connect4 serve-openenv)
+if "Connect4Text-v0" not in gymnasium.registry:
+    gymnasium.register(
+        id="Connect4Text-v0", entry_point="connect4_env.text_env:make_text_env", disable_env_checker=True
     )
 
 

@@ -32,6 +32,9 @@ EXTRAS: dict[str, str] = {
     "ray": "distributed",
     "bitbully_databases": "book",
     "mkdocs": "docs",
+    "openenv": "openenv",
+    "pyspiel": "openspiel",
+    "open_spiel": "openspiel",
 }
 # What each extra brings, and so what ``needs(extra)`` checks is importable.
 MODULES: dict[str, tuple[str, ...]] = {

@@ -28,6 +28,11 @@ HEAVY = {
     "moviepy",
     "tensorboard",
     "bitbully_databases",
+    "openenv",
+    "fastapi",
+    "uvicorn",
+    "pyspiel",
+    "open_spiel",
 }
 MAX_LINES = 450
 

@@ -33,8 +33,10 @@ COMMANDS = (
     "train_alphazero",
     "train_rllib",
     "replay",
+    "kaggle_submission",
     "make_test_sets",
     "mcts_vs_qlearning",
+    "serve_openenv",
 )
 
 # the name each module answers to under ``connect4`` (the bundled MCTS vs Q-learning program is ``match``)

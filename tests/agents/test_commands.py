@@ -182,8 +182,10 @@ def test_the_dispatcher_mounts_every_command_once_with_a_one_line_summary(
         "train-alphazero",
         "train-rllib",
         "replay",
+        "kaggle-submission",
         "make-test-sets",
         "match",
+        "serve-openenv",
     }
     with pytest.raises(SystemExit) as exit_info:
         commands.main(["--help"])
