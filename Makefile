@@ -52,9 +52,10 @@ $(KAGGLE_STAMP): constraints.txt
 	touch $(KAGGLE_STAMP)
 
 # Our submissions (built here) play Kaggle's negamax in .venv-kaggle (with numpy, numba and torch, as Kaggle's
-# image has them): 100 games each, half on each side, and a 5x6 game with 3 in a row (about 8 minutes on 2 cores).
+# image has them): 100 games each, half on each side (the halves in two processes at once), and a 5x6 game with
+# 3 in a row (about 9 minutes on 2 cores).
 test-kaggle: $(STAMP) $(KAGGLE_STAMP)
-	KAGGLE_GAMES=100 KAGGLE_PYTHON=$(KAGGLE_VENV)/bin/python $(PY) -m pytest -m kaggle -q -n auto -p no:cacheprovider tests/interop/test_kaggle.py
+	KAGGLE_GAMES=100 KAGGLE_PYTHON=$(KAGGLE_VENV)/bin/python $(PY) -m pytest -m kaggle -q -p no:cacheprovider tests/interop/test_kaggle.py
 
 $(CORE_STAMP): pyproject.toml constraints.txt
 	test -x $(CORE_VENV)/bin/python || $(PYTHON) -m venv $(CORE_VENV)

@@ -2,7 +2,7 @@
 
 Runs with kaggle-environments alone (in .venv-kaggle, where our package is not installed, as on Kaggle):
 
-    .venv-kaggle/bin/python tests/interop/kaggle_games.py main.py 100 '{"rows": 6, "columns": 7, "inarow": 4}'
+    .venv-kaggle/bin/python tests/interop/kaggle_games.py main.py 100 '{"rows": 6, "columns": 7, "inarow": 4}' [both|first|second]
 
 Prints one JSON line: wins, draws, losses, the games whose status was not DONE (an error, an invalid column,
 a timeout) and the most overage time (Kaggle's 60 s bank) one game used.
@@ -15,11 +15,12 @@ import time
 from kaggle_environments import make
 
 
-def play(path: str, games: int, configuration: dict) -> dict:
+def play(path: str, games: int, configuration: dict, sides: str = "both") -> dict:
     results = {"games": games, "wins": 0, "draws": 0, "losses": 0, "errors": [], "overage_used": 0.0}
     start = time.perf_counter()
     for game in range(games):
-        side = game % 2  # even games: the submission moves first
+        # "both": even games the submission moves first, odd games second; "first" / "second": always
+        side = game % 2 if sides == "both" else ("first", "second").index(sides)
         env = make("connectx", configuration=configuration)
         steps = env.run([path, "negamax"] if side == 0 else ["negamax", path])
         ours = steps[-1][side]
@@ -36,4 +37,6 @@ def play(path: str, games: int, configuration: dict) -> dict:
 
 if __name__ == "__main__":
     config = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
-    print(json.dumps(play(sys.argv[1], int(sys.argv[2]), config)))
+    print(
+        json.dumps(play(sys.argv[1], int(sys.argv[2]), config, sys.argv[4] if len(sys.argv) > 4 else "both"))
+    )
