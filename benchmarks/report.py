@@ -35,6 +35,8 @@ COMMANDS: dict[str, list[str]] = {
     "solver_latency": ["benchmarks/solver_latency.py"],
     "sb3_fps": ["benchmarks/sb3_fps.py"],
     "alphazero_speed": ["benchmarks/alphazero_speed.py"],
+    "selfplay_throughput": ["benchmarks/selfplay_throughput.py"],
+    "openenv_latency": ["benchmarks/openenv_latency.py", "--steps", "1000"],
     "qlearning_targets": ["benchmarks/qlearning_targets.py", "--episodes", "1000000"],
 }
 PINNED = {"vector_throughput"}

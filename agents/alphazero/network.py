@@ -107,7 +107,10 @@ class NetworkEvaluator:
     def predict(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Raw logits and values for ``(batch, rows, columns, 2)`` planes."""
         self.net.eval()
-        with torch.inference_mode(), torch.autocast("cpu", torch.bfloat16, enabled=self.precision == "bfloat16"):
+        with (
+            torch.inference_mode(),
+            torch.autocast("cpu", torch.bfloat16, enabled=self.precision == "bfloat16"),
+        ):
             logits, values = self.net(planes_tensor(planes))
         return logits.float().numpy().astype(np.float64), values.float().numpy().astype(np.float64)
 

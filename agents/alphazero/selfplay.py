@@ -102,8 +102,13 @@ def self_play(
                 choice = result.policy(temperature)
                 column = int(rng.choice(len(choice), p=choice))
                 child = root.children[column]
-                reusable = config.subtree_reuse and child is not None and not child.board.is_terminal
-                kept[i] = child if reusable and child.total_visits > 0 else None
+                reusable = (
+                    config.subtree_reuse
+                    and child is not None
+                    and not child.board.is_terminal
+                    and child.total_visits > 0
+                )
+                kept[i] = child if reusable else None
                 history[i].append((observation_planes(board), target, board.to_move))
                 board.play(column)
                 plies += 1

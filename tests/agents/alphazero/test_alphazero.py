@@ -52,7 +52,11 @@ def test_bfloat16_forward_passes_stay_close_to_float32() -> None:
     # self-play's precision="bfloat16": the same network under autocast, within bfloat16's rounding
     from connect4_agents.alphazero.agent import shipped_model_path
 
-    net = load_model(shipped_model_path()).net if shipped_model_path() else PolicyValueNet(channels=16, blocks=1)
+    net = (
+        load_model(shipped_model_path()).net
+        if shipped_model_path()
+        else PolicyValueNet(channels=16, blocks=1)
+    )
     boards = [random_board(np.random.default_rng(seed), 14) for seed in range(16)]
     boards = [board for board in boards if not board.is_terminal]
     full_priors, full_values = NetworkEvaluator(net).evaluate(boards)
