@@ -33,6 +33,8 @@ EXTRAS: dict[str, str] = {
     "bitbully_databases": "book",
     "mkdocs": "docs",
     "openenv": "openenv",
+    "fastapi": "openenv",
+    "uvicorn": "openenv",
     "pyspiel": "openspiel",
     "open_spiel": "openspiel",
 }

@@ -5,17 +5,20 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
-import torch
+from extras import importorskip
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from torch import nn
 
-import connect4_env  # noqa: F401
-from connect4_agents import NoLegalMoveError, RandomAgent
-from connect4_agents.evaluation.arena import play_match
-from connect4_agents.interop.torch_policy import TorchPolicy
-from connect4_env import Rules
-from connect4_env.vector_env import Connect4VectorEnv
+torch = importorskip("torch")
+
+from torch import nn  # noqa: E402
+
+import connect4_env  # noqa: E402, F401
+from connect4_agents import NoLegalMoveError, RandomAgent  # noqa: E402
+from connect4_agents.evaluation.arena import play_match  # noqa: E402
+from connect4_agents.interop.torch_policy import TorchPolicy  # noqa: E402
+from connect4_env import Rules  # noqa: E402
+from connect4_env.vector_env import Connect4VectorEnv  # noqa: E402
 
 torch.set_num_threads(1)
 
