@@ -46,14 +46,17 @@ $(RLLIB_STAMP): pyproject.toml constraints.txt
 test-rllib: $(RLLIB_STAMP)
 	$(RLLIB_VENV)/bin/python -m pytest -m rllib -q -p no:cacheprovider tests/env/test_rllib.py tests/test_docs.py
 
+# kaggle-environments declares the dependencies of all its games (jax, transformers, open_spiel...: 2.4 GB,
+# minutes to install); ConnectX imports only requests, jsonschema and numpy, so those come without the rest.
 $(KAGGLE_STAMP): constraints.txt
 	test -x $(KAGGLE_VENV)/bin/python || $(PYTHON) -m venv $(KAGGLE_VENV)
-	$(KAGGLE_VENV)/bin/python -m pip install --quiet --constraint constraints.txt "kaggle-environments>=1.14" numpy numba torch
+	$(KAGGLE_VENV)/bin/python -m pip install --quiet --no-deps "kaggle-environments>=1.14"
+	$(KAGGLE_VENV)/bin/python -m pip install --quiet --constraint constraints.txt requests jsonschema numpy numba torch
 	touch $(KAGGLE_STAMP)
 
 # Our submissions (built here) play Kaggle's negamax in .venv-kaggle (with numpy, numba and torch, as Kaggle's
 # image has them): 100 games each, half on each side (the halves in two processes at once), and a 5x6 game with
-# 3 in a row (about 9 minutes on 2 cores).
+# 3 in a row (about 8 minutes on 2 cores).
 test-kaggle: $(STAMP) $(KAGGLE_STAMP)
 	KAGGLE_GAMES=100 KAGGLE_PYTHON=$(KAGGLE_VENV)/bin/python $(PY) -m pytest -m kaggle -q -p no:cacheprovider tests/interop/test_kaggle.py
 
