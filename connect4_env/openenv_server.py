@@ -52,8 +52,13 @@ MAX_SESSIONS = 64
 SESSION_TIMEOUT = 600.0
 
 
+# a refused body is read and dropped up to this size, so that the client can read the 413; a longer one is cut off
+DRAIN_BYTES = 1 << 20
+
+
 class BodyLimit:
-    """ASGI middleware: an HTTP body longer than ``limit`` bytes is answered 413 without reading the rest."""
+    """ASGI middleware: an HTTP body longer than ``limit`` bytes is answered 413 without being kept (up to
+    ``DRAIN_BYTES`` of it is read and dropped first, so the client gets the answer)."""
 
     def __init__(self, app: Any, limit: int) -> None:
         self.app = app
@@ -67,6 +72,8 @@ class BodyLimit:
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            if declared.isdigit() and int(declared) <= DRAIN_BYTES:
+                await self._drain(receive)
             await self._refuse(send)
             return
         chunks: list[bytes] = []
@@ -77,6 +84,8 @@ class BodyLimit:
                 return
             size += len(message.get("body", b""))
             if size > self.limit:
+                if message.get("more_body", False):
+                    await self._drain(receive, size)
                 await self._refuse(send)
                 return
             chunks.append(message.get("body", b""))
@@ -93,6 +102,18 @@ class BodyLimit:
             return await receive()
 
         await self.app(scope, replay, send)
+
+    @staticmethod
+    async def _drain(receive: Callable[..., Any], size: int = 0) -> None:
+        """Read and drop the rest of a refused body, up to ``DRAIN_BYTES`` in all: a server that closes the
+        connection with a body still unread resets it, and the client never reads the 413."""
+        while size <= DRAIN_BYTES:
+            message = await receive()
+            if message["type"] != "http.request":
+                return
+            size += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                return
 
     async def _refuse(self, send: Callable[..., Any]) -> None:
         detail = f"request body too large: at most {self.limit} bytes"
