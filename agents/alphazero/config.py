@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from connect4_env.core import Rules
 from connect4_env.validation import check_bool, check_choice, check_int, check_number
 
-__all__ = ["AlphaZeroTrainConfig", "TrainConfig", "PRECISIONS"]
+__all__ = ["AlphaZeroTrainConfig", "TrainConfig", "PRECISIONS", "TEACHERS"]
 
 # the number formats of self-play's forward passes (training itself stays in float32)
 PRECISIONS = ("float32", "bfloat16")
+# where the training targets come from: self-play's search ("none") or the exact solver (teacher.py)
+TEACHERS = ("none", "solver")
 
 
 @dataclass
@@ -46,6 +48,9 @@ class AlphaZeroTrainConfig:
     precision: str = "float32"
     subtree_reuse: bool = True
     evaluation_cache: int = 200_000
+    teacher: str = "none"
+    teacher_explore: float = 1.0
+    init: str = ""
 
     def check(self) -> AlphaZeroTrainConfig:
         """Raise TypeError / ValueError naming a bad setting; returns self."""
@@ -76,6 +81,12 @@ class AlphaZeroTrainConfig:
         check_number("lr", self.lr, 0.0, above_minimum=True)
         check_number("weight_decay", self.weight_decay, 0.0)
         check_bool("subtree_reuse", self.subtree_reuse)
+        if not isinstance(self.teacher, str):
+            raise TypeError(f"teacher must be a str, got {type(self.teacher).__name__}")
+        check_choice("teacher", self.teacher, TEACHERS)
+        check_number("teacher_explore", self.teacher_explore, 0.0, 1.0)
+        if not isinstance(self.init, str):
+            raise TypeError(f"init must be a str (a model file, 'shipped' or ''), got {type(self.init).__name__}")
         if not isinstance(self.precision, str):
             raise TypeError(f"precision must be a str, got {type(self.precision).__name__}")
         check_choice("precision", self.precision, PRECISIONS)

@@ -147,7 +147,8 @@ def plot_curve(log_path: Path, path: Path) -> Path:
     accuracy.set_xlabel("generation")
     accuracy.set_ylabel("% of moves keeping the best outcome")
     accuracy.set_title("against perfect play (solver-scored positions)")
-    accuracy.legend()
+    if accuracy.lines:  # nothing measured (eval_positions 0): an empty panel, without a legend
+        accuracy.legend()
     if rated:
         elo = panels[2]
         points = [float(r["elo"]) for _, r in rated]

@@ -30,7 +30,8 @@ import torch
 
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.alphazero.config import AlphaZeroTrainConfig, TrainConfig
-from connect4_agents.alphazero.files import load_model, save_model
+from connect4_agents.alphazero.agent import shipped_model_path
+from connect4_agents.alphazero.files import ModelFile, load_model, save_model
 from connect4_agents.alphazero.monitor import (
     GenerationLog,
     _append_row,
@@ -43,6 +44,7 @@ from connect4_agents.alphazero.monitor import (
 )
 from connect4_agents.alphazero.network import PolicyValueNet, planes_tensor
 from connect4_agents.alphazero.selfplay import ReplayBuffer, play_generation, self_play
+from connect4_agents.alphazero.teacher import teacher_generation
 from connect4_agents.evaluation.test_sets import Position
 from connect4_env.core import Rules
 
@@ -113,6 +115,8 @@ def train(
     buffer = ReplayBuffer(config.buffer_size, rules)
     start = 0
     rng = np.random.default_rng(config.seed)
+    if config.init:
+        net.load_state_dict(_initial_model(config).net.state_dict())
     optimiser = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     if resume and model_path.exists():
         model = load_model(model_path)
@@ -166,6 +170,24 @@ def train(
     return model_path
 
 
+def _initial_model(config: AlphaZeroTrainConfig) -> ModelFile:
+    """The model ``config.init`` names (``"shipped"``: the package's 6x7 model), checked against the run's board
+    and network."""
+    path = shipped_model_path() if config.init == "shipped" else Path(config.init)
+    if path is None:
+        raise ValueError("init='shipped': this version ships no AlphaZero model")
+    if not path.is_file():
+        raise ValueError(f"init={config.init!r}: no such model file")
+    model = load_model(path)
+    wanted = PolicyValueNet(config.channels, config.blocks).config()
+    if model.rules != config.rules or model.net.config() != wanted:
+        raise ValueError(
+            f"init={config.init!r} is a {model.rules.rows}x{model.rules.columns} model with network "
+            f"{model.net.config()}; the run is {config.rows}x{config.columns} with network {wanted}"
+        )
+    return model
+
+
 @contextlib.contextmanager
 def _interrupt_after() -> Iterator[None]:
     """Hold SIGINT and SIGTERM back for the block (in the main thread); then act on the first that came, as
@@ -206,11 +228,19 @@ def _generation(
     """Self-play, training steps and the measurement of one generation."""
     rules = config.rules
     began = time.perf_counter()
-    planes, policies, values, _ = play_generation(net, config, rng, backend, address)
+    if config.teacher == "solver":
+        planes, policies, values, _ = teacher_generation(config, rng, backend, address)
+    else:
+        planes, policies, values, _ = play_generation(net, config, rng, backend, address)
     played = time.perf_counter() - began
     buffer.add(planes, policies, values)
     began = time.perf_counter()
-    policy_loss, value_loss = _train_steps(net, optimiser, buffer, config, rng)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(max(threads, config.workers))  # the workers are idle while the network trains
+    try:
+        policy_loss, value_loss = _train_steps(net, optimiser, buffer, config, rng)
+    finally:
+        torch.set_num_threads(threads)
     trained = time.perf_counter() - began
     raw = search = raw_nontrivial = search_nontrivial = float("nan")
     if positions:

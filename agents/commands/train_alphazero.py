@@ -57,6 +57,12 @@ _HELP = {
     "subtree_reuse": "keep the searched subtree of the move played as the next move's tree, and search only up to "
     "--simulations visits in all",
     "evaluation_cache": "network answers remembered by position within a generation's self-play (0: none)",
+    "teacher": "where the targets come from: none (self-play's search) or solver (games labelled by the exact "
+    "solver, its outcomes as targets; 6x7 with the book extra, or small boards)",
+    "teacher_explore": "with --teacher solver: each game plays a random move with a probability drawn between 0 and "
+    "this, else a best one",
+    "init": "a model file the first weights are read from ('shipped': the 6x7 model shipped with the package; "
+    "default: random weights); its board and network must be the run's",
     "precision": "number format of self-play's forward passes: float32, or bfloat16 (about 3x faster network evaluations on CPUs with AMX, such as recent Xeons; slower on CPUs without bfloat16 units)",
 }
 

@@ -207,6 +207,34 @@ def test_pickles_and_deep_copies_after_a_call() -> None:
 
 
 @settings(max_examples=60, deadline=None)
+@given(size=st.sampled_from(SMALL), data=st.data(), compiled=BUILDS)
+def test_outcomes_are_the_signs_of_minimax_scores(
+    size: tuple[int, int, int], data: st.DataObject, compiled: bool
+) -> None:
+    board, reference = random_position(size, data, min_moves=0)
+    if board.is_terminal:
+        with pytest.raises(ValueError, match="over"):
+            SolverAgent(compiled=compiled, table_size=10007).outcomes_board(board)
+        return
+    expected = [None if s is None else (s > 0) - (s < 0) for s in reference_scores(reference)]
+    assert SolverAgent(compiled=compiled, table_size=10007).outcomes_board(board) == expected
+
+
+@needs("fast")
+@needs_book  # 6x7 from 4 stones: the null-window tests reach the book's 12-stone positions
+def test_outcomes_on_six_by_seven_agree_with_exact_scores() -> None:
+    rng = np.random.default_rng(21)
+    solver = SolverAgent()
+    for plies in (4, 9, 11, 12, 13, 17, 25):
+        board = random_board(rng, plies)
+        if board.is_terminal:
+            continue
+        scores = solver.evaluate_board(board)
+        signs = [None if s is None else (s > 0) - (s < 0) for s in scores]
+        assert SolverAgent().outcomes_board(board) == signs, board
+
+
+@settings(max_examples=60, deadline=None)
 @given(size=st.sampled_from(SMALL), data=st.data(), every=st.booleans())
 def test_best_columns_are_the_columns_with_the_best_score(
     size: tuple[int, int, int], data: st.DataObject, every: bool
