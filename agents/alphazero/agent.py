@@ -126,10 +126,13 @@ class AlphaZeroAgent(RulesBound):
     @classmethod
     def from_spec(cls, value: str, **kwargs: Any) -> AlphaZeroAgent:
         """``"alphazero:<simulations>"`` (the shipped model with that many simulations a move; 0 = the raw
-        policy) or ``"alphazero:<model.zip>"`` (a model file, 200 simulations); plain ``"alphazero"`` is the
-        shipped model with 200."""
+        policy), ``"alphazero:<model.zip>"`` (a model file, 200 simulations) or
+        ``"alphazero:<model.zip>:<simulations>"``; plain ``"alphazero"`` is the shipped model with 200."""
         if value.isdigit():
             return cls(simulations=int(value), **kwargs)
+        path, colon, count = value.rpartition(":")
+        if colon and path and count.isdigit() and not Path(value).exists():
+            return cls(Path(path), simulations=int(count), **kwargs)
         return cls(Path(value), **kwargs)
 
     def _check_rules(self, rules: Rules) -> None:

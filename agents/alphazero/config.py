@@ -86,7 +86,9 @@ class AlphaZeroTrainConfig:
         check_choice("teacher", self.teacher, TEACHERS)
         check_number("teacher_explore", self.teacher_explore, 0.0, 1.0)
         if not isinstance(self.init, str):
-            raise TypeError(f"init must be a str (a model file, 'shipped' or ''), got {type(self.init).__name__}")
+            raise TypeError(
+                f"init must be a str (a model file, 'shipped' or ''), got {type(self.init).__name__}"
+            )
         if not isinstance(self.precision, str):
             raise TypeError(f"precision must be a str, got {type(self.precision).__name__}")
         check_choice("precision", self.precision, PRECISIONS)

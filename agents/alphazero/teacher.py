@@ -37,7 +37,7 @@ __all__ = ["teacher_games", "teacher_generation", "held_out_keys"]
 @cache
 def held_out_keys(rules: Rules) -> frozenset[tuple[int, int]]:
     """The positions of every shipped test set of ``rules`` (up to mirror image and transposition)."""
-    keys = set()
+    keys: set[tuple[int, int]] = set()
     for name in test_set_names():
         positions = load_test_set(name)
         if positions and positions[0].rules == rules:
@@ -108,7 +108,10 @@ def _solver(rules: Rules) -> SolverAgent:
 
 
 def teacher_generation(
-    config: AlphaZeroTrainConfig, rng: np.random.Generator, backend: str = "process", address: str | None = None
+    config: AlphaZeroTrainConfig,
+    rng: np.random.Generator,
+    backend: str = "process",
+    address: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """``config.games`` teacher games, split over ``config.workers`` processes (in this one for 1) or Ray tasks,
     as :func:`connect4_agents.alphazero.selfplay.play_generation` splits self-play."""

@@ -29,8 +29,8 @@ import numpy as np
 import torch
 
 from connect4_agents._support.progress import progress_bar
-from connect4_agents.alphazero.config import AlphaZeroTrainConfig, TrainConfig
 from connect4_agents.alphazero.agent import shipped_model_path
+from connect4_agents.alphazero.config import AlphaZeroTrainConfig, TrainConfig
 from connect4_agents.alphazero.files import ModelFile, load_model, save_model
 from connect4_agents.alphazero.monitor import (
     GenerationLog,

@@ -278,6 +278,13 @@ def test_registry_names_alphazero(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     path = save_model(tmp_path / "m.zip", PolicyValueNet(channels=8, blocks=1), Rules(4, 5, 4))
     agent = policy_from_spec(f"alphazero:{path}", seed=0, rules=Rules(4, 5, 4))
     assert isinstance(agent, AlphaZeroAgent) and agent.rules == Rules(4, 5, 4)
+    assert agent.simulations == 200
+    counted = policy_from_spec(f"alphazero:{path}:7", seed=0, rules=Rules(4, 5, 4))
+    assert isinstance(counted, AlphaZeroAgent) and counted.simulations == 7
+    odd = save_model(tmp_path / "n.zip:3", PolicyValueNet(channels=8, blocks=1), Rules(4, 5, 4))
+    assert policy_from_spec(f"alphazero:{odd}", rules=Rules(4, 5, 4)).simulations == 200  # a file's own name
+    with pytest.raises(FileNotFoundError, match="missing.zip"):
+        policy_from_spec(f"alphazero:{tmp_path / 'missing.zip'}:7")
 
 
 @pytest.mark.slow

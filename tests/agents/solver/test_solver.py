@@ -206,7 +206,7 @@ def test_pickles_and_deep_copies_after_a_call() -> None:
         assert clone.evaluate_board(board) == first
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(size=st.sampled_from(SMALL), data=st.data(), compiled=BUILDS)
 def test_outcomes_are_the_signs_of_minimax_scores(
     size: tuple[int, int, int], data: st.DataObject, compiled: bool
