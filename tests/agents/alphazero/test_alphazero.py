@@ -382,6 +382,26 @@ def test_sigterm_stops_the_workers_and_keeps_the_last_generation(tmp_path: Path)
     assert load_model(tmp_path / "model.zip").info["generation"] >= 1
 
 
+def test_the_shipped_model_says_how_it_was_made_with_commands_that_parse() -> None:
+    from connect4_agents.alphazero.agent import shipped_model_path
+    from connect4_agents.commands.train_alphazero import build_parser
+
+    path = shipped_model_path()
+    if path is None:
+        pytest.skip("this version ships no AlphaZero model")
+    provenance = load_model(path).info["provenance"]
+    assert provenance["method"] and provenance["machine"]
+    assert [stage["wall_minutes"] > 0 for stage in provenance["stages"]] == [True, True]
+    teacher = False
+    for stage in provenance["stages"]:
+        for command in stage["commands"]:
+            words = command.split()
+            assert words[:2] == ["connect4", "train-alphazero"], command
+            args = build_parser().parse_args(words[2:])  # a command a user can run as written
+            teacher = teacher or args.teacher == "solver"
+    assert teacher
+
+
 def test_the_shipped_model_plays_legal_moves_everywhere() -> None:
     from connect4_agents.alphazero.agent import shipped_model_path
 
