@@ -19,7 +19,7 @@ from connect4_agents.mcts.puct import Node, PUCTSearch
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import observation_planes
 
-__all__ = ["self_play", "play_generation", "ReplayBuffer", "CachedEvaluator"]
+__all__ = ["self_play", "play_generation", "join_parts", "ReplayBuffer", "CachedEvaluator"]
 
 
 class CachedEvaluator:
@@ -154,6 +154,13 @@ def play_generation(
     shares = [len(part) for part in np.array_split(np.arange(config.games), config.workers) if len(part)]
     tasks = [(buffer.getvalue(), asdict(config), n, int(rng.integers(2**63))) for n in shares]
     parts = run_batches(_self_play_task, tasks, backend=backend, workers=config.workers, address=address)
+    return join_parts(parts)
+
+
+def join_parts(
+    parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, int]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The workers' ``(planes, policies, values, plies)`` as one: the arrays joined, the plies summed."""
     return (
         np.concatenate([p[0] for p in parts]),
         np.concatenate([p[1] for p in parts]),

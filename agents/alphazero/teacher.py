@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from connect4_agents.alphazero.config import AlphaZeroTrainConfig
+from connect4_agents.alphazero.selfplay import join_parts
 from connect4_agents.evaluation.backends import run_batches
 from connect4_agents.evaluation.test_sets import _position_key, load_test_set, test_set_names
 from connect4_agents.solver import SolverAgent
@@ -120,9 +121,4 @@ def teacher_generation(
     shares = [len(part) for part in np.array_split(np.arange(config.games), config.workers) if len(part)]
     tasks = [(asdict(config), n, int(rng.integers(2**63))) for n in shares]
     parts = run_batches(_teacher_task, tasks, backend=backend, workers=config.workers, address=address)
-    return (
-        np.concatenate([p[0] for p in parts]),
-        np.concatenate([p[1] for p in parts]),
-        np.concatenate([p[2] for p in parts]),
-        sum(p[3] for p in parts),
-    )
+    return join_parts(parts)

@@ -10,6 +10,7 @@ Scores are from the view of the player to move: a win whose winning stone is the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -265,25 +266,12 @@ class SolverAgent(RulesBound):
 
     def evaluate_board(self, board: Board) -> list[int | None]:
         """One score per column for the player to move (None for a full column); one node budget for all."""
-        if board.is_terminal:
-            raise ValueError("the game is over: there is nothing to evaluate")
-        rules = board.rules
-        current = board.stones[board.to_move]
-        mask = board.mask
-        stats = self._stats(rules)
-        result: list[int | None] = []
-        for column in range(rules.columns):
-            if not board.is_legal(column):
-                result.append(None)
-                continue
-            bit = rules.stone_bit(column, board.heights[column])
-            if rules.has_won(current | bit):
-                result.append(rules.cells - board.ply)  # the winning stone is the (ply + 1)-th
-            elif board.ply + 1 == rules.cells:
-                result.append(0)
-            else:
-                result.append(-self._solve(board, current ^ mask, mask | bit, board.ply + 1, stats))
-        return result
+
+        def score(stats: np.ndarray, opponent: int, mask: int, n_stones: int) -> int:
+            return -self._solve(board, opponent, mask, n_stones, stats)
+
+        # a winning move's stone is the board's (ply + 1)-th
+        return self._each_move(board, board.rules.cells - board.ply, score)
 
     def outcomes_board(self, board: Board) -> list[int | None]:
         """One outcome per column for the player to move: 1 the move wins, 0 draws, -1 loses (under perfect
@@ -296,6 +284,19 @@ class SolverAgent(RulesBound):
         Raises:
             ValueError: the game is over. SolverBudgetExceeded: more than ``node_budget`` nodes were needed.
         """
+
+        def outcome(stats: np.ndarray, opponent: int, mask: int, n_stones: int) -> int:
+            if not self._run("value_at_most", board, stats, opponent, mask, n_stones, 0):
+                return -1  # the opponent's score after the move is above 0: it wins
+            return 1 if self._run("value_at_most", board, stats, opponent, mask, n_stones, -1) else 0
+
+        return self._each_move(board, 1, outcome)
+
+    def _each_move(
+        self, board: Board, win: int, value: Callable[[np.ndarray, int, int, int], int]
+    ) -> list[int | None]:
+        """``win`` for a move that wins at once, 0 for one that fills the board, else ``value(stats, opponent's
+        stones, mask, stones)`` of the position after it; None for a full column. One node budget for all."""
         if board.is_terminal:
             raise ValueError("the game is over: there is nothing to evaluate")
         rules = board.rules
@@ -308,17 +309,11 @@ class SolverAgent(RulesBound):
                 continue
             bit = rules.stone_bit(column, board.heights[column])
             if rules.has_won(current | bit):
-                result.append(1)
+                result.append(win)
             elif board.ply + 1 == rules.cells:
                 result.append(0)
             else:
-                child = (current ^ mask, mask | bit, board.ply + 1)
-                if not self._run("value_at_most", board, stats, *child, 0):
-                    result.append(-1)  # the opponent's score after the move is above 0: it wins
-                elif self._run("value_at_most", board, stats, *child, -1):
-                    result.append(1)
-                else:
-                    result.append(0)
+                result.append(value(stats, current ^ mask, mask | bit, board.ply + 1))
         return result
 
     def evaluate(self, observation: Any, action_mask: Any = None) -> list[int | None]:
