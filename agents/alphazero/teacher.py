@@ -13,7 +13,9 @@ positions (those the test sets are drawn from), 0 perfect play. Positions of the
 board (and their mirror images and transpositions) are never stored, so accuracy is measured on positions the
 network was not trained on; a position met twice within a task is stored once.
 
-Where the solver is fast: 6x7 with the opening book, and boards of up to about 30 cells.
+Where the solver is fast: 6x7 with the opening book, and boards of up to about 30 cells. Elsewhere a position
+past the solver's default node budget (about 20 s of search) stops the run with
+:class:`~connect4_agents.solver.SolverBudgetExceeded` instead of searching for hours.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def teacher_games(
         the stored positions from the mover's view, their policy and value targets, and the plies played.
     """
     rules = config.rules
-    solver = solver if solver is not None else SolverAgent(rules, node_budget=None)
+    solver = solver if solver is not None else SolverAgent(rules)
     held_out = held_out_keys(rules)
     seen: set[tuple[int, int]] = set()
     planes: list[np.ndarray] = []
@@ -104,8 +106,9 @@ def _teacher_task(task: tuple[dict[str, Any], int, int]) -> tuple[np.ndarray, np
 
 @cache
 def _solver(rules: Rules) -> SolverAgent:
-    """One solver per worker process and board, so its transposition table serves every task it runs."""
-    return SolverAgent(rules, node_budget=None)
+    """One solver per worker process and board (the default node budget), so its transposition table serves
+    every task it runs."""
+    return SolverAgent(rules)
 
 
 def teacher_generation(

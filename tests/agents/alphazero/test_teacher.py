@@ -100,6 +100,14 @@ def test_test_set_positions_are_never_stored(name: str) -> None:
         assert _position_key(board) not in keys
 
 
+def test_a_position_past_the_solvers_budget_stops_the_games() -> None:
+    from connect4_agents.solver import SolverAgent, SolverBudgetExceeded
+
+    config = AlphaZeroTrainConfig(teacher="solver")  # 6x7 without the book: the first positions need millions
+    with pytest.raises(SolverBudgetExceeded, match="node_budget"):
+        teacher_games(config, 1, np.random.default_rng(0), SolverAgent(node_budget=1000, book=False))
+
+
 def test_settings_are_checked(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="teacher"):
         AlphaZeroTrainConfig(teacher="oracle").check()
