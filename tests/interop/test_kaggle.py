@@ -290,8 +290,9 @@ def play_negamax(path: Path, games: int, configuration: dict[str, int]) -> dict[
 
 # seconds a move: short budgets keep CI quick (Kaggle gives 2 s); a bare alphazero sizes its simulations to its
 # budget (about 300 in 0.7 s here). At 0.7 s alphazero won 98 of 100 (2 draws) with the self-play model and
-# 97 (1 draw, 2 losses) with the teacher-trained one; at 1.0 s the self-play model won all 100.
-SUBMISSIONS = {"mcts": 0.1, "solver": 0.2, "alphazero": 1.0}
+# 97 (1 draw, 2 losses) with the teacher-trained one; at 1.0 s the self-play model won all 100. mcts at 0.1 s
+# fell short once on a machine running at half speed; at 0.2 s it won all 100.
+SUBMISSIONS = {"mcts": 0.2, "solver": 0.2, "alphazero": 1.0}
 
 
 @pytest.mark.kaggle
