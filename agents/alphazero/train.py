@@ -116,7 +116,7 @@ def train(
     start = 0
     rng = np.random.default_rng(config.seed)
     if config.init:
-        net.load_state_dict(_initial_model(config).net.state_dict())
+        net.load_state_dict(_initial_model(config, net).net.state_dict())
     optimiser = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     if resume and model_path.exists():
         model = load_model(model_path)
@@ -170,16 +170,16 @@ def train(
     return model_path
 
 
-def _initial_model(config: AlphaZeroTrainConfig) -> ModelFile:
+def _initial_model(config: AlphaZeroTrainConfig, net: PolicyValueNet) -> ModelFile:
     """The model ``config.init`` names (``"shipped"``: the package's 6x7 model), checked against the run's board
-    and network."""
+    and network ``net``."""
     path = shipped_model_path() if config.init == "shipped" else Path(config.init)
     if path is None:
         raise ValueError("init='shipped': this version ships no AlphaZero model")
     if not path.is_file():
         raise ValueError(f"init={config.init!r}: no such model file")
     model = load_model(path)
-    wanted = PolicyValueNet(config.channels, config.blocks).config()
+    wanted = net.config()
     if model.rules != config.rules or model.net.config() != wanted:
         raise ValueError(
             f"init={config.init!r} is a {model.rules.rows}x{model.rules.columns} model with network "
