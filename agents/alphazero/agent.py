@@ -25,6 +25,17 @@ MAX_SIMULATIONS = 1_000_000
 SHIPPED_MODEL = "data/alphazero_6x7.zip"  # inside the agents package
 
 
+def spec_parts(value: str) -> tuple[str | None, int | None]:
+    """The model path and the simulation count an ``alphazero:<value>`` spec names (None: the default):
+    ``"200"``, ``"model.zip"``, ``"model.zip:200"`` or ``""``. A path that exists is read whole, colons and all."""
+    if value.isdigit():
+        return None, int(value)
+    path, colon, count = value.rpartition(":")
+    if colon and path and count.isdigit() and not Path(value).exists():
+        return path, int(count)
+    return value or None, None
+
+
 def shipped_model_path() -> Path | None:
     """The 6x7 model shipped with the package, or None when this version ships none."""
     path = Path(str(resources.files("connect4_agents").joinpath(SHIPPED_MODEL)))
@@ -128,12 +139,10 @@ class AlphaZeroAgent(RulesBound):
         """``"alphazero:<simulations>"`` (the shipped model with that many simulations a move; 0 = the raw
         policy), ``"alphazero:<model.zip>"`` (a model file, 200 simulations) or
         ``"alphazero:<model.zip>:<simulations>"``; plain ``"alphazero"`` is the shipped model with 200."""
-        if value.isdigit():
-            return cls(simulations=int(value), **kwargs)
-        path, colon, count = value.rpartition(":")
-        if colon and path and count.isdigit() and not Path(value).exists():
-            return cls(Path(path), simulations=int(count), **kwargs)
-        return cls(Path(value), **kwargs)
+        path, count = spec_parts(value)
+        if count is not None:
+            kwargs["simulations"] = count
+        return cls(None if path is None else Path(path), **kwargs)
 
     def _check_rules(self, rules: Rules) -> None:
         mine = self.model.rules

@@ -48,6 +48,7 @@ SPEC = {spec!r}
 OPTIONS = {options!r}
 AGENTS = {agents!r}
 FILE = {file!r}
+SUFFIX = {suffix!r}
 PAYLOAD = """{payload}"""
 
 
@@ -76,7 +77,7 @@ from connect4_env.policy import register_policy  # noqa: E402
 
 for _name, _entry_point in AGENTS.items():
     register_policy(_name, _entry_point)
-_AGENT = make_kaggle_agent(SPEC if FILE is None else SPEC + os.path.join(_FOLDER, FILE), **OPTIONS)
+_AGENT = make_kaggle_agent(SPEC if FILE is None else SPEC + os.path.join(_FOLDER, FILE) + SUFFIX, **OPTIONS)
 
 
 def agent(observation, configuration):
@@ -115,14 +116,21 @@ def submission_source(spec: str, *, move_seconds: float | None = None, seed: int
         OSError: a file the spec names cannot be read.
     """
     policy_from_spec(spec)  # the spec is checked (and its file read) before anything is written
-    name, colon, value = spec.partition(":")
-    extra: tuple[str, bytes] | None = None
-    if colon and Path(value).is_file():
-        extra = ("files/" + Path(value).name, Path(value).read_bytes())
-        spec = f"{name}:"
-    elif name == "alphazero":
-        from connect4_agents.alphazero.agent import SHIPPED_MODEL  # torch: loaded by policy_from_spec already
+    name, _, value = spec.partition(":")
+    carried, suffix = value, ""  # the file the spec names, and what follows it in the spec
+    if name == "alphazero":
+        from connect4_agents.alphazero.agent import SHIPPED_MODEL, spec_parts  # torch: loaded already
 
+        path, count = spec_parts(value)
+        carried = path or ""
+        suffix = "" if path is None or count is None else f":{count}"
+    extra: tuple[str, bytes] | None = None
+    file = None  # the carried file's place in the archive, when the spec names it
+    if carried and Path(carried).is_file():
+        file = "files/" + Path(carried).name
+        extra = (file, Path(carried).read_bytes())
+        spec = f"{name}:"
+    elif name == "alphazero":  # the shipped model, found by the agent inside the carried package
         extra = (f"connect4_agents/{SHIPPED_MODEL}", (_AGENTS_ROOT / SHIPPED_MODEL).read_bytes())
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -144,7 +152,8 @@ def submission_source(spec: str, *, move_seconds: float | None = None, seed: int
         torch=" and torch" if name in ("alphazero", "sb3") else "",
         options=options,
         agents=ours,
-        file=None if extra is None or not colon else extra[0],
+        file=file,
+        suffix=suffix,
         payload="\n".join(payload[i : i + 100] for i in range(0, len(payload), 100)),
     )
 

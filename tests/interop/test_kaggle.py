@@ -230,6 +230,47 @@ def test_the_submission_plays_with_numpy_alone(tmp_path: Path) -> None:
         write_kaggle_submission("mcts", tmp_path / "main.txt")
 
 
+SPEC_RUN = """
+import json, sys
+namespace = {}
+exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), namespace)
+agent = namespace["_AGENT"]
+rows, columns, inarow = json.loads(sys.argv[2])
+configuration = {"rows": rows, "columns": columns, "inarow": inarow, "actTimeout": 2}
+column = agent({"board": [0] * (rows * columns), "mark": 1}, configuration)
+policy = agent.policy_for(next(iter(agent._policies)))
+print(json.dumps({"column": column, "fallbacks": agent.fallbacks, "simulations": policy.simulations}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("tail", "size", "simulations"),
+    [("{model}", [5, 6, 3], 200), ("{model}:7", [5, 6, 3], 7), ("7", [6, 7, 4], 7)],  # "7": the shipped 6x7
+)
+def test_an_alphazero_submission_plays_the_model_and_the_simulations_its_spec_names(
+    tail: str, size: list[int], simulations: int, tmp_path: Path
+) -> None:
+    importorskip("torch")
+    from connect4_agents.alphazero import AlphaZeroAgent
+    from connect4_agents.alphazero.network import PolicyValueNet
+    from connect4_env.core import Rules
+
+    model = AlphaZeroAgent(PolicyValueNet(8, 1), rules=Rules(5, 6, 3)).save(tmp_path / "small 5x6.zip")
+    path = write_kaggle_submission("alphazero:" + tail.format(model=model), tmp_path / "main.py")
+    done = subprocess.run(
+        [sys.executable, "-c", SPEC_RUN, str(path), json.dumps(size)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    # the model named plays its board (the shipped 6x7 one could not play 5x6: MCTS would move, a fallback)
+    assert result["column"] in range(size[1]) and result["fallbacks"] == 0, result
+    assert result["simulations"] == simulations, result
+
+
 def test_the_command_writes_a_submission_or_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
