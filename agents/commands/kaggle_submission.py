@@ -6,8 +6,8 @@
 
 The file carries our rules and agents (and the model an AlphaZero spec plays) and needs only numpy on Kaggle
 (torch too for AlphaZero). Each move searches for Kaggle's actTimeout less a margin, or --move-seconds if
-shorter; the solver falls back to a time-bounded MCTS where it would need longer, and no move is an illegal
-column. Try it locally: kaggle_environments.make("connectx").run(["main.py", "negamax"]).
+shorter; the solver falls back to a time-bounded MCTS where it would need longer, the exact solver plays the
+other agents' endgames (--no-endgame: the agent plays every move), and no move is an illegal column. Try it locally: kaggle_environments.make("connectx").run(["main.py", "negamax"]).
 """
 
 from __future__ import annotations
@@ -49,6 +49,13 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         help="the most seconds a move searches (default: actTimeout - 0.4)",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed of the agent's searches (default: none)")
+    parser.add_argument(
+        "--no-endgame",
+        dest="endgame",
+        action="store_false",
+        help="the agent plays every move itself (default: the exact solver plays the positions it proves "
+        "within a fifth of the move's time)",
+    )
     return parser
 
 
@@ -60,7 +67,9 @@ def run(args: argparse.Namespace) -> int:
             unwritable file.
     """
     out = check_output_file(args.out)
-    path = write_kaggle_submission(args.spec, out, move_seconds=args.move_seconds, seed=args.seed)
+    path = write_kaggle_submission(
+        args.spec, out, move_seconds=args.move_seconds, seed=args.seed, endgame=args.endgame
+    )
     size = path.stat().st_size
     print(f"{args.spec}: {shown_path(path)} ({size / 1e6:.1f} MB); Kaggle plays its last function, agent()")
     return 0

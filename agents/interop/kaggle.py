@@ -12,7 +12,8 @@ An invalid column loses at once, as does an exception. :func:`make_kaggle_agent`
 position (a malformed one raises, naming the bad value), builds the policy once per board, gives a
 time-bounded search the move's time (``actTimeout`` less a margin), lets the solver use part of it and falls
 back to a time-bounded MCTS when the solver would need more (an early 6x7 position without the ``book``
-extra), and never returns an illegal column. The same module runs inside a submission file
+extra), lets the exact solver play any other policy's endgames (the positions it proves within a fifth of the
+move's time), and never returns an illegal column. The same module runs inside a submission file
 (:mod:`connect4_agents.interop.kaggle_submission`), where only numpy is sure to be installed: it imports
 submodules alone, never the packages' roots (which load Gymnasium and PettingZoo).
 """
@@ -33,7 +34,7 @@ from connect4_env.compiled import kernels_for
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import action_mask, cell_bit_index, observation_planes
 from connect4_env.policy import bind_policy, policy_from_spec
-from connect4_env.validation import check_int, check_number
+from connect4_env.validation import check_bool, check_int, check_number
 
 __all__ = ["KaggleAgent", "make_kaggle_agent", "read_kaggle_position", "KAGGLE_ACT_TIMEOUT"]
 
@@ -41,6 +42,7 @@ KAGGLE_ACT_TIMEOUT = 2.0  # seconds a move: connectx's default actTimeout
 DEFAULT_MARGIN = 0.4  # seconds kept back from actTimeout for Kaggle's own overhead and a slow machine
 _MIN_SECONDS = 0.05  # the least time any search is given
 _SOLVER_SHARE = 0.5  # of the move's time, the solver's; the fallback search gets the rest
+_ENDGAME_SHARE = 0.2  # of the move's time, the endgame solver's before any other policy moves
 _SIMULATION_SHARE = 0.8  # of the move's time, the part a bare "alphazero" spec sizes its simulations for
 _MAX_SIMULATIONS = 10_000
 # nodes a second of the solver: DEFAULT_NODE_BUDGET is about 25 s of search, compiled or in plain Python
@@ -129,23 +131,35 @@ class KaggleAgent:
 
     Build it with :func:`make_kaggle_agent`. ``moves`` counts the moves it answered and ``fallbacks`` those a
     time-bounded MCTS answered instead (the solver over its time, a policy that raised or chose an illegal
-    column, a policy that cannot play the board); ``last_seconds`` is the last move's time.
+    column, a policy that cannot play the board) and ``endgame_moves`` those the endgame solver played;
+    ``last_seconds`` is the last move's time.
     """
 
     def __init__(
-        self, policy: Any, *, seed: int | None = None, move_seconds: float | None = None, margin: float
+        self,
+        policy: Any,
+        *,
+        seed: int | None = None,
+        move_seconds: float | None = None,
+        margin: float,
+        endgame: bool = True,
     ) -> None:
         self._spec = policy if isinstance(policy, str) else None
         self._policy = None if isinstance(policy, str) else policy
         self.seed = seed
         self.move_seconds = move_seconds
         self.margin = margin
+        self.endgame = endgame
+        self._endgames: dict[Rules, SolverAgent] = {}
         self._policies: dict[Rules, Any] = {}
+        self._time_limits: dict[Rules, float | None] = {}  # each MCTS policy's own, before any move's cap
+        self._object_time_limit = getattr(self._policy, "time_limit", None)
         self._fallbacks: dict[Rules, MCTSAgent] = {}
         self._unplayable: dict[Rules, str] = {}
         self._last_ply: int | None = None
         self.moves = 0
         self.fallbacks = 0
+        self.endgame_moves = 0
         self.last_seconds = 0.0
 
     def __repr__(self) -> str:
@@ -180,6 +194,8 @@ class KaggleAgent:
                 print(f"connect4 kaggle agent: {error}; MCTS plays this board instead", file=sys.stderr)
                 return None
             self._policies[rules] = policy
+            own = getattr(policy, "time_limit", None) if self._spec is not None else self._object_time_limit
+            self._time_limits[rules] = own
         return self._policies[rules]
 
     def _fallback(self, rules: Rules, seconds: float) -> MCTSAgent:
@@ -208,30 +224,52 @@ class KaggleAgent:
                     reset()
         self._last_ply = board.ply
         planes, mask = observation_planes(board), action_mask(board)
-        column = None if policy is None else self._ask(policy, board, planes, mask, budget)
-        if column is None or not board.is_legal(column):
-            left = budget - (time.perf_counter() - start)
-            column = int(self._fallback(rules, left).act(planes, mask))
-            self.fallbacks += 1
+        column = self._solve_endgame(board, budget) if self.endgame else None
+        if column is not None:
+            self.endgame_moves += 1
+        else:
+            asked = time.perf_counter()
+            left = budget - (asked - start)
+            column = None if policy is None else self._ask(policy, board, planes, mask, left)
+            if column is None or not board.is_legal(column):
+                left = budget - (time.perf_counter() - start)
+                column = int(self._fallback(rules, left).act(planes, mask))
+                self.fallbacks += 1
+            simulations = getattr(policy, "simulations", 0)
+            if isinstance(simulations, int) and simulations > 0:
+                self._fit_simulations(policy, left, time.perf_counter() - asked)
         self.moves += 1
         self.last_seconds = time.perf_counter() - start
-        simulations = getattr(policy, "simulations", 0)
-        if isinstance(simulations, int) and simulations > 0:
-            self._fit_simulations(policy, budget)
         return column
 
-    def _fit_simulations(self, policy: Any, budget: float) -> None:
-        """After a move of a search counted in simulations (AlphaZero): a bare spec (``"alphazero"``) gets as
-        many simulations as the move's time allows, measured on this machine (``_SIMULATION_SHARE`` of it, the
-        rest for the network's start and the position's reading); any search that overran gets half as many."""
+    def _solve_endgame(self, board: Board, seconds: float) -> int | None:
+        """The solver's column when it proves the position within ``_ENDGAME_SHARE`` of the move's time (the
+        quickest win, the slowest loss); None when it would need more, or when the policy is the solver."""
+        if isinstance(self._policies.get(board.rules), SolverAgent):
+            return None
+        solver = self._endgames.get(board.rules)
+        if solver is None:  # searched, never looked up: the same play with or without the book extra
+            solver = self._endgames[board.rules] = SolverAgent(board.rules, book=False, table_size=1 << 20)
+        compiled = kernels_for(solver_kernels, board.rules, solver.compiled).compiled
+        solver.node_budget = max(1000, int(_SOLVER_RATE[compiled] * seconds * _ENDGAME_SHARE))
+        try:
+            return int(solver.best_columns(board, every=False)[0])
+        except SolverBudgetExceeded:
+            return None
+
+    def _fit_simulations(self, policy: Any, budget: float, seconds: float) -> None:
+        """After a move of a search counted in simulations (AlphaZero) that took ``seconds`` of its ``budget``:
+        a bare spec (``"alphazero"``) gets as many simulations as the move's time allows, measured on this
+        machine (``_SIMULATION_SHARE`` of it, the rest for the network's start and the position's reading); any
+        search that overran gets half as many."""
         search = getattr(policy, "last_search", None)
         done = getattr(search, "simulations", 0) or policy.simulations  # a proven root stops its search early
-        per_simulation = self.last_seconds / max(1, done)
+        per_simulation = seconds / max(1, done)
         if self._spec is not None and ":" not in self._spec:
             fitted = int(budget * _SIMULATION_SHARE / per_simulation)
             # at most twice as many as the last move's: one quick move does not promise the next
             policy.simulations = max(1, min(_MAX_SIMULATIONS, 2 * policy.simulations, fitted))
-        elif self.last_seconds > budget + self.margin / 2 and policy.simulations > 1:
+        elif seconds > budget + self.margin / 2 and policy.simulations > 1:
             policy.simulations = max(1, policy.simulations // 2)
 
     def _ask(
@@ -241,7 +279,8 @@ class KaggleAgent:
         if isinstance(policy, MCTSAgent):
             if self._spec is not None and ":" not in self._spec:
                 policy.playouts = None  # a bare "mcts": as many playouts as the move's time allows
-            policy.time_limit = seconds if policy.time_limit is None else min(policy.time_limit, seconds)
+            own = self._time_limits.get(board.rules)
+            policy.time_limit = seconds if own is None else min(own, seconds)
         elif isinstance(policy, SolverAgent):
             compiled = kernels_for(solver_kernels, board.rules, policy.compiled).compiled
             nodes = max(1000, int(_SOLVER_RATE[compiled] * seconds * _SOLVER_SHARE))
@@ -269,6 +308,7 @@ def make_kaggle_agent(
     seed: int | None = None,
     move_seconds: float | None = None,
     margin: float = DEFAULT_MARGIN,
+    endgame: bool = True,
 ) -> KaggleAgent:
     """A Kaggle ConnectX agent, ``agent(observation, configuration) -> column``, playing ``policy``.
 
@@ -278,6 +318,9 @@ def make_kaggle_agent(
         seed: for the agents built from a spec and the fallback MCTS.
         move_seconds: the most seconds a move may search (None: ``actTimeout`` less ``margin``).
         margin: seconds kept back from ``configuration.actTimeout``.
+        endgame: before any policy but the solver moves, the exact solver gets a fifth of the move's time
+            (a node budget, the same on any machine) and plays when it proves the position: the quickest win,
+            else a draw, else the slowest loss. False: the policy plays every move itself.
 
     Returns:
         A :class:`KaggleAgent`. A time-bounded search (MCTS) is capped at the move's time (a bare ``"mcts"`` spec searches for all of it); the solver gets half
@@ -301,4 +344,5 @@ def make_kaggle_agent(
     if move_seconds is not None:
         move_seconds = check_number("move_seconds", move_seconds, 0.0, above_minimum=True)
     margin = check_number("margin", margin, 0.0)
-    return KaggleAgent(policy, seed=seed, move_seconds=move_seconds, margin=margin)
+    endgame = check_bool("endgame", endgame)
+    return KaggleAgent(policy, seed=seed, move_seconds=move_seconds, margin=margin, endgame=endgame)

@@ -19,9 +19,12 @@ import tarfile
 import zipfile
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Any, BinaryIO
 
+from connect4_agents._support.files import atomic_write
+from connect4_agents.interop.kaggle import make_kaggle_agent
 from connect4_env import __version__
-from connect4_env.policy import ENTRY_POINT_GROUP, policy_from_spec
+from connect4_env.policy import ENTRY_POINT_GROUP
 
 __all__ = ["write_kaggle_submission", "submission_source"]
 
@@ -105,17 +108,21 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes) -> None:
     archive.writestr(info, data)
 
 
-def submission_source(spec: str, *, move_seconds: float | None = None, seed: int | None = None) -> str:
+def submission_source(
+    spec: str, *, move_seconds: float | None = None, seed: int | None = None, endgame: bool = True
+) -> str:
     """The text of a self-contained ``main.py`` that plays ``spec`` on Kaggle.
 
     A spec whose value is a file (``alphazero:model.zip``, ``qlearning:table.npz``) carries that file; plain
-    ``alphazero`` carries the shipped model.
+    ``alphazero`` carries the shipped model. ``move_seconds``, ``seed`` and ``endgame`` go to
+    :func:`connect4_agents.interop.kaggle.make_kaggle_agent`.
 
     Raises:
         TypeError / ValueError: an unknown or malformed spec, or a file the spec's agent cannot read.
         OSError: a file the spec names cannot be read.
     """
-    policy_from_spec(spec)  # the spec is checked (and its file read) before anything is written
+    # the spec (its file read) and the options are checked before anything is written
+    make_kaggle_agent(spec, move_seconds=move_seconds, seed=seed, endgame=endgame)
     name, _, value = spec.partition(":")
     carried, suffix = value, ""  # the file the spec names, and what follows it in the spec
     if name == "alphazero":
@@ -143,9 +150,11 @@ def submission_source(spec: str, *, move_seconds: float | None = None, seed: int
         for point in entry_points(group=ENTRY_POINT_GROUP)
         if point.value.startswith("connect4_agents.")
     }
-    options = {
+    options: dict[str, Any] = {
         key: value for key, value in (("move_seconds", move_seconds), ("seed", seed)) if value is not None
     }
+    if not endgame:
+        options["endgame"] = False
     return _LOADER.format(
         spec=spec,
         version=__version__,
@@ -159,10 +168,16 @@ def submission_source(spec: str, *, move_seconds: float | None = None, seed: int
 
 
 def write_kaggle_submission(
-    spec: str, out: str | os.PathLike[str], *, move_seconds: float | None = None, seed: int | None = None
+    spec: str,
+    out: str | os.PathLike[str],
+    *,
+    move_seconds: float | None = None,
+    seed: int | None = None,
+    endgame: bool = True,
 ) -> Path:
     """Write a Kaggle ConnectX submission for ``spec``: ``main.py`` (any name ending ``.py``), or a
-    ``.tar.gz`` holding it as ``main.py``.
+    ``.tar.gz`` holding it as ``main.py``, atomically (a failed write leaves the old file). The options are
+    :func:`submission_source`'s.
 
     Returns:
         The written path.
@@ -174,13 +189,15 @@ def write_kaggle_submission(
     path = Path(out)
     if not (path.name.endswith(".py") or path.name.endswith(".tar.gz")):
         raise ValueError(f"a submission is main.py or a .tar.gz, got {str(out)!r}")
-    source = submission_source(spec, move_seconds=move_seconds, seed=seed).encode()
+    source = submission_source(spec, move_seconds=move_seconds, seed=seed, endgame=endgame).encode()
     if path.name.endswith(".py"):
-        path.write_bytes(source)
-        return path
-    with tarfile.open(path, "w:gz") as archive:
-        info = tarfile.TarInfo("main.py")
-        info.size = len(source)
-        info.mtime = 0
-        archive.addfile(info, io.BytesIO(source))
-    return path
+        return atomic_write(path, lambda stream: stream.write(source))
+
+    def write_tarball(stream: BinaryIO) -> None:
+        with tarfile.open(fileobj=stream, mode="w:gz") as archive:
+            info = tarfile.TarInfo("main.py")
+            info.size = len(source)
+            info.mtime = 0
+            archive.addfile(info, io.BytesIO(source))
+
+    return atomic_write(path, write_tarball)
