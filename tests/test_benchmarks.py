@@ -50,3 +50,15 @@ def test_solver_latency_reports_percentiles_and_the_opponent_rate() -> None:
     assert "agent steps/s" in lines[-1]
     if "bitbully is not installed" not in done.stdout:  # with the peer: both solvers agree on every class
         assert "disagree in 0 positions" in done.stdout
+
+
+def test_kaggle_endgame_reports_how_many_positions_the_endgame_solver_proves() -> None:
+    done = run("benchmarks/kaggle_endgame.py", "--sample", "4")
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {
+        line.split("|")[0].strip(): line.split("|")[1].strip()
+        for line in done.stdout.splitlines()
+        if line.count("|") == 3 and not line.startswith("empty")
+    }
+    assert rows["0-3"] == "4/4" and rows["8-11"] == "4/4"  # a late position is proved at once
+    assert rows["40-43"].startswith("0/")  # an opening needs far more than a fifth of a move

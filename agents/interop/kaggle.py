@@ -36,7 +36,13 @@ from connect4_env.encoding import action_mask, cell_bit_index, observation_plane
 from connect4_env.policy import bind_policy, policy_from_spec
 from connect4_env.validation import check_bool, check_int, check_number
 
-__all__ = ["KaggleAgent", "make_kaggle_agent", "read_kaggle_position", "KAGGLE_ACT_TIMEOUT"]
+__all__ = [
+    "KaggleAgent",
+    "make_kaggle_agent",
+    "read_kaggle_position",
+    "endgame_node_budget",
+    "KAGGLE_ACT_TIMEOUT",
+]
 
 KAGGLE_ACT_TIMEOUT = 2.0  # seconds a move: connectx's default actTimeout
 DEFAULT_MARGIN = 0.4  # seconds kept back from actTimeout for Kaggle's own overhead and a slow machine
@@ -47,6 +53,11 @@ _SIMULATION_SHARE = 0.8  # of the move's time, the part a bare "alphazero" spec 
 _MAX_SIMULATIONS = 10_000
 # nodes a second of the solver: DEFAULT_NODE_BUDGET is about 25 s of search, compiled or in plain Python
 _SOLVER_RATE = {compiled: budget / 25 for compiled, budget in DEFAULT_NODE_BUDGET.items()}
+
+
+def endgame_node_budget(seconds: float, compiled: bool = True) -> int:
+    """The nodes the endgame solver may search in a move of ``seconds`` (a fifth of it; at least 1,000)."""
+    return max(1000, int(_SOLVER_RATE[compiled] * seconds * _ENDGAME_SHARE))
 
 
 def _field(source: Any, name: str, what: str) -> Any:
@@ -251,7 +262,7 @@ class KaggleAgent:
         if solver is None:  # searched, never looked up: the same play with or without the book extra
             solver = self._endgames[board.rules] = SolverAgent(board.rules, book=False, table_size=1 << 20)
         compiled = kernels_for(solver_kernels, board.rules, solver.compiled).compiled
-        solver.node_budget = max(1000, int(_SOLVER_RATE[compiled] * seconds * _ENDGAME_SHARE))
+        solver.node_budget = endgame_node_budget(seconds, compiled)
         try:
             return int(solver.best_columns(board, every=False)[0])
         except SolverBudgetExceeded:
