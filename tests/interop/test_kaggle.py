@@ -237,17 +237,22 @@ print(json.dumps({"column": column, "env": connect4_env.__file__}))
 """
 
 
-def test_the_submission_plays_with_numpy_alone(tmp_path: Path) -> None:
-    path = write_kaggle_submission("mcts", tmp_path / "main.py", move_seconds=0.1)
+def run_submission(script: str, path: Path, *args: str) -> Any:
+    """Run ``script`` on the submission at ``path`` in a fresh Python; its last line of output, read as JSON."""
     done = subprocess.run(
-        [sys.executable, "-c", BLOCKED_RUN, str(path)],
+        [sys.executable, "-c", script, str(path), *args],
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=tmp_path,
+        cwd=path.parent,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_submission_plays_with_numpy_alone(tmp_path: Path) -> None:
+    path = write_kaggle_submission("mcts", tmp_path / "main.py", move_seconds=0.1)
+    result = run_submission(BLOCKED_RUN, path)
     assert result["column"] in range(7) and "connect4_kaggle_" in result["env"]  # the carried copy
     tarball = write_kaggle_submission("mcts", tmp_path / "submission.tar.gz", move_seconds=0.1)
     with tarfile.open(tarball) as archive:
@@ -284,15 +289,7 @@ def test_an_alphazero_submission_plays_the_model_and_the_simulations_its_spec_na
 
     model = AlphaZeroAgent(PolicyValueNet(8, 1), rules=Rules(5, 6, 3)).save(tmp_path / "small 5x6.zip")
     path = write_kaggle_submission("alphazero:" + tail.format(model=model), tmp_path / "main.py")
-    done = subprocess.run(
-        [sys.executable, "-c", SPEC_RUN, str(path), json.dumps(size)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_submission(SPEC_RUN, path, json.dumps(size))
     # the model named plays its board (the shipped 6x7 one could not play 5x6: MCTS would move, a fallback)
     assert result["column"] in range(size[1]) and result["fallbacks"] == 0, result
     assert result["simulations"] == simulations, result
