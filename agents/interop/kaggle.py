@@ -55,9 +55,19 @@ _MAX_SIMULATIONS = 10_000
 _SOLVER_RATE = {compiled: budget / 25 for compiled, budget in DEFAULT_NODE_BUDGET.items()}
 
 
+def _node_budget(seconds: float, compiled: bool, share: float) -> int:
+    """The nodes the solver searches in ``share`` of ``seconds`` (at least 1,000)."""
+    return max(1000, int(_SOLVER_RATE[compiled] * seconds * share))
+
+
+def _compiled(solver: SolverAgent, rules: Rules) -> bool:
+    """Whether ``solver`` runs the compiled kernels on ``rules``."""
+    return kernels_for(solver_kernels, rules, solver.compiled).compiled
+
+
 def endgame_node_budget(seconds: float, compiled: bool = True) -> int:
     """The nodes the endgame solver may search in a move of ``seconds`` (a fifth of it; at least 1,000)."""
-    return max(1000, int(_SOLVER_RATE[compiled] * seconds * _ENDGAME_SHARE))
+    return _node_budget(seconds, compiled, _ENDGAME_SHARE)
 
 
 def _field(source: Any, name: str, what: str) -> Any:
@@ -235,7 +245,11 @@ class KaggleAgent:
                     reset()
         self._last_ply = board.ply
         planes, mask = observation_planes(board), action_mask(board)
-        column = self._solve_endgame(board, budget) if self.endgame else None
+        column = (
+            self._solve_endgame(board, budget)
+            if self.endgame and not isinstance(policy, SolverAgent)
+            else None
+        )
         if column is not None:
             self.endgame_moves += 1
         else:
@@ -255,14 +269,11 @@ class KaggleAgent:
 
     def _solve_endgame(self, board: Board, seconds: float) -> int | None:
         """The solver's column when it proves the position within ``_ENDGAME_SHARE`` of the move's time (the
-        quickest win, the slowest loss); None when it would need more, or when the policy is the solver."""
-        if isinstance(self._policies.get(board.rules), SolverAgent):
-            return None
+        quickest win, the slowest loss); None when it would need more."""
         solver = self._endgames.get(board.rules)
         if solver is None:  # searched, never looked up: the same play with or without the book extra
             solver = self._endgames[board.rules] = SolverAgent(board.rules, book=False, table_size=1 << 20)
-        compiled = kernels_for(solver_kernels, board.rules, solver.compiled).compiled
-        solver.node_budget = endgame_node_budget(seconds, compiled)
+        solver.node_budget = endgame_node_budget(seconds, _compiled(solver, board.rules))
         try:
             return int(solver.best_columns(board, every=False)[0])
         except SolverBudgetExceeded:
@@ -293,8 +304,7 @@ class KaggleAgent:
             own = self._time_limits.get(board.rules)
             policy.time_limit = seconds if own is None else min(own, seconds)
         elif isinstance(policy, SolverAgent):
-            compiled = kernels_for(solver_kernels, board.rules, policy.compiled).compiled
-            nodes = max(1000, int(_SOLVER_RATE[compiled] * seconds * _SOLVER_SHARE))
+            nodes = _node_budget(seconds, _compiled(policy, board.rules), _SOLVER_SHARE)
             configured = policy.budget_for(board.rules)
             policy.node_budget = nodes if configured is None else min(configured, nodes)
         try:
