@@ -53,6 +53,7 @@ class Connect4SB3VecEnv(VecEnv):
     |---|---|---|
     | `terminal_observation` | the game ended this step | its last observation (SB3 convention) |
     | `TimeLimit.truncated` | the game ended this step | always False (games end by the rules only) |
+    | `outcome` | the game ended this step | `"win"`, `"loss"` or `"draw"`, as `Connect4-v0`'s final info |
     | `illegal_action` | the game ended by a full column under `"lose"` | True |
     | `episode` | the game ended, with `VecMonitor` (the default of `make_sb3_vec_env`) | `{"r", "l", "t"}` |
 
@@ -110,6 +111,7 @@ class Connect4SB3VecEnv(VecEnv):
         for i in np.flatnonzero(dones):
             infos[i]["terminal_observation"] = info["final_obs"][i]
             infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+            infos[i]["outcome"] = info["final_info"]["outcome"][i]
             if info["final_info"].get("illegal_action", truncated)[i]:
                 infos[i]["illegal_action"] = True
         return observations, rewards.astype(np.float32), dones, infos

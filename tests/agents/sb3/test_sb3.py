@@ -87,6 +87,34 @@ def test_vec_env_protocol_for_maskable_ppo() -> None:
     assert infos[i]["terminal_observation"].shape == (4, 5, 2) and "episode" in infos[i]
 
 
+def test_vec_env_infos_name_each_ended_games_outcome_as_connect4_v0_does() -> None:
+    # SB3's DummyVecEnv over Connect4-v0 passes on its final info's "outcome"; the batched VecEnv gives the same
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    rng = np.random.default_rng(0)
+    for make in (
+        lambda: connect4_env.make_sb3_vec_env(8, opponent="random", **SMALL),
+        lambda: DummyVecEnv([lambda: gym.make("Connect4-v0", opponent="random", **SMALL)] * 8),
+    ):
+        venv = make()
+        venv.seed(0)
+        venv.reset()
+        seen: dict[str, int] = {}
+        for _ in range(400):
+            masks = np.asarray(venv.env_method("action_masks")) if isinstance(venv, DummyVecEnv) else None
+            masks = venv.action_masks() if masks is None else masks
+            actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in masks])
+            _, rewards, dones, infos = venv.step(actions)
+            for i in np.flatnonzero(dones):
+                outcome = infos[i]["outcome"]
+                assert outcome == {1.0: "win", -1.0: "loss", 0.0: "draw"}[float(rewards[i])]
+                seen[outcome] = seen.get(outcome, 0) + 1
+            for i in np.flatnonzero(~dones):
+                assert "outcome" not in infos[i]
+        venv.close()
+        assert seen.get("win", 0) > 0 and seen.get("loss", 0) > 0, seen
+
+
 def test_trained_model_as_an_opponent(tmp_path: Path) -> None:
     from sb3_contrib import MaskablePPO
 
