@@ -3,6 +3,8 @@
 Times ``AlphaZeroAgent`` (the shipped model unless ``--model``) at ``--simulations`` and with the raw policy
 (``simulations=0``), and ``MCTSAgent(playouts=--playouts)``, one thread each, on ``--positions`` test-set
 positions with 10 to 32 stones. Prints the median, min and max seconds a move, and the ratio of the medians.
+The AlphaZero rows are timed twice: as the agent plays (its forward passes through the network's inference
+snapshot, batch norm folded into the convolutions) and through the network's modules, as before the snapshot.
 
     python benchmarks/alphazero_speed.py [--positions 60] [--simulations 200] [--playouts 10000]
 """
@@ -18,8 +20,11 @@ from connect4_agents.evaluation.test_sets import select_positions, test_set_name
 from connect4_env.encoding import action_mask, observation_planes
 
 
-def move_times(spec: str, positions: list, **kwargs) -> list[float]:
+def move_times(spec: str, positions: list, modules: bool = False, **kwargs) -> list[float]:
     agent = make_agent(spec, seed=0, **kwargs)
+    if modules:  # the forward passes through the network's modules, as before the inference snapshot
+        net = agent.evaluator.net
+        agent.evaluator._forward = lambda: net.eval()
     times = []
     for position in positions:
         board = position.board()
@@ -53,6 +58,14 @@ def main() -> None:
             move_times("alphazero", positions, simulations=args.simulations, **model),
         ),
         ("alphazero, raw policy", move_times("alphazero", positions, simulations=0, **model)),
+        (
+            f"alphazero, {args.simulations} sims, modules",
+            move_times("alphazero", positions, modules=True, simulations=args.simulations, **model),
+        ),
+        (
+            "alphazero, raw policy, modules",
+            move_times("alphazero", positions, modules=True, simulations=0, **model),
+        ),
         (f"mcts, {args.playouts} playouts (compiled)", move_times("mcts", positions, playouts=args.playouts)),
     ]
     print(f"{len(positions)} positions of 6x7 with 10-32 stones, seconds a move, one thread")
@@ -60,10 +73,13 @@ def main() -> None:
         print(
             f"  {name:<38} median {statistics.median(times):.4f}  min {min(times):.4f}  max {max(times):.4f}"
         )
-    ratio = statistics.median(rows[0][1]) / statistics.median(rows[2][1])
+    ratio = statistics.median(rows[0][1]) / statistics.median(rows[-1][1])
     print(
         f"alphazero ({args.simulations} simulations) / mcts ({args.playouts} playouts), medians: {ratio:.2f}"
     )
+    for kind, snapshot, modules in ((f"{args.simulations} simulations", 0, 2), ("raw policy", 1, 3)):
+        speedup = statistics.median(rows[modules][1]) / statistics.median(rows[snapshot][1])
+        print(f"alphazero {kind}, modules / inference snapshot, medians: {speedup:.2f}x")
 
 
 if __name__ == "__main__":

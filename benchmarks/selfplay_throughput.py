@@ -7,10 +7,13 @@ second. The same run times the network's forward passes apart from the rest (the
 backup, the boards), so it also prints the most that faster tree operations alone could gain. It is the
 before/after measure for self-play speed-ups: each of
 ``--variants`` is measured in turn in one run and its ratio to the first printed: ``before`` (float32 forward
-passes, a fresh tree every move, no evaluation cache: self-play before these options existed), then each
-speed-up alone (``cache``: ``--evaluation-cache``; ``reuse``: ``--subtree-reuse``; ``bfloat16``:
-``--precision bfloat16``, which runs on a CPU's AMX units where it has them), ``all`` of them, and the
-``defaults`` of ``train-alphazero``.
+passes through the network's modules, a fresh tree every move, no evaluation cache: self-play before these
+speed-ups existed), then each speed-up alone (``cache``: ``--evaluation-cache``; ``reuse``:
+``--subtree-reuse``; ``snapshot``: the forward passes through the network's inference snapshot, batch norm
+folded into the convolutions, which ``NetworkEvaluator`` always takes now; ``bfloat16``: ``--precision
+bfloat16``, which runs on a CPU's AMX units where it has them), ``all`` of them, and the ``defaults`` of
+``train-alphazero`` (all but bfloat16). On a CPU without native bfloat16 the variants with it are left out
+unless named: bfloat16 is emulated there and many times slower.
 
     python benchmarks/selfplay_throughput.py [--games 32] [--parallel 32] [--simulations 100] [--repeats 3]
 """
@@ -27,7 +30,7 @@ import torch
 from connect4_agents.alphazero.agent import shipped_model_path
 from connect4_agents.alphazero.config import AlphaZeroTrainConfig
 from connect4_agents.alphazero.files import load_model
-from connect4_agents.alphazero.network import NetworkEvaluator
+from connect4_agents.alphazero.network import NetworkEvaluator, native_bfloat16
 from connect4_agents.alphazero.selfplay import self_play
 
 
@@ -46,15 +49,25 @@ class TimedEvaluator(NetworkEvaluator):
             TimedEvaluator.calls += 1
 
 
-# each setting as train-alphazero options: the speed-ups one at a time, then all together
-VARIANTS: dict[str, dict[str, object]] = {
-    "before": {"precision": "float32", "subtree_reuse": False, "evaluation_cache": 0},
-    "cache": {"precision": "float32", "subtree_reuse": False},
-    "reuse": {"precision": "float32", "evaluation_cache": 0},
-    "bfloat16": {"precision": "bfloat16", "subtree_reuse": False, "evaluation_cache": 0},
-    "all": {"precision": "bfloat16"},
-    "defaults": {},
+class ModuleEvaluator(TimedEvaluator):
+    """The forward passes through the network's modules, as before the inference snapshot."""
+
+    def _forward(self):  # type: ignore[no-untyped-def]
+        self.net.eval()
+        return self.net
+
+
+# each setting as train-alphazero options, and whether the forward passes use the inference snapshot
+VARIANTS: dict[str, tuple[dict[str, object], bool]] = {
+    "before": ({"precision": "float32", "subtree_reuse": False, "evaluation_cache": 0}, False),
+    "cache": ({"precision": "float32", "subtree_reuse": False}, False),
+    "reuse": ({"precision": "float32", "evaluation_cache": 0}, False),
+    "snapshot": ({"precision": "float32", "subtree_reuse": False, "evaluation_cache": 0}, True),
+    "bfloat16": ({"precision": "bfloat16", "subtree_reuse": False, "evaluation_cache": 0}, False),
+    "all": ({"precision": "bfloat16"}, True),
+    "defaults": ({}, True),
 }
+WITH_BFLOAT16 = ("bfloat16", "all")
 
 
 def main() -> None:
@@ -66,10 +79,22 @@ def main() -> None:
     parser.add_argument("--simulations", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
-        "--variants", nargs="+", default=["before", "cache", "reuse", "bfloat16", "all"], choices=VARIANTS
+        "--variants",
+        nargs="+",
+        default=None,
+        choices=VARIANTS,
+        help="default: before cache reuse snapshot bfloat16 all; without native bfloat16: before cache reuse "
+        "snapshot defaults",
     )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    if args.variants is None:
+        native = native_bfloat16()
+        args.variants = ["before", "cache", "reuse", "snapshot"] + (
+            list(WITH_BFLOAT16) if native else ["defaults"]
+        )
+        if not native:
+            print("this CPU has no native bfloat16: its variants are left out (name them to run them)")
     torch.set_num_threads(1)
     path = shipped_model_path()
     if path is None:
@@ -78,18 +103,19 @@ def main() -> None:
     # self_play builds its evaluator from the network: time the forward passes through the same class
     import connect4_agents.alphazero.selfplay as selfplay_module
 
-    selfplay_module.NetworkEvaluator = TimedEvaluator  # type: ignore[misc]
     rates: dict[str, list[float]] = {name: [] for name in args.variants}
     position_rates: dict[str, list[float]] = {name: [] for name in args.variants}
     network_shares: dict[str, list[float]] = {name: [] for name in args.variants}
     for repeat in range(args.repeats):  # the settings take turns, so a busy moment hits them alike
         for name in args.variants:
+            settings, snapshot = VARIANTS[name]
+            selfplay_module.NetworkEvaluator = TimedEvaluator if snapshot else ModuleEvaluator  # type: ignore[misc]
             config = AlphaZeroTrainConfig(
                 simulations=args.simulations,
                 parallel=args.parallel,
                 games=args.games,
                 seed=args.seed,
-                **VARIANTS[name],  # type: ignore[arg-type]
+                **settings,  # type: ignore[arg-type]
             ).check()
             TimedEvaluator.seconds, TimedEvaluator.calls = 0.0, 0
             began = time.perf_counter()

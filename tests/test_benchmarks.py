@@ -62,3 +62,26 @@ def test_kaggle_endgame_reports_how_many_positions_the_endgame_solver_proves() -
     }
     assert rows["0-3"] == "4/4" and rows["8-11"] == "4/4"  # a late position is proved at once
     assert rows["40-43"].startswith("0/")  # an opening needs far more than a fifth of a move
+
+
+def test_selfplay_throughput_times_each_speed_up_against_before() -> None:
+    importorskip("torch")
+    done = run(
+        "benchmarks/selfplay_throughput.py",
+        *("--games", "2", "--parallel", "2", "--simulations", "4", "--repeats", "1"),
+        *("--variants", "before", "snapshot", "defaults"),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    for name in ("before", "snapshot", "defaults"):
+        assert sum(line.split()[:1] == [name] and "x before" in line for line in lines) == 1, done.stdout
+    assert "1.00x before" in next(line for line in lines if line.split()[:1] == ["before"])
+
+
+def test_alphazero_speed_times_the_snapshot_against_the_modules() -> None:
+    importorskip("torch")
+    done = run("benchmarks/alphazero_speed.py", "--positions", "3", "--simulations", "8", "--playouts", "200")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "8 sims, modules" in done.stdout and "raw policy, modules" in done.stdout
+    assert "alphazero 8 simulations, modules / inference snapshot" in done.stdout
+    assert "alphazero raw policy, modules / inference snapshot" in done.stdout

@@ -63,7 +63,9 @@ _HELP = {
     "this, else a best one",
     "init": "a model file the first weights are read from ('shipped': the 6x7 model shipped with the package; "
     "default: random weights); its board and network must be the run's",
-    "precision": "number format of self-play's forward passes: float32, or bfloat16 (about 3x faster network evaluations on CPUs with AMX, such as recent Xeons; slower on CPUs without bfloat16 units)",
+    "precision": "number format of self-play's forward passes: float32, or bfloat16 (about 3x faster network "
+    "evaluations on CPUs with AMX, such as recent Xeons; on CPUs without native bfloat16 it is emulated, many "
+    "times slower, and warns)",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -60,12 +61,107 @@ def test_bfloat16_forward_passes_stay_close_to_float32() -> None:
     boards = [random_board(np.random.default_rng(seed), 14) for seed in range(16)]
     boards = [board for board in boards if not board.is_terminal]
     full_priors, full_values = NetworkEvaluator(net).evaluate(boards)
-    half_priors, half_values = NetworkEvaluator(net, precision="bfloat16").evaluate(boards)
+    with warnings.catch_warnings():  # this CPU may emulate bfloat16 (slowly): the outputs are what count here
+        warnings.simplefilter("ignore", RuntimeWarning)
+        half_priors, half_values = NetworkEvaluator(net, precision="bfloat16").evaluate(boards)
     assert half_priors.dtype == np.float64 and np.allclose(half_priors.sum(axis=1), 1.0)
     assert np.abs(half_priors - full_priors).max() < 0.05
     assert np.abs(half_values - full_values).max() < 0.05
     for board, priors in zip(boards, half_priors):
         assert all(priors[c] == 0 for c in range(board.rules.columns) if not board.is_legal(c))
+
+
+def _net_with_batch_norm_statistics(seed: int, channels: int = 8, blocks: int = 2) -> PolicyValueNet:
+    """A network whose batch norms have scales, shifts and running statistics far from their defaults."""
+    torch.manual_seed(seed)
+    net = PolicyValueNet(channels=channels, blocks=blocks)
+    with torch.no_grad():
+        for module in net.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.running_mean.uniform_(-1.0, 1.0)
+                module.running_var.uniform_(0.3, 3.0)
+                module.weight.uniform_(0.5, 1.5)
+                module.bias.uniform_(-0.5, 0.5)
+    return net.eval()
+
+
+def _module_outputs(net: torch.nn.Module, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from connect4_agents.alphazero.network import planes_tensor
+
+    with torch.no_grad():
+        logits, values = net.eval()(planes_tensor(planes))
+    return logits.numpy(), values.numpy()
+
+
+def test_the_inference_snapshot_gives_the_networks_eval_mode_outputs() -> None:
+    # batch norm folded into the convolutions: the modules' outputs up to float rounding, on any board
+    rng = np.random.default_rng(0)
+    for seed, (rows, columns) in enumerate(((6, 7), (4, 5), (7, 9))):
+        net = _net_with_batch_norm_statistics(seed)
+        planes = np.stack(
+            [observation_planes(random_board(rng, int(rng.integers(0, 12)), rows, columns)) for _ in range(9)]
+        )
+        logits, values = NetworkEvaluator(net).predict(planes)
+        expected_logits, expected_values = _module_outputs(net, planes)
+        assert np.abs(logits - expected_logits).max() < 1e-4
+        assert np.abs(values - expected_values).max() < 1e-5
+
+
+def test_the_evaluator_follows_the_networks_weights_as_they_change() -> None:
+    # the snapshot is taken again after a load_state_dict, an optimiser step, a train-mode forward pass and a
+    # parameter assigned in another's place
+    rng = np.random.default_rng(1)
+    planes = np.stack([observation_planes(random_board(rng, 10)) for _ in range(6)])
+    net = _net_with_batch_norm_statistics(0)
+    evaluator = NetworkEvaluator(net)
+    first, _ = evaluator.predict(planes)
+    net.load_state_dict(_net_with_batch_norm_statistics(1).state_dict())
+    optimiser = torch.optim.SGD(net.parameters(), lr=0.1)
+    from connect4_agents.alphazero.network import planes_tensor
+
+    changes = [
+        lambda: None,  # the load above
+        lambda: (optimiser.zero_grad(), net(planes_tensor(planes))[1].sum().backward(), optimiser.step()),
+        lambda: net.train()(planes_tensor(planes)),  # moves the running statistics only
+        lambda: setattr(net.policy[2], "bias", torch.nn.Parameter(net.policy[2].bias.detach() + 1.0)),
+    ]
+    previous = first
+    for change in changes:
+        change()
+        logits, values = evaluator.predict(planes)
+        expected_logits, expected_values = _module_outputs(net, planes)
+        assert np.abs(logits - expected_logits).max() < 1e-4 and np.abs(values - expected_values).max() < 1e-5
+        assert np.abs(logits - previous).max() > 1e-3  # the change reached the evaluator
+        previous = logits
+
+
+def test_a_network_of_another_class_runs_through_its_own_forward() -> None:
+    class Shifted(PolicyValueNet):
+        def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            logits, values = super().forward(planes)
+            return logits + torch.arange(logits.shape[1]), values * 0.5
+
+    net = Shifted(channels=8, blocks=1)
+    planes = np.stack([observation_planes(random_board(np.random.default_rng(seed), 8)) for seed in range(4)])
+    logits, values = NetworkEvaluator(net).predict(planes)
+    expected_logits, expected_values = _module_outputs(net, planes)
+    assert np.allclose(logits, expected_logits, atol=1e-6) and np.allclose(values, expected_values, atol=1e-6)
+
+
+def test_bfloat16_without_native_support_warns(monkeypatch: pytest.MonkeyPatch) -> None:
+    from connect4_agents.alphazero import network
+
+    net = PolicyValueNet(channels=8, blocks=1)
+    monkeypatch.setattr(network, "native_bfloat16", lambda: False)
+    with pytest.warns(RuntimeWarning, match="without native bfloat16.*precision='float32'"):
+        NetworkEvaluator(net, precision="bfloat16")
+    monkeypatch.setattr(network, "native_bfloat16", lambda: True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        NetworkEvaluator(net, precision="bfloat16")
+        NetworkEvaluator(net)  # float32 never warns
+    monkeypatch.undo()
+    assert isinstance(network.native_bfloat16(), bool)
 
 
 def test_precision_is_checked() -> None:
