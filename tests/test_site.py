@@ -19,7 +19,7 @@ import pytest
 from browser import browser, site_tools
 from extras import needs
 
-pytestmark = needs("docs")
+pytestmark = [needs("docs"), pytest.mark.slow]  # a site build and a browser: make test-slow (CI runs it)
 
 
 class Links(html.parser.HTMLParser):

@@ -126,6 +126,7 @@ def test_batched_random_refuses_masks_of_another_width() -> None:
         agent.act_batch(None, np.ones((4, 8), np.int8))
 
 
+@pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
 def test_scripts_bind_their_agents(tmp_path: Path) -> None:
     script = Path(__file__).resolve().parents[2] / "scripts" / "tournament.py"
     out = tmp_path / "t.json"

@@ -17,6 +17,7 @@ from connect4_env import Rules
 
 
 @needs("train", "matplotlib")  # --plot
+@pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
 def test_tournament_json_and_plot(tmp_path):
     out, plot = tmp_path / "t.json", tmp_path / "t.png"
     args = [

@@ -52,6 +52,7 @@ def test_a_table_of_another_size_is_refused(small_table: Path) -> None:
     )
 
 
+@pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
 def test_tournament_errors(tmp_path: Path) -> None:
     truncated = tmp_path / "model.zip"
     with zipfile.ZipFile(truncated, "w") as archive:
@@ -83,6 +84,7 @@ def test_train_checks_its_output_before_training(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
 def test_train_sb3_refuses_bad_hyperparameters_before_training(tmp_path: Path) -> None:
     importorskip("stable_baselines3")
     expect_usage_error(

@@ -498,6 +498,7 @@ def test_the_shipped_model_says_how_it_was_made_with_commands_that_parse() -> No
     assert teacher
 
 
+@pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
 def test_the_shipped_model_plays_legal_moves_everywhere() -> None:
     from connect4_agents.alphazero.agent import shipped_model_path
 

@@ -181,6 +181,7 @@ def run_script(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
 def test_script_help_and_tiny_run(tmp_path: Path) -> None:
     result = run_script("--help")
     assert result.returncode == 0 and "--opponent" in result.stdout and "maskable_ppo" in result.stdout
@@ -213,6 +214,7 @@ def test_script_help_and_tiny_run(tmp_path: Path) -> None:
     assert result.returncode == 2 and "invalid choice" in result.stderr
 
 
+@pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
 def test_ctrl_c_keeps_the_last_model(tmp_path: Path) -> None:
     process = start(
         "scripts/train_sb3.py",

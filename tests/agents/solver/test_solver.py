@@ -56,6 +56,7 @@ def test_small_boards_from_empty(size: tuple[int, int, int], expected: int) -> N
     assert SolverAgent().score(Board.empty(*size)) == expected
 
 
+@pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
 def test_three_by_five_matches_minimax() -> None:
     reference = reference_scores(ReferenceGame(3, 5, 3))
     assert SolverAgent().evaluate_board(Board.empty(3, 5, 3)) == reference
@@ -206,6 +207,7 @@ def test_pickles_and_deep_copies_after_a_call() -> None:
         assert clone.evaluate_board(board) == first
 
 
+@pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
 @settings(max_examples=30, deadline=None)
 @given(size=st.sampled_from(SMALL), data=st.data(), compiled=BUILDS)
 def test_outcomes_are_the_signs_of_minimax_scores(
