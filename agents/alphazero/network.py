@@ -153,6 +153,12 @@ class NetworkEvaluator:
         self._snapshot: tuple[tuple[tuple[int, int], ...], Callable[..., Any]] | None = None
         self._slots: list[tuple[dict[str, Any], str]] | None = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the snapshot is a closure (not picklable) and is cheap to take again: a copy starts without one
+        state = self.__dict__.copy()
+        state["_snapshot"] = state["_slots"] = None
+        return state
+
     def evaluate(self, boards: Sequence[Board]) -> tuple[np.ndarray, np.ndarray]:
         planes = np.stack([observation_planes(board) for board in boards])
         if self.symmetric:

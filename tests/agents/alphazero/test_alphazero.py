@@ -135,6 +135,29 @@ def test_the_evaluator_follows_the_networks_weights_as_they_change() -> None:
         previous = logits
 
 
+def test_an_evaluator_and_an_agent_that_have_moved_survive_pickle_and_deepcopy() -> None:
+    import copy
+    import pickle
+
+    net = _net_with_batch_norm_statistics(2)
+    planes = np.stack([observation_planes(random_board(np.random.default_rng(seed), 9)) for seed in range(3)])
+    evaluator = NetworkEvaluator(net)
+    expected = evaluator.predict(planes)  # holds a snapshot now
+    for copied in (pickle.loads(pickle.dumps(evaluator)), copy.deepcopy(evaluator)):
+        for got, want in zip(copied.predict(planes), expected):
+            assert np.allclose(got, want, atol=1e-6)
+    agent = AlphaZeroAgent(net, simulations=8, seed=0).bind(Rules())
+    board = random_board(np.random.default_rng(5), 6)
+    column = agent.act(observation_planes(board), action_mask(board))
+    again = pickle.loads(pickle.dumps(agent))
+    again.reset(seed=0)
+    agent.reset(seed=0)
+    assert again.act(observation_planes(board), action_mask(board)) == agent.act(
+        observation_planes(board), action_mask(board)
+    )
+    assert board.is_legal(column)
+
+
 def test_a_network_of_another_class_runs_through_its_own_forward() -> None:
     class Shifted(PolicyValueNet):
         def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
