@@ -96,7 +96,7 @@ class SolverAgent(RulesBound):
         node_budget: the most nodes one call may search of ``score``/``evaluate``/``act``. ``"auto"`` (default): 50 million
             nodes with the compiled kernels (about 20 s here), 1 million in plain Python (about 30 s); None:
             unlimited; or an int. Past it, :class:`SolverBudgetExceeded`, which names the budget.
-        table_size: transposition-table entries (rounded up to a prime). Default about 4 million (70 MB);
+        table_size: transposition-table entries (rounded up to a prime). Default about 4 million (67 MB);
             the table is kept between calls, so later positions of a game are faster.
         book: the 6x7 opening book (:mod:`connect4_agents.solver.book`, the ``book`` extra) for positions with up to 12
             stones. None (default): used when installed; True: required (ValueError without it); False:
@@ -179,9 +179,8 @@ class SolverAgent(RulesBound):
         key = (rules, build.compiled)
         if key not in self._tables:
             size = _prime_at_least(self.table_size if build.compiled else min(self.table_size, 1 << 16))
-            keys = build.bit_array(size)
-            values = np.zeros(size, dtype=np.int64)
-            used = np.zeros(size, dtype=np.int8)
+            # one row a slot: the key, then the packed entry (0: empty); object dtype (Python ints) when plain
+            table = np.zeros((size, 2), dtype=build.bit_dtype)
             centre = rules.columns // 2
             order = np.array(
                 sorted(
@@ -193,7 +192,7 @@ class SolverAgent(RulesBound):
                 np.zeros((rules.cells + 1, rules.columns), dtype=np.int64),
                 np.zeros((rules.cells + 1, rules.columns), dtype=np.int64),
             )
-            self._tables[key] = (build, (order, keys, values, used, *buffers))
+            self._tables[key] = (build, (order, table, *buffers))
         return self._tables[key]
 
     def _book_arrays(self, rules: Rules, n_stones: int) -> tuple[np.ndarray, np.ndarray, int]:
@@ -233,15 +232,13 @@ class SolverAgent(RulesBound):
     ) -> Any:
         """Call the search kernel ``kernel`` (``solve`` or ``value_at_most``) with the kept tables."""
         rules = board.rules
-        build, (order, keys, values, used, moves, scores) = self._kernel(rules)
+        build, (order, table, moves, scores) = self._kernel(rules)
         context = solver_kernels.make_context(
             build.geometry(rules),
             rules.board_mask,
             rules.bottom_mask,
             order,
-            keys,
-            values,
-            used,
+            table,
             stats,
             moves,
             scores,

@@ -5,13 +5,14 @@ for boards up to 63 bits, where the rule functions imported from :mod:`connect4_
 ones. :class:`connect4_agents.SolverAgent` owns the tables and calls :func:`solve` and :func:`value_at_most`.
 
 The searches share one context tuple, built by :func:`make_context` and read by the ``CTX_*`` places:
-``(geo, board_mask, bottom_mask, order, tt_keys, tt_values, tt_used, stats, move_buffer, score_buffer,
-book_codes, book_scores, book_ply)``:
+``(geo, board_mask, bottom_mask, order, table, stats, move_buffer, score_buffer, book_codes, book_scores,
+book_ply)``:
 
 - ``geo``, ``board_mask``, ``bottom_mask``: the board (see :mod:`connect4_env.kernels`);
 - ``order``: the columns in the order to try them (centre first);
-- ``tt_keys``/``tt_values``/``tt_used``: the transposition table (a slot's position key; its lower and upper
-  bounds on the score and its best move, packed by ``tt_pack``; and whether the slot holds anything);
+- ``table``: the transposition table, one ``(slots, 2)`` array whose row is a slot: the position's key, then
+  its lower and upper bounds on the score and its best move packed by ``tt_pack`` (never 0; 0 marks an empty
+  slot). Key and entry share a cache line, so a probe costs one memory access;
 - ``stats = [nodes, node_budget, aborted]``; ``move_buffer``/``score_buffer``: ``(cells + 1, columns)`` scratch
   arrays, one row per depth, so nothing is allocated per node;
 - ``book_codes``/``book_scores``: the opening book, looked up at positions of ``book_ply`` stones (-1: none).
@@ -52,10 +53,9 @@ UNKNOWN_SCORE = -1000  # "no score without a search": a position the book does n
 TT_NO_LOWER, TT_NO_UPPER = -32768, 32767  # the bounds of a transposition-table entry that knows nothing yet
 
 # Places in the context tuple.
-CTX_GEO, CTX_BOARD_MASK, CTX_BOTTOM_MASK, CTX_ORDER = 0, 1, 2, 3
-CTX_TT_KEYS, CTX_TT_VALUES, CTX_TT_USED = 4, 5, 6
-CTX_STATS, CTX_MOVE_BUFFER, CTX_SCORE_BUFFER = 7, 8, 9
-CTX_BOOK_CODES, CTX_BOOK_SCORES, CTX_BOOK_PLY = 10, 11, 12
+CTX_GEO, CTX_BOARD_MASK, CTX_BOTTOM_MASK, CTX_ORDER, CTX_TABLE = 0, 1, 2, 3, 4
+CTX_STATS, CTX_MOVE_BUFFER, CTX_SCORE_BUFFER = 5, 6, 7
+CTX_BOOK_CODES, CTX_BOOK_SCORES, CTX_BOOK_PLY = 8, 9, 10
 
 
 def make_context(
@@ -63,9 +63,7 @@ def make_context(
     board_mask,
     bottom_mask,
     order,
-    tt_keys,
-    tt_values,
-    tt_used,
+    table,
     stats,
     move_buffer,
     score_buffer,
@@ -79,9 +77,7 @@ def make_context(
         board_mask,
         bottom_mask,
         order,
-        tt_keys,
-        tt_values,
-        tt_used,
+        table,
         stats,
         move_buffer,
         score_buffer,
@@ -245,13 +241,13 @@ def negamax(current, mask, n_stones, alpha, beta, ctx):
             return alpha
     high = cells - n_stones - 2  # nor we before the (n_stones + 3)-th
     key = position_key(current, mask)
-    slot = key % ctx[CTX_TT_KEYS].shape[0]
+    slot = key % ctx[CTX_TABLE].shape[0]
     # the kept entry: both bounds and the move that last proved a lower bound (see ``tt_pack``)
     known_low = TT_NO_LOWER
     known_high = TT_NO_UPPER
     known_move = -1
-    if ctx[CTX_TT_USED][slot] != 0 and ctx[CTX_TT_KEYS][slot] == key:
-        packed = ctx[CTX_TT_VALUES][slot]
+    packed = ctx[CTX_TABLE][slot, 1]
+    if packed != 0 and ctx[CTX_TABLE][slot, 0] == key:
         known_low = (packed & 65535) - 32768
         known_high = ((packed >> 16) & 65535) - 32768
         known_move = (packed >> 32) - 1
@@ -284,10 +280,6 @@ def negamax(current, mask, n_stones, alpha, beta, ctx):
         ctx[CTX_MOVE_BUFFER][n_stones, j] = col
         ctx[CTX_SCORE_BUFFER][n_stones, j] = score
         n_moves += 1
-    if ctx[CTX_TT_USED][slot] == 0 or ctx[CTX_TT_KEYS][slot] != key:  # another position's entry: replaced
-        known_low = TT_NO_LOWER
-        known_high = TT_NO_UPPER
-        known_move = -1
     for k in range(n_moves):
         col = int(ctx[CTX_MOVE_BUFFER][n_stones, k])
         bit = possible & column_bits(col, geo)
@@ -297,23 +289,22 @@ def negamax(current, mask, n_stones, alpha, beta, ctx):
         if score >= beta:
             if score > known_low:
                 known_low = score
-            ctx[CTX_TT_KEYS][slot] = key
-            ctx[CTX_TT_VALUES][slot] = tt_pack(known_low, known_high, col)
-            ctx[CTX_TT_USED][slot] = 1
+            ctx[CTX_TABLE][slot, 0] = key
+            ctx[CTX_TABLE][slot, 1] = tt_pack(known_low, known_high, col)
             return score
         if score > alpha:
             alpha = score
     if alpha < known_high:
         known_high = alpha
-    ctx[CTX_TT_KEYS][slot] = key
-    ctx[CTX_TT_VALUES][slot] = tt_pack(known_low, known_high, known_move)
-    ctx[CTX_TT_USED][slot] = 1
+    ctx[CTX_TABLE][slot, 0] = key
+    ctx[CTX_TABLE][slot, 1] = tt_pack(known_low, known_high, known_move)
     return alpha
 
 
 def tt_pack(low, high, move):
     """A transposition-table value: a lower and an upper bound on the score (each + 32768 in 16 bits) and,
-    above them, the move that proved the lower bound (+ 1; 0 for none)."""
+    above them, the move that proved the lower bound (+ 1; 0 for none). Never 0: the upper bound's field is
+    at least 1 (no score is -32768), so 0 can mark an empty slot."""
     return (low + 32768) | ((high + 32768) << 16) | ((move + 1) << 32)
 
 
