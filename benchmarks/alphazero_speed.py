@@ -23,8 +23,7 @@ from connect4_env.encoding import action_mask, observation_planes
 def move_times(spec: str, positions: list, modules: bool = False, **kwargs) -> list[float]:
     agent = make_agent(spec, seed=0, **kwargs)
     if modules:  # the forward passes through the network's modules, as before the inference snapshot
-        net = agent.evaluator.net
-        agent.evaluator._forward = lambda: net.eval()
+        agent.evaluator.snapshot = False
     times = []
     for position in positions:
         board = position.board()

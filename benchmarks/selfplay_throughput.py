@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from functools import partial
 
 import numpy as np
 import torch
@@ -47,14 +48,6 @@ class TimedEvaluator(NetworkEvaluator):
         finally:
             TimedEvaluator.seconds += time.perf_counter() - began
             TimedEvaluator.calls += 1
-
-
-class ModuleEvaluator(TimedEvaluator):
-    """The forward passes through the network's modules, as before the inference snapshot."""
-
-    def _forward(self):  # type: ignore[no-untyped-def]
-        self.net.eval()
-        return self.net
 
 
 # each setting as train-alphazero options, and whether the forward passes use the inference snapshot
@@ -109,7 +102,8 @@ def main() -> None:
     for repeat in range(args.repeats):  # the settings take turns, so a busy moment hits them alike
         for name in args.variants:
             settings, snapshot = VARIANTS[name]
-            selfplay_module.NetworkEvaluator = TimedEvaluator if snapshot else ModuleEvaluator  # type: ignore[misc]
+            # snapshot=False: the forward passes through the network's modules, as before the snapshot existed
+            selfplay_module.NetworkEvaluator = partial(TimedEvaluator, snapshot=snapshot)  # type: ignore[misc]
             config = AlphaZeroTrainConfig(
                 simulations=args.simulations,
                 parallel=args.parallel,

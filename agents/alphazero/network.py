@@ -22,7 +22,7 @@ from torch import nn
 
 from connect4_env.core import Board
 from connect4_env.encoding import observation_planes
-from connect4_env.validation import check_choice
+from connect4_env.validation import check_bool, check_choice
 
 __all__ = ["PolicyValueNet", "NetworkEvaluator", "planes_tensor", "count_parameters", "native_bfloat16"]
 
@@ -137,11 +137,18 @@ class NetworkEvaluator:
     A :class:`PolicyValueNet` runs through its :meth:`~PolicyValueNet.inference` snapshot (batch norm folded
     into the convolutions), taken again whenever its parameters or buffers change (a training step,
     ``load_state_dict``, a tensor assigned in their place); any other module runs as it is, in eval mode. A
-    layer replaced by a new module after the evaluator's first call is not seen: make a new evaluator."""
+    layer replaced by a new module after the evaluator's first call is not seen: make a new evaluator.
+    ``snapshot=False`` runs a :class:`PolicyValueNet` through its modules too (eval mode; the benchmarks' "before").
 
-    def __init__(self, net: PolicyValueNet, symmetric: bool = False, precision: str = "float32") -> None:
+    Raises:
+        TypeError: ``symmetric`` or ``snapshot`` is not a bool. ValueError: an unknown ``precision``."""
+
+    def __init__(
+        self, net: PolicyValueNet, symmetric: bool = False, precision: str = "float32", snapshot: bool = True
+    ) -> None:
         self.net = net
-        self.symmetric = bool(symmetric)
+        self.symmetric = check_bool("symmetric", symmetric)
+        self.snapshot = check_bool("snapshot", snapshot)
         self.precision = check_choice("precision", precision, ("float32", "bfloat16"))
         if self.precision == "bfloat16" and not native_bfloat16():
             warnings.warn(
@@ -177,9 +184,9 @@ class NetworkEvaluator:
     def _forward(self) -> Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
         """The network's eval-mode forward pass: a :class:`PolicyValueNet`'s inference snapshot, taken again
         when any of its parameters or buffers was replaced or changed in place since (each tensor's
-        ``_version`` counts in-place writes); any other module as it is."""
+        ``_version`` counts in-place writes); any other module, or any with ``snapshot=False``, as it is."""
         net = self.net
-        if type(net) is not PolicyValueNet:
+        if not self.snapshot or type(net) is not PolicyValueNet:
             net.eval()
             return net
         if (

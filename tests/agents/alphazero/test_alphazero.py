@@ -171,6 +171,26 @@ def test_a_network_of_another_class_runs_through_its_own_forward() -> None:
     assert np.allclose(logits, expected_logits, atol=1e-6) and np.allclose(values, expected_values, atol=1e-6)
 
 
+def test_snapshot_false_runs_the_modules_and_follows_the_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    net = _net_with_batch_norm_statistics(3)
+    planes = np.stack([observation_planes(random_board(np.random.default_rng(seed), 7)) for seed in range(5)])
+    taken: list[int] = []
+    inference = PolicyValueNet.inference
+    monkeypatch.setattr(PolicyValueNet, "inference", lambda self: taken.append(1) or inference(self))
+    evaluator = NetworkEvaluator(net, snapshot=False)
+    logits, values = evaluator.predict(planes)
+    expected_logits, expected_values = _module_outputs(net, planes)
+    # the modules' own outputs (no folding, so equal up to the last bit), and no snapshot was taken
+    assert np.allclose(logits, expected_logits, atol=1e-7) and np.allclose(values, expected_values, atol=1e-7)
+    assert taken == []
+    evaluator.snapshot = True  # switched on later: the snapshot from then on
+    snapped, _ = evaluator.predict(planes)
+    assert taken == [1] and np.abs(snapped - expected_logits).max() < 1e-4
+    for bad in ("no", 0, None):
+        with pytest.raises(TypeError, match="snapshot must be True or False"):
+            NetworkEvaluator(net, snapshot=bad)  # type: ignore[arg-type]
+
+
 def test_bfloat16_without_native_support_warns(monkeypatch: pytest.MonkeyPatch) -> None:
     from connect4_agents.alphazero import network
 
