@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sys
@@ -13,6 +14,12 @@ import pytest
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 sys.path.insert(0, str(Path(__file__).parent))
+# SB3 makes an empty SB3-<date> folder in the system temp dir for each model built with verbose=0 and no
+# tensorboard_log (the docs' examples): here they go to one folder per process, removed at its exit
+# (subprocesses inherit it).
+if "SB3_LOGDIR" not in os.environ:
+    os.environ["SB3_LOGDIR"] = tempfile.mkdtemp(prefix="sb3-logs-")
+    atexit.register(shutil.rmtree, os.environ["SB3_LOGDIR"], ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
