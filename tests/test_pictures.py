@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.slow, needs("train", "matplotlib", "torch")]
 RUNS = {
     "mcts.py": ([], ["mcts-pair-tree.svg", "mcts-growth.svg", "mcts-search.png", "mcts-solver.png"]),
     "qlearning.py": (["--episodes", "20000", "--every", "10000"], ["qlearning-curve.png"]),
-    "alphazero.py": (["--generations", "2"], ["alphazero-curve.png"]),
+    "alphazero.py": (["--generations", "2", "--table-episodes", "2000"], ["alphazero-curve.png"]),
     "play_and_watch.py": ([], ["board.svg", "rgb_array.png", "search.png", "window.png", "replay.png"]),
     "docs_site.py": ([], ["site-index.png", "site-mcts-tutorial.png"]),
 }

@@ -69,6 +69,9 @@ def main() -> None:
     parser.add_argument(
         "--search-every", type=int, default=10, help="generations between search measurements"
     )
+    parser.add_argument(
+        "--table-episodes", type=int, default=200_000, help="the reference Q-table's training episodes"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -76,10 +79,10 @@ def main() -> None:
 
     positions = decisive_positions()
     table = QLearningAgent(seed=args.seed)
-    table.train(RandomAgent(seed=args.seed + 1), 200_000, window=200_000)
+    table.train(RandomAgent(seed=args.seed + 1), args.table_episodes, window=args.table_episodes)
     references = {
         "random": accuracy("random", positions),
-        "Q-table, 200,000 episodes": accuracy(table, positions),
+        f"Q-table, {args.table_episodes:,} episodes": accuracy(table, positions),
         "mcts:200": accuracy("mcts:200", positions),
         "mcts:1000": accuracy("mcts:1000", positions),
     }
@@ -121,9 +124,9 @@ def main() -> None:
     accuracies.plot(
         [g for g, _ in searched], [100 * s for _, s in searched], marker="o", label="network + 50 simulations"
     )
-    styles = {"random": ":", "Q-table, 200,000 episodes": "-.", "mcts:200": "--", "mcts:1000": "-"}
+    styles = {"random": ":", "mcts:200": "--", "mcts:1000": "-"}
     for name, value in references.items():
-        accuracies.axhline(100 * value, color="gray", linestyle=styles[name], linewidth=1)
+        accuracies.axhline(100 * value, color="gray", linestyle=styles.get(name, "-."), linewidth=1)
         accuracies.annotate(
             name,
             (generations[-1], 100 * value),
