@@ -73,6 +73,14 @@ def installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+# A test that runs in seconds compiled and in a minute or more in plain Python: the core install (no numba,
+# ``make test-core``) leaves it to the main suite, which runs the same code compiled.
+heavy_without_numba = pytest.mark.skipif(
+    not installed("numba"),
+    reason="a minute or more in plain Python: runs compiled in the main suite (the 'fast' extra)",
+)
+
+
 def needs(extra: str, *modules: str) -> pytest.MarkDecorator:
     """A mark that skips the test (or module, as ``pytestmark``) unless ``extra`` is installed.
 

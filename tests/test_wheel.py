@@ -79,7 +79,17 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv_dir = tmp_path_factory.mktemp("core") / "venv"
     venv.create(venv_dir, with_pip=True)
     python = _python(venv_dir)
-    run(python, "-m", "pip", "install", "--quiet", "--constraint", str(ROOT / "constraints.txt"), str(wheel))
+    run(
+        python,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-compile",
+        "--constraint",
+        str(ROOT / "constraints.txt"),
+        str(wheel),
+    )
     return venv_dir
 
 

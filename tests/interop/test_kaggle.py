@@ -5,7 +5,6 @@ in .venv-kaggle, where our package is not installed."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -378,7 +377,8 @@ def test_the_submission_beats_kaggles_negamax_on_both_sides(spec: str, tmp_path:
     path = write_kaggle_submission(spec, tmp_path / "main.py", move_seconds=SUBMISSIONS[spec], seed=0)
     result = play_negamax(path, N_GAMES, {})
     print(spec, result)
-    assert result["errors"] == [] and result["wins"] >= math.ceil(0.99 * N_GAMES), result
+    # at most one game not won (a draw or a loss), with no error
+    assert result["errors"] == [] and result["wins"] >= N_GAMES - 1, result
     assert result["overage_used"] < 30, result
 
 

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from extras import needs
+from extras import heavy_without_numba, needs
 
 from connect4_agents.evaluation import (
     PairingCounts,
@@ -104,6 +104,7 @@ def test_a_sample_across_sets_is_still_reported_per_set():
         evaluate_accuracy("random", [("4x5", "not a position")], workers=1, progress=False)
 
 
+@heavy_without_numba
 def test_solver_is_perfect_and_random_is_not():
     names = ["4x5", "4x4-w3"]
     solver = evaluate_accuracy("solver", names, workers=1, progress=False)
@@ -228,6 +229,7 @@ def test_reference_ladder_is_ordered():
 
 
 # -- tournaments and backends -----------------------------------------------------------------------------------
+@heavy_without_numba
 def test_tournament_same_games_on_any_split():
     rules = Rules(4, 5, 4)
     specs = ["random", "mcts:20", "solver"]

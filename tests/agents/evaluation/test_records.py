@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from extras import needs
+from extras import heavy_without_numba, needs
 from scripts_helpers import run
 
 from connect4_agents import MCTSAgent, RandomAgent, SolverAgent
@@ -164,6 +164,7 @@ def test_write_games_checks_types(tmp_path: Path) -> None:
     assert not (tmp_path / "g.jsonl").exists()
 
 
+@heavy_without_numba
 def test_tournament_records_replay_from_their_seeds(tmp_path: Path) -> None:
     records, summary = tmp_path / "games.jsonl", tmp_path / "t.json"
     result = run(

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from extras import needs
+from extras import heavy_without_numba, needs
 from reference import ReferenceGame, reference_scores
 from scripts_helpers import run
 
@@ -116,6 +116,7 @@ def test_late_positions_match_plain_minimax(name):
     assert checked >= 2
 
 
+@heavy_without_numba
 def test_regenerated_byte_for_byte(tmp_path):
     result = run(
         "scripts/make_test_sets.py", "--seed", "0", "--sets", "4x5", "5x5-w3", "--out", str(tmp_path)

@@ -10,7 +10,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from extras import installed, needs
+from extras import heavy_without_numba, installed, needs
 from reference import random_board
 
 import connect4_env  # noqa: F401  (registers Connect4-v0)
@@ -92,6 +92,7 @@ def test_finds_a_forced_win_in_three_with_the_solver() -> None:
     assert column in (2, 5) and search.reason == "proven win"
 
 
+@heavy_without_numba
 def test_proven_lost_root_picks_the_slowest_loss() -> None:
     # positions where the solver says every move loses; MCTS must pick a move that loses as late as possible
     rng = np.random.default_rng(11)
@@ -300,6 +301,7 @@ def test_the_tree_stops_growing_at_the_node_cap_and_the_search_goes_on() -> None
     assert capped_by_time.last_search.nodes <= 5_000 and capped_by_time.last_search.playouts > MANY_PLAYOUTS
 
 
+@heavy_without_numba
 def test_issue_positions_are_played_well() -> None:
     # scores per column (Pons' scale): [-11, -11, 3, -13, 4, -11, -10] and [-1, -3, -4, 0, 0, -3, -1]
     assert [MCTSAgent(playouts=1000, seed=s).search(pons("751233225251")).column for s in range(6)] == [4] * 6
@@ -307,6 +309,7 @@ def test_issue_positions_are_played_well() -> None:
     assert all(column in (3, 4) for column in picks)  # the drawing moves
 
 
+@heavy_without_numba
 def test_proofs_are_never_wrong() -> None:
     rng = np.random.default_rng(3)
     solver = SolverAgent()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from extras import heavy_without_numba
 from reference import random_board
 
 from connect4_agents.evaluation.test_sets import load_test_set
@@ -272,6 +273,7 @@ def test_every_bound_of_a_searched_tree_holds_the_solvers_value() -> None:
     assert proved >= 8 and checked >= 200
 
 
+@heavy_without_numba
 def test_proofs_agree_with_the_solver() -> None:
     rng = np.random.default_rng(0)
     proved = 0
@@ -311,6 +313,7 @@ def test_leaves_of_many_games_go_in_one_call() -> None:
         assert np.array_equal(alone.visits, root.visits), rules
 
 
+@heavy_without_numba
 def test_a_perfect_evaluator_plays_perfectly() -> None:
     positions = load_test_set("4x5")[:40]
     search = PUCTSearch(SolverEvaluator())
