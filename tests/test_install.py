@@ -8,7 +8,7 @@ import venv
 from pathlib import Path
 
 import pytest
-from wheels import ROOT, built_wheel, run
+from wheels import PIP_INSTALL, built_wheel, run
 
 pytestmark = pytest.mark.slow
 
@@ -41,19 +41,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_our_agents_and_the_openai_agents_sdk_share_a_venv(order: str, wheel: Path, tmp_path: Path) -> None:
     venv.create(tmp_path / "venv", with_pip=True)
     python = tmp_path / "venv" / "bin" / "python"
-    pip = [
-        str(python),
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--no-compile",
-        "--constraint",
-        str(ROOT / "constraints.txt"),
-    ]
     steps = [str(wheel), "openai-agents"] if order == "ours first" else ["openai-agents", str(wheel)]
     for step in steps:
-        run(python, *pip[1:], step)
+        run(python, *PIP_INSTALL, step)
     assert "ours ok" in run(python, "-c", CHECK_OURS)
     assert "sdk ok" in run(python, "-c", CHECK_SDK)
     # removing one leaves the other whole

@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from wheels import ROOT, built_wheel, run
+from wheels import PIP_INSTALL, ROOT, built_wheel, run
 
 import connect4_env
 from connect4_agents.commands import COMMANDS, SUBCOMMANDS
@@ -79,17 +79,7 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv_dir = tmp_path_factory.mktemp("core") / "venv"
     venv.create(venv_dir, with_pip=True)
     python = _python(venv_dir)
-    run(
-        python,
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--no-compile",
-        "--constraint",
-        str(ROOT / "constraints.txt"),
-        str(wheel),
-    )
+    run(python, *PIP_INSTALL, str(wheel))
     return venv_dir
 
 
