@@ -12,17 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-# pip's arguments for installing into a fresh venv: quiet, through the constraints (the CPU torch), and without
-# compiling every installed file up front (Python compiles what it imports)
-PIP_INSTALL = (
-    "-m",
-    "pip",
-    "install",
-    "--quiet",
-    "--no-compile",
-    "--constraint",
-    str(ROOT / "constraints.txt"),
-)
+# pip's arguments for installing into a fresh venv: quiet, through the constraints (the CPU torch)
+PIP_INSTALL = ("-m", "pip", "install", "--quiet", "--constraint", str(ROOT / "constraints.txt"))
 
 
 def run(python: Path, *args: str, cwd: Path | None = None) -> str:
