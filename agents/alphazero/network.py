@@ -189,9 +189,8 @@ class NetworkEvaluator:
         if not self.snapshot or type(net) is not PolicyValueNet:
             net.eval()
             return net
-        if (
-            self._slots is None
-        ):  # where each tensor lives, read afresh at every call (cheaper than .parameters())
+        # where each tensor lives, read afresh at every call (cheaper than .parameters())
+        if self._slots is None:
             self._slots = [
                 (table, name)
                 for module in net.modules()
