@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -40,12 +41,15 @@ class RandomAgent(RulesAware):
         planes = None if planes is None else np.asarray(planes)
         width = self._width(planes)
         check_mask_width(mask, mask.shape[0] if width is None else width)
-        legal = legal_columns(mask)
-        column = int(legal[int(self.rng.random() * legal.size)])
+        column = self.choose(legal_columns(mask))
         # one lookup, not a scan: the agent never returns a column whose top cell is taken
         if planes is not None and planes.ndim == 3 and planes[0, column].any():
             raise ValueError(f"action_mask {mask.tolist()} allows column {column}, which is full")
         return column
+
+    def choose(self, legal: Sequence[int] | np.ndarray) -> int:
+        """One of the ``legal`` columns, uniformly (the draw :meth:`act` makes from the mask's columns)."""
+        return int(legal[int(self.rng.random() * len(legal))])
 
     def act_batch(self, observations: Any, action_masks: Any) -> np.ndarray:
         """One uniformly random legal column per row of ``action_masks`` (for the batched env)."""

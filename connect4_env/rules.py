@@ -252,10 +252,16 @@ class Rules:
 
     def mirror(self, stones: int) -> int:
         """The bitboard reflected left-right (column ``c`` becomes ``columns - 1 - c``)."""
-        column_mask = (1 << self.height) - 1
+        height = self.height
+        column_mask = (1 << height) - 1
         result = 0
-        for c in range(self.columns):
-            result |= ((stones >> (c * self.height)) & column_mask) << ((self.columns - 1 - c) * self.height)
+        to = (self.columns - 1) * height  # column c's bits go there, column c + 1's one column lower
+        for _ in range(self.columns):
+            if not stones:
+                break
+            result |= (stones & column_mask) << to
+            stones >>= height
+            to -= height
         return result
 
     def cell_bit(self, row: int, column: int) -> int:

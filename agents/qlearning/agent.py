@@ -73,13 +73,12 @@ def canonical_key(board: Board) -> tuple[int, bool]:
     """``(key, mirrored)``: one key per position and its mirror image; ``mirrored`` says which was taken.
 
     The key ``mover + mask + bottom`` is unique per position (Pons' encoding, with the bottom row added so the
-    empty board is not 0).
+    empty board is not 0). No sum carries out of its column (a column's part is below ``2**(rows + 1)``), so
+    the mirror image's key is the key mirrored.
     """
     rules = board.rules
-    mover = board.stones[board.to_move]
-    mask = board.mask
-    key = mover + mask + rules.bottom_mask
-    mirror_key = rules.mirror(mover) + rules.mirror(mask) + rules.bottom_mask
+    key = board.stones[board.to_move] + board.mask + rules.bottom_mask
+    mirror_key = rules.mirror(key)
     return (mirror_key, True) if mirror_key < key else (key, False)
 
 
@@ -215,8 +214,9 @@ class QLearningAgent(RulesBound):
         return row, mirrored
 
     def _greedy(self, values: np.ndarray, legal: list[int]) -> int:
-        best = max(values[c] for c in legal)
-        ties = [c for c in legal if values[c] == best]
+        scores = values.tolist()  # Python floats: cheaper to index than the array
+        best = max([scores[c] for c in legal])
+        ties = [c for c in legal if scores[c] == best]
         return ties[int(self.rng.integers(len(ties)))] if len(ties) > 1 else ties[0]
 
     # -- policy --------------------------------------------------------------------------------------------

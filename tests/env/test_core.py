@@ -210,3 +210,16 @@ def test_copy_is_independent_and_pickle_keeps_the_position() -> None:
 def test_rules_are_immutable() -> None:
     with pytest.raises(AttributeError):
         Rules().rows = 3  # type: ignore[misc]
+
+
+@given(size=board_sizes(), data=st.data())
+def test_mirror_moves_every_cell_to_the_other_side(size: tuple[int, int, int], data: st.DataObject) -> None:
+    # against the cell-by-cell definition, on any set of cells (sentinel bits included)
+    rules = Rules(*size)
+    cells = data.draw(
+        st.sets(st.tuples(st.integers(0, rules.height - 1), st.integers(0, rules.columns - 1)), max_size=20)
+    )
+    stones = sum(1 << (column * rules.height + height) for height, column in cells)
+    expected = sum(1 << ((rules.columns - 1 - column) * rules.height + height) for height, column in cells)
+    assert rules.mirror(stones) == expected
+    assert rules.mirror(expected) == stones

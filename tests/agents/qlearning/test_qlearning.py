@@ -272,3 +272,46 @@ def test_every_setting_survives_save_and_load(tmp_path: Path, learn_from_opponen
     loaded = QLearningAgent.load(agent.save(tmp_path / "q.npz"))
     assert loaded.settings() == agent.settings()
     assert loaded.learn_from_opponent is learn_from_opponent
+
+
+@pytest.mark.parametrize("size", [(4, 5, 4), (3, 4, 3), (5, 2, 2)])
+def test_the_key_is_the_smaller_of_the_position_and_its_mirror_image(size: tuple[int, int, int]) -> None:
+    rng = np.random.default_rng(0)
+    rules = Rules(*size)
+    for _ in range(200):
+        board, moves = Board(rules), []
+        for _ in range(int(rng.integers(0, rules.cells))):
+            if board.is_terminal:
+                break
+            moves.append(int(rng.choice(board.legal_moves())))
+            board.play(moves[-1])
+        mirror = Board.from_moves([rules.columns - 1 - c for c in moves], *size)
+        keys = [board.stones[board.to_move] + board.mask + rules.bottom_mask for board in (board, mirror)]
+        key, mirrored = canonical_key(board)
+        assert key == min(keys) and mirrored == (keys[1] < keys[0])
+        assert canonical_key(mirror)[0] == key
+
+
+class _RandomThroughAct:
+    """A random opponent that is not a RandomAgent: training asks its act, with the observation."""
+
+    def __init__(self, seed: int) -> None:
+        self.inner = RandomAgent(seed=seed)
+        self.observations = 0
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        assert observation.shape == (4, 5, 2)
+        self.observations += 1
+        return self.inner.act(observation, action_mask)
+
+
+def test_a_random_opponent_plays_the_same_games_with_or_without_its_observations() -> None:
+    # RandomAgent is asked for a column without the observation planes; through act it draws the same ones
+    tables, through_act = [], _RandomThroughAct(seed=3)
+    for opponent in (RandomAgent(seed=3), through_act):
+        agent = QLearningAgent(Rules(4, 5, 4), seed=0)
+        curve = agent.train(opponent, 300, window=100)
+        tables.append((agent.q, curve.win_rate))
+    assert through_act.observations > 1000 and tables[0][1] == tables[1][1]
+    assert tables[0][0].keys() == tables[1][0].keys()
+    assert all(np.array_equal(tables[0][0][key], tables[1][0][key]) for key in tables[0][0])
