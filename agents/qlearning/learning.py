@@ -170,7 +170,10 @@ def _game_for(
 ) -> tuple[Board, Callable[[int], object], Callable[[int], int]]:
     """A new game's board, the function that plays a column on it and the one that asks the opponent for its
     column (given the seat to move). Observation planes are kept only for an opponent that reads them."""
-    if type(opponent) is RandomAgent or opponent is agent:  # the agent itself is never asked
+    if opponent is agent:  # self-play: the table plays both seats and never asks an opponent
+        board = Board(agent.rules)
+        return board, board.play, _no_opponent
+    if type(opponent) is RandomAgent:
         board = Board(agent.rules)
         return board, board.play, lambda mover: opponent.choose(board.legal_moves())
     game = TrackedBoard(agent.rules)
@@ -179,6 +182,10 @@ def _game_for(
         game.play,
         lambda mover: int(opponent.act(game.observation(mover), game.mask.copy())),
     )
+
+
+def _no_opponent(mover: int) -> int:
+    raise RuntimeError(f"self-play has no opponent to ask for seat {mover}'s move")
 
 
 def td_update(
