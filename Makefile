@@ -75,7 +75,8 @@ $(CORE_STAMP): pyproject.toml constraints.txt
 test-core: $(CORE_STAMP)
 	$(CORE_VENV)/bin/python -m pytest -m "not slow and not rllib" -q -n auto -p no:cacheprovider
 
-# The three side venvs; `make -j3 venvs` installs them at once (CI does: one pip keeps about one core busy).
+# The three side venvs; `make -j4 install venvs` installs them and the main one at once (as CI does: one pip
+# keeps about one core busy).
 venvs: $(CORE_STAMP) $(RLLIB_STAMP) $(KAGGLE_STAMP)
 
 lint: $(STAMP)
