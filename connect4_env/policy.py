@@ -49,7 +49,9 @@ class Policy(Protocol):
     - ``reset(seed=None)`` before a game.
     - ``act_batch(observations, action_masks) -> columns`` for many games at once (the batched env uses it),
       and ``uses_observations = False`` for a policy that looks only at the masks (the batched env then
-      passes ``observations=None``).
+      passes ``observations=None``). Such a policy may also offer ``choose(legal) -> column``, one of the
+      ``legal`` columns (a list of ints), for callers that hold no observation (Q-learning's training loop
+      asks a random opponent this way).
     """
 
     def act(self, observation: Any, action_mask: Any = None) -> int: ...

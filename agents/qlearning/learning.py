@@ -13,7 +13,6 @@ import numpy as np
 
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.curves import LearningCurve
-from connect4_agents.random_agent import RandomAgent
 from connect4_env.core import Board
 from connect4_env.encoding import TrackedBoard
 from connect4_env.policy import resolve_opponent
@@ -107,8 +106,9 @@ def play_training_game(
     off-policy) ``(Q row, column, reward, next position's Q row or None)`` are
     recorded and, with ``updates="backward"``, applied last to first when the game ends, so a result
     reaches every earlier move of the game at once; ``updates="online"`` applies each as it happens.
-    A :class:`RandomAgent` opponent draws from the legal columns with its own generator, as its ``act``
-    does, without the observation ``act`` would be given (the same games, faster).
+    An opponent that reads only the mask and offers ``choose(legal)`` (see :class:`connect4_env.Policy`; a
+    :class:`RandomAgent` does) is asked that, with no observation planes kept for it (the same games as
+    through ``act``, faster).
     """
     scheme = REWARD_SCHEMES[agent.rewards]
     move_reward = scheme["move"]
@@ -125,7 +125,7 @@ def play_training_game(
     if opponent is not agent and callable(reset):
         reset()
     while True:
-        mover = board.ply & 1
+        mover = board.to_move
         if mover in learn_seats:
             legal = board.legal_moves()
             row, mirrored = agent._row(board)
@@ -149,7 +149,7 @@ def play_training_game(
         else:
             column = opponent_column(mover)
         play(column)
-        if board.winner is not None or board.ply == board.rules.cells:
+        if board.is_terminal:
             break
     outcome = 0 if board.winner is None else (1 if board.winner == first_seat else -1)
     for seat, (row, stored) in pending.items():
@@ -173,9 +173,10 @@ def _game_for(
     if opponent is agent:  # self-play: the table plays both seats and never asks an opponent
         board = Board(agent.rules)
         return board, board.play, _no_opponent
-    if type(opponent) is RandomAgent:
-        board = Board(agent.rules)
-        return board, board.play, lambda mover: opponent.choose(board.legal_moves())
+    choose = getattr(opponent, "choose", None)
+    if getattr(opponent, "uses_observations", True) is False and callable(choose):
+        board = Board(agent.rules)  # a mask-only policy picks from the legal columns: no planes to keep
+        return board, board.play, lambda mover: int(choose(board.legal_moves()))
     game = TrackedBoard(agent.rules)
     return (
         game.board,

@@ -286,7 +286,7 @@ def test_the_key_is_the_smaller_of_the_position_and_its_mirror_image(size: tuple
             moves.append(int(rng.choice(board.legal_moves())))
             board.play(moves[-1])
         mirror = Board.from_moves([rules.columns - 1 - c for c in moves], *size)
-        keys = [board.stones[board.to_move] + board.mask + rules.bottom_mask for board in (board, mirror)]
+        keys = [b.stones[b.to_move] + b.mask + rules.bottom_mask for b in (board, mirror)]
         key, mirrored = canonical_key(board)
         assert key == min(keys) and mirrored == (keys[1] < keys[0])
         assert canonical_key(mirror)[0] == key
@@ -306,7 +306,7 @@ class _RandomThroughAct:
 
 
 def test_a_random_opponent_plays_the_same_games_with_or_without_its_observations() -> None:
-    # RandomAgent is asked for a column without the observation planes; through act it draws the same ones
+    # RandomAgent is asked to choose without the observation planes; through act it draws the same columns
     tables, through_act = [], _RandomThroughAct(seed=3)
     for opponent in (RandomAgent(seed=3), through_act):
         agent = QLearningAgent(Rules(4, 5, 4), seed=0)
@@ -315,3 +315,35 @@ def test_a_random_opponent_plays_the_same_games_with_or_without_its_observations
     assert through_act.observations > 1000 and tables[0][1] == tables[1][1]
     assert tables[0][0].keys() == tables[1][0].keys()
     assert all(np.array_equal(tables[0][0][key], tables[1][0][key]) for key in tables[0][0])
+
+
+class _MaskOnly:
+    """A policy that reads only the mask, with or without ``choose(legal)``: it plays the rightmost legal column."""
+
+    uses_observations = False
+
+    def __init__(self) -> None:
+        self.chosen_from: list[list[int]] = []
+        self.observations: list[object] = []
+
+    def act(self, observation: object, action_mask: np.ndarray) -> int:
+        self.observations.append(observation)
+        return int(np.flatnonzero(action_mask)[-1])
+
+
+class _MaskOnlyChooser(_MaskOnly):
+    def choose(self, legal: list[int]) -> int:
+        self.chosen_from.append(list(legal))
+        return legal[-1]
+
+
+def test_a_mask_only_opponent_with_choose_is_asked_to_choose_from_the_legal_columns() -> None:
+    curves, opponents = [], (_MaskOnlyChooser(), _MaskOnly())
+    for opponent in opponents:
+        curves.append(QLearningAgent(Rules(4, 5, 4), seed=0).train(opponent, 60, window=20).win_rate)
+    chooser, actor = opponents
+    # the chooser is never given an observation; its lists are the legal columns, which the actor's masks hold
+    assert not chooser.observations and len(chooser.chosen_from) > 100
+    assert all(legal == sorted(set(legal)) and set(legal) <= set(range(5)) for legal in chooser.chosen_from)
+    assert not actor.chosen_from and all(np.shape(obs) == (4, 5, 2) for obs in actor.observations)
+    assert curves[0] == curves[1] and len(actor.observations) == len(chooser.chosen_from)
