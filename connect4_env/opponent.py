@@ -15,7 +15,7 @@ import numpy as np
 
 from connect4_env.core import IllegalMoveError, short_repr
 
-__all__ = ["opponent_column", "opponent_columns"]
+__all__ = ["opponent_column", "opponent_choice", "opponent_columns"]
 
 
 def opponent_column(opponent: Any, observation: np.ndarray, mask: np.ndarray) -> int:
@@ -32,6 +32,24 @@ def opponent_column(opponent: Any, observation: np.ndarray, mask: np.ndarray) ->
         raise IllegalMoveError(
             f"the opponent {opponent!r} chose column {short_repr(answer)}; legal columns are "
             f"{np.flatnonzero(mask).tolist()}"
+        )
+    return answer
+
+
+def opponent_choice(opponent: Any, legal: list[int]) -> int:
+    """The column a mask-only policy picks from the ``legal`` columns: ``opponent.choose(legal)``, checked
+    (see :class:`~connect4_env.policy.Policy`).
+
+    Raises:
+        IllegalMoveError: the answer is not an integer or not one of ``legal`` (the message names the opponent
+            and its answer). Whatever ``choose`` itself raises passes through unchanged.
+    """
+    answer = opponent.choose(legal)
+    if type(answer) is not int:
+        answer = _as_int(opponent, answer)
+    if answer not in legal:
+        raise IllegalMoveError(
+            f"the opponent {opponent!r} chose column {short_repr(answer)}; legal columns are {list(legal)}"
         )
     return answer
 

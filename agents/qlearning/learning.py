@@ -15,6 +15,7 @@ from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.curves import LearningCurve
 from connect4_env.core import Board
 from connect4_env.encoding import TrackedBoard
+from connect4_env.opponent import opponent_choice, opponent_column
 from connect4_env.policy import resolve_opponent
 from connect4_env.validation import check_int
 
@@ -173,15 +174,14 @@ def _game_for(
     if opponent is agent:  # self-play: the table plays both seats and never asks an opponent
         board = Board(agent.rules)
         return board, board.play, _no_opponent
-    choose = getattr(opponent, "choose", None)
-    if getattr(opponent, "uses_observations", True) is False and callable(choose):
+    if getattr(opponent, "uses_observations", True) is False and callable(getattr(opponent, "choose", None)):
         board = Board(agent.rules)  # a mask-only policy picks from the legal columns: no planes to keep
-        return board, board.play, lambda mover: int(choose(board.legal_moves()))
+        return board, board.play, lambda mover: opponent_choice(opponent, board.legal_moves())
     game = TrackedBoard(agent.rules)
     return (
         game.board,
         game.play,
-        lambda mover: int(opponent.act(game.observation(mover), game.mask.copy())),
+        lambda mover: opponent_column(opponent, game.observation(mover), game.mask.copy()),
     )
 
 

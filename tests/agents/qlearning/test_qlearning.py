@@ -16,7 +16,7 @@ from connect4_agents.evaluation.metrics import optimal_move_rate
 from connect4_agents.qlearning.agent import QLearningAgent, canonical_key
 from connect4_agents.qlearning.learning import td_update
 from connect4_agents.solver.agent import SolverAgent
-from connect4_env import Board, Rules
+from connect4_env import Board, IllegalMoveError, Rules
 from connect4_env.encoding import action_mask, observation_planes
 
 
@@ -347,3 +347,28 @@ def test_a_mask_only_opponent_with_choose_is_asked_to_choose_from_the_legal_colu
     assert all(legal == sorted(set(legal)) and set(legal) <= set(range(5)) for legal in chooser.chosen_from)
     assert not actor.chosen_from and all(np.shape(obs) == (4, 5, 2) for obs in actor.observations)
     assert curves[0] == curves[1] and len(actor.observations) == len(chooser.chosen_from)
+
+
+class _Answers(_MaskOnlyChooser):
+    """An opponent that answers ``answer`` through both act and choose."""
+
+    def __init__(self, answer: object, mask_only: bool) -> None:
+        super().__init__()
+        self.answer = answer
+        self.uses_observations = not mask_only
+
+    def act(self, observation: object, action_mask: np.ndarray) -> int:
+        return self.answer  # type: ignore[return-value]
+
+    def choose(self, legal: list[int]) -> int:
+        return self.answer  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        return f"Answers({self.answer!r})"
+
+
+@pytest.mark.parametrize("mask_only", [False, True], ids=["act", "choose"])
+@pytest.mark.parametrize("answer", [5, -1, "2", 2.0, True, np.array([1, 2])], ids=repr)
+def test_an_opponents_illegal_answer_names_the_opponent(answer: object, mask_only: bool) -> None:
+    with pytest.raises(IllegalMoveError, match=r"the opponent Answers\("):
+        QLearningAgent(Rules(4, 5, 4), seed=0).train(_Answers(answer, mask_only), 5)
