@@ -92,7 +92,8 @@ class SolverAgent(RulesBound):
     Args:
         rules: the game (observations do not carry ``win_length``). None (default): the bound rules'
             (``bind(rules)``, which every env, the arena and the scripts call), else 6x7 with 4 in a row.
-        seed: breaks ties between equally good columns (None: the most central one).
+        seed: ``act`` then draws uniformly from the equally good columns (None: the most central one). The
+            envs reseed their opponent on ``reset(seed=...)``, so ``opponent="solver"`` varies its play.
         node_budget: the most nodes one call may search of ``score``/``evaluate``/``act``. ``"auto"`` (default): 50 million
             nodes with the compiled kernels (about 20 s here), 1 million in plain Python (about 30 s); None:
             unlimited; or an int. Past it, :class:`SolverBudgetExceeded`, which names the budget.
@@ -330,8 +331,13 @@ class SolverAgent(RulesBound):
             SolverBudgetExceeded: the position needs more than ``node_budget`` nodes.
         """
         board, legal = self.read_board(observation, action_mask)
-        ties = self.best_columns(board, every=self.rng is not None)
-        column = int(ties[int(self.rng.integers(len(ties)))]) if self.rng is not None else ties[0]
+        if self.rng is None:
+            column = self.best_columns(board, every=False)[0]
+        else:
+            # the first best column in a random order is drawn uniformly from the best ones, and the columns
+            # after it need no test (they were all tested before: several times slower against a random player)
+            order = [int(c) for c in self.rng.permutation(self._central_order(board))]
+            column = self._best_columns(board, order, every=False)[0]
         self._last_move = (board, column, None)
         return column
 
@@ -363,10 +369,18 @@ class SolverAgent(RulesBound):
         """
         if board.is_terminal:
             raise ValueError("the game is over: there is nothing to choose")
+        return self._best_columns(board, self._central_order(board), every)
+
+    @staticmethod
+    def _central_order(board: Board) -> list[int]:
+        """The legal columns, most central first (the left one of two equally central)."""
+        centre = (board.rules.columns - 1) / 2
+        return sorted(board.legal_moves(), key=lambda c: (abs(c - centre), c))
+
+    def _best_columns(self, board: Board, legal: list[int], every: bool) -> list[int]:
+        """:meth:`best_columns` over the ``legal`` columns in the order given (the game is not over)."""
         rules = board.rules
         current, mask = board.stones[board.to_move], board.mask
-        centre = (rules.columns - 1) / 2
-        legal = sorted(board.legal_moves(), key=lambda c: (abs(c - centre), c))
         winning = set(board.winning_moves())
         wins = [c for c in legal if c in winning]
         if wins:

@@ -123,6 +123,26 @@ def test_same_seed_same_tie_breaks_and_registry() -> None:
     assert isinstance(make_agent("solver"), SolverAgent)
 
 
+@settings(max_examples=25, deadline=None)
+@given(size=st.sampled_from(SMALL), data=st.data())
+def test_a_seeded_agent_draws_uniformly_from_the_best_columns(
+    size: tuple[int, int, int], data: st.DataObject
+) -> None:
+    board, _ = random_position(size, data, min_moves=0)
+    if board.is_terminal:
+        return
+    scores = SolverAgent(table_size=10007).evaluate_board(board)
+    ties = [c for c, s in enumerate(scores) if s == max(x for x in scores if x is not None)]
+    planes, mask = observation_planes(board), action_mask(board)
+    agent = SolverAgent(board.rules, seed=data.draw(st.integers(0, 2**32)), table_size=10007)
+    counts = np.bincount(
+        [agent.act(planes, mask) for _ in range(60 * len(ties))], minlength=board.rules.columns
+    )
+    assert set(np.flatnonzero(counts)) == set(ties)  # never a worse column, and every best one
+    # each tie 60 times expected: below 25 or above 105 is a binomial tail under 1e-7 for up to 7 ties
+    assert all(25 <= counts[c] <= 105 for c in ties) or len(ties) == 1
+
+
 @needs("fast")  # 6x7 from 24 stones: minutes in the Python build
 def test_six_by_seven_midgame_position_is_solved() -> None:
     rng = np.random.default_rng(4)
