@@ -219,6 +219,7 @@ def test_pickle_keeps_the_episode() -> None:
     assert a[0].tobytes() == b[0].tobytes() and a[1:4] == b[1:4]
 
 
+@pytest.mark.slow  # about 4 s on 2 cores (over 3 s): make test-slow, CI runs it
 @needs("train", "stable_baselines3")
 def test_gymnasium_make_vec_and_sb3_subproc() -> None:
     from stable_baselines3.common.env_util import make_vec_env

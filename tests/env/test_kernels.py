@@ -218,6 +218,7 @@ def test_importing_the_env_does_not_load_numba() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
 
 
+@pytest.mark.slow  # about 5 s on 2 cores (over 3 s): make test-slow, CI runs it
 def test_a_changed_rules_file_is_compiled_afresh_in_its_users(tmp_path: Path) -> None:
     """numba stamps a cached function with its own file only; a kernel module that imports rules from another
     file must not keep the old rules from its cache after that file changed."""

@@ -80,6 +80,7 @@ def play_game(url: str, seed: int) -> tuple[list[Any], Any]:
         return results, env.state()
 
 
+@pytest.mark.slow  # about 6 s on 2 cores (over 3 s): make test-slow, CI runs it
 @needs_book
 def test_a_full_game_against_the_solver_through_openenvs_client(server: str) -> None:
     results, state = play_game(server, seed=0)

@@ -58,6 +58,7 @@ def test_tournament_json_and_plot(tmp_path):
     assert rated["ratings"]["solver"]["elo"] == pytest.approx(data["ratings"]["solver"]["elo"])
 
 
+@pytest.mark.slow  # about 4 s on 2 cores (over 3 s): make test-slow, CI runs it
 @needs_book  # the ladder holds the solver, which answers early 6x7 positions fast with the book only
 def test_gauntlet_against_the_reference_ladder(tmp_path):
     result = run(
@@ -85,6 +86,7 @@ def test_tournament_errors(args, message):
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow  # about 4 s on 2 cores (over 3 s): make test-slow, CI runs it
 @needs("train", "matplotlib")  # --plot
 def test_evaluate_script(tmp_path):
     table = tmp_path / "q.npz"

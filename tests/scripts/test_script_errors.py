@@ -98,6 +98,7 @@ def test_train_sb3_refuses_bad_hyperparameters_before_training(tmp_path: Path) -
     expect_usage_error(run("scripts/train_sb3.py", "--out", str(a_file)), "is a file")
 
 
+@pytest.mark.slow  # about 4 s on 2 cores (over 3 s): make test-slow, CI runs it
 def test_ctrl_c_in_training_saves_the_table(tmp_path: Path) -> None:
     out = tmp_path / "run"
     process = start(

@@ -102,6 +102,7 @@ def test_play_script_with_a_human() -> None:
     assert "is not a legal column" in result.stdout and "after" in result.stdout
 
 
+@pytest.mark.slow  # about 5 s on 2 cores (over 3 s): make test-slow, CI runs it
 def test_tournament(tmp_path: Path) -> None:
     out = tmp_path / "t.json"
     result = run(
@@ -125,6 +126,7 @@ def test_tournament(tmp_path: Path) -> None:
     assert result.returncode == 2 and "unknown agent" in result.stderr
 
 
+@pytest.mark.slow  # about 4 s on 2 cores (over 3 s): make test-slow, CI runs it
 def test_demo_prints_only_relative_paths(tmp_path: Path) -> None:
     # what `make run` runs, from the folder it writes into: no /home/..., /work/... or /tmp/... in the output
     import subprocess

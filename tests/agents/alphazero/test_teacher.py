@@ -56,7 +56,11 @@ def _reference_of(planes: np.ndarray, rules: Rules) -> tuple[ReferenceGame, Boar
     return game, board
 
 
-@pytest.mark.parametrize("size", [(4, 4, 3), (3, 5, 3), (4, 3, 3)])
+@pytest.mark.parametrize(
+    "size",
+    # 3x5: about 5 s on 2 cores (over 3 s): make test-slow, CI runs it
+    [(4, 4, 3), pytest.param((3, 5, 3), marks=pytest.mark.slow), (4, 3, 3)],
+)
 def test_every_target_is_the_solvers_outcome(size: tuple[int, int, int]) -> None:
     config = AlphaZeroTrainConfig(*size, teacher="solver")
     rules = config.rules
@@ -119,6 +123,7 @@ def test_settings_are_checked(tmp_path: Path) -> None:
         AlphaZeroTrainConfig(init=None).check()  # type: ignore[arg-type]
 
 
+@pytest.mark.slow  # about 4 s on 2 cores (over 3 s): make test-slow, CI runs it
 def test_a_teacher_run_starts_from_init_and_learns(tmp_path: Path) -> None:
     from connect4_agents.alphazero.train import train
 

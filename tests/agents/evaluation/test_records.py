@@ -164,6 +164,7 @@ def test_write_games_checks_types(tmp_path: Path) -> None:
     assert not (tmp_path / "g.jsonl").exists()
 
 
+@pytest.mark.slow  # about 3 s on 2 cores (over 3 s): make test-slow, CI runs it
 @heavy_without_numba
 def test_tournament_records_replay_from_their_seeds(tmp_path: Path) -> None:
     records, summary = tmp_path / "games.jsonl", tmp_path / "t.json"

@@ -273,6 +273,7 @@ def test_every_bound_of_a_searched_tree_holds_the_solvers_value() -> None:
     assert proved >= 8 and checked >= 200
 
 
+@pytest.mark.slow  # about 5 s on 2 cores (over 3 s): make test-slow, CI runs it
 @heavy_without_numba
 def test_proofs_agree_with_the_solver() -> None:
     rng = np.random.default_rng(0)

@@ -31,7 +31,15 @@ ROOT = Path(__file__).resolve().parents[3]
 SMALL = {"rows": 4, "columns": 5, "win_length": 3}
 
 
-@pytest.mark.parametrize("algo", ["ppo", "maskable_ppo", "dqn"])
+@pytest.mark.parametrize(
+    "algo",
+    # PPO's two: about 4 s each on 2 cores (over 3 s): make test-slow, CI runs them
+    [
+        pytest.param("ppo", marks=pytest.mark.slow),
+        pytest.param("maskable_ppo", marks=pytest.mark.slow),
+        "dqn",
+    ],
+)
 def test_tiny_training_through_gym_make_and_the_batched_env(algo: str, tmp_path: Path) -> None:
     from stable_baselines3.common.env_util import make_vec_env
 

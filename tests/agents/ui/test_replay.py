@@ -129,6 +129,7 @@ def replay_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Ga
     return path, games
 
 
+@pytest.mark.slow  # about 5 s on 2 cores (over 3 s): make test-slow, CI runs it
 def test_address_opens_the_position(replay_file: tuple[Path, list[GameLog]]) -> None:
     path, games = replay_file
     for game_index, ply in ((0, 0), (0, 5), (1, 9), (1, len(games[1].moves))):
@@ -172,6 +173,7 @@ document.body.dataset.hash = location.hash;
     assert f'data-hash="#game=1&amp;ply={len(games[1].moves)}"' in page
 
 
+@pytest.mark.slow  # about 3 s on 2 cores (over 3 s): make test-slow, CI runs it
 def test_screenshots_show_the_board_and_differ(
     replay_file: tuple[Path, list[GameLog]], tmp_path: Path
 ) -> None:
