@@ -108,6 +108,14 @@ class QTableMatch:
     out: Path
 
 
+def _path_from(folder: Path, path: Path) -> str:
+    """``path`` relative to ``folder`` when it lies inside it, else as given."""
+    try:
+        return path.resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def qtable_against_mcts(
     table: str | os.PathLike[str],
     *,
@@ -121,7 +129,8 @@ def qtable_against_mcts(
     on_records: Callable[[Path], None] | None = None,
 ) -> QTableMatch:
     """The Q-table in ``table`` against MCTS (``playouts`` a move, UCB1 constant ``c``) on the table's own
-    board, alternating who starts; the results with 95 % intervals are written to ``out`` as JSON.
+    board, alternating who starts; the results with 95 % intervals are written to ``out`` as JSON (with the
+    table's path relative to the JSON file's folder when the table lies inside it, so the pair can be moved).
 
     The table plays with seed ``seed``, MCTS with ``seed + 1``. ``games_out`` and ``on_records``: as for
     :func:`play_recorded_match`.
@@ -149,7 +158,7 @@ def qtable_against_mcts(
     written = atomic_write_json(
         out,
         {
-            "table": str(table),
+            "table": _path_from(Path(out).parent, Path(table)),
             "opponent": f"mcts:{playouts}",
             "c": c,
             "rows": rules.rows,

@@ -48,6 +48,7 @@ def test_train_then_match(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     summary = json.loads((out / "match.json").read_text())
     assert summary["overall"]["games"] == 6 and summary["rows"] == 4 and summary["columns"] == 5
+    assert summary["table"] == "qtable.npz"  # beside the results: no machine path in the file
     assert "95% CI" in result.stdout
 
 
@@ -156,5 +157,5 @@ def test_demo_prints_only_relative_paths(tmp_path: Path) -> None:
         "results written to runs/demo/match.json" in result.stdout
         and "game records: g.jsonl" in result.stdout
     )
-    output = result.stdout + result.stderr
+    output = result.stdout + result.stderr + (tmp_path / "runs/demo/match.json").read_text()
     assert str(tmp_path.resolve()) not in output and str(tmp_path) not in output
