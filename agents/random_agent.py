@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from connect4_agents.base import NoLegalMoveError, RulesAware, check_mask_width, legal_columns, unpack
+from connect4_env.validation import seeded_rng
 
 __all__ = ["RandomAgent"]
 
@@ -23,7 +24,7 @@ class RandomAgent(RulesAware):
     uses_observations = False  # the batched env may pass None instead of building observations
 
     def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
+        self.rng = seeded_rng(seed)
 
     def _width(self, planes: np.ndarray | None) -> int | None:
         """The board's width: the bound rules', else the planes', else unknown."""
@@ -34,7 +35,7 @@ class RandomAgent(RulesAware):
     def reset(self, seed: int | None = None) -> None:
         """Start a new game; a seed, if given, reseeds the generator."""
         if seed is not None:
-            self.rng = np.random.default_rng(seed)
+            self.rng = seeded_rng(seed)
 
     def act(self, observation: Any, action_mask: Any = None) -> int:
         planes, mask = unpack(observation, action_mask)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_int", "check_number", "check_bool", "check_choice"]
+__all__ = ["check_int", "check_number", "check_bool", "check_choice", "seeded_rng"]
 
 
 def _describe(value: object) -> str:
@@ -96,3 +96,21 @@ def _range_text(minimum: int | None, maximum: int | None) -> str:
     if maximum is not None:
         return f" <= {maximum}"
     return ""
+
+
+def seeded_rng(value: object, name: str = "seed") -> np.random.Generator:
+    """A numpy Generator from a seed argument, as ``np.random.default_rng`` makes it (None: fresh entropy; a
+    non-negative int; a sequence of them; a Generator or BitGenerator, used as is), with an error that names
+    ``name`` instead of numpy's.
+
+    Raises:
+        TypeError: a bool, a float, a string or another type numpy cannot seed from. ValueError: a negative int.
+    """
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be None or a non-negative integer, got {_describe(value)}")
+    try:
+        return np.random.default_rng(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{name} must be None or a non-negative integer, got {_describe(value)}") from None
+    except ValueError:
+        raise ValueError(f"{name} must be None or a non-negative integer, got {value!r}") from None

@@ -16,7 +16,7 @@ from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet
 from connect4_agents.base import RulesBound, legacy_arguments
 from connect4_agents.mcts.puct import PUCTResult, PUCTSearch
 from connect4_env.core import Board, Rules
-from connect4_env.validation import check_bool, check_int, check_number
+from connect4_env.validation import check_bool, check_int, check_number, seeded_rng
 
 __all__ = ["AlphaZeroAgent", "DEFAULT_SIMULATIONS", "shipped_model_path"]
 
@@ -102,7 +102,7 @@ class AlphaZeroAgent(RulesBound):
         self._fixed_rules = model.rules
         self.rules: Rules | None = None
         self.evaluator = NetworkEvaluator(model.net, symmetric=self.symmetric)
-        self.rng = np.random.default_rng(seed)
+        self.rng = seeded_rng(seed)
         if threads is not None:  # process-wide: only once every setting and the model are good
             torch.set_num_threads(threads)
         self.last_search: PUCTResult | None = None
@@ -153,10 +153,10 @@ class AlphaZeroAgent(RulesBound):
             )
 
     def reset(self, seed: int | None = None) -> None:
+        rng = seeded_rng(seed) if seed is not None else self.rng  # a bad seed changes nothing
         self.last_search = None
         self.last_column = None
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
+        self.rng = rng
 
     def __repr__(self) -> str:
         return f"AlphaZeroAgent(simulations={self.simulations})"

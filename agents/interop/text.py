@@ -26,7 +26,7 @@ import numpy as np
 from connect4_env.core import Rules
 from connect4_env.encoding import board_from_observation, split_observation
 from connect4_env.text_protocol import SYSTEM_PROMPT, describe_position, parse_column
-from connect4_env.validation import check_choice, check_int, check_number
+from connect4_env.validation import check_choice, check_int, check_number, seeded_rng
 
 __all__ = ["TextPolicy", "leftmost_legal_answer", "FALLBACKS"]
 
@@ -110,7 +110,7 @@ class TextPolicy:
         self.win_length = 4
         self.stats = {"moves": 0, "answers": 0, "rejected": 0, "timeouts": 0, "fallbacks": 0}
         self.transcript: list[tuple[str, str | None]] = []
-        self._rng = np.random.default_rng(seed)
+        self._rng = seeded_rng(seed)
 
     @classmethod
     def from_spec(cls, value: str, seed: int | None = None) -> TextPolicy:
@@ -139,7 +139,7 @@ class TextPolicy:
     def reset(self, seed: int | None = None) -> None:
         """Reseed the random fallback (when ``seed`` is given)."""
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
+            self._rng = seeded_rng(seed)
 
     def prompt(self, observation: Any, action_mask: Any = None, note: str | None = None) -> str:
         """The prompt for a position given as planes (+ mask): the system prompt and the position's text."""

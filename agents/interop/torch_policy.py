@@ -16,7 +16,7 @@ import numpy as np
 
 from connect4_agents.base import NoLegalMoveError, RulesAware, unpack
 from connect4_env.core import Rules
-from connect4_env.validation import check_bool, check_choice
+from connect4_env.validation import check_bool, check_choice, seeded_rng
 
 __all__ = ["TorchPolicy", "OBSERVATIONS", "OUTPUTS"]
 
@@ -95,7 +95,7 @@ class TorchPolicy(RulesAware):
             model.eval()  # dropout off, batch norm on its running statistics
         self.model = model
         self.forward = model if forward is None else forward
-        self.rng = np.random.default_rng(seed)
+        self.rng = seeded_rng(seed)
 
     def __repr__(self) -> str:
         return f"TorchPolicy({type(self.model).__name__}, observation={self.observation!r}, output={self.output!r})"
@@ -103,7 +103,7 @@ class TorchPolicy(RulesAware):
     def reset(self, seed: int | None = None) -> None:
         """Before a game: reseed the sampling when ``seed`` is given."""
         if seed is not None:
-            self.rng = np.random.default_rng(seed)
+            self.rng = seeded_rng(seed)
 
     def _check_rules(self, rules: Rules) -> None:
         planes = np.zeros((1, rules.rows, rules.columns, 2), dtype=np.int8)

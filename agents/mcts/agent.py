@@ -42,7 +42,7 @@ from connect4_agents.mcts.result import PROOF_NAMES, SearchResult, ucb1
 from connect4_agents.mcts.tree import Tree
 from connect4_env.compiled import KernelBuild, kernels_for
 from connect4_env.core import Board, Rules
-from connect4_env.validation import check_bool, check_choice, check_int, check_number
+from connect4_env.validation import check_bool, check_choice, check_int, check_number, seeded_rng
 
 __all__ = [
     "MCTSAgent",
@@ -167,14 +167,14 @@ class MCTSAgent(RulesBound):
         self._seed(seed)
 
     def _seed(self, seed: int | None) -> None:
-        self._meta[1] = int(np.random.default_rng(seed).integers(1, 2**32))
+        self._meta[1] = int(seeded_rng(seed).integers(1, 2**32))
 
     def reset(self, seed: int | None = None) -> None:
         """Forget the tree (a new game); a seed, if given, reseeds the search."""
+        if seed is not None:  # first: a bad seed changes nothing
+            self._seed(seed)
         self._tree = None
         self.last_search = None
-        if seed is not None:
-            self._seed(seed)
 
     @classmethod
     def from_spec(cls, value: str, **kwargs: Any) -> MCTSAgent:

@@ -12,6 +12,7 @@ from typing import Protocol
 import numpy as np
 
 from connect4_env.core import Board
+from connect4_env.validation import seeded_rng
 
 __all__ = ["Evaluator", "UniformEvaluator", "RolloutEvaluator"]
 
@@ -39,7 +40,7 @@ class RolloutEvaluator:
 
     def __init__(self, rollouts: int = 1, seed: int | None = None) -> None:
         self.rollouts = int(rollouts)
-        self.rng = np.random.default_rng(seed)
+        self.rng = seeded_rng(seed)
 
     def evaluate(self, boards: Sequence[Board]) -> tuple[np.ndarray, np.ndarray]:
         values = np.zeros(len(boards))

@@ -38,6 +38,7 @@ import numpy as np
 
 from connect4_agents.mcts.evaluators import Evaluator, RolloutEvaluator, UniformEvaluator
 from connect4_env.core import Board
+from connect4_env.validation import seeded_rng
 
 __all__ = [
     "Evaluator",
@@ -270,7 +271,7 @@ class PUCTSearch:
         self.fpu = float(fpu)
         self.dirichlet_alpha = float(dirichlet_alpha)
         self.noise = float(noise)
-        self.rng = np.random.default_rng(seed)
+        self.rng = seeded_rng(seed)
         self.evaluations = 0
 
     def _evaluate(self, boards: list[Board]) -> tuple[np.ndarray, np.ndarray]:

@@ -23,7 +23,7 @@ from connect4_agents.evaluation.curves import LearningCurve
 from connect4_agents.qlearning.files import DEFAULT_MAX_BYTES, FILE_FORMAT, load_qtable, save_qtable
 from connect4_agents.qlearning.learning import REWARD_SCHEMES, train_agent
 from connect4_env.core import Board, Rules
-from connect4_env.validation import check_bool, check_choice, check_number
+from connect4_env.validation import check_bool, check_choice, check_number, seeded_rng
 
 __all__ = ["QLearningAgent", "LearningCurve", "REWARD_SCHEMES", "FILE_FORMAT"]
 
@@ -152,7 +152,7 @@ class QLearningAgent(RulesBound):
         self.learn_from_opponent = bool(learn_from_opponent)
         self.episodes_trained = 0
         self.q: dict[int, np.ndarray] = {}
-        self.rng = np.random.default_rng(seed)
+        self.rng = seeded_rng(seed)
 
     @classmethod
     @legacy_arguments(positional=("rules", "seed"), translate=_board_from_old_arguments)
@@ -191,7 +191,7 @@ class QLearningAgent(RulesBound):
     def reset(self, seed: int | None = None) -> None:
         """A new game (the table is kept); a seed, if given, reseeds tie-breaking and exploration."""
         if seed is not None:
-            self.rng = np.random.default_rng(seed)
+            self.rng = seeded_rng(seed)
 
     def __repr__(self) -> str:
         r = self.rules

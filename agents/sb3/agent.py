@@ -11,6 +11,7 @@ from connect4_agents._support.extras import require
 from connect4_agents.base import NoLegalMoveError, RulesAware, legacy_arguments, unpack
 from connect4_agents.sb3.files import ALGORITHMS, load_policy, save_policy
 from connect4_env.core import Rules
+from connect4_env.validation import seeded_rng
 
 __all__ = ["SB3Agent", "ALGORITHMS", "algorithm_class"]
 
@@ -63,7 +64,7 @@ class SB3Agent(RulesAware):
             raise TypeError(f"SB3Agent() takes a policy, not a path ({policy!r}): {_HOW_TO_LOAD}")
         self.policy = getattr(policy, "policy", policy)
         self.deterministic = deterministic
-        self.rng = np.random.default_rng(seed)
+        self.rng = seeded_rng(seed)
         space = self.policy.observation_space
         self.observation_shape = tuple(space.shape)
 
@@ -116,7 +117,7 @@ class SB3Agent(RulesAware):
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
-            self.rng = np.random.default_rng(seed)
+            self.rng = seeded_rng(seed)
 
     def _check_rules(self, rules: Rules) -> None:
         # bind(rules) (RulesAware's) accepts only the board size the model was trained on

@@ -26,7 +26,7 @@ from connect4_agents.solver import kernels as solver_kernels
 from connect4_agents.solver.book import BOOK_PLY, BOOK_RULES, load_book
 from connect4_env.compiled import KernelBuild, kernels_for
 from connect4_env.core import Board, Rules
-from connect4_env.validation import check_bool, check_choice, check_int
+from connect4_env.validation import check_bool, check_choice, check_int, seeded_rng
 
 __all__ = [
     "SolverAgent",
@@ -149,16 +149,16 @@ class SolverAgent(RulesBound):
         self.table_size = int(table_size)
         self.book = book
         self.compiled = compiled
-        self.rng = np.random.default_rng(seed) if seed is not None else None
+        self.rng = seeded_rng(seed) if seed is not None else None
         self.last_nodes = 0
         self._last_move: tuple[Board, int, dict[str, Any] | None] | None = None
         self._tables: dict[tuple[Rules, bool], tuple[KernelBuild, tuple[np.ndarray, ...]]] = {}
 
     def reset(self, seed: int | None = None) -> None:
         """Reseed the tie-breaking (the transposition table is kept: its entries stay true)."""
+        rng = seeded_rng(seed) if seed is not None else self.rng  # a bad seed changes nothing
         self._last_move = None
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
+        self.rng = rng
 
     def __getstate__(self) -> dict[str, Any]:
         # the tables hold a kernel module (not picklable) and tens of MB: a copy starts with empty ones

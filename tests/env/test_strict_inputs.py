@@ -13,6 +13,7 @@ import connect4_env  # noqa: F401  (registers Connect4-v0)
 from connect4_agents import MCTSAgent, QLearningAgent, RandomAgent, SolverAgent
 from connect4_env import connect4_v0
 from connect4_env.core import MAX_CELLS, Board, Rules
+from connect4_env.encoding import action_mask, observation_planes
 from connect4_env.render import MAX_TILE, BoardRenderer, render_rgb
 from connect4_env.validation import check_bool, check_choice, check_int, check_number
 from connect4_env.vector_env import Connect4VectorEnv
@@ -138,3 +139,36 @@ def test_register_policy_and_specs() -> None:
     with pytest.raises(ValueError, match="playouts"):
         policy_from_spec("mcts:-5")
     assert policy_from_spec("mcts:25").playouts == 25
+
+
+_SEEDED_AGENTS = {
+    "random": lambda seed: RandomAgent(seed=seed),
+    "mcts": lambda seed: MCTSAgent(30, seed=seed),
+    "solver": lambda seed: SolverAgent(seed=seed),
+    "qlearning": lambda seed: QLearningAgent(Rules(), seed=seed),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SEEDED_AGENTS))
+def test_a_bad_seed_is_named_and_changes_nothing(name: str) -> None:
+    make = _SEEDED_AGENTS[name]
+    for bad, error in (
+        ("x", TypeError),
+        (1.5, TypeError),
+        (True, TypeError),
+        ([1.5], TypeError),
+        (-1, ValueError),
+    ):
+        with pytest.raises(error, match="seed must be None or a non-negative integer"):
+            make(bad)
+    # a failed reset keeps the agent's random state: it plays on exactly as an untouched twin
+    board = Board.from_moves([3, 3, 2])
+    planes, mask = observation_planes(board), action_mask(board)
+    agent, twin = make(7), make(7)
+    agent.act(planes, mask), twin.act(planes, mask)
+    with pytest.raises(TypeError, match="seed"):
+        agent.reset(seed="x")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="seed"):
+        agent.reset(seed=-3)
+    assert [agent.act(planes, mask) for _ in range(20)] == [twin.act(planes, mask) for _ in range(20)]
+    make(np.int64(3)), make([1, 2]), make(np.random.default_rng(0))  # what numpy seeds from still works
