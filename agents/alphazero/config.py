@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from connect4_env.core import Rules
@@ -13,6 +14,8 @@ __all__ = ["AlphaZeroTrainConfig", "TrainConfig", "PRECISIONS", "TEACHERS"]
 PRECISIONS = ("float32", "bfloat16")
 # where the training targets come from: self-play's search ("none") or the exact solver (teacher.py)
 TEACHERS = ("none", "solver")
+# where the training steps run: "auto" (a CUDA GPU when torch sees one, else the CPU), "cpu", "cuda" or "cuda:N"
+_DEVICE = re.compile(r"auto|cpu|cuda(:[0-9]+)?")
 
 
 @dataclass
@@ -51,6 +54,7 @@ class AlphaZeroTrainConfig:
     teacher: str = "none"
     teacher_explore: float = 1.0
     init: str = ""
+    device: str = "auto"
 
     def check(self) -> AlphaZeroTrainConfig:
         """Raise TypeError / ValueError naming a bad setting; returns self."""
@@ -92,6 +96,10 @@ class AlphaZeroTrainConfig:
         if not isinstance(self.precision, str):
             raise TypeError(f"precision must be a str, got {type(self.precision).__name__}")
         check_choice("precision", self.precision, PRECISIONS)
+        if not isinstance(self.device, str):
+            raise TypeError(f"device must be a str, got {type(self.device).__name__}")
+        if not _DEVICE.fullmatch(self.device):
+            raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {self.device!r}")
         return self
 
     @property

@@ -55,11 +55,29 @@ __all__ = [
     "play_generation",
     "ReplayBuffer",
     "train",
+    "training_device",
     "GenerationLog",
     "evaluation_positions",
     "ladder_elo",
     "plot_curve",
 ]
+
+
+def training_device(name: str) -> torch.device:
+    """The torch device that ``AlphaZeroTrainConfig.device`` names (``"auto"``: the first CUDA GPU when torch
+    sees one, else the CPU). Raises ValueError for a CUDA device that torch does not see."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        index = device.index or 0
+        if index >= count:
+            raise ValueError(
+                f"device={name!r}: torch sees {count} CUDA device(s) (a CPU build of torch sees none); "
+                "use 'auto' or 'cpu'"
+            )
+    return device
 
 
 def _train_steps(
@@ -68,24 +86,33 @@ def _train_steps(
     buffer: ReplayBuffer,
     config: AlphaZeroTrainConfig,
     rng: np.random.Generator,
+    device: torch.device | None = None,
 ) -> tuple[float, float]:
+    """``config.steps`` Adam steps on minibatches from ``buffer``, on ``device`` (default the CPU); the network
+    is back on the CPU, in eval mode, afterwards (self-play and the measurement run there). Returns the mean
+    policy and value losses."""
+    device = device if device is not None else torch.device("cpu")
+    net.to(device)  # in place: the optimiser's parameters are the same tensors, its state follows them
     net.train()
     policy_losses, value_losses = [], []
-    for _ in range(config.steps):
-        planes, policies, values = buffer.sample(min(config.batch_size, len(buffer)), rng)
-        logits, predicted = net(planes_tensor(planes))
-        target = torch.from_numpy(policies)
-        policy_loss = -(target * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
-        value_loss = torch.mean((predicted - torch.from_numpy(values)) ** 2)
-        optimiser.zero_grad()
-        (policy_loss + value_loss).backward()
-        optimiser.step()
-        policy_losses.append(policy_loss.item())
-        value_losses.append(value_loss.item())
-    net.eval()
+    try:
+        for _ in range(config.steps):
+            planes, policies, values = buffer.sample(min(config.batch_size, len(buffer)), rng)
+            logits, predicted = net(planes_tensor(planes).to(device))
+            target = torch.from_numpy(policies).to(device)
+            policy_loss = -(target * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
+            value_loss = torch.mean((predicted - torch.from_numpy(values).to(device)) ** 2)
+            optimiser.zero_grad()
+            (policy_loss + value_loss).backward()
+            optimiser.step()
+            policy_losses.append(policy_loss.detach())  # read once at the end: no device sync per step
+            value_losses.append(value_loss.detach())
+    finally:
+        net.to("cpu")
+        net.eval()
     if not policy_losses:
         return float("nan"), float("nan")
-    return float(np.mean(policy_losses)), float(np.mean(value_losses))
+    return float(torch.stack(policy_losses).mean()), float(torch.stack(value_losses).mean())
 
 
 def train(
@@ -103,6 +130,7 @@ def train(
     ``out/curve.png``. ``resume`` continues from them. ``backend``/``address``: where self-play runs (see
     :func:`play_generation`). ``progress``: a progress bar over the generations. Returns the model's path."""
     config.check()
+    device = training_device(config.device)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rules = config.rules
@@ -149,7 +177,9 @@ def train(
 
     try:
         for generation in range(start + 1, start + config.generations + 1):
-            log = _generation(generation, net, optimiser, buffer, config, rng, positions, backend, address)
+            log = _generation(
+                generation, net, optimiser, buffer, config, rng, positions, backend, address, device
+            )
             if rules == Rules() and config.ladder_every and generation % config.ladder_every == 0:
                 with _interrupt_after():
                     save_model(ladder_path, net, rules, {"generation": generation})
@@ -224,6 +254,7 @@ def _generation(
     positions: list[Position],
     backend: str,
     address: str | None,
+    device: torch.device | None = None,
 ) -> GenerationLog:
     """Self-play, training steps and the measurement of one generation."""
     rules = config.rules
@@ -238,7 +269,7 @@ def _generation(
     threads = torch.get_num_threads()
     torch.set_num_threads(max(threads, config.workers))  # the workers are idle while the network trains
     try:
-        policy_loss, value_loss = _train_steps(net, optimiser, buffer, config, rng)
+        policy_loss, value_loss = _train_steps(net, optimiser, buffer, config, rng, device)
     finally:
         torch.set_num_threads(threads)
     trained = time.perf_counter() - began

@@ -63,6 +63,8 @@ _HELP = {
     "this, else a best one",
     "init": "a model file the first weights are read from ('shipped': the 6x7 model shipped with the package; "
     "default: random weights); its board and network must be the run's",
+    "device": "where the training steps run: auto (a CUDA GPU when torch sees one, else the CPU), cpu, cuda or "
+    "cuda:N; self-play and the measurement stay on the CPU",
     "precision": "number format of self-play's forward passes: float32, or bfloat16 (about 3x faster network "
     "evaluations on CPUs with AMX, such as recent Xeons; on CPUs without native bfloat16 it is emulated, many "
     "times slower, and warns)",
@@ -123,10 +125,14 @@ def run(args: argparse.Namespace) -> int:
             f"{log.positions} positions, buffer {log.buffer}, policy loss {log.policy_loss:.3f}, "
             f"value loss {log.value_loss:.3f}, training {log.train_seconds:.1f} s"
             + (
-                f"; best outcome kept: raw policy {log.raw_accuracy:.1%} ({log.raw_nontrivial:.1%} non-trivial), "
-                f"{config.eval_simulations} simulations {log.search_accuracy:.1%} "
-                f"({log.search_nontrivial:.1%} non-trivial)"
+                f"; best outcome kept: raw policy {log.raw_accuracy:.1%} ({log.raw_nontrivial:.1%} non-trivial)"
                 if log.raw_accuracy == log.raw_accuracy
+                else ""
+            )
+            + (
+                f", {config.eval_simulations} simulations {log.search_accuracy:.1%} "
+                f"({log.search_nontrivial:.1%} non-trivial)"
+                if log.search_accuracy == log.search_accuracy
                 else ""
             )
             + (

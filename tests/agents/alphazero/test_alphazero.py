@@ -603,3 +603,59 @@ def test_the_same_seed_trains_the_same_network(tmp_path: Path) -> None:
         weights.append(load_model(path).net.state_dict())
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
     assert not all(torch.equal(weights[0][k], weights[2][k]) for k in weights[0])
+
+
+def test_the_training_device_is_checked_and_named() -> None:
+    from connect4_agents.alphazero.config import AlphaZeroTrainConfig
+    from connect4_agents.alphazero.train import training_device
+
+    with pytest.raises(TypeError, match="device"):
+        AlphaZeroTrainConfig(device=0).check()  # type: ignore[arg-type]
+    for bad in ("gpu", "cuda:", "cuda:x", " cpu", ""):
+        with pytest.raises(ValueError, match="device"):
+            AlphaZeroTrainConfig(device=bad).check()
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert training_device("auto").type == expected and training_device("cpu").type == "cpu"
+    if not torch.cuda.is_available():  # a CPU build of torch: asking for a GPU says so before any work
+        with pytest.raises(ValueError, match="'cuda'.*0 CUDA device"):
+            training_device("cuda")
+    with pytest.raises(ValueError, match="cuda:99"):
+        training_device("cuda:99")
+
+
+@pytest.mark.parametrize("name", ["cpu", "cuda"])
+def test_training_steps_on_a_device_leave_the_network_on_the_cpu(name: str) -> None:
+    from connect4_agents.alphazero.config import AlphaZeroTrainConfig
+    from connect4_agents.alphazero.train import ReplayBuffer, _train_steps
+
+    if name == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    rules = Rules(4, 5, 4)
+    buffer = ReplayBuffer(100, rules)
+    rng = np.random.default_rng(0)
+    boards = [Board.empty(4, 5, 4).play_moves(list(rng.integers(0, 5, size=3))) for _ in range(20)]
+    policies = rng.dirichlet(np.ones(5), size=20).astype(np.float32)
+    buffer.add(
+        np.stack([observation_planes(b) for b in boards]), policies, rng.uniform(-1, 1, 20).astype(np.float32)
+    )
+    torch.manual_seed(0)
+    net = PolicyValueNet(channels=8, blocks=1)
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    optimiser = torch.optim.Adam(net.parameters(), lr=1e-2)
+    config = AlphaZeroTrainConfig(rows=4, columns=5, steps=30, batch_size=16)
+    losses = [_train_steps(net, optimiser, buffer, config, rng, torch.device(name)) for _ in range(2)]
+    assert all(p.device.type == "cpu" for p in net.parameters()) and not net.training
+    assert not all(torch.equal(before[k], v) for k, v in net.state_dict().items())
+    assert all(np.isfinite(loss).all() for loss in losses)
+    assert losses[1][0] < losses[0][0]  # it learns: the second round fits the same 40 positions better
+
+
+def test_a_bad_seed_is_named_and_keeps_the_agent(tmp_path: Path) -> None:
+    path = save_model(tmp_path / "m.zip", PolicyValueNet(channels=8, blocks=1), Rules(4, 5, 4))
+    with pytest.raises(TypeError, match="seed must be None or a non-negative integer"):
+        AlphaZeroAgent(path, seed="x")  # type: ignore[arg-type]
+    agent = AlphaZeroAgent(path, simulations=4, seed=1)
+    rng = agent.rng
+    with pytest.raises(ValueError, match="seed"):
+        agent.reset(seed=-1)
+    assert agent.rng is rng
