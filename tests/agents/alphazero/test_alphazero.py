@@ -530,7 +530,7 @@ def test_the_shipped_model_says_how_it_was_made_with_commands_that_parse() -> No
         pytest.skip("this version ships no AlphaZero model")
     provenance = load_model(path).info["provenance"]
     assert provenance["method"] and provenance["machine"]
-    assert [stage["wall_minutes"] > 0 for stage in provenance["stages"]] == [True, True]
+    assert len(provenance["stages"]) >= 2 and all(stage["wall_minutes"] > 0 for stage in provenance["stages"])
     teacher = False
     for stage in provenance["stages"]:
         for command in stage["commands"]:
