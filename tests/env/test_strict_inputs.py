@@ -145,7 +145,7 @@ _SEEDED_AGENTS = {
     "random": lambda seed: RandomAgent(seed=seed),
     "mcts": lambda seed: MCTSAgent(30, seed=seed),
     "solver": lambda seed: SolverAgent(seed=seed),
-    "qlearning": lambda seed: QLearningAgent(Rules(), seed=seed),
+    "qlearning": lambda seed: QLearningAgent(Rules(4, 5, 4), seed=seed),
 }
 
 
@@ -162,7 +162,7 @@ def test_a_bad_seed_is_named_and_changes_nothing(name: str) -> None:
         with pytest.raises(error, match="seed must be None or a non-negative integer"):
             make(bad)
     # a failed reset keeps the agent's random state: it plays on exactly as an untouched twin
-    board = Board.from_moves([3, 3, 2])
+    board = Board.from_moves([2, 2, 1, 3, 0, 4], rows=4, columns=5)  # small: the solver needs no book
     planes, mask = observation_planes(board), action_mask(board)
     agent, twin = make(7), make(7)
     agent.act(planes, mask), twin.act(planes, mask)
