@@ -256,7 +256,7 @@ def select_positions(
     ``sample`` drawn without replacement with ``seed`` (all when None or more than there are), in set order.
 
     Raises:
-        TypeError / ValueError: an unknown set, a bad range or sample size.
+        TypeError / ValueError: an unknown set, a bad range, sample size or seed.
     """
     return [position for _, position in select_labelled_positions(names, plies, sample, seed)]
 
@@ -270,11 +270,21 @@ def select_labelled_positions(
     """:func:`select_positions`, each position with the name of its set (for per-set reports).
 
     Raises:
-        TypeError / ValueError: an unknown set, a bad range or sample size.
+        TypeError / ValueError: an unknown set, a bad range, sample size or seed.
     """
+    if isinstance(names, str) or not isinstance(names, Iterable):
+        raise TypeError(
+            f"names must be a list of test set names, got {names!r} ({type(names).__name__})"
+            + (f"; write [{names!r}] for one set" if isinstance(names, str) else "")
+        )
     if plies is not None:
+        if not isinstance(plies, (tuple, list)):
+            raise TypeError(f"plies must be None or a pair (low, high) of stone counts, got {plies!r}")
+        if len(plies) != 2:
+            raise ValueError(f"plies must be a pair (low, high) of stone counts, got {len(plies)} values: {plies!r}")
         low = check_int("plies[0]", plies[0], 0)
         high = check_int("plies[1]", plies[1], low)
+    seed = check_int("seed", seed, 0)
     pool = [
         (name, position)
         for name in names

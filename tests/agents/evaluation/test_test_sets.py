@@ -216,3 +216,29 @@ def test_select_positions_by_plies_and_sample() -> None:
         select_positions(names, (12, 10))
     with pytest.raises(TypeError):
         select_positions(names, (1.5, 10))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ({"names": "6x7-begin-easy"}, TypeError, r"names must be a list .*write \['6x7-begin-easy'\]"),
+        ({"names": 7}, TypeError, "names must be a list of test set names"),
+        ({"plies": 12}, TypeError, r"plies must be None or a pair \(low, high\)"),
+        ({"plies": (12,)}, ValueError, "plies must be a pair .* got 1 values"),
+        ({"sample": 3, "seed": "x"}, TypeError, "seed must be an integer >= 0, got 'x'"),
+        ({"sample": 3, "seed": -1}, ValueError, "seed must be an integer >= 0, got -1"),
+        ({"seed": 1.5}, TypeError, "seed must be an integer"),  # checked even when nothing is drawn
+    ],
+)
+def test_select_positions_names_each_bad_argument(
+    arguments: dict[str, object], error: type[Exception], message: str
+) -> None:
+    from connect4_agents.evaluation.test_sets import select_labelled_positions, select_positions
+
+    call = {"names": ["6x7-begin-easy"], **arguments}
+    for select in (select_positions, select_labelled_positions):
+        with pytest.raises(error, match=message):
+            select(**call)  # type: ignore[arg-type]
+    # what is allowed: numpy integers, a tuple of names, plies as a list
+    picked = select_labelled_positions(("6x7-begin-easy",), [1, np.int64(13)], np.int64(5), np.int64(2))
+    assert len(picked) == 5 and all(name == "6x7-begin-easy" for name, _ in picked)
