@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from connect4_env.rules import MAX_CELLS, IllegalMoveError, Rules, as_column, check_size, short_repr
 from connect4_env.svg import check_svg_size, draw_svg
+from connect4_env.validation import check_int
 
 __all__ = [
     "Rules",
@@ -82,10 +83,17 @@ class Board:
         return self.winner is not None or self.ply == self.rules.cells
 
     def is_legal(self, column: int) -> bool:
-        """True if ``column`` is an int in range, not full, and the game is not over."""
+        """True if ``column`` is in range, not full, and the game is not over.
+
+        Any integer counts as :meth:`play` takes it (a numpy integer too, as ``action_space.sample()`` gives).
+
+        Raises:
+            TypeError: ``column`` is not an integer (a float, a string, a bool, None).
+        """
+        if type(column) is not int:
+            column = as_column(column)
         return (
             self.winner is None
-            and isinstance(column, int)
             and 0 <= column < self.rules.columns
             and self.heights[column] < self.rules.rows
         )
@@ -156,10 +164,25 @@ class Board:
         self.winner = None
         self.last_move = last_move
 
-    def play_moves(self, moves: Iterable[int]) -> Board:
-        """Play a sequence of columns; returns self."""
+    def play_moves(self, moves: Iterable[int] | str) -> Board:
+        """Play a sequence of columns (a string of digits also works for <= 10 columns); returns self.
+
+        All or nothing: when a move is illegal or not an integer, the error is raised and the board is left as
+        it was.
+
+        Raises:
+            IllegalMoveError: a move is illegal where it comes. TypeError: a move is not an integer.
+            ValueError: a string holds something other than digits.
+        """
+        if isinstance(moves, str):
+            if not moves.isdigit() and moves:
+                raise ValueError(f"move string {moves!r} must hold only digits 0-9 (0-based columns)")
+            moves = [int(ch) for ch in moves]
+        trial = self.copy()
         for column in moves:
-            self.play(int(column))
+            trial.play(column)
+        self.stones, self.heights, self.ply = trial.stones, trial.heights, trial.ply
+        self.winner, self.last_move = trial.winner, trial.last_move
         return self
 
     def copy(self) -> Board:
@@ -203,8 +226,15 @@ class Board:
 
     # -- cells, constructors, ASCII ------------------------------------------------------------------------
     def cell(self, row: int, column: int) -> int | None:
-        """Owner of a cell (``row`` 0 = top): 0, 1 or None for empty."""
-        bit = self.rules.cell_bit(row, column)
+        """Owner of a cell (``row`` 0 = top): 0, 1 or None for empty.
+
+        Raises:
+            TypeError: ``row`` or ``column`` is not an integer. ValueError: it is off the board.
+        """
+        rules = self.rules
+        bit = rules.cell_bit(
+            check_int("row", row, 0, rules.rows - 1), check_int("column", column, 0, rules.columns - 1)
+        )
         if self.stones[0] & bit:
             return 0
         if self.stones[1] & bit:
@@ -247,11 +277,11 @@ class Board:
     def from_moves(
         cls, moves: Iterable[int] | str, rows: int = 6, columns: int = 7, win_length: int = 4
     ) -> Board:
-        """Play ``moves`` (0-based columns; a string of digits also works for <= 10 columns) from empty."""
-        if isinstance(moves, str):
-            if not moves.isdigit() and moves:
-                raise ValueError(f"move string {moves!r} must hold only digits 0-9 (0-based columns)")
-            moves = [int(ch) for ch in moves]
+        """Play ``moves`` (0-based columns; a string of digits also works for <= 10 columns) from empty.
+
+        Raises:
+            IllegalMoveError, TypeError, ValueError: see :meth:`play_moves`.
+        """
         return cls(Rules(rows, columns, win_length)).play_moves(moves)
 
     @classmethod

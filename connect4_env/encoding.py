@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from connect4_env.core import Board, Rules
+from connect4_env.rules import short_repr
+from connect4_env.validation import check_int
 
 __all__ = [
     "observation_planes",
@@ -52,6 +54,8 @@ def observation_planes(board: Board, player: int | None = None) -> np.ndarray:
     rules = board.rules
     if player is None:
         player = board.to_move
+    elif type(player) is not int or not 0 <= player <= 1:
+        player = check_int("player", player, 0, 1)
     index = cell_bit_index(rules.rows, rules.columns)
     n_bits = rules.columns * rules.height
     planes = np.empty((rules.rows, rules.columns, 2), dtype=np.int8)
@@ -71,6 +75,16 @@ def _planes_to_bits(plane: np.ndarray, rules: Rules) -> int:
     return int.from_bytes(np.packbits(flat, bitorder="little").tobytes(), "little")
 
 
+def _observation_entry(observation: dict[Any, Any]) -> Any:
+    """The planes of a PettingZoo observation dict, or a ValueError that names the keys it has."""
+    if "observation" not in observation:
+        raise ValueError(
+            "an observation dict needs an 'observation' key (PettingZoo's {'observation', 'action_mask'}); "
+            f"got the keys {short_repr(sorted(map(str, observation)))}"
+        )
+    return observation["observation"]
+
+
 def split_observation(observation: Any, action_mask: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Accept planes + mask, or a PettingZoo ``{"observation", "action_mask"}`` dict; return both arrays.
 
@@ -80,7 +94,7 @@ def split_observation(observation: Any, action_mask: Any = None) -> tuple[np.nda
     if isinstance(observation, dict):
         if action_mask is None:
             action_mask = observation.get("action_mask")
-        observation = observation["observation"]
+        observation = _observation_entry(observation)
     planes = np.asarray(observation)
     if planes.ndim != 3 or planes.shape[2] != 2:
         raise ValueError(f"observation must have shape (rows, columns, 2), got {planes.shape}")
@@ -102,7 +116,7 @@ def board_from_observation(observation: Any, win_length: int = 4) -> Board:
             values other than 0/1).
     """
     if isinstance(observation, dict):
-        observation = observation["observation"]
+        observation = _observation_entry(observation)
     planes = np.asarray(observation)
     if planes.ndim != 3 or planes.shape[2] != 2:
         raise ValueError(f"observation must have shape (rows, columns, 2), got {planes.shape}")

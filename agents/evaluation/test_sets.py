@@ -281,7 +281,9 @@ def select_labelled_positions(
         if not isinstance(plies, (tuple, list)):
             raise TypeError(f"plies must be None or a pair (low, high) of stone counts, got {plies!r}")
         if len(plies) != 2:
-            raise ValueError(f"plies must be a pair (low, high) of stone counts, got {len(plies)} values: {plies!r}")
+            raise ValueError(
+                f"plies must be a pair (low, high) of stone counts, got {len(plies)} values: {plies!r}"
+            )
         low = check_int("plies[0]", plies[0], 0)
         high = check_int("plies[1]", plies[1], low)
     seed = check_int("seed", seed, 0)

@@ -172,3 +172,51 @@ def test_a_bad_seed_is_named_and_changes_nothing(name: str) -> None:
         agent.reset(seed=-3)
     assert [agent.act(planes, mask) for _ in range(20)] == [twin.act(planes, mask) for _ in range(20)]
     make(np.int64(3)), make([1, 2]), make(np.random.default_rng(0))  # what numpy seeds from still works
+
+
+def test_board_move_helpers_take_any_integer_and_refuse_the_rest() -> None:
+    board = Board.from_moves([3, 3])
+    # a numpy integer (what action_space.sample() gives) is a column, as play() takes it
+    assert board.is_legal(np.int64(3)) and not board.is_legal(7) and not board.is_legal(-1)
+    for bad in ("3", 3.0, True, None):
+        with pytest.raises(TypeError, match="not an integer column"):
+            board.is_legal(bad)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="not an integer column"):
+            Board().play_moves([2, bad])  # type: ignore[list-item]
+    assert Board().play_moves("334") == Board.from_moves([3, 3, 4]) == Board().play_moves(np.array([3, 3, 4]))
+
+
+@pytest.mark.parametrize("bad", [[3, 3, 99], [3, 3, 2.5], [0, 1, 0, 1, 0, 1, 0, 5]])
+def test_a_failed_play_moves_leaves_the_board_as_it_was(bad: list[object]) -> None:
+    board = Board.from_moves([4])
+    before = (board.copy(), board.heights[:], board.ply, board.last_move)
+    with pytest.raises((TypeError, ValueError)):  # IllegalMoveError is a ValueError
+        board.play_moves(bad)  # type: ignore[arg-type]
+    assert (board, board.heights, board.ply, board.last_move) == before
+
+
+def test_board_cell_is_checked_before_any_shift() -> None:
+    board = Board.from_moves([3])
+    assert board.cell(5, 3) == 0 and board.cell(np.int64(0), np.int64(0)) is None
+    for row, column, error in [
+        (0, 7, ValueError),
+        (-1, 0, ValueError),
+        (6, 0, ValueError),
+        (0, 10**12, ValueError),
+    ]:
+        with pytest.raises(error, match="must be an integer in 0.."):
+            board.cell(row, column)
+    with pytest.raises(TypeError, match="row must be an integer"):
+        board.cell("a", 0)  # type: ignore[arg-type]
+
+
+def test_observation_helpers_name_what_is_wrong() -> None:
+    from connect4_env.encoding import board_from_observation, split_observation
+
+    with pytest.raises(ValueError, match="player must be an integer in 0..1, got 2"):
+        observation_planes(Board(), 2)
+    with pytest.raises(TypeError, match="player must be an integer"):
+        observation_planes(Board(), True)  # type: ignore[arg-type]
+    for call in (split_observation, board_from_observation, RandomAgent().act):
+        with pytest.raises(ValueError, match="needs an 'observation' key.*got the keys \\['obs'\\]"):
+            call({"obs": np.zeros((6, 7, 2))})
