@@ -21,12 +21,13 @@ import numpy as np
 
 from connect4_agents._support.figures import pyplot, save_figure
 from connect4_agents._support.progress import progress_bar
-from connect4_agents.evaluation.arena import wilson_interval
+from connect4_agents.evaluation.arena import check_callable, wilson_interval
 from connect4_agents.evaluation.backends import plan_batches, run_batches, worker_policy
 from connect4_agents.evaluation.test_sets import (
     TEST_SET_SPECS,
     Position,
     _check_name,
+    check_name_list,
     load_test_set,
     select_labelled_positions,
     select_test_sets,
@@ -47,7 +48,12 @@ __all__ = [
 
 
 def position_seed(seed: int, index: int) -> int:
-    """The agent's seed for the ``index``-th position (independent of how positions are split in batches)."""
+    """The agent's seed for the ``index``-th position (independent of how positions are split in batches).
+
+    Raises:
+        TypeError / ValueError: ``seed`` or ``index`` is not an integer >= 0.
+    """
+    seed, index = check_int("seed", seed, 0), check_int("index", index, 0)
     return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
 
 
@@ -226,7 +232,7 @@ def playable_sets(agent: Any, names: Sequence[str]) -> list[str]:
         ValueError: ``agent`` is a spec that fails on every board, with that board's error.
     """
     playable, error = [], None
-    for name in names:
+    for name in check_name_list("names", names, "test set names"):
         rules = TEST_SET_SPECS[_check_name(name)].rules
         try:
             worker_policy(agent, rules)
@@ -364,11 +370,17 @@ def evaluate_agents(
         TypeError / ValueError: an unknown set, a spec that cannot play any of them, a bad range or sample,
             or no position in the range.
     """
-    sets = select_test_sets(list(test_sets))
+    if isinstance(agents, (str, bytes)) or not isinstance(agents, Sequence):
+        raise TypeError(
+            f"agents must be a list of agent specs or policies, got {agents!r:.80} ({type(agents).__name__})"
+            + (f"; write [{agents!r}] for one" if isinstance(agents, str) else "")
+        )
+    sets = select_test_sets(test_sets)
+    check_callable("on_report", on_report)
     # every spec is checked against the sets before any of them plays
-    plans = {spec: playable_sets(spec, sets) for spec in agents}
+    plans = [(spec, playable_sets(spec, sets)) for spec in agents]
     reports = []
-    for spec, playable in plans.items():
+    for spec, playable in plans:
         chosen = (
             playable
             if plies is None and sample is None

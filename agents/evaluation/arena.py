@@ -12,7 +12,7 @@ from connect4_agents.evaluation.records import RESULTS, GameLog, GameRecord
 from connect4_env.core import Board, IllegalMoveError, Rules, as_column
 from connect4_env.encoding import TrackedBoard
 from connect4_env.policy import bind_policy
-from connect4_env.validation import check_int
+from connect4_env.validation import check_bool, check_int, check_number
 
 __all__ = [
     "GameLog",
@@ -31,6 +31,50 @@ def _labels(players: Sequence[Any], names: Sequence[str] | None) -> tuple[str, s
     if isinstance(names, str) or len(names) != 2 or not all(isinstance(name, str) for name in names):
         raise TypeError(f"names must be two strings (first mover first), got {names!r:.80}")
     return (names[0], names[1])
+
+
+def check_rules(rules: object) -> Rules:
+    """``rules``, or the standard 6x7 board for None.
+
+    Raises:
+        TypeError: anything but a :class:`Rules` or None.
+    """
+    if rules is None:
+        return Rules()
+    if not isinstance(rules, Rules):
+        raise TypeError(
+            f"rules must be a connect4_env.Rules or None, got {rules!r:.80} ({type(rules).__name__})"
+        )
+    return rules
+
+
+def check_agent(name: str, agent: object) -> Any:
+    """``agent`` if it has an ``act`` method (a policy object, not a spec string).
+
+    Raises:
+        TypeError: it has none; a string gets a hint to build the agent from its spec.
+    """
+    if not callable(getattr(agent, "act", None)):
+        hint = (
+            f"; build one from a spec with connect4_env.policy.policy_from_spec({agent!r})"
+            if isinstance(agent, str)
+            else ""
+        )
+        raise TypeError(
+            f"{name} must be an agent with act(observation, action_mask), got {agent!r:.80} "
+            f"({type(agent).__name__}){hint}"
+        )
+    return agent
+
+
+def check_callable(name: str, value: object) -> None:
+    """Nothing if ``value`` is None or callable.
+
+    Raises:
+        TypeError: it is neither.
+    """
+    if value is not None and not callable(value):
+        raise TypeError(f"{name} must be None or callable, got {value!r:.80} ({type(value).__name__})")
 
 
 def play_game(
@@ -63,13 +107,22 @@ def play_game(
         TypeError: ``names`` is not two strings.
         ValueError: a player cannot play these rules.
     """
+    if isinstance(players, (str, bytes)) or not isinstance(players, Sequence):
+        raise TypeError(f"players must be a pair of agents (first mover first), got {players!r:.80}")
     if len(players) != 2:
         raise ValueError(f"play_game needs exactly two players, got {len(players)}")
+    for index, player in enumerate(players):
+        check_agent(f"players[{index}]", player)
     labels = _labels(players, names)
-    rules = rules if rules is not None else Rules()
+    rules = check_rules(rules)
+    if seeds is not None:
+        if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence):
+            raise TypeError(f"seeds must be None or one seed per player, got {seeds!r:.80}")
+        if len(seeds) != 2:
+            raise ValueError(f"play_game needs one seed per player, got {len(seeds)}")
+    check_bool("record_search", record_search)
+    check_callable("on_move", on_move)
     game = TrackedBoard(rules)
-    if seeds is not None and len(seeds) != 2:
-        raise ValueError(f"play_game needs one seed per player, got {len(seeds)}")
     for index, player in enumerate(players):
         bind_policy(player, rules)
         reset = getattr(player, "reset", None)
@@ -110,7 +163,15 @@ def play_game(
 
 
 def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95 % Wilson score interval for a proportion (``successes`` may count draws as halves)."""
+    """95 % Wilson score interval for a proportion (``successes`` may count draws as halves).
+
+    Raises:
+        TypeError / ValueError: ``n`` is not an integer >= 0, ``successes`` not a number in ``0..n`` or ``z``
+            not a number > 0.
+    """
+    n = check_int("n", n, 0)
+    successes = check_number("successes", successes, 0, n)
+    z = check_number("z", z, 0, above_minimum=True)
     if n == 0:
         return (0.0, 1.0)
     p = successes / n
@@ -136,7 +197,8 @@ class MatchResult:
 
     def add(self, a_result: int, a_first: bool) -> None:
         """Count one game: ``a_result`` 1 if A won, 0 for a draw, -1 if A lost; ``a_first`` if A moved first."""
-        slot = {1: 0, 0: 1, -1: 2}[a_result]
+        slot = {1: 0, 0: 1, -1: 2}[check_int("a_result", a_result, -1, 1)]
+        a_first = check_bool("a_first", a_first)
         self.by_side["first" if a_first else "second"][slot] += 1
         if slot == 0:
             self.wins += 1
@@ -217,7 +279,15 @@ def play_match(
         TypeError / ValueError: ``n_games`` is not an integer >= 1, or ``names`` is not two strings.
     """
     n_games = check_int("n_games", n_games, 1)
+    check_agent("player_a", player_a)
+    check_agent("player_b", player_b)
     labels = _labels((player_a, player_b), names)
+    rules = check_rules(rules)
+    check_bool("keep_games", keep_games)
+    check_bool("record_search", record_search)
+    check_callable("on_game", on_game)
+    if result is not None and not isinstance(result, MatchResult):
+        raise TypeError(f"result must be None or a MatchResult, got {type(result).__name__}")
     result = MatchResult() if result is None else result
     for index in range(n_games):
         a_first = index % 2 == 0

@@ -37,6 +37,7 @@ from connect4_env.validation import check_int
 
 __all__ = [
     "select_positions",
+    "check_name_list",
     "select_labelled_positions",
     "Position",
     "TestSetSpec",
@@ -229,12 +230,34 @@ def test_set_names() -> list[str]:
     return list(TEST_SET_SPECS)
 
 
+def check_name_list(name: str, value: object, what: str) -> list[str]:
+    """``value`` as a list of strings: a list, tuple or other iterable of them, not a lone string.
+
+    Raises:
+        TypeError: a string (the message shows it in a list), a non-iterable or an item that is not a string.
+    """
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise TypeError(
+            f"{name} must be a list of {what}, got {value!r:.80} ({type(value).__name__})"
+            + (f"; write [{value!r}] for one" if isinstance(value, str) else "")
+        )
+    items = list(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(
+                f"{name} must be a list of {what}, got an item {item!r:.80} ({type(item).__name__})"
+            )
+    return items
+
+
 def select_test_sets(requested: list[str]) -> list[str]:
     """Set names from a command line: ``["all"]``, ``["6x7"]`` (the six 6x7 sets) or names of sets.
 
     Raises:
-        ValueError: an unknown name (the message lists the sets).
+        TypeError: ``requested`` is not a list of strings (a lone string included). ValueError: an unknown
+            name (the message lists the sets).
     """
+    requested = check_name_list("test sets", requested, "test set names")
     names = test_set_names()
     if requested == ["all"]:
         return names
@@ -272,11 +295,7 @@ def select_labelled_positions(
     Raises:
         TypeError / ValueError: an unknown set, a bad range, sample size or seed.
     """
-    if isinstance(names, str) or not isinstance(names, Iterable):
-        raise TypeError(
-            f"names must be a list of test set names, got {names!r} ({type(names).__name__})"
-            + (f"; write [{names!r}] for one set" if isinstance(names, str) else "")
-        )
+    names = check_name_list("names", names, "test set names")
     if plies is not None:
         if not isinstance(plies, (tuple, list)):
             raise TypeError(f"plies must be None or a pair (low, high) of stone counts, got {plies!r}")

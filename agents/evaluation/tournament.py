@@ -9,6 +9,7 @@ reuses them, so the moves of a game do not depend on which worker played it.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +17,13 @@ from typing import Any
 import numpy as np
 
 from connect4_agents._support.progress import progress_bar
-from connect4_agents.evaluation.arena import MatchResult, play_game, wilson_interval
+from connect4_agents.evaluation.arena import (
+    MatchResult,
+    check_callable,
+    check_rules,
+    play_game,
+    wilson_interval,
+)
 from connect4_agents.evaluation.backends import plan_batches, run_batches, worker_policy
 from connect4_agents.evaluation.ratings import PairingCounts
 from connect4_agents.evaluation.records import RESULTS, GameLog
@@ -105,8 +112,18 @@ class GameOutcome:
         }
 
 
+MAX_GAMES = 10_000_000  # games in one run: its plan is a list, and at a game a millisecond that is hours
+
+
 def game_seeds(seed: int, pairing: int, game: int) -> tuple[int, int]:
-    """The seeds the two players of a game are reset with (first mover's, second mover's)."""
+    """The seeds the two players of a game are reset with (first mover's, second mover's).
+
+    Raises:
+        TypeError / ValueError: an argument is not an integer >= 0.
+    """
+    seed, pairing, game = (
+        check_int(name, value, 0) for name, value in (("seed", seed), ("pairing", pairing), ("game", game))
+    )
     first, second = np.random.SeedSequence([seed, pairing, game]).generate_state(2)
     return int(first), int(second)
 
@@ -121,7 +138,7 @@ def plan_pairings(specs: Sequence[str], gauntlet: str | None = None) -> list[tup
     if isinstance(specs, str):
         raise TypeError(f"specs must be a list of agent specs, got the string {specs!r}")
     specs = list(specs)
-    duplicates = sorted({s for s in specs if specs.count(s) > 1})
+    duplicates = sorted(spec for spec, count in Counter(specs).items() if count > 1)
     if duplicates:
         raise ValueError(f"agents named more than once: {duplicates}")
     if gauntlet is not None:
@@ -132,6 +149,8 @@ def plan_pairings(specs: Sequence[str], gauntlet: str | None = None) -> list[tup
         return [(gauntlet, spec) for spec in specs]
     if len(specs) < 2:
         raise ValueError(f"a tournament needs at least two agents, got {len(specs)}")
+    if len(specs) * (len(specs) - 1) // 2 > MAX_GAMES:
+        raise ValueError(f"{len(specs):,} agents make more than {MAX_GAMES:,} pairings")
     return list(itertools.combinations(specs, 2))
 
 
@@ -224,11 +243,22 @@ def run_tournament(
         TypeError / ValueError: bad arguments or an agent spec that cannot be built for ``rules`` (checked
             here before any game). IllegalMoveError: an agent chose an illegal column.
     """
-    n_games = check_int("n_games", n_games, 1)
+    n_games = check_int("n_games", n_games, 1, MAX_GAMES)
     seed = check_int("seed", seed, 0)
     check_bool("progress", progress)
-    rules = rules if rules is not None else Rules()
+    check_bool("record_search", record_search)
+    rules = check_rules(rules)
+    if result is not None and not isinstance(result, TournamentResult):
+        raise TypeError(f"result must be None or a TournamentResult, got {type(result).__name__}")
+    if games is not None and not isinstance(games, list):
+        raise TypeError(f"games must be None or a list (filled as games finish), got {type(games).__name__}")
+    check_callable("on_pairing", on_pairing)
     pairings = plan_pairings(specs, gauntlet)
+    if len(pairings) * n_games > MAX_GAMES:
+        raise ValueError(
+            f"{len(pairings)} pairings of n_games={n_games:,} make {len(pairings) * n_games:,} games; one run plays "
+            f"at most {MAX_GAMES:,}"
+        )
     for spec in dict.fromkeys(name for pair in pairings for name in pair):
         worker_policy(
             spec, rules
@@ -236,7 +266,6 @@ def run_tournament(
     planned = [(p, g, a, b) for p, (a, b) in enumerate(pairings) for g in range(n_games)]
     n_workers, chunks = plan_batches(planned, workers, batch_size, largest=20)
     size = (rules.rows, rules.columns, rules.win_length)
-    check_bool("record_search", record_search)
     batches = [(size, seed, chunk, record_search) for chunk in chunks]
     result = TournamentResult() if result is None else result
     outcomes: list[GameOutcome] = [] if games is None else games

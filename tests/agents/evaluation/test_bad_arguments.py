@@ -1,0 +1,98 @@
+"""The evaluation functions check every argument before any game: a clear TypeError or ValueError naming it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from connect4_agents import RandomAgent
+from connect4_agents.evaluation.accuracy import evaluate_agents, playable_sets, position_seed
+from connect4_agents.evaluation.arena import MatchResult, play_game, play_match, wilson_interval
+from connect4_agents.evaluation.test_sets import select_test_sets
+from connect4_agents.evaluation.tournament import MAX_GAMES, game_seeds, plan_pairings, run_tournament
+from connect4_env import Rules
+
+SMALL = Rules(4, 4, 3)
+R = RandomAgent()
+
+
+def tournament(**kwargs: Any) -> Any:
+    arguments = {"specs": ["random", "mcts:5"], "n_games": 2, "rules": SMALL, "workers": 1, "progress": False}
+    return run_tournament(**{**arguments, **kwargs})
+
+
+CASES: list[tuple[Callable[[], Any], type[Exception], str]] = [
+    # a lone string where a list is meant (it used to be split into letters)
+    (lambda: select_test_sets("all"), TypeError, r"write \['all'\] for one"),
+    (lambda: evaluate_agents(["random"], "all"), TypeError, r"test sets must be a list .*write \['all'\]"),
+    (lambda: evaluate_agents("random", ["4x4-w3"]), TypeError, r"agents must be a list .*write \['random'\]"),
+    (lambda: playable_sets("random", "4x4-w3"), TypeError, "names must be a list of test set names"),
+    (lambda: select_test_sets(["4x4-w3", 5]), TypeError, "got an item 5"),
+    # seeds
+    (lambda: game_seeds(-1, 0, 0), ValueError, "seed must be an integer >= 0, got -1"),
+    (lambda: game_seeds("a", 0, 0), TypeError, "seed must be an integer"),
+    (lambda: position_seed(None, 0), TypeError, "seed must be an integer"),  # type: ignore[arg-type]
+    (lambda: position_seed(0, -2), ValueError, "index must be an integer >= 0"),
+    # play_game / play_match: everything before the first move
+    (lambda: play_game([R, R], rules="6x7"), TypeError, "rules must be a connect4_env.Rules or None"),
+    (lambda: play_match(R, R, 2, rules="x"), TypeError, "rules must be a connect4_env.Rules or None"),
+    (lambda: play_game(["random", "random"]), TypeError, r"players\[0\] must be an agent .*policy_from_spec"),
+    (lambda: play_game([R, 5]), TypeError, r"players\[1\] must be an agent"),
+    (lambda: play_game("ab"), TypeError, "players must be a pair of agents"),
+    (lambda: play_game([R, R], seeds=5), TypeError, "seeds must be None or one seed per player"),
+    (lambda: play_game([R, R], record_search="no"), TypeError, "record_search must be True or False"),
+    (lambda: play_game([R, R], on_move=5), TypeError, "on_move must be None or callable"),
+    (lambda: play_match(R, R, 2, keep_games="no"), TypeError, "keep_games must be True or False"),
+    (lambda: play_match(R, "random", 2), TypeError, "player_b must be an agent"),
+    (lambda: play_match(R, R, 2, result={}), TypeError, "result must be None or a MatchResult"),
+    (lambda: MatchResult().add(2, True), ValueError, r"a_result must be an integer in -1..1, got 2"),
+    (lambda: MatchResult().add(1, "x"), TypeError, "a_first must be True or False"),
+    (lambda: wilson_interval(5, 2), ValueError, "successes must be a finite number >= 0 and <= 2"),
+    (lambda: wilson_interval(1, -1), ValueError, "n must be an integer >= 0"),
+    # run_tournament: bounded, and its in-place arguments checked before any game
+    (lambda: tournament(n_games=10**12), ValueError, f"n_games must be an integer in 1..{MAX_GAMES}"),
+    (
+        lambda: tournament(specs=["random", "mcts:5", "mcts:6"], n_games=MAX_GAMES),
+        ValueError,
+        "one run plays",
+    ),
+    (lambda: tournament(result={}), TypeError, "result must be None or a TournamentResult"),
+    (lambda: tournament(games=()), TypeError, "games must be None or a list"),
+    (lambda: tournament(on_pairing=5), TypeError, "on_pairing must be None or callable"),
+    (lambda: tournament(rules="6x7"), TypeError, "rules must be a connect4_env.Rules"),
+    (lambda: plan_pairings([str(i) for i in range(10**5)]), ValueError, "100,000 agents make more than"),
+    (
+        lambda: evaluate_agents(["random"], ["4x4-w3"], on_report=5, progress=False, workers=1),
+        TypeError,
+        "on_report must be None or callable",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "message"), CASES)
+def test_each_bad_argument_is_named(call: Callable[[], Any], error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_a_failed_add_counts_nothing() -> None:
+    match = MatchResult()
+    match.add(1, True)
+    with pytest.raises(TypeError):
+        match.add(0, "x")  # type: ignore[arg-type]
+    assert (match.wins, match.draws, match.losses, match.by_side["first"]) == (1, 0, 0, [1, 0, 0])
+
+
+def test_what_the_checks_allow() -> None:
+    # tuples of names, numpy-free plain calls, and one report per agent named (twice named: twice reported)
+    assert select_test_sets(("6x7",)) == select_test_sets(["6x7"])
+    reports = evaluate_agents(["random", "random"], ("4x4-w3",), sample=5, progress=False, workers=1)
+    assert len(reports) == 2
+    assert (
+        wilson_interval(0, 0) == (0.0, 1.0) and wilson_interval(2.5, 5)[0] < 0.5 < wilson_interval(2.5, 5)[1]
+    )
+    seen: list[int] = []
+    record = play_game((R, R), SMALL, on_move=lambda board, player, column: seen.append(column), seeds=(1, 2))
+    assert list(record.moves) == seen and len(seen) >= 5
