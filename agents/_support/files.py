@@ -17,6 +17,7 @@ __all__ = [
     "atomic_write",
     "atomic_write_json",
     "read_json_lines",
+    "read_text_limited",
     "json_lines",
     "parse_json",
     "MAX_JSON_DEPTH",
@@ -126,6 +127,23 @@ def parse_json(text: str | bytes, what: str, *, allow_nan: bool = False) -> Any:
                     raise ValueError(f"{what} nests arrays/objects more than {MAX_JSON_DEPTH} deep")
                 pending.append((child, depth + 1))
     return value
+
+
+def read_text_limited(path: str | os.PathLike[str], max_bytes: int, what: str) -> str:
+    """The UTF-8 text of ``path``, read no further than ``max_bytes`` + 1 bytes.
+
+    Raises:
+        ValueError: the file is over ``max_bytes`` or not UTF-8 (``what`` names the content). OSError: it cannot
+            be read.
+    """
+    with open(path, "rb") as raw:
+        data = raw.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ValueError(f"{path}: over {max_bytes:,} bytes of {what}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: {what} are not UTF-8 text ({error})") from None
 
 
 def read_json_lines(

@@ -25,7 +25,7 @@ import numpy as np
 
 from connect4_agents._support.extras import require
 from connect4_agents._support.figures import pyplot, save_figure
-from connect4_agents._support.files import parse_json
+from connect4_agents._support.files import parse_json, read_text_limited
 from connect4_env.validation import check_int, check_number
 
 __all__ = [
@@ -43,22 +43,32 @@ ELO_PER_NATURAL_UNIT = 400 / math.log(10)
 REFERENCE_LADDER = Path(__file__).resolve().parent.parent / "data" / "ladder_6x7.json"
 
 
+_MAX_RATINGS_BYTES = 16 << 20  # a ladder of thousands of agents is well under 1 MB
+MAX_COUNT = 10**12  # games of one result in one pairing: far beyond any run, and exact in a float64
+
+
 def read_ratings(path: str | os.PathLike[str]) -> dict[str, float]:
     """The ``{"ratings": {spec: {"elo": x, ...}}}`` of a file written by ``scripts/tournament.py --json``.
 
     Raises:
         ValueError: the file is not such JSON, or a rating is not a finite number. OSError: it cannot be read.
     """
-    text = Path(path).read_text()
+    text = read_text_limited(path, _MAX_RATINGS_BYTES, "ratings")
     try:
         data = parse_json(text, "ratings", allow_nan=True)
-        ratings = {str(spec): float(entry["elo"]) for spec, entry in data["ratings"].items()}
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as error:
+        ratings = {str(spec): _elo(entry["elo"]) for spec, entry in data["ratings"].items()}
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError, OverflowError) as error:
         raise ValueError(f"{path}: not a ratings file written by tournament.py --json ({error})") from None
     bad = [spec for spec, elo in ratings.items() if not math.isfinite(elo)]
     if bad:
         raise ValueError(f"{path}: ratings of {bad} are not finite numbers")
     return ratings
+
+
+def _elo(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"an elo must be a number, got {value!r:.40}")
+    return float(value)
 
 
 def reference_ladder() -> dict[str, float]:
@@ -209,7 +219,7 @@ def fit_ratings(
             ``fixed`` is given.
         fixed: player -> Elo held fixed (the others are fitted against them), e.g. a rated ladder.
         bootstrap: resamples for the 95 % intervals (0: no intervals, each interval is the point).
-        prior_draws: virtual drawn games added to every pairing (> 0 keeps ratings finite).
+        prior_draws: virtual drawn games added to every pairing (> 0: it keeps ratings finite).
         seed: the bootstrap's random generator.
 
     Raises:
@@ -224,13 +234,20 @@ def fit_ratings(
         if not isinstance(pairing, PairingCounts):
             raise TypeError(f"pairings must hold PairingCounts, got {type(pairing).__name__}")
         for field_name in ("wins", "draws", "losses"):
-            check_int(f"{field_name} of {pairing.a} vs {pairing.b}", getattr(pairing, field_name), 0)
+            check_int(
+                f"{field_name} of {pairing.a} vs {pairing.b}", getattr(pairing, field_name), 0, MAX_COUNT
+            )
         if pairing.a == pairing.b:
             raise ValueError(f"{pairing.a!r} cannot be paired with itself")
     if anchor is not None and not isinstance(anchor, str):
         raise TypeError(f"anchor must be a player's name (str) or None, got {type(anchor).__name__}")
     bootstrap = check_int("bootstrap", bootstrap, 0, 1_000_000)
-    prior_draws = check_number("prior_draws", prior_draws, 0.0)
+    # with no prior a perfect record has no finite maximum-likelihood rating: the fit would stop anywhere
+    prior_draws = check_number("prior_draws", prior_draws, 0.0, above_minimum=True)
+    if fixed is not None and not isinstance(fixed, Mapping):
+        raise TypeError(
+            f"fixed must be None or a mapping player -> Elo, got {fixed!r:.80} ({type(fixed).__name__})"
+        )
     seed = check_int("seed", seed, 0)
     players = list(dict.fromkeys(name for p in pairings for name in (p.a, p.b)))
     if not players or sum(p.games for p in pairings) == 0:
@@ -244,6 +261,8 @@ def fit_ratings(
         for name, rating in fixed.items():
             start[index[name]] = check_number(f"fixed[{name!r}]", rating) / ELO_PER_NATURAL_UNIT
         roots = [index[name] for name in fixed]
+        if len(roots) == len(players):
+            raise ValueError("fixed holds every player's rating: nobody is left to fit")
         anchor_name = "fixed: " + ", ".join(fixed)
     else:
         anchor_name = anchor if anchor in index else players[0]

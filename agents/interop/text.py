@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from connect4_agents.base import NoLegalMoveError
 from connect4_env.core import Rules
 from connect4_env.encoding import board_from_observation, split_observation
 from connect4_env.text_protocol import SYSTEM_PROMPT, describe_position, parse_column
@@ -31,6 +32,7 @@ from connect4_env.validation import check_choice, check_int, check_number, seede
 __all__ = ["TextPolicy", "leftmost_legal_answer", "FALLBACKS"]
 
 FALLBACKS = ("random", "raise")
+MAX_TIME_LIMIT = 7 * 24 * 3600.0  # a week: far longer waits overflow the platform's clock in threading
 
 
 def leftmost_legal_answer(prompt: str) -> str:
@@ -81,8 +83,8 @@ class TextPolicy:
 
     Args:
         generate: the model: a prompt in, an answer out.
-        time_limit: seconds per move, all tries together.
-        max_retries: rejected answers asked again per move.
+        time_limit: seconds per move, all tries together (more than 0, at most a week).
+        max_retries: rejected answers asked again per move (0 to 1,000).
         fallback: ``"random"`` or ``"raise"`` (see above).
         system_prompt: the instructions before each position.
         seed: for the random fallback.
@@ -101,11 +103,11 @@ class TextPolicy:
         if not callable(generate):
             raise TypeError(f"generate must be a callable str -> str, got {generate!r}")
         self.generate = generate
-        self.time_limit = check_number("time_limit", time_limit, minimum=0.0)
-        if self.time_limit <= 0:
-            raise ValueError(f"time_limit must be positive, got {time_limit}")
-        self.max_retries = check_int("max_retries", max_retries, minimum=0)
+        self.time_limit = check_number("time_limit", time_limit, 0.0, MAX_TIME_LIMIT, above_minimum=True)
+        self.max_retries = check_int("max_retries", max_retries, 0, 1000)
         self.fallback = check_choice("fallback", fallback, FALLBACKS)
+        if not isinstance(system_prompt, str):
+            raise TypeError(f"system_prompt must be a str, got {type(system_prompt).__name__}")
         self.system_prompt = system_prompt
         self.win_length = 4
         self.stats = {"moves": 0, "answers": 0, "rejected": 0, "timeouts": 0, "fallbacks": 0}
@@ -133,7 +135,13 @@ class TextPolicy:
         return cls(generate, seed=seed)
 
     def bind(self, rules: Rules) -> None:
-        """Take ``rules``' line length (the observation planes do not carry it)."""
+        """Take ``rules``' line length (the observation planes do not carry it).
+
+        Raises:
+            TypeError: ``rules`` is not a :class:`Rules`.
+        """
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a connect4_env.Rules, got {type(rules).__name__}")
         self.win_length = rules.win_length
 
     def reset(self, seed: int | None = None) -> None:
@@ -143,6 +151,8 @@ class TextPolicy:
 
     def prompt(self, observation: Any, action_mask: Any = None, note: str | None = None) -> str:
         """The prompt for a position given as planes (+ mask): the system prompt and the position's text."""
+        if note is not None and not isinstance(note, str):
+            raise TypeError(f"note must be None or a str, got {type(note).__name__}")
         planes, _ = split_observation(observation, action_mask)
         board = board_from_observation(planes, self.win_length)
         return f"{self.system_prompt}\n\n{describe_position(board, board.to_move, note=note)}"
@@ -156,6 +166,8 @@ class TextPolicy:
         """
         planes, mask = split_observation(observation, action_mask)
         legal = np.flatnonzero(np.asarray(mask))
+        if legal.size == 0:
+            raise NoLegalMoveError(f"no legal move: action_mask {np.asarray(mask).tolist()} allows no column")
         deadline = time.monotonic() + self.time_limit
         self.stats["moves"] += 1
         self.transcript = []

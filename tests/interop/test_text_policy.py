@@ -99,3 +99,24 @@ def test_bad_arguments_name_the_value() -> None:
         TextPolicy(leftmost_legal_answer, time_limit=0)
     with pytest.raises(ValueError, match="fallback"):
         TextPolicy(leftmost_legal_answer, fallback="pass")
+
+
+def test_bad_settings_and_calls_are_named_and_count_nothing() -> None:
+    from connect4_agents.base import NoLegalMoveError
+
+    answer = lambda prompt: "4"  # noqa: E731
+    with pytest.raises(ValueError, match="time_limit must be a finite number > 0.0 and <= 604800"):
+        TextPolicy(answer, time_limit=1e12)  # used to overflow threading's clock at the first move
+    with pytest.raises(ValueError, match="time_limit"):
+        TextPolicy(answer, time_limit=0)
+    with pytest.raises(TypeError, match="system_prompt must be a str"):
+        TextPolicy(answer, system_prompt=None)  # type: ignore[arg-type]
+    policy = TextPolicy(answer)
+    with pytest.raises(TypeError, match="rules must be a connect4_env.Rules"):
+        policy.bind("6x7")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="note must be None or a str"):
+        policy.prompt(*position([]), note=5)  # type: ignore[arg-type]
+    planes, _ = position([])
+    with pytest.raises(NoLegalMoveError, match="allows no column"):
+        policy.act(planes, np.zeros(7))
+    assert policy.stats["moves"] == 0 and policy.act(planes, np.ones(7)) == 3

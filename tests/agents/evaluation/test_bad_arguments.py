@@ -96,3 +96,36 @@ def test_what_the_checks_allow() -> None:
     seen: list[int] = []
     record = play_game((R, R), SMALL, on_move=lambda board, player, column: seen.append(column), seeds=(1, 2))
     assert list(record.moves) == seen and len(seen) >= 5
+
+
+def test_fit_ratings_refuses_what_it_cannot_fit() -> None:
+    from connect4_agents.evaluation.ratings import PairingCounts, fit_ratings
+
+    pairings = [PairingCounts("a", "b", 3, 1, 2), PairingCounts("b", "c", 2, 0, 3)]
+    with pytest.raises(TypeError, match="fixed must be None or a mapping"):
+        fit_ratings(pairings, fixed=["a"], bootstrap=0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="fixed must be None or a mapping"):
+        fit_ratings(pairings, fixed="a", bootstrap=0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="nobody is left to fit"):
+        fit_ratings(pairings, fixed={"a": 0, "b": 0, "c": 0}, bootstrap=0)
+    with pytest.raises(ValueError, match=r"wins of a vs b must be an integer in 0..1000000000000"):
+        fit_ratings([PairingCounts("a", "b", 10**20, 0, 1)], bootstrap=0)
+    # a perfect record has no finite rating without the prior: refused, not fitted to wherever the solver stopped
+    with pytest.raises(ValueError, match="prior_draws must be a finite number > 0"):
+        fit_ratings([PairingCounts("a", "b", 5, 0, 0)], bootstrap=0, prior_draws=0)
+    assert fit_ratings(pairings, fixed={"a": 100.0}, bootstrap=0) is not None
+
+
+def test_read_ratings_reads_a_bounded_file_of_numbers(tmp_path: Any) -> None:
+    from connect4_agents.evaluation.ratings import read_ratings
+
+    path = tmp_path / "ratings.json"
+    for elo in ('"12"', "true", "1" + "0" * 400):
+        path.write_text('{"ratings": {"x": {"elo": ' + elo + "}}}")
+        with pytest.raises(ValueError, match="not a ratings file"):
+            read_ratings(path)
+    path.write_text('{"ratings": {"x": {"elo": 1500.5}, "y": {"elo": 3}}}')
+    assert read_ratings(path) == {"x": 1500.5, "y": 3.0}
+    path.write_bytes(b" " * (16 << 20) + b"{}")
+    with pytest.raises(ValueError, match="over 16,777,216 bytes of ratings"):
+        read_ratings(path)
