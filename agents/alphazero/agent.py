@@ -13,7 +13,7 @@ import torch
 
 from connect4_agents.alphazero.files import ModelFile, load_model, save_model
 from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet
-from connect4_agents.base import RulesBound, legacy_arguments
+from connect4_agents.base import RulesBound, check_search_settings, legacy_arguments
 from connect4_agents.mcts.puct import PUCTResult, PUCTSearch
 from connect4_env.core import Board, Rules
 from connect4_env.validation import check_bool, check_int, check_number, seeded_rng
@@ -82,6 +82,7 @@ class AlphaZeroAgent(RulesBound):
         self.simulations = check_int("simulations", simulations, 0, MAX_SIMULATIONS)
         self.c_puct = check_number("c_puct", c_puct, 0.0)
         self.symmetric = check_bool("symmetric", symmetric)
+        check_search_settings(rules, None)
         if model is None:
             shipped = shipped_model_path()
             if shipped is None:
@@ -174,7 +175,17 @@ class AlphaZeroAgent(RulesBound):
         return self.choose(board)
 
     def choose(self, board: Board) -> int:
-        """The column to play on ``board``."""
+        """The column to play on ``board``.
+
+        Raises:
+            TypeError: ``board`` is not a :class:`Board`. ValueError: the game is over, or the board is not
+                the model's size.
+        """
+        if not isinstance(board, Board):
+            raise TypeError(f"board must be a connect4_env.Board, got {type(board).__name__}")
+        self._check_rules(board.rules)
+        if board.is_terminal:
+            raise ValueError("the game is over: there is no move to choose")
         if self.simulations == 0:
             priors, _ = self.evaluator.evaluate([board])
             best = np.flatnonzero(priors[0] == priors[0].max())

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from connect4_env.core import Rules
 from connect4_env.validation import check_bool, check_choice, check_int, check_number
 
+# the network's size: 512 channels and 40 residual blocks make 189 million weights (0.8 GB), beyond any board here
+MAX_CHANNELS, MAX_BLOCKS = 512, 40
+
 __all__ = ["AlphaZeroTrainConfig", "TrainConfig", "PRECISIONS", "TEACHERS"]
 
 # the number formats of self-play's forward passes (training itself stays in float32)
@@ -59,9 +62,9 @@ class AlphaZeroTrainConfig:
     def check(self) -> AlphaZeroTrainConfig:
         """Raise TypeError / ValueError naming a bad setting; returns self."""
         Rules(self.rows, self.columns, self.win_length)
+        check_int("channels", self.channels, 1, MAX_CHANNELS)
+        check_int("blocks", self.blocks, 0, MAX_BLOCKS)
         for name, low in (
-            ("channels", 1),
-            ("blocks", 0),
             ("generations", 1),
             ("games", 1),
             ("parallel", 1),

@@ -20,9 +20,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from connect4_agents.alphazero.config import MAX_BLOCKS, MAX_CHANNELS
 from connect4_env.core import Board
 from connect4_env.encoding import observation_planes
-from connect4_env.validation import check_bool, check_choice
+from connect4_env.validation import check_bool, check_choice, check_int
 
 __all__ = ["PolicyValueNet", "NetworkEvaluator", "planes_tensor", "count_parameters", "native_bfloat16"]
 
@@ -45,8 +46,8 @@ class PolicyValueNet(nn.Module):
 
     def __init__(self, channels: int = 64, blocks: int = 4) -> None:
         super().__init__()
-        self.channels = int(channels)
-        self.blocks = int(blocks)
+        self.channels = check_int("channels", channels, 1, MAX_CHANNELS)
+        self.blocks = check_int("blocks", blocks, 0, MAX_BLOCKS)
         self.stem = nn.Sequential(
             nn.Conv2d(2, channels, 3, padding=1, bias=False), nn.BatchNorm2d(channels), nn.ReLU()
         )

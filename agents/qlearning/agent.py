@@ -23,7 +23,7 @@ from connect4_agents.evaluation.curves import LearningCurve
 from connect4_agents.qlearning.files import DEFAULT_MAX_BYTES, FILE_FORMAT, load_qtable, save_qtable
 from connect4_agents.qlearning.learning import REWARD_SCHEMES, train_agent
 from connect4_env.core import Board, Rules
-from connect4_env.validation import check_bool, check_choice, check_number, seeded_rng
+from connect4_env.validation import check_bool, check_choice, check_int, check_number, seeded_rng
 
 __all__ = ["QLearningAgent", "LearningCurve", "REWARD_SCHEMES", "FILE_FORMAT"]
 
@@ -199,7 +199,15 @@ class QLearningAgent(RulesBound):
 
     # -- table ---------------------------------------------------------------------------------------------
     def q_values(self, board: Board) -> np.ndarray:
-        """The Q-values of ``board``'s columns for the player to move (zeros for an unseen position)."""
+        """The Q-values of ``board``'s columns for the player to move (zeros for an unseen position).
+
+        Raises:
+            TypeError: ``board`` is not a :class:`Board`. ValueError: it is not the table's board size.
+        """
+        if not isinstance(board, Board):
+            raise TypeError(f"board must be a connect4_env.Board, got {type(board).__name__}")
+        if board.rules != self.rules:
+            raise ValueError(f"this Q-table plays {self.rules}, not {board.rules}")
         key, mirrored = canonical_key(board)
         values = self.q.get(key)
         if values is None:
@@ -237,7 +245,14 @@ class QLearningAgent(RulesBound):
     # -- training ------------------------------------------------------------------------------------------
     def epsilon_at(self, episode: int, total: int | None = None) -> float:
         """The exploration rate for training episode ``episode`` (counted over the agent's life) of a plan of
-        ``total`` episodes (default: the current plan; with none, the start value)."""
+        ``total`` episodes (default: the current plan; with none, the start value).
+
+        Raises:
+            TypeError / ValueError: ``episode`` or ``total`` is not an integer >= 0.
+        """
+        episode = check_int("episode", episode, 0)
+        if total is not None:
+            total = check_int("total", total, 0)
         if self.epsilon_decay is not None:
             return max(self.epsilon_min, self.epsilon * self.epsilon_decay**episode)
         total = self.planned_episodes if total is None else total

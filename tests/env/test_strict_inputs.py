@@ -220,3 +220,19 @@ def test_observation_helpers_name_what_is_wrong() -> None:
     for call in (split_observation, board_from_observation, RandomAgent().act):
         with pytest.raises(ValueError, match="needs an 'observation' key.*got the keys \\['obs'\\]"):
             call({"obs": np.zeros((6, 7, 2))})
+
+
+def test_q_learning_helpers_check_their_arguments() -> None:
+    agent = QLearningAgent(Rules(4, 5, 4), seed=0)
+    for bad, error in (("a", TypeError), (-5, ValueError), (float("nan"), TypeError)):
+        with pytest.raises(error, match="episode must be an integer >= 0"):
+            agent.epsilon_at(bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="total must be an integer >= 0"):
+        agent.epsilon_at(5, total=-10)
+    with pytest.raises(ValueError, match="this Q-table plays Rules\\(rows=4, columns=5"):
+        agent.q_values(Board())  # a 6x7 board: it used to read as an unseen position (zeros)
+    with pytest.raises(TypeError, match="board must be a connect4_env.Board"):
+        agent.q_values("3")  # type: ignore[arg-type]
+    assert agent.epsilon_at(0, total=10) == agent.epsilon and agent.q_values(Board(Rules(4, 5, 4))).shape == (
+        5,
+    )

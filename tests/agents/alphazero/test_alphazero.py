@@ -659,3 +659,31 @@ def test_a_bad_seed_is_named_and_keeps_the_agent(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="seed"):
         agent.reset(seed=-1)
     assert agent.rng is rng
+
+
+def test_bad_rules_boards_and_network_sizes_are_named() -> None:
+    from connect4_agents.alphazero.config import MAX_BLOCKS, MAX_CHANNELS, AlphaZeroTrainConfig
+
+    net = PolicyValueNet(channels=8, blocks=1)
+    with pytest.raises(TypeError, match="rules must be a connect4_env.Rules or None"):
+        AlphaZeroAgent(net, rules="6x7")  # type: ignore[arg-type]
+    agent = AlphaZeroAgent(net, simulations=0, seed=0)
+    with pytest.raises(ValueError, match="cannot play 4x5"):
+        agent.choose(Board(Rules(4, 5, 4)))  # it used to answer a column for the wrong board
+    with pytest.raises(ValueError, match="the game is over"):
+        agent.choose(Board.from_moves([0, 1, 0, 1, 0, 1, 0]))
+    with pytest.raises(TypeError, match="board must be a connect4_env.Board"):
+        agent.choose("3")  # type: ignore[arg-type]
+    assert agent.choose(Board()) in range(7)
+    for channels, blocks, error in (
+        (-1, 1, ValueError),
+        (10**9, 1, ValueError),
+        (2.5, 1, TypeError),
+        (8, 41, ValueError),
+    ):
+        with pytest.raises(error, match="channels must be|blocks must be"):
+            PolicyValueNet(channels=channels, blocks=blocks)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=f"channels must be an integer in 1..{MAX_CHANNELS}"):
+        AlphaZeroTrainConfig(channels=MAX_CHANNELS + 1).check()
+    with pytest.raises(ValueError, match=f"blocks must be an integer in 0..{MAX_BLOCKS}"):
+        AlphaZeroTrainConfig(blocks=MAX_BLOCKS + 1).check()
