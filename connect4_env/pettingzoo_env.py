@@ -30,7 +30,10 @@ def env(**kwargs: Any) -> AECEnv:
     """``raw_env(**kwargs)`` inside PettingZoo's standard classic-game wrappers.
 
     An illegal move (full column) ends the game with reward -1 for the mover (``TerminateIllegalWrapper``);
-    an action outside ``Discrete(columns)`` fails ``AssertOutOfBoundsWrapper``; calls out of order are caught
+    an action outside ``Discrete(columns)`` fails ``AssertOutOfBoundsWrapper`` (an ``AssertionError`` as
+    PettingZoo's, that is also a TypeError for a non-integer and a ValueError for an integer out of range, and
+    names the allowed actions: :class:`~connect4_env.wrappers.ActionTypeError`,
+    :class:`~connect4_env.wrappers.ActionOutOfBoundsError`); calls out of order are caught
     by ``OrderEnforcingWrapper``. Exactly as ``pettingzoo.classic.connect_four_v3.env()`` (the wrappers are
     PettingZoo's, subclassed in :mod:`connect4_env.wrappers` only to make attribute reads direct).
     """

@@ -21,7 +21,16 @@ from typing import Any
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-__all__ = ["OrderEnforcingWrapper", "AssertOutOfBoundsWrapper", "TerminateIllegalWrapper", "wrap_classic"]
+from connect4_env.rules import as_column, short_repr
+
+__all__ = [
+    "OrderEnforcingWrapper",
+    "AssertOutOfBoundsWrapper",
+    "TerminateIllegalWrapper",
+    "wrap_classic",
+    "ActionTypeError",
+    "ActionOutOfBoundsError",
+]
 
 _FORWARDED = (
     "agent_selection",
@@ -92,10 +101,38 @@ class AssertOutOfBoundsWrapper(_DirectAttributes, wrappers.AssertOutOfBoundsWrap
 
     def step(self, action: Any) -> None:
         # Plain in-range ints pass the same check the parent makes, without building a numpy scalar.
-        if type(action) is int and 0 <= action < self._n_actions[self._raw.agent_selection]:
+        agent = self._raw.agent_selection
+        if type(action) is int and 0 <= action < self._n_actions[agent]:
             self.env.step(action)
-        else:
-            super().step(action)
+            return
+        if not (action is None and (self._raw.terminations[agent] or self._raw.truncations[agent])):
+            _check_action(action, self._n_actions[agent])
+        super().step(action)
+
+
+class ActionTypeError(AssertionError, TypeError):
+    """An action that is not an integer (a float, a string, a bool, an array): a TypeError, and an
+    AssertionError as PettingZoo's ``AssertOutOfBoundsWrapper`` raises."""
+
+
+class ActionOutOfBoundsError(AssertionError, ValueError):
+    """An integer action outside ``Discrete(columns)``: a ValueError, and an AssertionError as PettingZoo's
+    ``AssertOutOfBoundsWrapper`` raises."""
+
+
+def _check_action(action: Any, n_actions: int) -> None:
+    """Raise what PettingZoo's assertion would (an AssertionError), as a TypeError or ValueError that names the
+    action and the actions allowed."""
+    try:
+        column = as_column(action)
+    except TypeError:
+        raise ActionTypeError(
+            f"action {short_repr(action)} is not in the action space: actions are the integers 0..{n_actions - 1}"
+        ) from None
+    if not 0 <= column < n_actions:
+        raise ActionOutOfBoundsError(
+            f"action {column} is not in the action space: actions are 0..{n_actions - 1}"
+        )
 
 
 class OrderEnforcingWrapper(_DirectAttributes, wrappers.OrderEnforcingWrapper):

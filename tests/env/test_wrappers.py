@@ -66,7 +66,9 @@ def test_fast_wrappers_match_stock_wrappers(actions: list, observe_first: list[b
                 break
             if observe:  # last() before step records the mask TerminateIllegalWrapper checks against
                 assert snapshot(ours) == snapshot(theirs)
-            assert outcome(ours, action) == outcome(theirs, action)
+            mine, stock = outcome(ours, action), outcome(theirs, action)
+            # the same exception, or a subclass of it (ours are also TypeError / ValueError and name the actions)
+            assert mine is stock is None or (None not in (mine, stock) and issubclass(mine, stock))
             if ours.agents or theirs.agents:
                 assert snapshot(ours) == snapshot(theirs)
 
@@ -77,3 +79,23 @@ def test_reads_before_reset_fail_as_in_pettingzoo() -> None:
         _ = env.agent_selection
     with pytest.raises(AttributeError, match="before reset"):
         _ = env.terminations
+
+
+@pytest.mark.parametrize(
+    ("action", "kind"),
+    [(9, ValueError), (-1, ValueError), (3.0, TypeError), ("3", TypeError), (True, TypeError)],
+)
+def test_an_action_outside_the_space_is_an_assertion_error_as_pettingzoos_and_names_the_actions(
+    action: object, kind: type[Exception]
+) -> None:
+    from connect4_env import connect4_v0
+
+    env = connect4_v0.env()
+    env.reset(seed=0)
+    before = env.observe("player_0")["observation"].copy()
+    with pytest.raises(AssertionError, match=r"is not in the action space: actions are .*0\.\.6") as caught:
+        env.step(action)
+    assert isinstance(caught.value, kind)  # TypeError for a non-integer, ValueError out of range
+    assert env.agent_selection == "player_0" and (env.observe("player_0")["observation"] == before).all()
+    env.step(np.int64(3))  # numpy integers are actions, as in Discrete.contains
+    assert env.agent_selection == "player_1"
