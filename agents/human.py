@@ -34,6 +34,9 @@ class HumanAgent(RulesAware):
         output_fn: Callable[[str], None] = print,
         colour: bool | None = None,
     ) -> None:
+        for name, function in (("input_fn", input_fn), ("output_fn", output_fn)):
+            if not callable(function):
+                raise TypeError(f"{name} must be callable, got {function!r:.80} ({type(function).__name__})")
         self.input_fn = input_fn
         self.output_fn = output_fn
         self.colour = terminal_has_colour(sys.stdout) if colour is None else check_bool("colour", colour)

@@ -49,7 +49,13 @@ class RandomAgent(RulesAware):
         return column
 
     def choose(self, legal: Sequence[int] | np.ndarray) -> int:
-        """One of the ``legal`` columns, uniformly (the draw :meth:`act` makes from the mask's columns)."""
+        """One of the ``legal`` columns, uniformly (the draw :meth:`act` makes from the mask's columns).
+
+        Raises:
+            NoLegalMoveError: ``legal`` is empty.
+        """
+        if len(legal) == 0:
+            raise NoLegalMoveError("no legal move: the list of legal columns is empty")
         return int(legal[int(self.rng.random() * len(legal))])
 
     def act_batch(self, observations: Any, action_masks: Any) -> np.ndarray:

@@ -115,7 +115,11 @@ def policy_names() -> list[str]:
 
 def _factory(name: str) -> Callable[..., Any]:
     registry = _registry()
-    if not isinstance(name, str) or name not in registry:
+    if not isinstance(name, str):
+        raise TypeError(
+            f"an agent name must be a str such as 'mcts', got {name!r:.80} ({type(name).__name__})"
+        )
+    if name not in registry:
         raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(policy_names())}")
     factory = registry[name]
     if isinstance(factory, str):
@@ -128,7 +132,8 @@ def make_policy(name: str, **kwargs: Any) -> Any:
     """Build the policy registered as ``name`` with ``kwargs``.
 
     Raises:
-        ValueError: no policy has that name (the message lists the known ones); the factory's own errors.
+        TypeError: ``name`` is not a str. ValueError: no policy has that name (the message lists the known
+            ones); the factory's own errors.
     """
     return _factory(name)(**kwargs)
 

@@ -13,7 +13,7 @@ import torch
 
 from connect4_agents.alphazero.files import ModelFile, load_model, save_model
 from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet
-from connect4_agents.base import RulesBound, check_search_settings, legacy_arguments
+from connect4_agents.base import RulesBound, check_search_settings, check_spec_value, legacy_arguments
 from connect4_agents.mcts.puct import PUCTResult, PUCTSearch
 from connect4_env.core import Board, Rules
 from connect4_env.validation import check_bool, check_int, check_number, seeded_rng
@@ -140,6 +140,7 @@ class AlphaZeroAgent(RulesBound):
         """``"alphazero:<simulations>"`` (the shipped model with that many simulations a move; 0 = the raw
         policy), ``"alphazero:<model.zip>"`` (a model file, 200 simulations) or
         ``"alphazero:<model.zip>:<simulations>"``; plain ``"alphazero"`` is the shipped model with 200."""
+        value = check_spec_value(value)
         path, count = spec_parts(value)
         if count is not None:
             kwargs["simulations"] = count

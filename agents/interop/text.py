@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from connect4_agents.base import NoLegalMoveError
+from connect4_agents.base import NoLegalMoveError, check_spec_value
 from connect4_env.core import Rules
 from connect4_env.encoding import board_from_observation, split_observation
 from connect4_env.text_protocol import SYSTEM_PROMPT, describe_position, parse_column
@@ -121,6 +121,7 @@ class TextPolicy:
         Raises:
             ValueError: ``value`` is not ``module:function`` or names nothing callable.
         """
+        value = check_spec_value(value)
         module_name, _, name = value.partition(":")
         if not module_name or not name:
             raise ValueError(f"text spec value {value!r} must be 'module:function', e.g. 'mypkg.llm:answer'")

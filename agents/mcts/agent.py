@@ -32,7 +32,9 @@ import numpy as np
 from connect4_agents.base import (
     BOARD_HINT,
     RulesBound,
+    check_board,
     check_search_settings,
+    check_spec_value,
     legacy_arguments,
     renamed_attribute,
 )
@@ -184,6 +186,7 @@ class MCTSAgent(RulesBound):
         Raises:
             ValueError: ``value`` is neither a positive integer nor a positive number of seconds ending in s.
         """
+        value = check_spec_value(value)
         wrong = (
             f"agent spec 'mcts:{value}': {value!r} is neither a number of playouts (mcts:200) nor a positive "
             "number of seconds per move (mcts:0.1s)"
@@ -237,8 +240,12 @@ class MCTSAgent(RulesBound):
 
     # -- search ------------------------------------------------------------------------------------------
     def search(self, board: Board) -> SearchResult:
-        """Search from ``board`` within the budget; returns (and keeps in ``last_search``) the result."""
-        if board.is_terminal:
+        """Search from ``board`` within the budget; returns (and keeps in ``last_search``) the result.
+
+        Raises:
+            TypeError: ``board`` is not a :class:`Board`. ValueError: the game is over.
+        """
+        if check_board(board).is_terminal:
             raise ValueError("cannot search a finished game: there is no legal move")
         rules = board.rules
         current = board.stones[board.to_move]

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from connect4_agents.base import RulesBound, legacy_arguments, unpack, warn_deprecated
+from connect4_agents.base import RulesBound, check_spec_value, legacy_arguments, unpack, warn_deprecated
 from connect4_agents.evaluation.curves import LearningCurve
 from connect4_agents.qlearning.files import DEFAULT_MAX_BYTES, FILE_FORMAT, load_qtable, save_qtable
 from connect4_agents.qlearning.learning import REWARD_SCHEMES, train_agent
@@ -177,6 +177,7 @@ class QLearningAgent(RulesBound):
     @classmethod
     def from_spec(cls, value: str, **kwargs: Any) -> QLearningAgent:
         """``"qlearning:<table.npz>"``: the table saved at that path (see :meth:`load`)."""
+        value = check_spec_value(value)
         return cls.load(value, **kwargs)
 
     def _check_rules(self, rules: Rules) -> None:

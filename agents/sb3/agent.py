@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from connect4_agents._support.extras import require
-from connect4_agents.base import NoLegalMoveError, RulesAware, legacy_arguments, unpack
+from connect4_agents.base import NoLegalMoveError, RulesAware, check_spec_value, legacy_arguments, unpack
 from connect4_agents.sb3.files import ALGORITHMS, load_policy, save_policy
 from connect4_env.core import Rules
 from connect4_env.validation import seeded_rng
@@ -113,6 +113,7 @@ class SB3Agent(RulesAware):
     @classmethod
     def from_spec(cls, value: str, **kwargs: Any) -> SB3Agent:
         """``"sb3:<model.zip>"``: the model saved at that path (see :meth:`load`)."""
+        value = check_spec_value(value)
         return cls.load(value, **kwargs)
 
     def reset(self, seed: int | None = None) -> None:

@@ -18,6 +18,7 @@ import numpy as np
 from connect4_agents.base import (
     BOARD_HINT,
     RulesBound,
+    check_board,
     check_search_settings,
     legacy_arguments,
     renamed_attribute,
@@ -210,7 +211,7 @@ class SolverAgent(RulesBound):
         Raises:
             ValueError: the game is over. SolverBudgetExceeded: more than ``node_budget`` nodes were needed.
         """
-        if board.is_terminal:
+        if check_board(board).is_terminal:
             raise ValueError("the game is over: there is nothing to solve")
         stats = self._stats(board.rules)
         return self._solve(board, board.stones[board.to_move], board.mask, board.ply, stats)
@@ -269,6 +270,7 @@ class SolverAgent(RulesBound):
             return -self._solve(board, opponent, mask, n_stones, stats)
 
         # a winning move's stone is the board's (ply + 1)-th
+        check_board(board)
         return self._each_move(board, board.rules.cells - board.ply, score)
 
     def outcomes_board(self, board: Board) -> list[int | None]:
@@ -295,7 +297,7 @@ class SolverAgent(RulesBound):
     ) -> list[int | None]:
         """``win`` for a move that wins at once, 0 for one that fills the board, else ``value(stats, opponent's
         stones, mask, stones)`` of the position after it; None for a full column. One node budget for all."""
-        if board.is_terminal:
+        if check_board(board).is_terminal:
             raise ValueError("the game is over: there is nothing to evaluate")
         rules = board.rules
         current, mask = board.stones[board.to_move], board.mask
@@ -367,9 +369,9 @@ class SolverAgent(RulesBound):
         Raises:
             ValueError: the game is over. SolverBudgetExceeded: more than ``node_budget`` nodes were needed.
         """
-        if board.is_terminal:
+        if check_board(board).is_terminal:
             raise ValueError("the game is over: there is nothing to choose")
-        return self._best_columns(board, self._central_order(board), every)
+        return self._best_columns(board, self._central_order(board), check_bool("every", every))
 
     @staticmethod
     def _central_order(board: Board) -> list[int]:

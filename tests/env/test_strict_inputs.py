@@ -236,3 +236,34 @@ def test_q_learning_helpers_check_their_arguments() -> None:
     assert agent.epsilon_at(0, total=10) == agent.epsilon and agent.q_values(Board(Rules(4, 5, 4))).shape == (
         5,
     )
+
+
+def test_methods_that_take_boards_specs_or_names_refuse_other_types() -> None:
+    from connect4_agents.alphazero import AlphaZeroAgent
+    from connect4_agents.base import NoLegalMoveError
+    from connect4_agents.human import HumanAgent
+    from connect4_env.policy import make_policy
+
+    solver = SolverAgent()
+    for call in (
+        solver.score,
+        solver.evaluate_board,
+        solver.outcomes_board,
+        solver.best_columns,
+        MCTSAgent(10).search,
+    ):
+        with pytest.raises(TypeError, match="board must be a connect4_env.Board, got 'x'"):
+            call("x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="every must be True or False"):
+        solver.best_columns(Board(), every="no")  # type: ignore[arg-type]
+    for from_spec in (MCTSAgent.from_spec, AlphaZeroAgent.from_spec, QLearningAgent.from_spec):
+        with pytest.raises(TypeError, match="a spec value must be a str"):
+            from_spec(100)  # type: ignore[arg-type]
+    for name in (5, None):
+        with pytest.raises(TypeError, match="an agent name must be a str"):
+            make_policy(name)  # type: ignore[arg-type]
+    with pytest.raises(NoLegalMoveError, match="empty"):
+        RandomAgent().choose([])
+    with pytest.raises(TypeError, match="input_fn must be callable"):
+        HumanAgent(5)  # type: ignore[arg-type]
+    assert solver.best_columns(Board.from_moves([0, 1, 0, 1, 0, 1])) == [0]  # the win at once
