@@ -9,6 +9,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from connect4_env.extras import require
+from connect4_env.validation import check_bool, check_int
 
 # checked first, so that a core install gets the extra's name and the pip command instead of a bare import error
 require("stable_baselines3", "train", "the SB3 VecEnv (make_sb3_vec_env)")
@@ -167,5 +168,7 @@ def make_sb3_vec_env(n_envs: int = 8, monitor: bool = True, **env_kwargs: Any) -
     ``env_kwargs`` are ``Connect4-v0``'s: ``rows``, ``columns``, ``win_length``, ``opponent``, ``agent_first``,
     ``illegal_action``, ... Use it directly with PPO, DQN or sb3-contrib's MaskablePPO.
     """
+    n_envs = check_int("n_envs", n_envs, 1)
+    monitor = check_bool("monitor", monitor)
     venv: VecEnv = Connect4SB3VecEnv(n_envs, **env_kwargs)
     return VecMonitor(venv) if monitor else venv

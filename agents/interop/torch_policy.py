@@ -16,6 +16,7 @@ import numpy as np
 
 from connect4_agents.base import NoLegalMoveError, RulesAware, unpack
 from connect4_env.core import Rules
+from connect4_env.rules import short_repr
 from connect4_env.validation import check_bool, check_choice, seeded_rng
 
 __all__ = ["TorchPolicy", "OBSERVATIONS", "OUTPUTS"]
@@ -90,7 +91,12 @@ class TorchPolicy(RulesAware):
             device = torch.device("cpu") if parameter is None else parameter.device
         elif not isinstance(device, (str, torch.device)):
             raise TypeError(f"device must be a string such as 'cpu' or a torch.device, got {device!r}")
-        self.device = torch.device(device)
+        try:
+            self.device = torch.device(device)
+        except RuntimeError as error:  # torch's own message for an unknown name, e.g. 'gpu'
+            raise ValueError(
+                f"device {device!r} is not a torch device such as 'cpu' or 'cuda:0' ({error})"
+            ) from None
         if isinstance(model, torch.nn.Module):
             model.eval()  # dropout off, batch norm on its running statistics
         self.model = model
@@ -187,6 +193,10 @@ class TorchPolicy(RulesAware):
                 f"observations {observations.shape} and action_masks {masks.shape} must have shapes "
                 f"(batch, rows, columns, 2) and (batch, columns)"
             )
+        if observations.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        if masks.dtype.kind not in "biu" and not np.isin(masks, (0, 1)).all():
+            raise ValueError(f"action_masks must hold only 0 and 1 (or booleans), got {short_repr(masks)}")
         legal = masks.astype(bool)
         if not legal.any(axis=1).all():
             row = int(np.flatnonzero(~legal.any(axis=1))[0])

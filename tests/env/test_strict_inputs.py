@@ -8,6 +8,7 @@ import tracemalloc
 import gymnasium as gym
 import numpy as np
 import pytest
+from extras import importorskip
 
 import connect4_env  # noqa: F401  (registers Connect4-v0)
 from connect4_agents import MCTSAgent, QLearningAgent, RandomAgent, SolverAgent
@@ -267,3 +268,13 @@ def test_methods_that_take_boards_specs_or_names_refuse_other_types() -> None:
     with pytest.raises(TypeError, match="input_fn must be callable"):
         HumanAgent(5)  # type: ignore[arg-type]
     assert solver.best_columns(Board.from_moves([0, 1, 0, 1, 0, 1])) == [0]  # the win at once
+
+
+def test_make_sb3_vec_env_checks_its_own_arguments() -> None:
+    importorskip("stable_baselines3")
+    from connect4_env.sb3_vec_env import make_sb3_vec_env
+
+    with pytest.raises(TypeError, match="monitor must be True or False"):
+        make_sb3_vec_env(2, monitor="no")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="n_envs must be an integer >= 1, got 0"):
+        make_sb3_vec_env(0)

@@ -199,3 +199,19 @@ def test_bad_inputs_raise_clear_errors() -> None:
     with pytest.raises(NoLegalMoveError):
         sampler.act(empty, np.zeros(COLUMNS))
     assert sampler.rng.bit_generator.state == state  # a refused call draws nothing
+
+
+def test_a_nan_mask_an_unknown_device_and_an_empty_batch() -> None:
+    net = nn.Linear(ROWS * COLUMNS * 2, COLUMNS)
+    empty = np.zeros((ROWS, COLUMNS, 2), np.int8)
+    mask = np.ones(COLUMNS)
+    mask[2] = np.nan  # used to count as legal (NaN is truthy)
+    with pytest.raises(ValueError, match="action_masks must hold only 0 and 1"):
+        TorchPolicy(net).act(empty, mask)
+    with pytest.raises(ValueError, match="device 'gpu' is not a torch device"):
+        TorchPolicy(net, device="gpu")
+    batch = TorchPolicy(net).act_batch(
+        np.zeros((0, ROWS, COLUMNS, 2), np.int8), np.zeros((0, COLUMNS), np.int8)
+    )
+    assert batch.shape == (0,)
+    assert TorchPolicy(Prefers(4)).act(empty, np.array([1.0, 1, 1, 1, 1, 0, 0])) == 4  # float 0/1 masks work
