@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from typing import Any
 
 import numpy as np
 
-__all__ = ["check_int", "check_number", "check_bool", "check_choice", "seeded_rng"]
+__all__ = ["check_int", "check_number", "check_bool", "check_choice", "check_name_list", "seeded_rng"]
 
 
 def _describe(value: object) -> str:
@@ -114,3 +114,23 @@ def seeded_rng(value: object, name: str = "seed") -> np.random.Generator:
         raise TypeError(f"{name} must be None or a non-negative integer, got {_describe(value)}") from None
     except ValueError:
         raise ValueError(f"{name} must be None or a non-negative integer, got {value!r}") from None
+
+
+def check_name_list(name: str, value: object, what: str) -> list[str]:
+    """``value`` as a list of strings: a list, tuple or other iterable of them, not a lone string.
+
+    Raises:
+        TypeError: a string (the message shows it in a list), a non-iterable or an item that is not a string.
+    """
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise TypeError(
+            f"{name} must be a list of {what}, got {value!r:.80} ({type(value).__name__})"
+            + (f"; write [{value!r}] for one" if isinstance(value, str) else "")
+        )
+    items = list(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(
+                f"{name} must be a list of {what}, got an item {item!r:.80} ({type(item).__name__})"
+            )
+    return items

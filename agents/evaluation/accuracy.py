@@ -27,14 +27,13 @@ from connect4_agents.evaluation.test_sets import (
     TEST_SET_SPECS,
     Position,
     _check_name,
-    check_name_list,
     load_test_set,
     select_labelled_positions,
     select_test_sets,
 )
 from connect4_env.core import IllegalMoveError, as_column
 from connect4_env.encoding import TrackedBoard
-from connect4_env.validation import check_bool, check_int
+from connect4_env.validation import check_bool, check_int, check_name_list
 
 __all__ = [
     "AccuracyReport",

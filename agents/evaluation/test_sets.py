@@ -22,7 +22,7 @@ import hashlib
 import io
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -33,11 +33,10 @@ import numpy as np
 from connect4_agents._support.files import atomic_write, atomic_write_json, parse_json, read_json_lines
 from connect4_agents.solver.agent import SolverAgent, plies_to_end
 from connect4_env.core import Board, IllegalMoveError, Rules
-from connect4_env.validation import check_int
+from connect4_env.validation import check_int, check_name_list
 
 __all__ = [
     "select_positions",
-    "check_name_list",
     "select_labelled_positions",
     "Position",
     "TestSetSpec",
@@ -230,27 +229,7 @@ def test_set_names() -> list[str]:
     return list(TEST_SET_SPECS)
 
 
-def check_name_list(name: str, value: object, what: str) -> list[str]:
-    """``value`` as a list of strings: a list, tuple or other iterable of them, not a lone string.
-
-    Raises:
-        TypeError: a string (the message shows it in a list), a non-iterable or an item that is not a string.
-    """
-    if isinstance(value, str) or not isinstance(value, Iterable):
-        raise TypeError(
-            f"{name} must be a list of {what}, got {value!r:.80} ({type(value).__name__})"
-            + (f"; write [{value!r}] for one" if isinstance(value, str) else "")
-        )
-    items = list(value)
-    for item in items:
-        if not isinstance(item, str):
-            raise TypeError(
-                f"{name} must be a list of {what}, got an item {item!r:.80} ({type(item).__name__})"
-            )
-    return items
-
-
-def select_test_sets(requested: list[str]) -> list[str]:
+def select_test_sets(requested: Sequence[str]) -> list[str]:
     """Set names from a command line: ``["all"]``, ``["6x7"]`` (the six 6x7 sets) or names of sets.
 
     Raises:
