@@ -14,7 +14,7 @@ import torch
 
 from connect4_agents.alphazero.config import AlphaZeroTrainConfig
 from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet
-from connect4_agents.evaluation.backends import run_batches
+from connect4_agents.evaluation.backends import WorkerPool, run_batches
 from connect4_agents.mcts.puct import Node, PUCTSearch
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import observation_planes
@@ -144,16 +144,19 @@ def play_generation(
     rng: np.random.Generator,
     backend: str = "process",
     address: str | None = None,
+    pool: WorkerPool | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """``config.games`` self-play games, split over ``config.workers`` processes (in this one for 1) or Ray
-    tasks (``backend="ray"``, ``address`` to join a cluster)."""
+    """``config.games`` self-play games, split over ``config.workers`` processes (in this one for 1; on
+    ``pool``'s kept processes when given) or Ray tasks (``backend="ray"``, ``address`` to join a cluster)."""
     if config.workers == 1 and backend == "process":
         return self_play(net, config, config.games, rng)
     buffer = io.BytesIO()
     torch.save(net.state_dict(), buffer)
     shares = [len(part) for part in np.array_split(np.arange(config.games), config.workers) if len(part)]
     tasks = [(buffer.getvalue(), asdict(config), n, int(rng.integers(2**63))) for n in shares]
-    parts = run_batches(_self_play_task, tasks, backend=backend, workers=config.workers, address=address)
+    parts = run_batches(
+        _self_play_task, tasks, backend=backend, workers=config.workers, address=address, pool=pool
+    )
     return join_parts(parts)
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from connect4_agents.alphazero.config import AlphaZeroTrainConfig
 from connect4_agents.alphazero.selfplay import join_parts
-from connect4_agents.evaluation.backends import run_batches
+from connect4_agents.evaluation.backends import WorkerPool, run_batches
 from connect4_agents.evaluation.test_sets import _position_key, load_test_set, test_set_names
 from connect4_agents.solver import SolverAgent
 from connect4_env.core import Board, Rules
@@ -116,12 +116,16 @@ def teacher_generation(
     rng: np.random.Generator,
     backend: str = "process",
     address: str | None = None,
+    pool: WorkerPool | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """``config.games`` teacher games, split over ``config.workers`` processes (in this one for 1) or Ray tasks,
-    as :func:`connect4_agents.alphazero.selfplay.play_generation` splits self-play."""
+    """``config.games`` teacher games, split over ``config.workers`` processes (in this one for 1; on ``pool``'s
+    kept processes when given) or Ray tasks, as :func:`connect4_agents.alphazero.selfplay.play_generation`
+    splits self-play."""
     if config.workers == 1 and backend == "process":
         return teacher_games(config, config.games, rng, _solver(config.rules))
     shares = [len(part) for part in np.array_split(np.arange(config.games), config.workers) if len(part)]
     tasks = [(asdict(config), n, int(rng.integers(2**63))) for n in shares]
-    parts = run_batches(_teacher_task, tasks, backend=backend, workers=config.workers, address=address)
+    parts = run_batches(
+        _teacher_task, tasks, backend=backend, workers=config.workers, address=address, pool=pool
+    )
     return join_parts(parts)

@@ -45,6 +45,7 @@ from connect4_agents.alphazero.monitor import (
 from connect4_agents.alphazero.network import PolicyValueNet, planes_tensor
 from connect4_agents.alphazero.selfplay import ReplayBuffer, play_generation, self_play
 from connect4_agents.alphazero.teacher import teacher_generation
+from connect4_agents.evaluation.backends import WorkerPool
 from connect4_agents.evaluation.test_sets import Position
 from connect4_env.core import Rules
 
@@ -175,10 +176,12 @@ def train(
             board.flush()
         plot_curve(log_path, out / "curve.png")
 
+    # the workers of every generation's games, kept from one to the next (started and loaded once)
+    pool = WorkerPool(config.workers) if backend == "process" and config.workers > 1 else None
     try:
         for generation in range(start + 1, start + config.generations + 1):
             log = _generation(
-                generation, net, optimiser, buffer, config, rng, positions, backend, address, device
+                generation, net, optimiser, buffer, config, rng, positions, backend, address, device, pool
             )
             if rules == Rules() and config.ladder_every and generation % config.ladder_every == 0:
                 with _interrupt_after():
@@ -192,7 +195,13 @@ def train(
                 bar.update(1)
             if on_generation is not None:
                 on_generation(log)
+    except BaseException:
+        if pool is not None:
+            pool.close(terminate=True)
+        raise
     finally:
+        if pool is not None:
+            pool.close()
         if bar is not None:
             bar.close()
         if board is not None:
@@ -255,14 +264,16 @@ def _generation(
     backend: str,
     address: str | None,
     device: torch.device | None = None,
+    pool: WorkerPool | None = None,
 ) -> GenerationLog:
-    """Self-play, training steps and the measurement of one generation."""
+    """Self-play, training steps and the measurement of one generation (the games on ``pool``'s workers when
+    given)."""
     rules = config.rules
     began = time.perf_counter()
     if config.teacher == "solver":
-        planes, policies, values, _ = teacher_generation(config, rng, backend, address)
+        planes, policies, values, _ = teacher_generation(config, rng, backend, address, pool)
     else:
-        planes, policies, values, _ = play_generation(net, config, rng, backend, address)
+        planes, policies, values, _ = play_generation(net, config, rng, backend, address, pool)
     played = time.perf_counter() - began
     buffer.add(planes, policies, values)
     began = time.perf_counter()

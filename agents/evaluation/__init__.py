@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from connect4_agents.evaluation.accuracy import AccuracyReport, SetAccuracy, evaluate_accuracy
-from connect4_agents.evaluation.backends import BACKENDS, run_batches
+from connect4_agents.evaluation.backends import BACKENDS, WorkerPool, run_batches
 from connect4_agents.evaluation.ratings import PairingCounts, Ratings, fit_ratings
 from connect4_agents.evaluation.test_sets import Position, load_test_set, read_positions, test_set_names
 from connect4_agents.evaluation.tournament import (
@@ -35,5 +35,6 @@ __all__ = [
     "Ratings",
     "PairingCounts",
     "run_batches",
+    "WorkerPool",
     "BACKENDS",
 ]

@@ -9,6 +9,10 @@ same results on any backend and any number of workers.
 - ``"ray"``: each batch is a Ray task (the ``distributed`` extra). With ``address`` the work goes to that
   cluster; otherwise a local Ray is started with ``num_cpus=workers`` and shut down at the end.
 
+A :class:`WorkerPool` keeps ``"process"`` workers across several calls (``run_batches(..., pool=pool)``), so a
+loop of calls (a training run's generations) starts its processes, and loads what each keeps (numba kernels,
+the opening book, a solver's transposition table), once.
+
 Ctrl-C (KeyboardInterrupt) stops the workers — the pool is terminated, Ray tasks are cancelled and a Ray we
 started is shut down — and then propagates, after ``on_result`` has seen every finished batch.
 """
@@ -29,7 +33,7 @@ from connect4_env.core import Rules
 from connect4_env.policy import resolve_opponent
 from connect4_env.validation import check_choice, check_int
 
-__all__ = ["BACKENDS", "run_batches", "default_workers", "plan_batches", "worker_policy"]
+__all__ = ["BACKENDS", "WorkerPool", "run_batches", "default_workers", "plan_batches", "worker_policy"]
 
 BACKENDS = ("process", "ray")
 
@@ -95,11 +99,13 @@ def run_batches(
     workers: int | None = None,
     address: str | None = None,
     on_result: Callable[[int, Any], None] | None = None,
+    pool: WorkerPool | None = None,
 ) -> list[Any]:
     """``[task(b) for b in batches]``, spread over ``workers`` (default: the CPUs available).
 
     ``on_result(index, result)`` is called here, in the caller's process, as each batch finishes (in
-    completion order).
+    completion order). ``pool``: run on its kept processes (``"process"`` backend, more than one worker and
+    batch) instead of a pool started and ended in this call.
 
     Raises:
         TypeError / ValueError: an unknown backend, ``workers`` < 1, ``address`` without ``backend="ray"``.
@@ -113,6 +119,8 @@ def run_batches(
             raise TypeError(f"address must be a str such as 'ray://head:10001', got {type(address).__name__}")
         if backend != "ray":
             raise ValueError(f"address={address!r} needs backend='ray'")
+    if pool is not None and not isinstance(pool, WorkerPool):
+        raise TypeError(f"pool must be None or a WorkerPool, got {type(pool).__name__}")
     results: list[Any] = [None] * len(batches)
 
     def finished(index: int, result: Any) -> None:
@@ -125,9 +133,75 @@ def run_batches(
     elif workers == 1 or len(batches) <= 1:
         for index, batch in enumerate(batches):
             finished(index, task(batch))
+    elif pool is not None:
+        pool.run(task, batches, finished)
     else:
         _run_pool(task, batches, workers, finished)
     return results
+
+
+class WorkerPool:
+    """``workers`` spawned processes kept for several :func:`run_batches` calls: started at the first, ended
+    by :meth:`close` or at the end of a ``with`` block (at once, terminated, when it ends with an exception).
+
+    What a worker keeps in module state stays warm between calls: numba kernels, the opening book, a
+    solver's transposition table. A call interrupted by Ctrl-C (or any exception) terminates the workers;
+    a later call starts new ones.
+
+    >>> with WorkerPool(2) as pool:  # doctest: +SKIP
+    ...     for generation in range(10):
+    ...         run_batches(task, batches, workers=2, pool=pool)
+
+    Raises:
+        TypeError / ValueError: ``workers`` is not an integer in 1..4096.
+    """
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = default_workers() if workers is None else check_int("workers", workers, 1, 4096)
+        self._pool: Any = None
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        self.close(terminate=kind is not None)
+
+    def __repr__(self) -> str:
+        return f"WorkerPool(workers={self.workers}, {'running' if self._pool is not None else 'not started'})"
+
+    @property
+    def pids(self) -> list[int]:
+        """The process ids of the running workers (empty before the first call and after :meth:`close`)."""
+        return [] if self._pool is None else [process.pid for process in self._pool._pool]
+
+    def run(
+        self, task: Callable[[Any], Any], batches: Sequence[Any], finished: Callable[[int, Any], None]
+    ) -> None:
+        """``finished(index, task(batch))`` for each batch, on the kept workers (started now if need be)."""
+        held: list[int] = []
+        if self._pool is None:
+            self._pool, held = _start_pool(multiprocessing.get_context("spawn"), self.workers)
+        try:
+            for number in held:  # Ctrl-C or SIGTERM that came while the workers started: handled now
+                signal.raise_signal(number)
+            for index, result in self._pool.imap_unordered(
+                functools.partial(_indexed, task), list(enumerate(batches))
+            ):
+                finished(index, result)
+        except BaseException:
+            self.close(terminate=True)
+            raise
+
+    def close(self, terminate: bool = False) -> None:
+        """End the workers: let them finish (``terminate``: stop them at once) and wait for them."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if terminate:
+            pool.terminate()
+        else:
+            pool.close()
+        pool.join()
 
 
 def _start_pool(context: Any, processes: int) -> tuple[Any, list[int]]:

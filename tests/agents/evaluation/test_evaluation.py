@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from extras import heavy_without_numba, needs
 
 from connect4_agents.evaluation import (
     PairingCounts,
+    WorkerPool,
     evaluate_accuracy,
     fit_ratings,
     load_test_set,
@@ -280,6 +282,47 @@ def test_run_batches_keeps_order():
     assert run_batches(_square, [], workers=2) == []
     with pytest.raises(ValueError, match="backend='ray'"):
         run_batches(_square, [1], address="localhost:6379")
+
+
+def _pid_and_count(x: int) -> tuple[int, int]:
+    """The worker's pid and how many tasks that worker ran so far (module state: what a kept pool keeps)."""
+    _pid_and_count.calls = getattr(_pid_and_count, "calls", 0) + 1  # type: ignore[attr-defined]
+    if x < 0:
+        raise ValueError(f"bad batch {x}")
+    return os.getpid(), _pid_and_count.calls  # type: ignore[attr-defined]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_a_worker_pool_keeps_its_processes_across_calls_and_ends_them():
+    with WorkerPool(2) as pool:
+        assert pool.pids == []  # started by the first call
+        first = run_batches(_pid_and_count, [1, 2, 3, 4], workers=2, pool=pool)
+        pids = pool.pids
+        second = run_batches(_pid_and_count, [5, 6, 7, 8], workers=2, pool=pool)
+        assert pool.pids == pids and {pid for pid, _ in first + second} <= set(pids)
+        # each worker's module state survived: its task count went on rising instead of starting again
+        assert sum(count for _, count in second) > sum(count for _, count in first)
+    assert pool.pids == [] and not any(_alive(pid) for pid in pids)  # the with block ended them
+    # a failing task terminates the workers and propagates; a later call starts new ones
+    with WorkerPool(2) as pool:
+        run_batches(_pid_and_count, [1, 2], workers=2, pool=pool)
+        old = pool.pids
+        with pytest.raises(ValueError, match="bad batch -1"):
+            run_batches(_pid_and_count, [1, -1, 2], workers=2, pool=pool)
+        assert pool.pids == [] and not any(_alive(pid) for pid in old)
+        assert 1 in [count for _, count in run_batches(_pid_and_count, [1, 2], workers=2, pool=pool)]  # fresh
+        assert pool.pids and set(pool.pids).isdisjoint(old)
+    with pytest.raises(TypeError, match="pool must be None or a WorkerPool"):
+        run_batches(_square, [1, 2], workers=2, pool="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="workers must be an integer in 1..4096"):
+        WorkerPool(0)
 
 
 def test_random_agent_reset_is_seeded():
