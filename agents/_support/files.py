@@ -65,10 +65,17 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], objec
     symbolic link, the file it points to is replaced and the link kept. The file gets the usual permissions
     (``0o666`` less the umask), not the temporary file's private ones.
 
+    A target that exists and is not a regular file (``/dev/null``, a named pipe) is written to directly:
+    renaming over it would replace the device or pipe with a file.
+
     Returns:
         The path written (the link's target when ``path`` is a link).
     """
     path = Path(os.path.realpath(path))
+    if path.exists() and not path.is_file() and not path.is_dir():
+        with open(path, "wb") as stream:
+            write(stream)
+        return path
     path.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_temporaries(path)
     handle, temporary = tempfile.mkstemp(

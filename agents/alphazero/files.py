@@ -11,6 +11,7 @@ import io
 import json
 import os
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import torch
 
 from connect4_agents._support.files import atomic_write, parse_json
+from connect4_agents.alphazero.config import MAX_BLOCKS, MAX_CHANNELS
 from connect4_agents.alphazero.network import PolicyValueNet
 from connect4_env.core import Rules
 from connect4_env.validation import check_int
@@ -72,7 +74,11 @@ def _member(archive: zipfile.ZipFile, name: str, limit: int, path: Any) -> bytes
         raise ValueError(f"{path}: not an AlphaZero model file (no {name})") from None
     if info.file_size > limit:
         raise ValueError(f"{path}: {name} is {info.file_size:,} bytes; allowed: at most {limit:,}")
-    data = archive.read(info)
+    try:
+        data = archive.read(info)
+    except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError) as error:
+        # a bad CRC or deflate stream, a truncated member, an encrypted one, an unknown compression method
+        raise ValueError(f"{path}: {name} cannot be read from the zip ({error})") from None
     if len(data) > limit:
         raise ValueError(f"{path}: {name} is larger than it says")
     return data
@@ -108,8 +114,8 @@ def load_model(path: str | os.PathLike[str]) -> ModelFile:
             network = metadata.get("network")
             if not isinstance(network, dict):
                 raise ValueError("network settings missing")
-            channels = check_int("channels", network.get("channels"), 1, 1024)
-            blocks = check_int("blocks", network.get("blocks"), 0, 64)
+            channels = check_int("channels", network.get("channels"), 1, MAX_CHANNELS)
+            blocks = check_int("blocks", network.get("blocks"), 0, MAX_BLOCKS)
         except (TypeError, ValueError) as error:
             raise ValueError(f"{path}: bad metadata: {error}") from None
         info = metadata.get("info", {})
@@ -136,6 +142,11 @@ def load_model(path: str | os.PathLike[str]) -> ModelFile:
     for key, tensor in state.items():
         if not isinstance(tensor, torch.Tensor) or tensor.shape != expected[key].shape:
             raise ValueError(f"{path}: weights.pt: {key} has the wrong shape or type")
+        if tensor.dtype != expected[key].dtype or tensor.layout != torch.strided:
+            raise ValueError(
+                f"{path}: weights.pt: {key} is a {tensor.layout} {tensor.dtype} tensor; the network's is a dense "
+                f"{expected[key].dtype} one"
+            )
         if tensor.is_floating_point() and not torch.isfinite(tensor).all():
             raise ValueError(f"{path}: weights.pt: {key} holds NaN or infinity")
     net.load_state_dict(state)

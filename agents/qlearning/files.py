@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,11 +195,14 @@ def load_qtable(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
             q = _read(archive, "q.npy", (states, rules.columns), np.dtype("<f8"))
     except (
         zipfile.BadZipFile,
+        zlib.error,  # a bad deflate stream
         EOFError,
         OSError,
         json.JSONDecodeError,
         KeyError,
         UnicodeDecodeError,
+        RuntimeError,  # an encrypted member
+        NotImplementedError,  # a compression method zipfile does not have
     ) as error:
         raise ValueError(f"{path} is corrupt or truncated: {error}") from None
     except ValueError as error:
