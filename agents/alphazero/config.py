@@ -64,22 +64,22 @@ class AlphaZeroTrainConfig:
         Rules(self.rows, self.columns, self.win_length)
         check_int("channels", self.channels, 1, MAX_CHANNELS)
         check_int("blocks", self.blocks, 0, MAX_BLOCKS)
+        check_int("parallel", self.parallel, 1, 4096)  # games searched in lockstep: their trees share memory
+        check_int("workers", self.workers, 1, 4096)
+        check_int("evaluation_cache", self.evaluation_cache, 0, 10_000_000)  # about 1 KB an entry
         for name, low in (
             ("generations", 1),
             ("games", 1),
-            ("parallel", 1),
             ("simulations", 1),
             ("temperature_moves", 0),
             ("buffer_size", 1),
             ("steps", 0),
             ("batch_size", 1),
-            ("workers", 1),
             ("eval_positions", 0),
             ("eval_simulations", 0),
             ("ladder_every", 0),
             ("ladder_games", 1),
             ("seed", 0),
-            ("evaluation_cache", 0),
         ):
             check_int(name, getattr(self, name), low)
         check_number("c_puct", self.c_puct, 0.0)

@@ -116,6 +116,19 @@ def _train_steps(
     return float(torch.stack(policy_losses).mean()), float(torch.stack(value_losses).mean())
 
 
+def check_resumable(out: str | os.PathLike[str], resume: bool) -> None:
+    """Nothing, unless ``resume`` is asked for and ``out`` holds no ``model.zip`` to go on from (a mistyped
+    folder would otherwise start a new run without a word).
+
+    Raises:
+        ValueError: that case.
+    """
+    if resume and not (Path(out) / "model.zip").exists():
+        raise ValueError(
+            f"resume: {out} holds no model.zip to go on from (leave resume out to start a new run)"
+        )
+
+
 def train(
     config: AlphaZeroTrainConfig,
     out: str | os.PathLike[str],
@@ -133,12 +146,15 @@ def train(
     config.check()
     device = training_device(config.device)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     rules = config.rules
     ladder_path = out / "ladder-model.zip"
     model_path, buffer_path, state_path, log_path = (
         out / n for n in ("model.zip", "buffer.npz", "state.json", "log.csv")
     )
+    check_resumable(out, resume)
+    # the workers of every generation's games, kept from one to the next (started and loaded once)
+    pool = WorkerPool(config.workers) if backend == "process" and config.workers > 1 else None
+    out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(config.seed)  # the first weights and every torch draw: the same seed, the same run
     net = PolicyValueNet(config.channels, config.blocks)
     buffer = ReplayBuffer(config.buffer_size, rules)
@@ -147,7 +163,7 @@ def train(
     if config.init:
         net.load_state_dict(_initial_model(config, net).net.state_dict())
     optimiser = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    if resume and model_path.exists():
+    if resume:
         model = load_model(model_path)
         if model.rules != rules or model.net.config() != net.config():
             raise ValueError(f"{model_path} is another board or network than the settings given")
@@ -176,8 +192,6 @@ def train(
             board.flush()
         plot_curve(log_path, out / "curve.png")
 
-    # the workers of every generation's games, kept from one to the next (started and loaded once)
-    pool = WorkerPool(config.workers) if backend == "process" and config.workers > 1 else None
     try:
         for generation in range(start + 1, start + config.generations + 1):
             log = _generation(

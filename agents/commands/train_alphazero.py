@@ -112,12 +112,13 @@ def run(args: argparse.Namespace) -> int:
     # require, so that a core install gets the extra's name instead of a traceback
     torch = require("torch", "train", "train-alphazero")
     require("matplotlib", "train", "train-alphazero")  # the curve is drawn after each generation
-    from connect4_agents.alphazero.train import train
+    from connect4_agents.alphazero.train import check_resumable, train
 
     torch.set_num_threads(1)  # the work is in worker processes and small batches: one thread each
-    out = check_output_dir(args.out)
     config = AlphaZeroTrainConfig(**config_values(AlphaZeroTrainConfig, args))
-    config.check()
+    config.check()  # every setting, then the folder: a refused run leaves no folder behind
+    check_resumable(args.out, args.resume)
+    out = check_output_dir(args.out)
 
     def report(log: GenerationLog) -> None:
         print(

@@ -687,3 +687,20 @@ def test_bad_rules_boards_and_network_sizes_are_named() -> None:
         AlphaZeroTrainConfig(channels=MAX_CHANNELS + 1).check()
     with pytest.raises(ValueError, match=f"blocks must be an integer in 0..{MAX_BLOCKS}"):
         AlphaZeroTrainConfig(blocks=MAX_BLOCKS + 1).check()
+
+
+def test_a_refused_training_run_leaves_no_folder(tmp_path: Path) -> None:
+    from connect4_agents.alphazero.config import AlphaZeroTrainConfig
+    from connect4_agents.alphazero.train import train
+    from connect4_agents.commands.train_alphazero import main
+
+    missing = tmp_path / "mistyped"
+    with pytest.raises(ValueError, match="holds no model.zip to go on from"):
+        train(AlphaZeroTrainConfig(rows=4, columns=5), missing, resume=True)  # it used to start a new run
+    assert main(["--resume", "--out", str(missing)]) == 2
+    assert main(["--workers", "100000", "--out", str(missing)]) == 2
+    assert main(["--parallel", "100000000", "--out", str(missing)]) == 2
+    assert not missing.exists()
+    for bad in ({"parallel": 5000}, {"workers": 5000}, {"evaluation_cache": 10**9}):
+        with pytest.raises(ValueError, match="must be an integer in"):
+            AlphaZeroTrainConfig(**bad).check()  # type: ignore[arg-type]
