@@ -25,6 +25,7 @@ from connect4_agents.evaluation.tournament import (
     run_tournament,
 )
 from connect4_env.core import Rules
+from connect4_env.validation import check_int
 
 __all__ = ["gauntlet_ratings", "run_rated_tournament"]
 
@@ -91,6 +92,12 @@ def run_rated_tournament(
         KeyboardInterrupt: Ctrl-C, after the finished games were written to both files (``"finished":
             false``; ratings only when those games link every player).
     """
+    # checked before any game, so that a long run is not lost to a setting only the rating fit reads
+    bootstrap = check_int("bootstrap", bootstrap, 0, 1_000_000)
+    if not isinstance(anchor, str):
+        raise TypeError(f"anchor must be a player's spec (str), got {type(anchor).__name__}")
+    if fixed is None and anchor != "random" and anchor not in specs:  # "random", the default, may be absent
+        raise ValueError(f"anchor {anchor!r} is not one of the players: {', '.join(map(str, specs))}")
     result = TournamentResult()
     played: list[GameOutcome] = []
 

@@ -234,7 +234,8 @@ def select_test_sets(requested: Sequence[str]) -> list[str]:
 
     Raises:
         TypeError: ``requested`` is not a list of strings (a lone string included). ValueError: an unknown
-            name (the message lists the sets).
+            name (the message lists the sets), a set named twice (its positions would count twice), or
+            ``"all"`` / ``"6x7"`` with other names.
     """
     requested = check_name_list("test sets", requested, "test set names")
     names = test_set_names()
@@ -242,9 +243,14 @@ def select_test_sets(requested: Sequence[str]) -> list[str]:
         return names
     if requested == ["6x7"]:
         return [n for n in names if n.startswith("6x7")]
+    if {"all", "6x7"} & set(requested):
+        raise ValueError(f"'all' and '6x7' stand alone; got {requested}")
     unknown = [n for n in requested if n not in names]
     if unknown:
         raise ValueError(f"unknown test sets {unknown}; the sets are all, 6x7, {', '.join(names)}")
+    twice = sorted({n for n in requested if requested.count(n) > 1})
+    if twice:
+        raise ValueError(f"test sets named more than once: {twice} (their positions would count twice)")
     return list(requested)
 
 

@@ -129,3 +129,33 @@ def test_read_ratings_reads_a_bounded_file_of_numbers(tmp_path: Any) -> None:
     path.write_bytes(b" " * (16 << 20) + b"{}")
     with pytest.raises(ValueError, match="over 16,777,216 bytes of ratings"):
         read_ratings(path)
+
+
+def test_test_sets_are_named_once_and_all_stands_alone() -> None:
+    with pytest.raises(ValueError, match="named more than once: \\['4x5'\\]"):
+        select_test_sets(["4x5", "4x5"])
+    with pytest.raises(ValueError, match="'all' and '6x7' stand alone"):
+        select_test_sets(["all", "4x5"])
+    assert select_test_sets(["4x5", "5x4"]) == ["4x5", "5x4"]
+
+
+def test_rated_tournament_checks_the_rating_settings_before_any_game() -> None:
+    from connect4_agents.evaluation.rated_tournament import run_rated_tournament
+
+    for kwargs, error, message in (
+        ({"anchor": "nobody"}, ValueError, "anchor 'nobody' is not one of the players"),
+        ({"bootstrap": -1}, ValueError, "bootstrap must be an integer in 0..1000000"),
+        ({"anchor": 3}, TypeError, "anchor must be a player's spec"),
+    ):
+        games: list[str] = []
+        with pytest.raises(error, match=message):
+            run_rated_tournament(
+                ["random", "mcts:5"],
+                2,
+                SMALL,
+                workers=1,
+                progress=False,
+                on_pairing=lambda *a, games=games: games.append("x"),
+                **kwargs,
+            )
+        assert games == []
