@@ -16,6 +16,10 @@ from connect4_env.validation import check_choice, check_int
 
 __all__ = ["Connect4TextEnv", "make_text_env", "INVALID_ANSWER_MODES", "TEXT_CHARSET"]
 
+MAX_ANSWER_LIMIT = (
+    1_000_000  # characters: a long reasoning answer fits; the action space's strings stay bounded
+)
+
 INVALID_ANSWER_MODES = ("retry", "lose")
 # the characters an observation is made of (and that Text.sample draws actions from)
 TEXT_CHARSET = frozenset(string.ascii_letters + string.digits + string.punctuation + " \n")
@@ -76,7 +80,7 @@ class Connect4TextEnv(gym.Env):
     |---|---|---|
     | `invalid_answer` | `"retry"` | `"retry"`: a rejected answer costs 0 and is explained in the next observation, up to `max_retries` times a move, then loses; `"lose"`: it loses at once |
     | `max_retries` | 2 | rejected answers forgiven per move under `"retry"` |
-    | `max_answer_length` | 4096 | longer answers are rejected unread |
+    | `max_answer_length` | 4096 | longer answers are rejected unread (at most 1,000,000) |
     | `rows`, `columns`, `win_length`, `opponent`, `opponent_kwargs`, `agent_first` | as `Connect4-v0` | the game, passed to `Connect4Env` |
     | `render_mode` | None | `"ansi"` returns the observation text |
 
@@ -102,7 +106,7 @@ class Connect4TextEnv(gym.Env):
     ) -> None:
         check_choice("invalid_answer", invalid_answer, INVALID_ANSWER_MODES)
         self.max_retries = check_int("max_retries", max_retries, minimum=0)
-        self.max_answer_length = check_int("max_answer_length", max_answer_length, minimum=1)
+        self.max_answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LIMIT)
         check_choice("render_mode", render_mode, (None, "ansi"))
         self.invalid_answer = invalid_answer
         self.render_mode = render_mode

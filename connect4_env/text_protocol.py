@@ -50,7 +50,8 @@ __all__ = [
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 MAX_ANSWER_LENGTH = 4096
 
-_TAG = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
+_OPEN_TAG = re.compile(r"<answer>", re.IGNORECASE)
+_CLOSE_TAG = re.compile(r"</answer>", re.IGNORECASE)
 _ANSWER = re.compile(
     r"(?:(?:i\s+)?(?:play|plays|drop|move|choose|pick)(?:\s+(?:in|into|at|on))?\s+"
     r"|(?:move|answer|column|action)\s*:\s*)?"
@@ -106,9 +107,8 @@ def parse_column(text: str, columns: int, max_length: int = MAX_ANSWER_LENGTH) -
         return ParseResult(
             None, f"the answer has {len(text)} characters, more than {max_length}: answer {hint}"
         )
-    tags = _TAG.findall(text)
-    content = tags[-1] if tags else text
-    content = content.strip()
+    tagged = _last_tagged(text)
+    content = (tagged if tagged is not None else text).strip()
     if content[-1:] in (".", "!"):
         content = content[:-1].rstrip()
     match = _ANSWER.fullmatch(content)
@@ -125,6 +125,21 @@ def parse_column(text: str, columns: int, max_length: int = MAX_ANSWER_LENGTH) -
     if not 0 <= column < columns:
         return ParseResult(None, f"column {shown} is not on the board: answer {hint}")
     return ParseResult(column, None)
+
+
+def _last_tagged(text: str) -> str | None:
+    """The text of the last ``<answer>...</answer>`` pair (each opening tag closed by the first closing tag
+    after it, pairs read left to right), or None. One pass: a regular expression's lazy ``(.*?)`` would rescan
+    the rest of the text from every unclosed tag (quadratic: 64 KB of them took 5 s)."""
+    found = None
+    position = 0
+    while (opened := _OPEN_TAG.search(text, position)) is not None:
+        closed = _CLOSE_TAG.search(text, opened.end())
+        if closed is None:
+            break
+        found = text[opened.end() : closed.start()]
+        position = closed.end()
+    return found
 
 
 def describe_position(

@@ -192,3 +192,30 @@ def test_gymnasium_env_checker_and_ansi_render() -> None:
     check_env(env, skip_render_check=True)
     text, _ = env.reset(seed=1)
     assert env.render() == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["<answer>", "</answer>", "<ANSWER>", "</Answer>", "4", "b", " ", "x\n"]), max_size=12
+    )
+)
+def test_the_last_tagged_answer_is_read_as_the_lazy_pattern_reads_it(tokens: list[str]) -> None:
+    import re
+
+    from connect4_env.text_protocol import _last_tagged
+
+    text = "".join(tokens)
+    pairs = re.findall(r"<answer>(.*?)</answer>", text, re.IGNORECASE | re.DOTALL)  # the slow reference
+    assert _last_tagged(text) == (pairs[-1] if pairs else None)
+
+
+def test_unclosed_tags_are_read_in_linear_time_and_the_length_is_bounded() -> None:
+    from connect4_env.text_protocol import parse_column
+
+    text = (
+        "<answer>4</answer>" + " <answer>" * 100_000
+    )  # 900 KB of unclosed tags: the lazy pattern took minutes
+    assert parse_column(text, 7, max_length=len(text)).column == 3
+    with pytest.raises(ValueError, match="max_answer_length must be an integer in 1..1000000"):
+        gym.make("Connect4Text-v0", max_answer_length=10**12)
