@@ -13,11 +13,23 @@ to --max-sessions (idle ones dropped after --session-timeout seconds). Ctrl-C or
 from __future__ import annotations
 
 import argparse
+import math
 
 from connect4_agents._support.cli import command_parser, positive_int, run_cli
 from connect4_agents._support.extras import require
 
 __all__ = ["build_parser", "run", "main"]
+
+
+def _port(text: str) -> int:
+    """A TCP port number for argparse: an integer in 0..65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0..65535)") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port number (0..65535)")
+    return value
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
@@ -26,7 +38,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, local only)"
     )
-    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    parser.add_argument(
+        "--port", type=_port, default=8000, help="port 0..65535 (default 8000; 0 picks a free one)"
+    )
     parser.add_argument("--opponent", default="random", help="the opponent's agent spec (default random)")
     parser.add_argument(
         "--agent-first", choices=("yes", "no", "random"), default="yes", help="the model's side"
@@ -58,8 +72,10 @@ def run(args: argparse.Namespace) -> int:
     require("openenv", "openenv", "connect4 serve-openenv")
     from connect4_env.openenv_server import serve  # FastAPI, uvicorn and OpenEnv load only here
 
-    if args.session_timeout <= 0:
-        raise ValueError(f"--session-timeout must be positive, got {args.session_timeout}")
+    if not math.isfinite(args.session_timeout) or args.session_timeout <= 0:
+        raise ValueError(
+            f"--session-timeout must be a finite number of seconds > 0, got {args.session_timeout}"
+        )
     agent_first = {"yes": True, "no": False, "random": None}[args.agent_first]
     serve(
         args.host,

@@ -120,3 +120,26 @@ def test_ctrl_c_in_training_saves_the_table(tmp_path: Path) -> None:
     table = QLearningAgent.load(out / "qtable.npz")
     assert table.episodes_trained > 0 and table.q
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--port", "-1"], "-1 is not a port number (0..65535)"),
+        (["--port", "70000"], "70000 is not a port number"),
+        (["--session-timeout", "nan"], "--session-timeout must be a finite number of seconds > 0, got nan"),
+        (["--session-timeout", "inf"], "must be a finite number"),
+    ],
+)
+def test_serve_openenv_refuses_a_bad_port_or_timeout_before_serving(
+    args: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from connect4_agents.commands import serve_openenv
+
+    if args[0] == "--session-timeout":
+        importorskip("openenv")  # checked after the extra is found
+    try:
+        code = serve_openenv.main(args)
+    except SystemExit as exit_:  # argparse's own usage errors
+        code = int(exit_.code or 0)
+    assert code == 2 and fragment in capsys.readouterr().err
