@@ -19,6 +19,7 @@ import sys
 
 from connect4_agents._support.cli import check_output_dir, command_parser, positive_int, run_cli
 from connect4_agents.evaluation.arena import MatchResult
+from connect4_agents.rllib import train as rllib_train
 from connect4_agents.rllib.train import NoEpisodesError, RLlibTrainConfig, train_rllib
 
 __all__ = ["build_parser", "run", "main"]
@@ -54,7 +55,6 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         ValueError / TypeError: a bad board, opponent spec or output folder.
     """
-    out = check_output_dir(args.out)
     config = RLlibTrainConfig(
         rows=args.rows,
         columns=args.columns,
@@ -65,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
         epochs=args.epochs,
         hidden=tuple(args.hidden),
         seed=args.seed,
-    )
+    ).check()
+    rllib_train.require_rllib()
+    out = check_output_dir(args.out)
 
     def iteration_done(iteration: int, episodes: int, length: float) -> None:
         print(f"iteration {iteration}: {episodes} episodes, mean length {length:.1f} plies", flush=True)

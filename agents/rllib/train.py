@@ -6,6 +6,7 @@ dependency, and RLlib pins its own gymnasium, so it lives in its own venv (``mak
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,9 @@ from connect4_agents.evaluation.arena import MatchResult, play_match
 from connect4_agents.evaluation.ratings import PairingCounts, Ratings, fit_ratings, reference_ladder
 from connect4_agents.rllib.agent import RLlibAgent
 from connect4_env.core import Rules
+from connect4_env.extras import MissingExtraError
 from connect4_env.policy import policy_from_spec
+from connect4_env.validation import check_int
 
 __all__ = ["RLlibTrainConfig", "NoEpisodesError", "ppo_config", "episodes_of", "train_rllib"]
 
@@ -38,6 +41,35 @@ class RLlibTrainConfig:
     def rules(self) -> Rules:
         """The board these settings train on."""
         return Rules(self.rows, self.columns, self.win_length)
+
+    def check(self) -> RLlibTrainConfig:
+        """Raise TypeError / ValueError naming a bad setting (before Ray starts); returns self."""
+        self.rules  # noqa: B018 - the board's own checks
+        check_int("env_runners", self.env_runners, 0, 256)
+        check_int("batch_size", self.batch_size, 1, 10_000_000)
+        check_int("minibatch_size", self.minibatch_size, 1, self.batch_size)
+        check_int("epochs", self.epochs, 1, 1000)
+        check_int("seed", self.seed, 0)
+        if not isinstance(self.hidden, (tuple, list)) or not 1 <= len(self.hidden) <= 16:
+            raise ValueError(f"hidden must be 1 to 16 layer sizes, got {self.hidden!r:.80}")
+        for size in self.hidden:
+            check_int("a hidden layer's size", size, 1, 4096)
+        return self
+
+
+def require_rllib() -> None:
+    """Nothing when RLlib imports (ray's RLlib modules and their own dependencies, not only ray).
+
+    Raises:
+        MissingExtraError: it does not: the message says it goes in a venv of its own.
+    """
+    try:
+        importlib.import_module("ray.rllib.algorithms.ppo")
+    except ModuleNotFoundError as error:
+        raise MissingExtraError(
+            f"training with RLlib needs ray[rllib] ({error.name} is not installed), which pins its own "
+            "gymnasium: install it in a venv of its own (make test-rllib builds .venv-rllib)"
+        ) from error
 
 
 class NoEpisodesError(RuntimeError):

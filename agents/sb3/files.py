@@ -7,10 +7,14 @@ schedules), so a crafted file runs code when it is loaded. Here nothing is unpic
   observation shape and the number of actions, and ``policy_kwargs`` when they are plain JSON;
 - ``policy_kwargs`` that SB3 had to pickle (e.g. a custom feature extractor) come instead from our JSON sidecar
   (``model.json``, written by :func:`connect4_agents.sb3.train.save_model`), which names the extractor among ours;
+- before anything is built, every layer size and channel count and the board are checked against fixed
+  limits (:data:`MAX_LAYERS`, :data:`MAX_UNITS`, :data:`MAX_CHANNELS`, the package's board limits), and the
+  number of parameters that architecture has (:func:`policy_parameters`) must fit in the ``policy.pth`` it
+  comes with: a file of a few hundred bytes cannot make the loader build a network of gigabytes;
 - the policy is built from its class in the installed SB3, and the weights are read with
   ``torch.load(weights_only=True)``, which refuses anything but tensors and plain containers.
 
-A file that cannot be loaded this way gets a ValueError saying why.
+A file that cannot be loaded this way (damaged zip members included) gets a ValueError naming it and saying why.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import json
 import os
 import re
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +34,37 @@ import numpy as np
 from gymnasium import spaces
 
 from connect4_agents._support.extras import require
-from connect4_agents._support.files import atomic_write, atomic_write_json, parse_json
+from connect4_agents._support.files import atomic_write, atomic_write_json, parse_json, read_text_limited
+from connect4_env.rules import check_size
+from connect4_env.validation import check_bool, check_int
 
-__all__ = ["load_policy", "save_policy", "sidecar_architecture", "ALGORITHMS", "detect_algorithm"]
+__all__ = [
+    "load_policy",
+    "save_policy",
+    "sidecar_architecture",
+    "policy_parameters",
+    "ALGORITHMS",
+    "detect_algorithm",
+    "MAX_LAYERS",
+    "MAX_UNITS",
+    "MAX_CHANNELS",
+    "MAX_PARAMETERS",
+]
 
 ALGORITHMS = ("ppo", "maskable_ppo", "dqn")
+MAX_LAYERS = 32
+"""Hidden layers in each of a policy's networks (``net_arch``)."""
+MAX_UNITS = 16_384
+"""Units in a hidden layer (``net_arch``), and ``features`` of the CNN extractor."""
+MAX_CHANNELS = 1024
+"""``channels`` of the CNN extractor."""
 _DATA_MAX_BYTES = 64 << 20
-_WEIGHTS_MAX_BYTES = 2 << 30
+_SIDECAR_MAX_BYTES = 1 << 20
+_WEIGHTS_MAX_BYTES = 256 << 20
+MAX_PARAMETERS = _WEIGHTS_MAX_BYTES // 4
+"""Parameters (float32) a policy may have: what the largest ``policy.pth`` loaded holds (the trainer refuses
+larger networks, so every model it saves loads)."""
+_CNN_DEFAULTS = {"channels": 64, "features": 256}  # BoardCNN's
 # (module, class) of the policy each algorithm saves with its "MlpPolicy"
 _POLICIES = {
     "ppo": ("stable_baselines3.common.policies", "ActorCriticPolicy"),
@@ -72,17 +101,29 @@ def detect_algorithm(data: dict[str, Any]) -> str:
     raise ValueError(f"it was saved with policy {module}.{name or '?'}; safe loading supports {allowed}")
 
 
+def _member(archive: zipfile.ZipFile, name: str, limit: int) -> bytes:
+    info = archive.getinfo(name)
+    if info.file_size > limit:
+        raise ValueError(f"its '{name}' is {info.file_size:,} bytes; allowed: at most {limit:,}")
+    try:
+        data = archive.read(info)
+    except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError) as error:
+        # a bad CRC or deflate stream, a truncated member, an encrypted one, an unknown compression method
+        raise ValueError(f"its '{name}' cannot be read from the zip ({error})") from None
+    if len(data) > limit:
+        raise ValueError(f"its '{name}' is larger than the zip says")
+    return data
+
+
 def _read_members(path: Path) -> tuple[dict[str, Any], bytes]:
     try:
         with zipfile.ZipFile(path) as archive:
-            sizes = {info.filename: info.file_size for info in archive.infolist()}
-            if "data" not in sizes or "policy.pth" not in sizes:
+            names = set(archive.namelist())
+            if "data" not in names or "policy.pth" not in names:
                 raise ValueError("not a Stable-Baselines3 model file (no 'data' or 'policy.pth' in the zip)")
-            if sizes["data"] > _DATA_MAX_BYTES or sizes["policy.pth"] > _WEIGHTS_MAX_BYTES:
-                raise ValueError("its 'data' or 'policy.pth' is larger than a Connect Four model can be")
-            data = parse_json(archive.read("data"), "its 'data'", allow_nan=True)
-            weights = archive.read("policy.pth")
-    except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError, OSError, EOFError) as error:
+            data = parse_json(_member(archive, "data", _DATA_MAX_BYTES), "its 'data'", allow_nan=True)
+            weights = _member(archive, "policy.pth", _WEIGHTS_MAX_BYTES)
+    except (zipfile.BadZipFile, UnicodeDecodeError, OSError, EOFError) as error:
         raise ValueError(f"not a readable Stable-Baselines3 model file: {error}") from None
     if not isinstance(data, dict):
         raise ValueError("its data is not a JSON object")
@@ -98,10 +139,14 @@ def _spaces(data: dict[str, Any]) -> tuple[Any, Any]:
         not isinstance(shape, list)
         or len(shape) != 3
         or shape[2] != 2
-        or not all(isinstance(v, int) and 1 <= v <= 1000 for v in shape)
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in shape)
     ):
         raise ValueError(f"its observation shape {shape!r} is not a Connect Four board (rows, columns, 2)")
-    if isinstance(n, str) and n.isdigit():
+    try:
+        check_size(shape[0], shape[1], 2)  # the package's board limits (at most MAX_CELLS cells)
+    except ValueError as error:
+        raise ValueError(f"its observation shape {shape!r} is not a board this package plays: {error}") from None
+    if isinstance(n, str) and n.isdigit() and len(n) <= 9:
         n = int(n)
     if n != shape[1]:
         raise ValueError(f"its action space ({n!r} actions) does not match the {shape[1]} columns")

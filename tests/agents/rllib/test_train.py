@@ -42,6 +42,7 @@ def fake_ray(monkeypatch: pytest.MonkeyPatch) -> Any:
         shutdown=lambda: calls.append("shutdown"),
     )
     monkeypatch.setitem(sys.modules, "ray", ray)
+    monkeypatch.setattr(rllib_train, "require_rllib", lambda: None)  # the fake has no ray.rllib to import
     monkeypatch.setattr(
         rllib_train, "ppo_config", lambda config: SimpleNamespace(build_algo=lambda: FakeAlgo(plan, calls))
     )
@@ -82,3 +83,24 @@ def test_a_bad_opponent_fails_before_ray_starts(fake_ray: Any, tmp_path: Any) ->
     _, calls = fake_ray
     assert command.main(["--eval-opponents", "muzero", "--out", str(tmp_path)]) == 2
     assert calls == []
+
+
+def test_settings_are_bounded_and_rllib_is_named_before_any_folder(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for bad, message in (
+        ({"hidden": (10**9,)}, "a hidden layer's size must be an integer in 1..4096"),
+        ({"hidden": ()}, "hidden must be 1 to 16 layer sizes"),
+        ({"minibatch_size": 500, "batch_size": 400}, "minibatch_size must be an integer in 1..400"),
+        ({"env_runners": 100_000}, "env_runners must be an integer in 0..256"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            rllib_train.RLlibTrainConfig(**bad).check()  # type: ignore[arg-type]
+    out = tmp_path / "never"
+    assert command.main(["--hidden", "1000000000", "--out", str(out)]) == 2
+    assert "4096" in capsys.readouterr().err and not out.exists()
+    try:
+        import ray.rllib.algorithms.ppo  # noqa: F401
+    except ImportError:  # here, in the main venv: the message names RLlib's own venv, before any folder
+        assert command.main(["--out", str(out)]) == 2
+        assert "ray[rllib]" in capsys.readouterr().err and not out.exists()
