@@ -4,6 +4,8 @@ and the replay buffer (with mirror images) they fill."""
 from __future__ import annotations
 
 import io
+import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -172,6 +174,9 @@ def join_parts(
     )
 
 
+MAX_BUFFER_POSITIONS = 20_000_000  # positions a buffer file may hold: 1.7 GB of 6x7 planes
+
+
 class ReplayBuffer:
     """The last ``capacity`` positions, each stored with its mirror image."""
 
@@ -202,14 +207,60 @@ class ReplayBuffer:
         return stream.getvalue()
 
     def load(self, path: Path) -> None:
-        with np.load(path, allow_pickle=False) as data:
-            planes, policies, values = data["planes"], data["policies"], data["values"]
-        if (
-            planes.shape[1:] != self.planes.shape[1:]
-            or len(planes) != len(values)
-            or len(policies) != len(values)
-        ):
-            raise ValueError(f"{path}: a replay buffer of another board size or shape")
+        """Replace the contents with a buffer written by :meth:`to_bytes` (its last ``capacity`` positions).
+
+        Each array's header is read and checked (type, shape, at most :data:`MAX_BUFFER_POSITIONS`
+        positions) before its data, so a small file cannot ask for gigabytes; then the values must lie in
+        [-1, 1] and the policies be finite and non-negative. Nothing changes when it fails.
+
+        Raises:
+            ValueError: not such a buffer (another board, a damaged or foreign file). OSError: it cannot be read.
+        """
+        expected = {
+            "planes": (np.dtype(np.int8), self.planes.shape[1:]),
+            "policies": (np.dtype(np.float32), self.policies.shape[1:]),
+            "values": (np.dtype(np.float32), ()),
+        }
+        arrays: dict[str, np.ndarray] = {}
+        try:
+            with zipfile.ZipFile(path) as archive:
+                for name, (dtype, tail) in expected.items():
+                    with archive.open(f"{name}.npy") as stream:
+                        version = np.lib.format.read_magic(stream)
+                        read_header = (
+                            np.lib.format.read_array_header_1_0
+                            if version == (1, 0)
+                            else np.lib.format.read_array_header_2_0
+                        )
+                        shape, fortran, found = read_header(stream)
+                        if found != dtype or tuple(shape[1:]) != tail or fortran:
+                            raise ValueError(
+                                f"{name} is {found} {shape}; a buffer of this board holds {dtype} (n, {tail})"
+                            )
+                        if not shape or shape[0] > MAX_BUFFER_POSITIONS:
+                            raise ValueError(
+                                f"{name} holds {shape[0] if shape else 0:,} positions; at most {MAX_BUFFER_POSITIONS:,}"
+                            )
+                    with archive.open(f"{name}.npy") as stream:  # the header checked: now the data
+                        arrays[name] = np.lib.format.read_array(stream, allow_pickle=False)
+        except (
+            KeyError,
+            zipfile.BadZipFile,
+            zlib.error,
+            EOFError,
+            RuntimeError,
+            NotImplementedError,
+        ) as error:
+            raise ValueError(f"{path}: not a replay buffer written by train-alphazero ({error})") from None
+        except ValueError as error:
+            raise ValueError(f"{path}: not a replay buffer of this board ({error})") from None
+        planes, policies, values = arrays["planes"], arrays["policies"], arrays["values"]
+        if len(planes) != len(values) or len(policies) != len(values):
+            raise ValueError(f"{path}: its arrays hold different numbers of positions")
+        if not (np.isin(planes, (0, 1)).all() and np.isfinite(policies).all() and (policies >= 0).all()):
+            raise ValueError(f"{path}: planes other than 0/1, or policies that are negative, NaN or infinite")
+        if not (np.abs(values) <= 1).all():  # NaN fails this too
+            raise ValueError(f"{path}: values outside [-1, 1] (or NaN)")
         self.planes, self.policies, self.values = (
             planes[-self.capacity :],
             policies[-self.capacity :],

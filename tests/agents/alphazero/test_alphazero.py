@@ -704,3 +704,51 @@ def test_a_refused_training_run_leaves_no_folder(tmp_path: Path) -> None:
     for bad in ({"parallel": 5000}, {"workers": 5000}, {"evaluation_cache": 10**9}):
         with pytest.raises(ValueError, match="must be an integer in"):
             AlphaZeroTrainConfig(**bad).check()  # type: ignore[arg-type]
+
+
+def test_a_replay_buffer_file_is_checked_before_and_after_reading(tmp_path: Path) -> None:
+    import io as _io
+
+    from connect4_agents.alphazero.selfplay import MAX_BUFFER_POSITIONS, ReplayBuffer
+
+    rules = Rules(4, 5, 4)
+    good = ReplayBuffer(100, rules)
+    planes = np.zeros((3, 4, 5, 2), np.int8)
+    planes[:, 3, 2, 0] = 1
+    good.add(planes, np.full((3, 5), 0.2, np.float32), np.array([1, 0, -1], np.float32))
+    path = tmp_path / "buffer.npz"
+
+    def write(**arrays: np.ndarray) -> Path:
+        stream = _io.BytesIO()
+        np.savez_compressed(stream, **arrays)
+        path.write_bytes(stream.getvalue())
+        return path
+
+    fields = {"planes": good.planes, "policies": good.policies, "values": good.values}
+    loaded = ReplayBuffer(100, rules)
+    loaded.load(write(**fields))
+    assert len(loaded) == 6 and (loaded.planes == good.planes).all()
+    header = np.lib.format.header_data_from_array_1_0(good.planes)
+    header["shape"] = (MAX_BUFFER_POSITIONS + 1, 4, 5, 2)
+    huge = _io.BytesIO()
+    np.lib.format.write_array_header_1_0(huge, header)  # a header that asks for more than allowed, no data
+    bad_cases = {
+        "missing": ({"planes": good.planes, "values": good.values}, "not a replay buffer written"),
+        "nan": ({**fields, "values": np.full(6, np.nan, np.float32)}, r"outside \[-1, 1\]"),
+        "float64 planes": ({**fields, "planes": good.planes.astype(np.float64)}, "float64"),
+        "99 columns": ({**fields, "policies": np.zeros((6, 99), np.float32)}, "this board"),
+        "negative policy": ({**fields, "policies": -good.policies}, "negative"),
+        "different lengths": ({**fields, "values": good.values[:2]}, "different numbers of positions"),
+    }
+    for name, (arrays, message) in bad_cases.items():
+        target = ReplayBuffer(100, rules)
+        with pytest.raises(ValueError, match=message):
+            target.load(write(**arrays))
+        assert len(target) == 0, name  # nothing changed
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("planes.npy", huge.getvalue())
+    with pytest.raises(ValueError, match=f"at most {MAX_BUFFER_POSITIONS:,}"):
+        ReplayBuffer(100, rules).load(path)
+    path.write_bytes(b"not a zip at all")
+    with pytest.raises(ValueError, match="not a replay buffer written"):
+        ReplayBuffer(100, rules).load(path)
