@@ -164,8 +164,31 @@ def policy_from_spec(spec: str, seed: int | None = None, rules: Rules | None = N
             raise ValueError(f"agent spec {spec!r}: the value after ':' is empty")
         policy = from_spec(value, **kwargs)
     else:
+        if _needs_value(factory):
+            raise ValueError(
+                f"agent spec {spec!r} needs a value after ':' (the policy has no default), e.g. {name}:..."
+            )
         policy = factory(**kwargs)
     return policy if rules is None else bind_policy(policy, rules)
+
+
+def _needs_value(factory: Callable[..., Any]) -> bool:
+    """True if ``factory`` has a required argument (other than ``seed``): it cannot be built from its name alone."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: let the call say
+        return False
+    return any(
+        p.default is inspect.Parameter.empty
+        and p.kind
+        in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            inspect.Parameter.KEYWORD_ONLY,
+        )
+        and p.name not in ("self", "seed")
+        for p in parameters
+    )
 
 
 def _takes_seed(factory: Callable[..., Any]) -> bool:

@@ -82,6 +82,12 @@ def run(args: argparse.Namespace) -> int:
     if ui == "window":
         # checked before the agents are built (an AlphaZero model takes a while to load)
         require("pygame", "render", "--ui window", hint="(or use --ui terminal)")
+        if not window_only and not display_available():  # the window would wait, unseen, for clicks forever
+            raise ValueError(
+                "--ui window: there is no display here (no DISPLAY or WAYLAND_DISPLAY, or a headless "
+                "SDL_VIDEODRIVER), so nobody could see the window; use --ui terminal, or --screenshot / "
+                "--exit-at-end to draw it off screen"
+            )
         # None seats are the person's: the window reads their clicks
         players = [
             None if spec == "human" else agent_from_spec(spec, seed=args.seed + seat, rules=rules)

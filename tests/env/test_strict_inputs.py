@@ -278,3 +278,11 @@ def test_make_sb3_vec_env_checks_its_own_arguments() -> None:
         make_sb3_vec_env(2, monitor="no")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="n_envs must be an integer >= 1, got 0"):
         make_sb3_vec_env(0)
+
+
+def test_a_spec_that_needs_a_value_says_so() -> None:
+    from connect4_env.policy import policy_from_spec
+
+    with pytest.raises(ValueError, match="agent spec 'text' needs a value after ':'"):
+        policy_from_spec("text")  # it was "TextPolicy.__init__() missing 1 required positional argument"
+    assert type(policy_from_spec("random")).__name__ == "RandomAgent"

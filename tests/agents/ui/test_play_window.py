@@ -233,3 +233,17 @@ def test_screenshot_picks_the_window_without_a_display(tmp_path: Path) -> None:
     result = run("scripts/play.py", *args, "--exit-at-end", "--screenshot", str(shot))
     assert result.returncode == 0, result.stderr
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_window_nobody_could_see_is_refused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from connect4_agents.commands import play
+
+    for name in ("DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    assert (
+        play.main(["--ui", "window", "--player0", "random", "--player1", "random"]) == 2
+    )  # it used to wait forever
+    assert "there is no display here" in capsys.readouterr().err
