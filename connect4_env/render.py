@@ -97,10 +97,20 @@ def terminal_has_colour(stream: Any) -> bool:
     )
 
 
+def _check_board(board: object) -> Board:
+    if not isinstance(board, Board):
+        raise TypeError(f"board must be a connect4_env.Board, got {type(board).__name__}")
+    return board
+
+
 def render_ansi(board: Board, colour: bool = False) -> str:
     """The board as text (``X`` moves first, ``O`` second) with a status line; ``colour`` paints the stones
-    (red and yellow) with ANSI escape codes."""
-    if board.winner is not None:
+    (red and yellow) with ANSI escape codes.
+
+    Raises:
+        TypeError: ``board`` is not a :class:`Board`.
+    """
+    if _check_board(board).winner is not None:
         status = f"{'XO'[board.winner]} wins"
     elif board.is_draw:
         status = "draw"
@@ -130,9 +140,10 @@ def render_rgb(board: Board, tile: int = 48) -> np.ndarray:
     of :mod:`connect4_env.svg`; the play window shows this image too.
 
     Raises:
-        TypeError / ValueError: a bad ``tile``, or an image larger than :data:`MAX_IMAGE_PIXELS`.
+        TypeError / ValueError: not a :class:`Board`, a bad ``tile``, or an image larger than
+            :data:`MAX_IMAGE_PIXELS`.
     """
-    rules = board.rules
+    rules = _check_board(board).rules
     tile = check_tile(tile, rules)
     colours = _PALETTE[_owners(board)]  # (rows, columns, 3)
     disc = _disc(tile)[None, :, None, :, None]  # broadcast over (rows, tile, columns, tile, 3)

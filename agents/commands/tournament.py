@@ -67,9 +67,12 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         ValueError / TypeError / OSError: fewer than two agents, a bad spec, ladder or output path.
     """
-    out = check_output_file(args.json) if args.json else None
-    plot = check_output_file(args.plot) if args.plot else None
-    games_out = check_output_file(args.games_out) if args.games_out else None
+    out = check_output_file(args.json) if args.json is not None else None
+    plot = check_output_file(args.plot) if args.plot is not None else None
+    games_out = check_output_file(args.games_out) if args.games_out is not None else None
+    named = [path.resolve() for path in (out, plot, games_out) if path is not None]
+    if len(set(named)) < len(named):  # one file would overwrite the other
+        raise ValueError("--json, --games-out and --plot must name different files")
     # the optional steps' dependencies are checked before any game is played, so none is lost to them
     require("scipy", "train", "the tournament's rating fit")
     if plot is not None:

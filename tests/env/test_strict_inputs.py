@@ -286,3 +286,11 @@ def test_a_spec_that_needs_a_value_says_so() -> None:
     with pytest.raises(ValueError, match="agent spec 'text' needs a value after ':'"):
         policy_from_spec("text")  # it was "TextPolicy.__init__() missing 1 required positional argument"
     assert type(policy_from_spec("random")).__name__ == "RandomAgent"
+
+
+def test_renderers_refuse_what_is_not_a_board() -> None:
+    from connect4_env.render import render_ansi, render_rgb
+
+    for render in (render_rgb, render_ansi):
+        with pytest.raises(TypeError, match="board must be a connect4_env.Board, got str"):
+            render("x")  # type: ignore[arg-type]

@@ -159,3 +159,16 @@ def test_rated_tournament_checks_the_rating_settings_before_any_game() -> None:
                 **kwargs,
             )
         assert games == []
+
+
+def test_tournament_output_files_are_distinct_and_never_silently_dropped(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from connect4_agents.commands import tournament as command
+
+    same = str(tmp_path / "same.json")
+    common = ["random", "mcts:5", "--games", "2", "--rows", "4", "--columns", "4", "--win-length", "3"]
+    assert command.main([*common, "--json", same, "--games-out", same]) == 2
+    assert "must name different files" in capsys.readouterr().err
+    assert command.main([*common, "--json", ""]) == 2  # it used to be ignored
+    assert "is a folder" in capsys.readouterr().err
