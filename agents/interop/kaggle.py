@@ -269,7 +269,11 @@ class KaggleAgent:
 
     def _solve_endgame(self, board: Board, seconds: float) -> int | None:
         """The solver's column when it proves the position within ``_ENDGAME_SHARE`` of the move's time (the
-        quickest win, the slowest loss); None when it would need more."""
+        quickest win, the slowest loss); None when it would need more, or on a board past the compiled
+        solver's 63 bits (there the plain-Python solver's nodes cost more, the more columns, than the rate its
+        node budget assumes: 100x100 took 3 s a move)."""
+        if board.rules.columns * board.rules.height > 63:
+            return None
         solver = self._endgames.get(board.rules)
         if solver is None:  # searched, never looked up: the same play with or without the book extra
             solver = self._endgames[board.rules] = SolverAgent(board.rules, book=False, table_size=1 << 20)

@@ -389,3 +389,17 @@ def test_a_5x6_three_in_a_row_game_completes_on_kaggle(spec: str, tmp_path: Path
     path = write_kaggle_submission(spec, tmp_path / "main.py", move_seconds=0.2, seed=0)
     result = play_negamax(path, 2, {"rows": 5, "columns": 6, "inarow": 3})
     assert result["errors"] == [] and result["wins"] + result["draws"] + result["losses"] == 2, result
+
+
+def test_no_endgame_solver_past_the_compiled_solvers_board() -> None:
+    # 10x10: 110 bits, past the compiled solver's 63; a win in one is there, and the policy still moves
+    rows, columns = 10, 10
+    board = [0] * (rows * columns)
+    for column in (2, 3, 4):
+        board[(rows - 1) * columns + column] = 1
+    for column in (2, 3, 4):
+        board[(rows - 2) * columns + column] = 2
+    configuration = {"rows": rows, "columns": columns, "inarow": 4, "actTimeout": 2, "timeout": 2}
+    agent = make_kaggle_agent(Stubborn(), move_seconds=0.5)
+    assert agent({"board": board, "mark": 1}, configuration) == 0  # the stubborn policy's column
+    assert agent.endgame_moves == 0 and agent._endgames == {}  # no plain-Python solver built or run
