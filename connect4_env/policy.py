@@ -164,11 +164,14 @@ def policy_from_spec(spec: str, seed: int | None = None, rules: Rules | None = N
             raise ValueError(f"agent spec {spec!r}: the value after ':' is empty")
         policy = from_spec(value, **kwargs)
     else:
-        if _needs_value(factory):
+        try:
+            policy = factory(**kwargs)
+        except TypeError as error:  # a required argument missing: the spec needs its value
+            if not _needs_value(factory) or "required" not in str(error):
+                raise
             raise ValueError(
                 f"agent spec {spec!r} needs a value after ':' (the policy has no default), e.g. {name}:..."
-            )
-        policy = factory(**kwargs)
+            ) from None
     return policy if rules is None else bind_policy(policy, rules)
 
 

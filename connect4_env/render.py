@@ -110,8 +110,9 @@ def render_ansi(board: Board, colour: bool = False) -> str:
     Raises:
         TypeError: ``board`` is not a :class:`Board`.
     """
-    if _check_board(board).winner is not None:
-        status = f"{'XO'[board.winner]} wins"
+    winner = _check_board(board).winner
+    if winner is not None:
+        status = f"{'XO'[winner]} wins"
     elif board.is_draw:
         status = "draw"
     else:

@@ -7,6 +7,8 @@ import io
 import json
 import os
 import tempfile
+import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
@@ -18,6 +20,7 @@ __all__ = [
     "atomic_write_json",
     "read_json_lines",
     "read_text_limited",
+    "read_zip_member",
     "json_lines",
     "parse_json",
     "MAX_JSON_DEPTH",
@@ -151,6 +154,27 @@ def read_text_limited(path: str | os.PathLike[str], max_bytes: int, what: str) -
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ValueError(f"{path}: {what} are not UTF-8 text ({error})") from None
+
+
+def read_zip_member(archive: zipfile.ZipFile, name: str, limit: int) -> bytes:
+    """The bytes of the member ``name`` of ``archive``, at most ``limit`` of them (checked against its header
+    before reading, and again after).
+
+    Raises:
+        KeyError: no such member. ValueError: larger than ``limit``, or unreadable: a bad CRC or deflate
+            stream, a truncated member, an encrypted one, an unknown compression method (the message starts
+            with ``name``; callers put the file's path in front).
+    """
+    info = archive.getinfo(name)
+    if info.file_size > limit:
+        raise ValueError(f"{name} is {info.file_size:,} bytes; allowed: at most {limit:,}")
+    try:
+        data = archive.read(info)
+    except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError) as error:
+        raise ValueError(f"{name} cannot be read from the zip ({error})") from None
+    if len(data) > limit:
+        raise ValueError(f"{name} is larger than the zip says")
+    return data
 
 
 def read_json_lines(

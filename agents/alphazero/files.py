@@ -11,14 +11,13 @@ import io
 import json
 import os
 import zipfile
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from connect4_agents._support.files import atomic_write, parse_json
+from connect4_agents._support.files import atomic_write, parse_json, read_zip_member
 from connect4_agents.alphazero.config import MAX_BLOCKS, MAX_CHANNELS
 from connect4_agents.alphazero.network import PolicyValueNet
 from connect4_env.core import Rules
@@ -69,19 +68,11 @@ def save_model(
 
 def _member(archive: zipfile.ZipFile, name: str, limit: int, path: Any) -> bytes:
     try:
-        info = archive.getinfo(name)
+        return read_zip_member(archive, name, limit)
     except KeyError:
         raise ValueError(f"{path}: not an AlphaZero model file (no {name})") from None
-    if info.file_size > limit:
-        raise ValueError(f"{path}: {name} is {info.file_size:,} bytes; allowed: at most {limit:,}")
-    try:
-        data = archive.read(info)
-    except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError) as error:
-        # a bad CRC or deflate stream, a truncated member, an encrypted one, an unknown compression method
-        raise ValueError(f"{path}: {name} cannot be read from the zip ({error})") from None
-    if len(data) > limit:
-        raise ValueError(f"{path}: {name} is larger than it says")
-    return data
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
 
 
 def load_model(path: str | os.PathLike[str]) -> ModelFile:

@@ -92,10 +92,7 @@ class SB3Agent(RulesAware):
             path = path.with_suffix(".zip")
         if not path.is_file():
             raise FileNotFoundError(f"no model file at {path}")
-        try:
-            policy = load_policy(path, algo)
-        except ValueError as error:
-            raise ValueError(f"{path}: {error}") from None
+        policy = load_policy(path, algo)  # its errors name the path
         return cls(policy, deterministic=deterministic, seed=seed)
 
     def save(self, path: str | Path) -> Path:

@@ -26,7 +26,6 @@ import json
 import os
 import re
 import zipfile
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,13 @@ import numpy as np
 from gymnasium import spaces
 
 from connect4_agents._support.extras import require
-from connect4_agents._support.files import atomic_write, atomic_write_json, parse_json, read_text_limited
+from connect4_agents._support.files import (
+    atomic_write,
+    atomic_write_json,
+    parse_json,
+    read_text_limited,
+    read_zip_member,
+)
 from connect4_env.rules import check_size
 from connect4_env.validation import check_bool, check_int
 
@@ -102,17 +107,10 @@ def detect_algorithm(data: dict[str, Any]) -> str:
 
 
 def _member(archive: zipfile.ZipFile, name: str, limit: int) -> bytes:
-    info = archive.getinfo(name)
-    if info.file_size > limit:
-        raise ValueError(f"its '{name}' is {info.file_size:,} bytes; allowed: at most {limit:,}")
     try:
-        data = archive.read(info)
-    except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError) as error:
-        # a bad CRC or deflate stream, a truncated member, an encrypted one, an unknown compression method
-        raise ValueError(f"its '{name}' cannot be read from the zip ({error})") from None
-    if len(data) > limit:
-        raise ValueError(f"its '{name}' is larger than the zip says")
-    return data
+        return read_zip_member(archive, name, limit)
+    except ValueError as error:
+        raise ValueError(f"its {error}") from None
 
 
 def _read_members(path: Path) -> tuple[dict[str, Any], bytes]:
@@ -145,7 +143,9 @@ def _spaces(data: dict[str, Any]) -> tuple[Any, Any]:
     try:
         check_size(shape[0], shape[1], 2)  # the package's board limits (at most MAX_CELLS cells)
     except ValueError as error:
-        raise ValueError(f"its observation shape {shape!r} is not a board this package plays: {error}") from None
+        raise ValueError(
+            f"its observation shape {shape!r} is not a board this package plays: {error}"
+        ) from None
     if isinstance(n, str) and n.isdigit() and len(n) <= 9:
         n = int(n)
     if n != shape[1]:
@@ -154,23 +154,112 @@ def _spaces(data: dict[str, Any]) -> tuple[Any, Any]:
     return spaces.Box(0, 1, tuple(shape), dtype=np.int8), spaces.Discrete(shape[1])
 
 
-def _policy_kwargs(data: dict[str, Any], sidecar: dict[str, Any] | None) -> dict[str, Any]:
+def _policy_kwargs(data: dict[str, Any], sidecar: dict[str, Any] | None) -> tuple[dict[str, Any], str]:
+    """The plain ``policy_kwargs`` and the feature extractor's name (``mlp`` or a key of ``_FEATURES``)."""
     if sidecar is not None and isinstance(sidecar.get("policy_kwargs"), dict):
-        kwargs = dict(sidecar["policy_kwargs"])
         features = sidecar.get("features", "mlp")
-        if features in _FEATURES:
-            module, _, attr = _FEATURES[features].partition(":")
-            kwargs["features_extractor_class"] = getattr(importlib.import_module(module), attr)
-        elif features != "mlp":
+        if not isinstance(features, str) or (features != "mlp" and features not in _FEATURES):
             raise ValueError(f"its sidecar names features {features!r}; known: mlp, {', '.join(_FEATURES)}")
-        return kwargs
+        return dict(sidecar["policy_kwargs"]), features
     stored = data.get("policy_kwargs", {})
     if not _plain(stored) or not isinstance(stored, dict):
         raise ValueError(
             "its policy_kwargs hold pickled objects (e.g. a custom feature extractor), which are not unpickled; "
             "save it with connect4_agents.sb3.train.save_model, whose model.json describes them"
         )
-    return stored
+    return dict(stored), "mlp"
+
+
+def _layers(name: str, value: object) -> list[int]:
+    if not isinstance(value, list):
+        raise TypeError(f"{name} must be a list of layer sizes, got {value!r}")
+    if len(value) > MAX_LAYERS:
+        raise ValueError(f"{name} has {len(value)} layers; allowed: at most {MAX_LAYERS}")
+    return [check_int(f"{name}[{i}]", units, 1, MAX_UNITS) for i, units in enumerate(value)]
+
+
+def _mlp(inputs: int, layers: list[int], outputs: int) -> int:
+    """Weights and biases of linear layers ``inputs -> *layers -> outputs`` (no output layer for 0)."""
+    total, last = 0, inputs
+    for units in [*layers, outputs] if outputs else layers:
+        total += last * units + units
+        last = units
+    return total
+
+
+def policy_parameters(
+    algo: str, rows: int, columns: int, policy_kwargs: dict[str, Any], features: str = "mlp"
+) -> int:
+    """The number of parameters of ``algo``'s ``MlpPolicy`` for a ``rows`` x ``columns`` board with these
+    ``policy_kwargs`` (plain values: ``features`` names the extractor, ``mlp`` or ``cnn``), worked out without
+    building anything, after checking every size in them.
+
+    Returns:
+        The count, as ``sum(p.numel() for p in policy.parameters())`` gives for the built policy.
+
+    Raises:
+        TypeError: ``net_arch`` or ``features_extractor_kwargs`` of the wrong type (a string, a float).
+        ValueError: an unknown ``algo`` or ``features``, a board beyond the package's limits, a layer size
+            outside 1..:data:`MAX_UNITS`, more than :data:`MAX_LAYERS` layers, ``channels`` outside
+            1..:data:`MAX_CHANNELS`, a ``features_extractor_class`` (named by ``features`` instead), or more
+            than :data:`MAX_PARAMETERS` parameters in all.
+    """
+    if algo not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {algo!r}; allowed: {', '.join(ALGORITHMS)}")
+    if features != "mlp" and features not in _FEATURES:
+        raise ValueError(f"unknown features {features!r}; allowed: mlp, {', '.join(_FEATURES)}")
+    rows, columns, _ = check_size(rows, columns, 2)
+    if not isinstance(policy_kwargs, dict):
+        raise TypeError(f"policy_kwargs must be a dict, got {policy_kwargs!r}")
+    if "features_extractor_class" in policy_kwargs:
+        raise ValueError(
+            "policy_kwargs name a features_extractor_class; only the built-in ones (mlp, cnn) load"
+        )
+    extractor_kwargs = policy_kwargs.get("features_extractor_kwargs") or {}
+    if not isinstance(extractor_kwargs, dict):
+        raise TypeError(f"features_extractor_kwargs must be a dict, got {extractor_kwargs!r}")
+    if features == "mlp":
+        if extractor_kwargs:
+            raise ValueError(
+                f"features_extractor_kwargs {extractor_kwargs!r} are for the cnn extractor; mlp takes none"
+            )
+        extractor, width = 0, rows * columns * 2
+    else:
+        unknown = sorted(set(extractor_kwargs) - set(_CNN_DEFAULTS))
+        if unknown:
+            raise ValueError(
+                f"features_extractor_kwargs {unknown} are not cnn settings; allowed: channels, features"
+            )
+        settings = {**_CNN_DEFAULTS, **extractor_kwargs}
+        channels = check_int("features_extractor_kwargs['channels']", settings["channels"], 1, MAX_CHANNELS)
+        width = check_int("features_extractor_kwargs['features']", settings["features"], 1, MAX_UNITS)
+        # BoardCNN: two 3x3 convolutions (2 -> channels -> channels), then a linear layer to ``width``
+        extractor = (18 * channels + channels) + (9 * channels * channels + channels)
+        extractor += channels * rows * columns * width + width
+    net_arch = policy_kwargs.get("net_arch")
+    if algo == "dqn":
+        layers = [64, 64] if net_arch is None else _layers("net_arch", net_arch)
+        total = 2 * (extractor + _mlp(width, layers, columns))  # q_net and q_net_target
+    else:
+        if net_arch is None:
+            pi = vf = [64, 64]
+        elif isinstance(net_arch, dict):
+            unknown = sorted(set(net_arch) - {"pi", "vf"}, key=str)
+            if unknown:
+                raise ValueError(f"net_arch has keys {unknown}; allowed: pi, vf")
+            pi = _layers("net_arch['pi']", net_arch.get("pi", []))
+            vf = _layers("net_arch['vf']", net_arch.get("vf", []))
+        else:
+            pi = vf = _layers("net_arch", net_arch)
+        shared = check_bool("share_features_extractor", policy_kwargs.get("share_features_extractor", True))
+        total = extractor * (1 if shared else 2)
+        total += _mlp(width, pi, columns) + _mlp(width, vf, 1)  # then the action and value heads
+    if total > MAX_PARAMETERS:
+        raise ValueError(
+            f"this architecture has {total:,} parameters on a {rows}x{columns} board; allowed: at most "
+            f"{MAX_PARAMETERS:,} (use smaller or fewer layers)"
+        )
+    return total
 
 
 def sidecar_architecture(model: Any, features: str) -> dict[str, Any]:
@@ -184,19 +273,29 @@ def load_policy(path: Path, algo: str | None = None) -> Any:
     """The SB3 policy saved in ``path``, on CPU, in evaluation mode, built without unpickling anything.
 
     Raises:
-        ValueError: not an SB3 model file, a policy class or ``policy_kwargs`` that cannot be rebuilt safely,
-            or weights that do not fit the rebuilt network (each message says which).
+        ValueError: not an SB3 model file, a damaged zip member, a policy class or ``policy_kwargs`` that cannot
+            be rebuilt safely, a network larger than the limits or than its ``policy.pth`` can hold, or weights
+            that do not fit the rebuilt network (each message names ``path`` and says which).
     """
     torch = require("torch", "train", "loading an SB3 model")
     require("stable_baselines3", "train", "loading an SB3 model")  # its policy classes rebuild the network
+    path = Path(path)
+    try:
+        return _load_policy(torch, path, algo)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+
+
+def _load_policy(torch: Any, path: Path, algo: str | None) -> Any:
     data, weights = _read_members(path)
     sidecar_path = path.with_suffix(".json")
     sidecar = None
     if sidecar_path.is_file():
         try:
-            sidecar = parse_json(sidecar_path.read_text(), "the sidecar", allow_nan=True)
-        except ValueError as error:
-            raise ValueError(f"its sidecar {sidecar_path} is not JSON: {error}") from None
+            text = read_text_limited(sidecar_path, _SIDECAR_MAX_BYTES, "sidecar JSON")
+            sidecar = parse_json(text, "the sidecar", allow_nan=True)
+        except (ValueError, OSError) as error:
+            raise ValueError(f"its sidecar {sidecar_path} cannot be read as JSON: {error}") from None
         if not isinstance(sidecar, dict):
             sidecar = None
     found = detect_algorithm(data)
@@ -204,14 +303,39 @@ def load_policy(path: Path, algo: str | None = None) -> Any:
         raise ValueError(f"it holds a {found} policy, not {algo}")
     observation_space, action_space = _spaces(data)
     module, name = _POLICIES[found]
+    kwargs, features = _policy_kwargs(data, sidecar)
+    rows, columns = observation_space.shape[:2]
+    try:
+        parameters = policy_parameters(found, rows, columns, kwargs, features)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"its policy_kwargs are refused before anything is built: {error}") from None
+    # torch.save stores float32 tensors raw: a policy.pth smaller than this cannot hold these weights, so the
+    # network is never built for it (a few hundred bytes naming net_arch [200000, 200000] would take 160 GB)
+    least = 4 * parameters
+    if len(weights) < least:
+        raise ValueError(
+            f"its policy.pth has {len(weights):,} bytes; the network its policy_kwargs describe "
+            f"({parameters:,} parameters) needs at least {least:,}"
+        )
+    if features in _FEATURES:
+        extractor_module, _, attr = _FEATURES[features].partition(":")
+        kwargs["features_extractor_class"] = getattr(importlib.import_module(extractor_module), attr)
     policy_class = getattr(importlib.import_module(module), name)
-    kwargs = _policy_kwargs(data, sidecar)
     try:
         policy = policy_class(observation_space, action_space, lambda _: 0.0, **kwargs)
-    except (TypeError, ValueError, KeyError) as error:
+    except (TypeError, ValueError, KeyError, AssertionError, RuntimeError, AttributeError) as error:
         raise ValueError(f"its policy_kwargs {kwargs!r} do not build a {name}: {error}") from None
     try:
         state = torch.load(io.BytesIO(weights), map_location="cpu", weights_only=True)
+        if not isinstance(state, dict):
+            raise ValueError("it is not a state dict")
+        for key, tensor in state.items():
+            if (
+                isinstance(tensor, torch.Tensor)
+                and tensor.is_floating_point()
+                and not torch.isfinite(tensor).all()
+            ):
+                raise ValueError(f"{key} holds NaN or infinity")
         policy.load_state_dict(state)
     except Exception as error:  # torch raises many types for damaged or mismatched weights
         raise ValueError(f"its weights (policy.pth) cannot be loaded safely into {name}: {error}") from None

@@ -571,7 +571,10 @@ def test_a_declared_network_larger_than_its_weights_is_refused_before_it_is_buil
     good = save_model(tmp_path / "good.zip", PolicyValueNet(channels=8, blocks=1), Rules())
     with zipfile.ZipFile(good) as archive:
         meta = json.loads(archive.read("model.json"))
-    meta["network"] = {"channels": 1024, "blocks": 64}  # ~2.4 GB of weights declared, a few KB given
+    meta["network"] = {
+        "channels": 512,
+        "blocks": 40,
+    }  # the largest allowed: ~0.8 GB of weights declared, a few KB given
     huge = rewrite(good, tmp_path / "huge.zip", "model.json", json.dumps(meta).encode())
 
     def no_building(*args: object, **kwargs: object) -> None:

@@ -6,6 +6,7 @@ import base64
 import json
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ from stable_baselines3 import DQN, PPO  # noqa: E402
 
 import connect4_env  # noqa: E402
 from connect4_agents.sb3.agent import SB3Agent  # noqa: E402
-from connect4_agents.sb3.files import sidecar_architecture  # noqa: E402
+from connect4_agents.sb3.files import load_policy, policy_parameters, sidecar_architecture  # noqa: E402
 from connect4_agents.sb3.train import cnn_policy_kwargs  # noqa: E402
 from connect4_env import Board  # noqa: E402
 from connect4_env.encoding import action_mask, observation_planes  # noqa: E402
@@ -143,3 +144,148 @@ def test_damaged_models_get_a_value_error(tmp_path: Path, damage: str) -> None:
     with pytest.raises(ValueError, match="broken.zip"):
         SB3Agent.load(broken)
     assert not (tmp_path / "pwned").exists()
+
+
+def members_of(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def rewrite(path: Path, members: dict[str, bytes]) -> Path:
+    crafted = path.with_name("crafted.zip")
+    with zipfile.ZipFile(crafted, "w", compression=zipfile.ZIP_STORED) as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    return crafted
+
+
+@pytest.mark.parametrize(
+    ("cls", "policy_kwargs", "features"),
+    [
+        (PPO, {"net_arch": [32, 16]}, "mlp"),
+        (MaskablePPO, {"net_arch": {"pi": [8], "vf": []}}, "mlp"),
+        (DQN, {"net_arch": [16]}, "mlp"),
+        (
+            PPO,
+            {"features_extractor_kwargs": {"channels": 3, "features": 8}, "share_features_extractor": False},
+            "cnn",
+        ),
+        (DQN, {"features_extractor_kwargs": {"channels": 4, "features": 8}, "net_arch": [16]}, "cnn"),
+    ],
+)
+def test_policy_parameters_counts_what_sb3_builds(
+    tmp_path: Path, cls: type, policy_kwargs: dict[str, object], features: str
+) -> None:
+    kwargs = dict(policy_kwargs)
+    if features == "cnn":
+        kwargs.update(cnn_policy_kwargs(**policy_kwargs["features_extractor_kwargs"]))  # type: ignore[arg-type]
+        kwargs["net_arch"] = policy_kwargs.get("net_arch", [64, 64])
+    model = saved_model(cls, **kwargs)
+    built = sum(p.numel() for p in model.policy.parameters())
+    algo = {"PPO": "ppo", "MaskablePPO": "maskable_ppo", "DQN": "dqn"}[cls.__name__]
+    plain = {**policy_kwargs, "net_arch": kwargs.get("net_arch")}
+    assert policy_parameters(algo, 4, 5, plain, features) == built
+
+
+def saved_model(cls: type, **kwargs: object) -> Any:
+    env = connect4_env.make_sb3_vec_env(2, rows=4, columns=5, win_length=3)
+    extra = {"learning_starts": 0} if cls is DQN else {"n_steps": 8, "batch_size": 8}
+    return cls("MlpPolicy", env, seed=0, device="cpu", **extra, policy_kwargs=kwargs)
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("huge_layers", r"net_arch\[0\] must be an integer in 1\.\.16384, got 200000"),
+        ("negative_layer", r"net_arch\[0\] must be an integer in 1\.\.16384, got -5"),
+        ("wider_than_the_weights", r"policy\.pth has [\d,]+ bytes; .* needs at least"),
+        ("huge_board", r"policy\.pth has [\d,]+ bytes; .* needs at least"),
+        ("board_beyond_the_limits", r"not a board this package plays.*at most 1000000 cells"),
+        ("sidecar_channels", r"channels'\] must be an integer in 1\.\.1024, got 1000000"),
+        ("sidecar_class", r"features_extractor_class"),
+        ("nan_weights", r"NaN or infinity"),
+    ],
+)
+def test_crafted_architectures_are_refused_before_anything_is_built(
+    tmp_path: Path, damage: str, message: str
+) -> None:
+    path = saved(tmp_path, PPO, policy_kwargs={"net_arch": [16]})
+    members = members_of(path)
+    data = json.loads(members["data"])
+    sidecar: dict[str, object] | None = None
+    if damage == "huge_layers":
+        data["policy_kwargs"] = {"net_arch": [200000, 200000]}
+    elif damage == "negative_layer":
+        data["policy_kwargs"] = {"net_arch": [-5]}
+    elif damage == "wider_than_the_weights":
+        data["policy_kwargs"] = {"net_arch": [4096, 4096]}  # 140 MB of weights named in a few bytes
+    elif damage == "huge_board":
+        data["observation_space"]["_shape"] = [1000, 1000, 2]
+        data["action_space"]["n"] = 1000
+    elif damage == "board_beyond_the_limits":
+        data["observation_space"]["_shape"] = [2000, 2000, 2]
+        data["action_space"]["n"] = 2000
+    elif damage == "sidecar_channels":
+        sidecar = {"features": "cnn", "policy_kwargs": {"features_extractor_kwargs": {"channels": 10**6}}}
+    elif damage == "sidecar_class":
+        sidecar = {"features": "mlp", "policy_kwargs": {"features_extractor_class": "os.system"}}
+    elif damage == "nan_weights":
+        import io
+
+        state = torch.load(io.BytesIO(members["policy.pth"]), weights_only=True)
+        next(iter(state.values())).fill_(float("nan"))
+        stream = io.BytesIO()
+        torch.save(state, stream)
+        members["policy.pth"] = stream.getvalue()
+    members["data"] = json.dumps(data).encode()
+    crafted = rewrite(path, members)
+    if sidecar is not None:
+        crafted.with_suffix(".json").write_text(json.dumps(sidecar))
+    with pytest.raises(ValueError, match=message) as caught:
+        SB3Agent.load(crafted)
+    assert str(caught.value).startswith(f"{crafted}: ")
+    with pytest.raises(ValueError, match="crafted.zip"):
+        load_policy(crafted)  # the loader itself names the file too
+
+
+def patch_headers(
+    raw: bytes, local_offset: tuple[int, int], central_offset: tuple[int, int], patch: Any
+) -> bytes:
+    """``patch(field_bytes) -> bytes`` applied to a 2- or 4-byte field of every local and central header."""
+    data = bytearray(raw)
+    for signature, offset in ((b"PK\x03\x04", local_offset), (b"PK\x01\x02", central_offset)):
+        start = data.find(signature)
+        while start != -1:
+            data[start + offset[0] : start + offset[0] + offset[1]] = patch(
+                bytes(data[start + offset[0] : start + offset[0] + offset[1]])
+            )
+            start = data.find(signature, start + 4)
+    return bytes(data)
+
+
+@pytest.mark.parametrize(
+    ("damage", "local", "central", "patch"),
+    [
+        ("bad_crc", (14, 4), (16, 4), lambda field: bytes(b ^ 0xFF for b in field)),
+        ("unknown_compression", (8, 2), (10, 2), lambda field: (97).to_bytes(2, "little")),
+        (
+            "encrypted",
+            (6, 2),
+            (8, 2),
+            lambda field: (int.from_bytes(field, "little") | 1).to_bytes(2, "little"),
+        ),
+    ],
+)
+def test_damaged_zip_members_get_a_value_error_naming_the_file(
+    tmp_path: Path, damage: str, local: tuple[int, int], central: tuple[int, int], patch: Any
+) -> None:
+    path = rewrite(saved(tmp_path, PPO, policy_kwargs={"net_arch": [16]}), members_of(tmp_path / "model.zip"))
+    path.write_bytes(patch_headers(path.read_bytes(), local, central, patch))
+    # the damage is what the standard library chokes on
+    with (
+        zipfile.ZipFile(path) as archive,
+        pytest.raises((zipfile.BadZipFile, NotImplementedError, RuntimeError)),
+    ):
+        archive.read("policy.pth")
+    with pytest.raises(ValueError, match=r"crafted\.zip: .*cannot be read from the zip"):
+        SB3Agent.load(path)
