@@ -677,6 +677,8 @@ def test_bad_rules_boards_and_network_sizes_are_named() -> None:
         agent.choose(Board.from_moves([0, 1, 0, 1, 0, 1, 0]))
     with pytest.raises(TypeError, match="board must be a connect4_env.Board"):
         agent.choose("3")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="a spec value must be a str"):
+        AlphaZeroAgent.from_spec(5)  # type: ignore[arg-type]
     assert agent.choose(Board()) in range(7)
     for channels, blocks, error in (
         (-1, 1, ValueError),
