@@ -40,18 +40,6 @@ BOARD_HINT = (
 )
 
 
-def check_board(board: object) -> Board:
-    """``board`` if it is a :class:`connect4_env.Board` (the methods that take positions rather than
-    observations check theirs with this).
-
-    Raises:
-        TypeError: it is not.
-    """
-    if not isinstance(board, Board):
-        raise TypeError(f"board must be a connect4_env.Board, got {board!r:.80} ({type(board).__name__})")
-    return board
-
-
 def check_spec_value(value: object) -> str:
     """``value``, the part of an agent spec after ``name:`` that a ``from_spec`` reads, if it is a str.
 

@@ -22,6 +22,7 @@ __all__ = [
     "short_repr",
     "check_size",
     "MAX_CELLS",
+    "check_board",
 ]
 
 
@@ -232,9 +233,13 @@ class Board:
             TypeError: ``row`` or ``column`` is not an integer. ValueError: it is off the board.
         """
         rules = self.rules
-        bit = rules.cell_bit(
-            check_int("row", row, 0, rules.rows - 1), check_int("column", column, 0, rules.columns - 1)
-        )
+        # renderers call this for every cell: plain in-range ints skip the checks' conversions
+        if not (
+            type(row) is int and type(column) is int and 0 <= row < rules.rows and 0 <= column < rules.columns
+        ):
+            row = check_int("row", row, 0, rules.rows - 1)
+            column = check_int("column", column, 0, rules.columns - 1)
+        bit = rules.cell_bit(row, column)
         if self.stones[0] & bit:
             return 0
         if self.stones[1] & bit:
@@ -366,3 +371,15 @@ class Board:
 
     def __repr__(self) -> str:
         return f"Board.from_ascii('''\n{self.to_ascii(column_numbers=False)}\n''', win_length={self.rules.win_length})"
+
+
+def check_board(board: object) -> Board:
+    """``board`` if it is a :class:`Board` (functions that take positions rather than observations check
+    theirs with this).
+
+    Raises:
+        TypeError: it is not.
+    """
+    if not isinstance(board, Board):
+        raise TypeError(f"board must be a connect4_env.Board, got {board!r:.80} ({type(board).__name__})")
+    return board

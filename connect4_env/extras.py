@@ -20,7 +20,7 @@ class MissingExtraError(ImportError):
     """
 
 
-def require(module: str, extra: str, what: str, *, hint: str = "") -> ModuleType:
+def require(module: str, extra: str, what: str, *, hint: str = "", install: str = "") -> ModuleType:
     """Import ``module``, or raise :class:`MissingExtraError` saying that ``what`` needs ``extra``.
 
     Args:
@@ -28,6 +28,8 @@ def require(module: str, extra: str, what: str, *, hint: str = "") -> ModuleType
         extra: the project extra that installs it, e.g. ``"train"``.
         what: what needs it, for the message, e.g. ``"loading an SB3 model"``.
         hint: appended to the message, e.g. an alternative that needs no extra.
+        install: for what no extra installs: ``extra`` is then the requirement itself (``"ray[rllib]"``) and
+            this says how to install it, in place of the extra's pip line.
 
     Returns:
         The imported module.
@@ -38,7 +40,11 @@ def require(module: str, extra: str, what: str, *, hint: str = "") -> ModuleType
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as error:
-        raise MissingExtraError(
-            f'{what} needs the {extra!r} extra ({error.name} is not installed): pip install "connect4-env[{extra}]"'
-            + (f" {hint}" if hint else "")
-        ) from error
+        if install:
+            message = f"{what} needs {extra} ({error.name} is not installed), {install}"
+        else:
+            message = (
+                f"{what} needs the {extra!r} extra ({error.name} is not installed): "
+                f'pip install "connect4-env[{extra}]"'
+            )
+        raise MissingExtraError(message + (f" {hint}" if hint else "")) from error

@@ -12,7 +12,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board, Rules, check_board
 from connect4_env.encoding import observation_planes
 from connect4_env.extras import require
 from connect4_env.svg import (
@@ -97,12 +97,6 @@ def terminal_has_colour(stream: Any) -> bool:
     )
 
 
-def _check_board(board: object) -> Board:
-    if not isinstance(board, Board):
-        raise TypeError(f"board must be a connect4_env.Board, got {type(board).__name__}")
-    return board
-
-
 def render_ansi(board: Board, colour: bool = False) -> str:
     """The board as text (``X`` moves first, ``O`` second) with a status line; ``colour`` paints the stones
     (red and yellow) with ANSI escape codes.
@@ -110,7 +104,7 @@ def render_ansi(board: Board, colour: bool = False) -> str:
     Raises:
         TypeError: ``board`` is not a :class:`Board`.
     """
-    winner = _check_board(board).winner
+    winner = check_board(board).winner
     if winner is not None:
         status = f"{'XO'[winner]} wins"
     elif board.is_draw:
@@ -144,7 +138,7 @@ def render_rgb(board: Board, tile: int = 48) -> np.ndarray:
         TypeError / ValueError: not a :class:`Board`, a bad ``tile``, or an image larger than
             :data:`MAX_IMAGE_PIXELS`.
     """
-    rules = _check_board(board).rules
+    rules = check_board(board).rules
     tile = check_tile(tile, rules)
     colours = _PALETTE[_owners(board)]  # (rows, columns, 3)
     disc = _disc(tile)[None, :, None, :, None]  # broadcast over (rows, tile, columns, tile, 3)

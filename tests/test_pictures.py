@@ -49,3 +49,32 @@ def test_picture_script_draws_its_pictures(script: str, tmp_path: Path) -> None:
         assert head.startswith(b"\x89PNG") if name.endswith(".png") else b"<svg" in path.read_bytes()[:400], (
             name
         )
+
+
+def test_the_qlearning_table_size_counts_every_position_once() -> None:
+    """count_positions (numpy, ply by ply) against a walk over Board objects, on boards small enough for it."""
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        from qlearning import count_positions  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    from connect4_env import Board, Rules
+
+    for rules in (Rules(3, 4, 3), Rules(4, 4, 3), Rules(3, 5, 3)):
+        seen: set[tuple[int, int]] = set()
+        level = [Board(rules)]
+        while level:
+            following = []
+            for board in level:
+                first, second = board.stones
+                key = min((first, second), (rules.mirror(first), rules.mirror(second)))
+                if key in seen:
+                    continue
+                seen.add(key)
+                for column in board.legal_moves():
+                    child = board.copy()
+                    child.play(column)
+                    if not child.is_terminal:
+                        following.append(child)
+            level = following
+        assert count_positions(rules) == len(seen), rules

@@ -241,8 +241,7 @@ class ReplayBuffer:
                             raise ValueError(
                                 f"{name} holds {shape[0] if shape else 0:,} positions; at most {MAX_BUFFER_POSITIONS:,}"
                             )
-                    with archive.open(f"{name}.npy") as stream:  # the header checked: now the data
-                        arrays[name] = np.lib.format.read_array(stream, allow_pickle=False)
+                        arrays[name] = _read_data(stream, shape, dtype)  # the header checked: now the data
         except (
             KeyError,
             zipfile.BadZipFile,
@@ -266,3 +265,20 @@ class ReplayBuffer:
             policies[-self.capacity :],
             values[-self.capacity :],
         )
+
+
+def _read_data(stream: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """The C-ordered array of ``shape`` and ``dtype`` that follows an ``.npy`` header in ``stream``.
+
+    Raises:
+        ValueError: the stream ends before the array does.
+    """
+    array = np.empty(shape, dtype)
+    view = memoryview(array.reshape(-1).view(np.uint8))
+    got = 0
+    while got < len(view):
+        count = stream.readinto(view[got:])
+        if not count:
+            raise ValueError(f"the data ends after {got:,} of {len(view):,} bytes")
+        got += count
+    return array

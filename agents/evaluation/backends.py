@@ -136,7 +136,8 @@ def run_batches(
     elif pool is not None:
         pool.run(task, batches, finished)
     else:
-        _run_pool(task, batches, workers, finished)
+        with WorkerPool(min(workers, len(batches))) as own:
+            own.run(task, batches, finished)
     return results
 
 
@@ -220,24 +221,6 @@ def _start_pool(context: Any, processes: int) -> tuple[Any, list[int]]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler if handler is not None else signal.SIG_DFL)
-
-
-def _run_pool(
-    task: Callable[[Any], Any], batches: Sequence[Any], workers: int, finished: Callable[[int, Any], None]
-) -> None:
-    context = multiprocessing.get_context("spawn")
-    pool, held = _start_pool(context, min(workers, len(batches)))
-    try:
-        for number in held:  # Ctrl-C or SIGTERM that came while the workers started: handled now, as usual
-            signal.raise_signal(number)
-        for index, result in pool.imap_unordered(functools.partial(_indexed, task), list(enumerate(batches))):
-            finished(index, result)
-    except BaseException:
-        pool.terminate()
-        pool.join()
-        raise
-    pool.close()
-    pool.join()
 
 
 def _run_ray(

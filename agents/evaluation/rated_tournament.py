@@ -15,7 +15,13 @@ from typing import Any
 
 from connect4_agents._support.files import atomic_write_json
 from connect4_agents.evaluation.arena import MatchResult
-from connect4_agents.evaluation.ratings import REFERENCE_LADDER, Ratings, fit_ratings, read_ratings
+from connect4_agents.evaluation.ratings import (
+    REFERENCE_LADDER,
+    Ratings,
+    check_fit_settings,
+    fit_ratings,
+    read_ratings,
+)
 from connect4_agents.evaluation.records import write_games
 from connect4_agents.evaluation.tournament import (
     GameOutcome,
@@ -25,7 +31,6 @@ from connect4_agents.evaluation.tournament import (
     run_tournament,
 )
 from connect4_env.core import Rules
-from connect4_env.validation import check_int
 
 __all__ = ["gauntlet_ratings", "run_rated_tournament"]
 
@@ -62,7 +67,7 @@ def run_rated_tournament(
     seed: int = 0,
     gauntlet: str | None = None,
     fixed: dict[str, float] | None = None,
-    anchor: str = "random",
+    anchor: str | None = "random",
     bootstrap: int = 1000,
     backend: str = "process",
     workers: int | None = None,
@@ -93,10 +98,9 @@ def run_rated_tournament(
             false``; ratings only when those games link every player).
     """
     # checked before any game, so that a long run is not lost to a setting only the rating fit reads
-    bootstrap = check_int("bootstrap", bootstrap, 0, 1_000_000)
-    if not isinstance(anchor, str):
-        raise TypeError(f"anchor must be a player's spec (str), got {type(anchor).__name__}")
-    if fixed is None and anchor != "random" and anchor not in specs:  # "random", the default, may be absent
+    bootstrap = check_fit_settings(anchor, bootstrap)
+    # "random" (the default) may be absent, and None means the first player, as for fit_ratings
+    if fixed is None and anchor not in (None, "random") and anchor not in specs:
         raise ValueError(f"anchor {anchor!r} is not one of the players: {', '.join(map(str, specs))}")
     result = TournamentResult()
     played: list[GameOutcome] = []

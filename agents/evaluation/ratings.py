@@ -36,6 +36,7 @@ __all__ = [
     "read_ratings",
     "REFERENCE_LADDER",
     "reference_ladder",
+    "check_fit_settings",
 ]
 
 ELO_PER_NATURAL_UNIT = 400 / math.log(10)
@@ -239,9 +240,7 @@ def fit_ratings(
             )
         if pairing.a == pairing.b:
             raise ValueError(f"{pairing.a!r} cannot be paired with itself")
-    if anchor is not None and not isinstance(anchor, str):
-        raise TypeError(f"anchor must be a player's name (str) or None, got {type(anchor).__name__}")
-    bootstrap = check_int("bootstrap", bootstrap, 0, 1_000_000)
+    bootstrap = check_fit_settings(anchor, bootstrap)
     # with no prior a perfect record has no finite maximum-likelihood rating: the fit would stop anywhere
     prior_draws = check_number("prior_draws", prior_draws, 0.0, above_minimum=True)
     if fixed is not None and not isinstance(fixed, Mapping):
@@ -302,6 +301,19 @@ def fit_ratings(
         prior_draws=prior_draws,
         bootstrap=bootstrap,
     )
+
+
+def check_fit_settings(anchor: object, bootstrap: object) -> int:
+    """The checks of :func:`fit_ratings`'s ``anchor`` and ``bootstrap`` (callers that fit after many games
+    make them first); returns ``bootstrap``.
+
+    Raises:
+        TypeError: ``anchor`` is not a str or None, ``bootstrap`` not an int. ValueError: ``bootstrap`` is
+            outside 0..1,000,000.
+    """
+    if anchor is not None and not isinstance(anchor, str):
+        raise TypeError(f"anchor must be a player's name (str) or None, got {type(anchor).__name__}")
+    return check_int("bootstrap", bootstrap, 0, 1_000_000)
 
 
 def _check_connected(players: list[str], pairings: Sequence[PairingCounts], roots: list[int]) -> None:

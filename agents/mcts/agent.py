@@ -32,7 +32,6 @@ import numpy as np
 from connect4_agents.base import (
     BOARD_HINT,
     RulesBound,
-    check_board,
     check_search_settings,
     check_spec_value,
     legacy_arguments,
@@ -43,7 +42,7 @@ from connect4_agents.mcts.kernels import DRAW, WIN
 from connect4_agents.mcts.result import PROOF_NAMES, SearchResult, ucb1
 from connect4_agents.mcts.tree import Tree
 from connect4_env.compiled import KernelBuild, kernels_for
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board, Rules, check_board
 from connect4_env.validation import check_bool, check_choice, check_int, check_number, seeded_rng
 
 __all__ = [

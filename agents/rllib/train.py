@@ -6,7 +6,6 @@ dependency, and RLlib pins its own gymnasium, so it lives in its own venv (``mak
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ from connect4_agents.evaluation.arena import MatchResult, play_match
 from connect4_agents.evaluation.ratings import PairingCounts, Ratings, fit_ratings, reference_ladder
 from connect4_agents.rllib.agent import RLlibAgent
 from connect4_env.core import Rules
-from connect4_env.extras import MissingExtraError
+from connect4_env.extras import require
 from connect4_env.policy import policy_from_spec
 from connect4_env.validation import check_int
 
@@ -63,13 +62,12 @@ def require_rllib() -> None:
     Raises:
         MissingExtraError: it does not: the message says it goes in a venv of its own.
     """
-    try:
-        importlib.import_module("ray.rllib.algorithms.ppo")
-    except ModuleNotFoundError as error:
-        raise MissingExtraError(
-            f"training with RLlib needs ray[rllib] ({error.name} is not installed), which pins its own "
-            "gymnasium: install it in a venv of its own (make test-rllib builds .venv-rllib)"
-        ) from error
+    require(
+        "ray.rllib.algorithms.ppo",
+        "ray[rllib]",
+        "training with RLlib",
+        install="which pins its own gymnasium: install it in a venv of its own (make test-rllib builds .venv-rllib)",
+    )
 
 
 class NoEpisodesError(RuntimeError):

@@ -18,7 +18,6 @@ import numpy as np
 from connect4_agents.base import (
     BOARD_HINT,
     RulesBound,
-    check_board,
     check_search_settings,
     legacy_arguments,
     renamed_attribute,
@@ -26,7 +25,7 @@ from connect4_agents.base import (
 from connect4_agents.solver import kernels as solver_kernels
 from connect4_agents.solver.book import BOOK_PLY, BOOK_RULES, load_book
 from connect4_env.compiled import KernelBuild, kernels_for
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board, Rules, check_board
 from connect4_env.validation import check_bool, check_choice, check_int, seeded_rng
 
 __all__ = [

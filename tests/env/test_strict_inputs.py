@@ -291,5 +291,5 @@ def test_renderers_refuse_what_is_not_a_board() -> None:
     from connect4_env.render import render_ansi, render_rgb
 
     for render in (render_rgb, render_ansi):
-        with pytest.raises(TypeError, match="board must be a connect4_env.Board, got str"):
+        with pytest.raises(TypeError, match=r"board must be a connect4_env.Board, got .x. \(str\)"):
             render("x")  # type: ignore[arg-type]

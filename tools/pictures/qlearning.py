@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import numpy as np
+
 from connect4_agents import MCTSAgent, QLearningAgent, RandomAgent
 from connect4_agents._support.figures import pyplot, save_figure
 from connect4_agents.evaluation import Position, evaluate_accuracy, load_test_set
@@ -30,29 +32,48 @@ def decisive_positions() -> list[Position]:
 
 
 def count_positions(rules: Rules) -> int:
-    """Positions with a move to make (the game not over), mirror images counted once: what a full table holds."""
-    height = rules.height
-    bottom = [1 << (c * height) for c in range(rules.columns)]
-    top = [1 << (c * height + rules.rows - 1) for c in range(rules.columns)]
-    level = {(0, 0)}
+    """Positions with a move to make (the game not over), mirror images counted once: what a full table holds.
+
+    Ply by ply over numpy arrays of ``(mover's stones, all stones)`` bitboards (the board fits in 63 bits).
+    """
+    height, columns = rules.height, rules.columns
+    column_mask = np.uint64((1 << height) - 1)
+
+    def has_won(stones: np.ndarray) -> np.ndarray:
+        won = np.zeros(stones.shape, dtype=bool)
+        for step in (1, height, height - 1, height + 1):  # vertical, horizontal, the two diagonals
+            line = stones
+            for k in range(1, rules.win_length):
+                line = line & (stones >> np.uint64(k * step))
+            won |= line != 0
+        return won
+
+    def mirror(stones: np.ndarray) -> np.ndarray:
+        mirrored = np.zeros_like(stones)
+        for c in range(columns):
+            column = (stones >> np.uint64(c * height)) & column_mask
+            mirrored |= column << np.uint64((columns - 1 - c) * height)
+        return mirrored
+
+    bottom = np.uint64(rules.bottom_mask)
+    full = np.uint64(rules.board_mask)
+    mover = np.zeros(1, dtype=np.uint64)
+    stones = np.zeros(1, dtype=np.uint64)
     canonical = 0
-    while level:
-        canonical += len(
-            {
-                min(m + a + rules.bottom_mask, rules.mirror(m) + rules.mirror(a) + rules.bottom_mask)
-                for m, a in level
-            }
-        )
-        following = set()
-        for mover, stones in level:
-            for c in range(rules.columns):
-                if stones & top[c]:
-                    continue
-                after = stones | (stones + bottom[c])
-                if rules.has_won(mover | (after ^ stones)) or after == rules.board_mask:
-                    continue
-                following.add((mover ^ stones, after))
-        level = following
+    while len(stones):
+        keys = np.minimum(mover + stones + bottom, mirror(mover) + mirror(stones) + bottom)
+        canonical += len(np.unique(keys))
+        movers, boards = [], []
+        for c in range(columns):
+            open_column = (stones & np.uint64(1 << (c * height + rules.rows - 1))) == 0
+            before_mover, before = mover[open_column], stones[open_column]
+            after = before | (before + np.uint64(1 << (c * height)))
+            going_on = ~has_won(before_mover | (after ^ before)) & (after != full)
+            movers.append((before_mover ^ before)[going_on])
+            boards.append(after[going_on])
+        mover, stones = np.concatenate(movers), np.concatenate(boards)
+        _, first = np.unique(mover + stones + bottom, return_index=True)  # one key per position
+        mover, stones = mover[first], stones[first]
     return canonical
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from pathlib import Path
 
@@ -30,6 +31,29 @@ def test_require_names_the_extra_and_the_pip_command() -> None:
     assert "no_such_module_for_connect4 is not installed" in message
     assert 'pip install "connect4-env[train]"' in message
     assert isinstance(raised.value, ImportError)  # ``except ImportError`` still catches it
+
+
+def test_require_without_an_extra_says_how_to_install_instead() -> None:
+    with pytest.raises(MissingExtraError) as raised:
+        require(
+            "no_such_module_for_connect4", "ray[rllib]", "training with RLlib", install="in a venv of its own"
+        )
+    message = str(raised.value)
+    assert message.startswith(
+        "training with RLlib needs ray[rllib] (no_such_module_for_connect4 is not installed)"
+    )
+    assert message.endswith("in a venv of its own")
+    assert "pip install" not in message
+
+
+def test_training_with_rllib_names_its_own_venv(monkeypatch: pytest.MonkeyPatch) -> None:
+    from connect4_agents.rllib.train import require_rllib
+
+    absent(monkeypatch, "ray")
+    with pytest.raises(MissingExtraError) as raised:
+        require_rllib()
+    assert re.search(r"needs ray\[rllib\] \(ray(\.rllib)? is not installed\)", str(raised.value))
+    assert "make test-rllib builds .venv-rllib" in str(raised.value)
 
 
 def test_commands_print_it_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

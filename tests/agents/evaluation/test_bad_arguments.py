@@ -145,7 +145,7 @@ def test_rated_tournament_checks_the_rating_settings_before_any_game() -> None:
     for kwargs, error, message in (
         ({"anchor": "nobody"}, ValueError, "anchor 'nobody' is not one of the players"),
         ({"bootstrap": -1}, ValueError, "bootstrap must be an integer in 0..1000000"),
-        ({"anchor": 3}, TypeError, "anchor must be a player's spec"),
+        ({"anchor": 3}, TypeError, "anchor must be a player's name"),
     ):
         games: list[str] = []
         with pytest.raises(error, match=message):
