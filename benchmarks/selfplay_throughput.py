@@ -11,8 +11,10 @@ passes through the network's modules, a fresh tree every move, no evaluation cac
 speed-ups existed), then each speed-up alone (``cache``: ``--evaluation-cache``; ``reuse``:
 ``--subtree-reuse``; ``snapshot``: the forward passes through the network's inference snapshot, batch norm
 folded into the convolutions, which ``NetworkEvaluator`` always takes now; ``bfloat16``: ``--precision
-bfloat16``, which runs on a CPU's AMX units where it has them), ``all`` of them, and the ``defaults`` of
-``train-alphazero`` (all but bfloat16). On a CPU without native bfloat16 the variants with it are left out
+bfloat16``, which runs on a CPU's AMX units where it has them), ``all`` of them, the ``defaults`` of
+``train-alphazero`` (all but bfloat16), and ``playout-cap``: the defaults with ``--playout-cap 0.25
+--fast-simulations 20`` (a quarter of the moves searched with all the simulations and kept for training, the
+rest with 20: more games an hour, fewer kept positions a game; ``kept/s`` counts the positions kept). On a CPU without native bfloat16 the variants with it are left out
 unless named: bfloat16 is emulated there and many times slower.
 
     python benchmarks/selfplay_throughput.py [--games 32] [--parallel 32] [--simulations 100] [--repeats 3]
@@ -59,6 +61,8 @@ VARIANTS: dict[str, tuple[dict[str, object], bool]] = {
     "bfloat16": ({"precision": "bfloat16", "subtree_reuse": False, "evaluation_cache": 0}, False),
     "all": ({"precision": "bfloat16"}, True),
     "defaults": ({}, True),
+    # the defaults with playout-cap randomisation: a quarter of the moves searched in full and kept
+    "playout-cap": ({"playout_cap": 0.25, "fast_simulations": 20}, True),
 }
 WITH_BFLOAT16 = ("bfloat16", "all")
 
@@ -76,15 +80,17 @@ def main() -> None:
         nargs="+",
         default=None,
         choices=VARIANTS,
-        help="default: before cache reuse snapshot bfloat16 all; without native bfloat16: before cache reuse "
-        "snapshot defaults",
+        help="default: before cache reuse snapshot bfloat16 all playout-cap; without native bfloat16: before "
+        "cache reuse snapshot defaults playout-cap",
     )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     if args.variants is None:
         native = native_bfloat16()
-        args.variants = ["before", "cache", "reuse", "snapshot"] + (
-            list(WITH_BFLOAT16) if native else ["defaults"]
+        args.variants = (
+            ["before", "cache", "reuse", "snapshot"]
+            + (list(WITH_BFLOAT16) if native else ["defaults"])
+            + ["playout-cap"]
         )
         if not native:
             print("this CPU has no native bfloat16: its variants are left out (name them to run them)")
@@ -99,6 +105,7 @@ def main() -> None:
     rates: dict[str, list[float]] = {name: [] for name in args.variants}
     position_rates: dict[str, list[float]] = {name: [] for name in args.variants}
     network_shares: dict[str, list[float]] = {name: [] for name in args.variants}
+    kept_rates: dict[str, list[float]] = {name: [] for name in args.variants}
     for repeat in range(args.repeats):  # the settings take turns, so a busy moment hits them alike
         for name in args.variants:
             settings, snapshot = VARIANTS[name]
@@ -113,13 +120,14 @@ def main() -> None:
             ).check()
             TimedEvaluator.seconds, TimedEvaluator.calls = 0.0, 0
             began = time.perf_counter()
-            _, _, _, plies = self_play(
+            kept, _, _, plies = self_play(
                 model.net, config, args.games, np.random.default_rng(args.seed + repeat)
             )
             seconds = time.perf_counter() - began
             rates[name].append(args.games / seconds * 3600)
             position_rates[name].append(plies / seconds)
             network_shares[name].append(TimedEvaluator.seconds / seconds)
+            kept_rates[name].append(len(kept) / seconds)
             print(
                 f"run {repeat + 1} {name}: {args.games} games, {plies} positions in {seconds:.1f} s; "
                 f"{TimedEvaluator.calls} forward passes, {TimedEvaluator.seconds:.1f} s in the network"
@@ -133,7 +141,8 @@ def main() -> None:
         ratio = statistics.median(rates[name]) / statistics.median(rates[first])
         print(
             f"  {name:9s} {statistics.median(rates[name]):7,.0f} games/hour "
-            f"{statistics.median(position_rates[name]):6.1f} positions/s  {ratio:4.2f}x {first}; "
+            f"{statistics.median(position_rates[name]):6.1f} positions/s "
+            f"({statistics.median(kept_rates[name]):5.1f} kept/s)  {ratio:4.2f}x {first}; "
             f"network {share:.0%} of the time"
         )
 

@@ -58,6 +58,9 @@ class AlphaZeroTrainConfig:
     teacher_explore: float = 1.0
     init: str = ""
     device: str = "auto"
+    playout_cap: float = 1.0
+    fast_simulations: int = 20
+    value_mix: float = 0.0
 
     def check(self) -> AlphaZeroTrainConfig:
         """Raise TypeError / ValueError naming a bad setting; returns self."""
@@ -88,6 +91,14 @@ class AlphaZeroTrainConfig:
         check_number("lr", self.lr, 0.0, above_minimum=True)
         check_number("weight_decay", self.weight_decay, 0.0)
         check_bool("subtree_reuse", self.subtree_reuse)
+        check_number("playout_cap", self.playout_cap, 0.0, 1.0, above_minimum=True)
+        check_int("fast_simulations", self.fast_simulations, 1)
+        if self.playout_cap < 1 and self.fast_simulations > self.simulations:
+            raise ValueError(
+                f"fast_simulations={self.fast_simulations} is more than simulations={self.simulations}: "
+                "playout-cap randomisation's fast searches are the smaller ones"
+            )
+        check_number("value_mix", self.value_mix, 0.0, 1.0)
         if not isinstance(self.teacher, str):
             raise TypeError(f"teacher must be a str, got {type(self.teacher).__name__}")
         check_choice("teacher", self.teacher, TEACHERS)

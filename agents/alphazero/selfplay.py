@@ -61,10 +61,15 @@ def self_play(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Play ``n_games`` games (``config.parallel`` at a time in lockstep).
 
+    Each move is a full search (``config.simulations``, root noise) with probability ``config.playout_cap``,
+    else a fast one (``config.fast_simulations``, no noise); only full searches' positions are recorded
+    (playout-cap randomisation, after KataGo). A recorded position's value target is the game's result mixed
+    with the search's root value by ``config.value_mix``.
+
     Returns:
-        ``(planes, policies, values, plies)``: every position from the mover's view ``(n, rows, columns, 2)``
-        int8, the visit distributions ``(n, columns)``, the results for the mover ``(n,)`` (1, 0, -1), and the
-        plies played.
+        ``(planes, policies, values, plies)``: every recorded position from the mover's view ``(n, rows,
+        columns, 2)`` int8, the visit distributions ``(n, columns)``, the value targets for the mover ``(n,)``
+        (the results 1, 0, -1 when ``value_mix`` is 0), and the plies played.
     """
     rules = config.rules
     evaluator: Any = NetworkEvaluator(net, precision=config.precision)
@@ -74,6 +79,7 @@ def self_play(
     policies: list[np.ndarray] = []
     values: list[float] = []
     plies = 0
+    capped = config.playout_cap >= 1.0  # every move a full search (playout-cap randomisation off)
     left = n_games
     while left > 0:
         batch = min(config.parallel, left)
@@ -86,16 +92,24 @@ def self_play(
             seed=int(rng.integers(2**63)),
         )
         boards = [Board(rules) for _ in range(batch)]
-        history: list[list[tuple[np.ndarray, np.ndarray, int]]] = [[] for _ in range(batch)]
+        # each recorded position: its planes, the visit distribution, the mover and the search's value
+        history: list[list[tuple[np.ndarray, np.ndarray, int, float]]] = [[] for _ in range(batch)]
         kept: list[Node | None] = [None] * batch  # each game's subtree below the move just played
         while True:
             active = [i for i, board in enumerate(boards) if not board.is_terminal]
             if not active:
                 break
+            # playout-cap randomisation: a full search (noise, recorded) or a fast one, move by move
+            full = {i: capped or rng.random() < config.playout_cap for i in active}
             fresh = [i for i in active if kept[i] is None]
-            new_roots = iter(search.roots([boards[i] for i in fresh]) if fresh else [])
-            roots = [next(new_roots) if kept[i] is None else search.reroot(kept[i]) for i in active]  # type: ignore[arg-type]
-            search.run_to(roots, config.simulations)
+            new_roots = iter(
+                search.roots([boards[i] for i in fresh], noise=[full[i] for i in fresh]) if fresh else []
+            )
+            roots = [
+                next(new_roots) if kept[i] is None else search.reroot(kept[i], noise=full[i])  # type: ignore[arg-type]
+                for i in active
+            ]
+            search.run_to(roots, [config.simulations if full[i] else config.fast_simulations for i in active])
             for i, root in zip(active, roots):
                 board = boards[i]
                 result = PUCTSearch.result(root)
@@ -111,14 +125,24 @@ def self_play(
                     and child.total_visits > 0
                 )
                 kept[i] = child if reusable else None
-                history[i].append((observation_planes(board), target, board.to_move))
+                if full[i]:
+                    searched = result.root_value if result.root_proven is None else float(result.root_proven)
+                    history[i].append((observation_planes(board), target, board.to_move, searched))
                 board.play(column)
                 plies += 1
         for board, moves in zip(boards, history):
-            for board_planes, target, mover in moves:
+            for board_planes, target, mover, searched in moves:
                 planes.append(board_planes)
                 policies.append(target)
-                values.append(0.0 if board.winner is None else (1.0 if board.winner == mover else -1.0))
+                outcome = 0.0 if board.winner is None else (1.0 if board.winner == mover else -1.0)
+                values.append((1 - config.value_mix) * outcome + config.value_mix * searched)
+    if not planes:  # every move a fast search: nothing recorded
+        return (
+            np.zeros((0, rules.rows, rules.columns, 2), np.int8),
+            np.zeros((0, rules.columns), np.float32),
+            np.zeros(0, np.float32),
+            plies,
+        )
     return (
         np.stack(planes).astype(np.int8),
         np.stack(policies).astype(np.float32),
@@ -267,14 +291,14 @@ class ReplayBuffer:
         )
 
 
-def _read_data(stream: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+def _read_data(stream: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     """The C-ordered array of ``shape`` and ``dtype`` that follows an ``.npy`` header in ``stream``.
 
     Raises:
         ValueError: the stream ends before the array does.
     """
     array = np.empty(shape, dtype)
-    view = memoryview(array.reshape(-1).view(np.uint8))
+    view = memoryview(array.reshape(-1).view(np.uint8).data)
     got = 0
     while got < len(view):
         count = stream.readinto(view[got:])

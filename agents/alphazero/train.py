@@ -8,6 +8,11 @@ and with its mirror image. Then ``steps`` minibatches of ``batch_size`` from the
 ``buffer_size`` positions): cross-entropy to the visit distribution plus the squared value error, Adam with
 weight decay. The model is saved (atomically) after every generation with the state needed to resume.
 
+Options on top (both off by default): ``playout_cap`` below 1 searches only that share of the moves with
+``simulations`` (and noise) and keeps only their positions, the others getting ``fast_simulations``
+(playout-cap randomisation); ``value_mix`` moves the value targets from the game's result towards the search's
+root value.
+
 After each generation the model is measured on ``eval_positions`` solver-scored positions of its board from
 the shipped test sets (on 6x7: 10 to 32 stones): the share of moves that keep the best outcome, for the raw
 policy and with ``eval_simulations``. Self-play runs on ``workers`` processes.

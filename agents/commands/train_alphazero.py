@@ -65,6 +65,11 @@ _HELP = {
     "default: random weights); its board and network must be the run's",
     "device": "where the training steps run: auto (a CUDA GPU when torch sees one, else the CPU), cpu, cuda or "
     "cuda:N; self-play and the measurement stay on the CPU",
+    "playout_cap": "share of self-play moves searched with --simulations (root noise, kept for training); the "
+    "others get --fast-simulations, no noise, and are not kept (playout-cap randomisation; 1: every move)",
+    "fast_simulations": "simulations of the fast searches when --playout-cap is below 1",
+    "value_mix": "weight of the search's root value in the value target, the game's result having the rest "
+    "(0: the result only)",
     "precision": "number format of self-play's forward passes: float32, or bfloat16 (about 3x faster network "
     "evaluations on CPUs with AMX, such as recent Xeons; on CPUs without native bfloat16 it is emulated, many "
     "times slower, and warns)",

@@ -279,26 +279,32 @@ class PUCTSearch:
         self.evaluations += len(boards)
         return np.asarray(priors, dtype=float), np.asarray(values, dtype=float).reshape(-1)
 
-    def roots(self, boards: Sequence[Board]) -> list[Node]:
-        """Expanded root nodes for ``boards`` (unfinished games), noise added when it is on."""
+    def roots(self, boards: Sequence[Board], noise: bool | Sequence[bool] = True) -> list[Node]:
+        """Expanded root nodes for ``boards`` (unfinished games), noise added when it is on (``noise``: for
+        all of them, or one flag per board; False leaves a root without it, as playout-cap randomisation's
+        fast searches are)."""
         for board in boards:
             if board.is_terminal:
                 raise ValueError("cannot search a finished game: there is no legal move")
+        flags = [noise] * len(boards) if isinstance(noise, bool) else list(noise)
+        if len(flags) != len(boards):
+            raise ValueError(f"noise has {len(flags)} flags for {len(boards)} boards")
         priors, values = self._evaluate([b.copy() for b in boards])
         return [
-            self._add_noise(Node.expand(board.copy(), p, float(v)))
-            for board, p, v in zip(boards, priors, values)
+            self._add_noise(Node.expand(board.copy(), p, float(v)), flag)
+            for board, p, v, flag in zip(boards, priors, values, flags)
         ]
 
-    def reroot(self, node: Node) -> Node:
+    def reroot(self, node: Node, noise: bool = True) -> Node:
         """A node kept from an earlier search (the child of the move just played) as a new root, its visits
-        kept (subtree reuse): root noise is added to its priors when it is on. Returns ``node``."""
+        kept (subtree reuse): root noise is added to its priors when it is on (and ``noise``). Returns
+        ``node``."""
         if node.board.is_terminal:
             raise ValueError("cannot search a finished game: there is no legal move")
-        return self._add_noise(node)
+        return self._add_noise(node, noise)
 
-    def _add_noise(self, root: Node) -> Node:
-        if self.noise > 0:
+    def _add_noise(self, root: Node, wanted: bool = True) -> Node:
+        if wanted and self.noise > 0:
             legal = np.flatnonzero(root.legal)
             dirichlet = self.rng.dirichlet([self.dirichlet_alpha] * len(legal))
             root.priors[legal] = (1 - self.noise) * root.priors[legal] + self.noise * dirichlet
@@ -354,11 +360,16 @@ class PUCTSearch:
                 break
             self._simulate(active)
 
-    def run_to(self, roots: Sequence[Node], simulations: int) -> None:
-        """Simulations in each tree until its root has ``simulations`` visits (a reused subtree already has
-        some; proven roots are left alone), the leaves of all the trees at each step evaluated in one call."""
+    def run_to(self, roots: Sequence[Node], simulations: int | Sequence[int]) -> None:
+        """Simulations in each tree until its root has ``simulations`` visits (one number for all, or one per
+        root; a reused subtree already has some; proven roots are left alone), the leaves of all the trees at
+        each step evaluated in one call."""
+        targets = [simulations] * len(roots) if isinstance(simulations, int) else list(simulations)
+        if len(targets) != len(roots):
+            raise ValueError(f"simulations has {len(targets)} numbers for {len(roots)} roots")
+        pairs = list(zip(roots, targets))
         while True:
-            active = [root for root in roots if root.proof is None and root.total_visits < simulations]
+            active = [root for root, target in pairs if root.proof is None and root.total_visits < target]
             if not active:
                 break
             self._simulate(active)

@@ -88,3 +88,78 @@ def test_settings_are_checked() -> None:
         _config(evaluation_cache=-1)
     with pytest.raises(TypeError, match="subtree_reuse"):
         _config(subtree_reuse="yes")
+
+
+def test_playout_cap_keeps_only_the_full_searches(monkeypatch: pytest.MonkeyPatch) -> None:
+    targets: list[int] = []
+    noised: list[bool] = []
+    run_to, add_noise = PUCTSearch.run_to, PUCTSearch._add_noise
+
+    def counting_run_to(self: PUCTSearch, roots: list, simulations: list[int]) -> None:  # type: ignore[type-arg]
+        targets.extend(simulations)
+        run_to(self, roots, simulations)
+
+    def counting_noise(self: PUCTSearch, root: object, wanted: bool = True) -> object:
+        noised.append(wanted)
+        return add_noise(self, root, wanted)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PUCTSearch, "run_to", counting_run_to)
+    monkeypatch.setattr(PUCTSearch, "_add_noise", counting_noise)
+    config = _config(playout_cap=0.3, fast_simulations=3)
+    planes, policies, values, plies = self_play(_net(4), config, 6, np.random.default_rng(1))
+    assert len(targets) == len(noised) == plies  # one search a move, each root noised or not once
+    full = targets.count(config.simulations)
+    assert targets.count(3) == plies - full and 0 < full < plies
+    assert noised.count(True) == full  # root noise on the full searches only
+    assert len(planes) == len(policies) == len(values) == full  # and only their positions kept
+    assert np.allclose(policies.sum(axis=1), 1.0) and set(np.unique(values)) <= {-1.0, 0.0, 1.0}
+
+
+def test_without_the_cap_fast_simulations_change_nothing() -> None:
+    net = _net(5)
+    one = self_play(net, _config(fast_simulations=1), 6, np.random.default_rng(2))
+    other = self_play(net, _config(fast_simulations=12), 6, np.random.default_rng(2))
+    assert one[3] == other[3] and np.array_equal(one[0], other[0]) and np.array_equal(one[2], other[2])
+
+
+def test_value_mix_moves_only_the_value_targets_towards_the_search() -> None:
+    net = _net(6)
+    outcome = self_play(net, _config(subtree_reuse=False), 6, np.random.default_rng(3))
+    mixed = self_play(net, _config(subtree_reuse=False, value_mix=0.5), 6, np.random.default_rng(3))
+    searched = self_play(net, _config(subtree_reuse=False, value_mix=1.0), 6, np.random.default_rng(3))
+    for part in (0, 1):  # the same games and visit targets
+        assert np.allclose(outcome[part], mixed[part]) and np.allclose(outcome[part], searched[part])
+    assert set(np.unique(outcome[2])) <= {-1.0, 0.0, 1.0}
+    assert np.all(np.abs(searched[2]) <= 1) and not set(np.unique(searched[2])) <= {-1.0, 0.0, 1.0}
+    assert np.allclose(mixed[2], 0.5 * outcome[2] + 0.5 * searched[2], atol=1e-6)
+
+
+def test_run_to_takes_a_target_per_root_and_roots_a_noise_flag_each() -> None:
+    evaluator = NetworkEvaluator(_net(7))
+    search = PUCTSearch(evaluator, noise=0.5, seed=0)
+    boards = [Board(Rules(4, 5, 4)), Board.from_moves([2], rows=4, columns=5)]
+    noisy, plain = search.roots(boards, noise=[True, False])
+    priors, _ = evaluator.evaluate(boards)
+    assert np.allclose(plain.priors, priors[1], atol=1e-6) and not np.allclose(
+        noisy.priors, priors[0], atol=1e-3
+    )
+    search.run_to([noisy, plain], [5, 9])
+    assert (noisy.total_visits, plain.total_visits) == (5, 9)
+    with pytest.raises(ValueError, match="2 numbers for 1 roots"):
+        search.run_to([noisy], [5, 9])
+    with pytest.raises(ValueError, match="1 flags for 2 boards"):
+        search.roots(boards, noise=[True])
+
+
+def test_the_new_settings_are_checked() -> None:
+    with pytest.raises(ValueError, match="playout_cap"):
+        _config(playout_cap=0)
+    with pytest.raises(ValueError, match="playout_cap"):
+        _config(playout_cap=1.5)
+    with pytest.raises(TypeError, match="value_mix"):
+        _config(value_mix="half")
+    with pytest.raises(ValueError, match="value_mix"):
+        _config(value_mix=-0.1)
+    with pytest.raises(ValueError, match="fast_simulations=20 is more than simulations=12"):
+        _config(playout_cap=0.5, fast_simulations=20)
+    assert _config(fast_simulations=20).fast_simulations == 20  # unused without the cap: not an error
