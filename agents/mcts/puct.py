@@ -286,7 +286,8 @@ class PUCTSearch:
         for board in boards:
             if board.is_terminal:
                 raise ValueError("cannot search a finished game: there is no legal move")
-        flags = [noise] * len(boards) if isinstance(noise, bool) else list(noise)
+        # one flag for all (a bool or numpy's), or one a board
+        flags: list[bool] = [noise] * len(boards) if np.ndim(noise) == 0 else list(noise)  # type: ignore[list-item, arg-type]
         if len(flags) != len(boards):
             raise ValueError(f"noise has {len(flags)} flags for {len(boards)} boards")
         priors, values = self._evaluate([b.copy() for b in boards])
@@ -364,7 +365,8 @@ class PUCTSearch:
         """Simulations in each tree until its root has ``simulations`` visits (one number for all, or one per
         root; a reused subtree already has some; proven roots are left alone), the leaves of all the trees at
         each step evaluated in one call."""
-        targets = [simulations] * len(roots) if isinstance(simulations, int) else list(simulations)
+        # one number for all (an int or numpy's), or one a root
+        targets: list[int] = [simulations] * len(roots) if np.ndim(simulations) == 0 else list(simulations)  # type: ignore[list-item, arg-type]
         if len(targets) != len(roots):
             raise ValueError(f"simulations has {len(targets)} numbers for {len(roots)} roots")
         pairs = list(zip(roots, targets))

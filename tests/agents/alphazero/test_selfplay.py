@@ -145,6 +145,10 @@ def test_run_to_takes_a_target_per_root_and_roots_a_noise_flag_each() -> None:
     )
     search.run_to([noisy, plain], [5, 9])
     assert (noisy.total_visits, plain.total_visits) == (5, 9)
+    search.run_to([noisy, plain], np.int64(12))  # numpy's integers count as one number for all
+    assert (noisy.total_visits, plain.total_visits) == (12, 12)
+    (quiet,) = search.roots(boards[:1], noise=np.bool_(False))
+    assert np.allclose(quiet.priors, priors[0], atol=1e-6)
     with pytest.raises(ValueError, match="2 numbers for 1 roots"):
         search.run_to([noisy], [5, 9])
     with pytest.raises(ValueError, match="1 flags for 2 boards"):
