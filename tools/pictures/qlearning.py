@@ -41,10 +41,10 @@ def count_positions(rules: Rules) -> int:
 
     def has_won(stones: np.ndarray) -> np.ndarray:
         won = np.zeros(stones.shape, dtype=bool)
-        for step in (1, height, height - 1, height + 1):  # vertical, horizontal, the two diagonals
+        for shifts in rules.win_shifts:  # the rules' own run-doubling shifts, one tuple per direction
             line = stones
-            for k in range(1, rules.win_length):
-                line = line & (stones >> np.uint64(k * step))
+            for shift in shifts:
+                line = line & (line >> np.uint64(shift))
             won |= line != 0
         return won
 
