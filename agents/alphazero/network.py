@@ -84,7 +84,11 @@ class PolicyValueNet(nn.Module):
         """A snapshot of the network for eval-mode forward passes, each batch norm folded into the convolution
         before it and the layers called as plain functions: the eval-mode outputs up to float rounding (about
         1e-5), and about 1.5x faster on one position, 1.2x on eight (measured on a 2-core AVX2 CPU). It keeps
-        the weights as they are now: take a new one after they change (:class:`NetworkEvaluator` does)."""
+        the weights as they are now: take a new one after they change (:class:`NetworkEvaluator` does).
+
+        Values too small for a normal float (subnormals, below about 1.2e-38) are stored as 0: weight decay
+        drives the weights of channels that never fire there, and a CPU computes with subnormals many times
+        slower (a trained 128x5 network with 216,000 of them: 5.7 s a 200-simulation move, 0.8 s without)."""
         with torch.no_grad():
             stem = _folded(self.stem[0], self.stem[1])
             blocks = [(_folded(b.conv1, b.bn1), _folded(b.conv2, b.bn2)) for b in self.trunk]
@@ -92,8 +96,8 @@ class PolicyValueNet(nn.Module):
             p2: Any = self.policy[2]
             v1: Any = self.value[0]
             v2: Any = self.value[2]
-            head = [t.detach().clone() for t in (p1.weight, p1.bias, p2.weight, p2.bias)]
-            tail = [t.detach().clone() for t in (v1.weight, v1.bias, v2.weight, v2.bias)]
+            head = [_normal(t) for t in (p1.weight, p1.bias, p2.weight, p2.bias)]
+            tail = [_normal(t) for t in (v1.weight, v1.bias, v2.weight, v2.bias)]
 
         def policy(x: torch.Tensor) -> torch.Tensor:
             return F.conv1d(F.relu(F.conv1d(x, head[0], head[1])), head[2], head[3])
@@ -117,7 +121,13 @@ def _folded(conv: Any, norm: Any) -> tuple[torch.Tensor, torch.Tensor]:
     scale = norm.weight / torch.sqrt(norm.running_var + norm.eps)
     weight = conv.weight * scale[:, None, None, None]
     bias = norm.bias - norm.running_mean * scale
-    return weight.detach().contiguous(), bias.detach().contiguous()
+    return _normal(weight), _normal(bias)
+
+
+def _normal(tensor: torch.Tensor) -> torch.Tensor:
+    """A contiguous copy of ``tensor`` with its subnormal values (``0 < |x| < finfo.tiny``) set to 0."""
+    tensor = tensor.detach()
+    return torch.where(tensor.abs() < torch.finfo(tensor.dtype).tiny, 0.0, tensor).contiguous()
 
 
 def planes_tensor(planes: np.ndarray) -> torch.Tensor:
