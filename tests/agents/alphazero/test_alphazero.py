@@ -107,6 +107,29 @@ def test_the_inference_snapshot_gives_the_networks_eval_mode_outputs() -> None:
         assert np.abs(values - expected_values).max() < 1e-5
 
 
+def test_the_snapshot_stores_subnormal_weights_as_zero_with_the_same_outputs() -> None:
+    # weight decay drives the weights of channels that never fire below float32's normal range, where a CPU
+    # computes many times slower; the snapshot drops them, which changes no output beyond float rounding
+    from connect4_agents.alphazero.network import _normal
+
+    tiny = torch.finfo(torch.float32).tiny
+    values = torch.tensor([[1e-39, -1e-40, tiny, -2.0], [0.0, 1e-45, 3e-38, 5e-39]]).T  # not contiguous
+    cleaned = _normal(values)
+    assert cleaned.is_contiguous() and cleaned.dtype == torch.float32
+    assert cleaned.T.tolist() == [[0.0, 0.0, tiny, -2.0], [0.0, 0.0, values[2, 1].item(), 0.0]]
+    net = _net_with_batch_norm_statistics(2)
+    with torch.no_grad():  # a dead channel: its weights and statistics decayed to subnormals
+        net.trunk[0].conv1.weight[5] = 1e-40
+        net.trunk[0].bn1.running_mean[5] = 1e-41
+        net.value[0].weight[:, :3] = -1e-42
+    rng = np.random.default_rng(3)
+    planes = np.stack([observation_planes(random_board(rng, int(rng.integers(0, 12)))) for _ in range(9)])
+    logits, values_out = NetworkEvaluator(net).predict(planes)
+    expected_logits, expected_values = _module_outputs(net, planes)
+    assert np.abs(logits - expected_logits).max() < 1e-4
+    assert np.abs(values_out - expected_values).max() < 1e-5
+
+
 def test_the_evaluator_follows_the_networks_weights_as_they_change() -> None:
     # the snapshot is taken again after a load_state_dict, an optimiser step, a train-mode forward pass and a
     # parameter assigned in another's place
@@ -558,7 +581,7 @@ def test_the_shipped_model_plays_legal_moves_everywhere() -> None:
         agents = (raw, searched) if index % 10 == 0 else (raw,)
         for agent in agents:
             assert board.is_legal(agent.act(observation_planes(board), action_mask(board)))
-    assert shipped_model_path().stat().st_size <= 5 * 2**20
+    assert shipped_model_path().stat().st_size <= 20 * 10**6  # the strength issue's bound on the model file
     with pytest.raises(ValueError, match="cannot play"):
         make_agent("alphazero").bind(Rules(7, 6, 4))
 
