@@ -25,7 +25,6 @@ import multiprocessing
 import os
 import signal
 import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -47,21 +46,9 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _worker_signals() -> None:
-    """A pool worker's signal handlers, set when it starts.
-
-    Ctrl-C is ignored: the parent handles it and terminates the pool; a worker interrupted mid-task would only
-    add noise. SIGTERM (the pool's terminate, or a kill of the whole process group, as ``timeout`` or a batch
-    scheduler sends) leaves through Python: an idle worker waits for its next task holding the task queue's
-    read lock, and killed there it would hold that lock for ever, so that the parent's terminate would wait on
-    it (multiprocessing's pool takes the lock before it stops the workers)."""
+def _ignore_sigint() -> None:
+    # the parent handles Ctrl-C and terminates the pool; a worker interrupted mid-task would only add noise
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _leave)
-
-
-def _leave(number: int, frame: Any) -> None:
-    signal.signal(number, signal.SIG_IGN)  # once: a second SIGTERM would break into the exit's own clean-up
-    raise SystemExit(128 + number)
 
 
 def _indexed(task: Callable[[Any], Any], item: tuple[int, Any]) -> tuple[int, Any]:
@@ -212,27 +199,10 @@ class WorkerPool:
         if pool is None:
             return
         if terminate:
-            _stop_workers(pool._pool)
             pool.terminate()
         else:
             pool.close()
         pool.join()
-
-
-def _stop_workers(processes: Sequence[Any], grace: float = 1.0) -> None:
-    """SIGTERM to each worker, then SIGKILL to those still running after ``grace`` seconds: a worker inside
-    compiled code (numba) only reaches its Python handler when the call returns, and it holds no queue lock
-    there. Only these processes are killed, never a worker the pool started in the meantime."""
-    processes = [process for process in processes if process.exitcode is None]
-    for process in processes:
-        process.terminate()
-    deadline = time.monotonic() + grace
-    for process in processes:
-        process.join(max(0.0, deadline - time.monotonic()))
-    for process in processes:
-        if process.exitcode is None:
-            process.kill()
-            process.join()
 
 
 def _start_pool(context: Any, processes: int) -> tuple[Any, list[int]]:
@@ -242,12 +212,12 @@ def _start_pool(context: Any, processes: int) -> tuple[Any, list[int]]:
     the pool starts as it is."""
     held: list[int] = []
     if threading.current_thread() is not threading.main_thread():
-        return context.Pool(processes, initializer=_worker_signals), held
+        return context.Pool(processes, initializer=_ignore_sigint), held
     previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     for number in previous:
         signal.signal(number, lambda received, frame: held.append(received))
     try:
-        return context.Pool(processes, initializer=_worker_signals), held
+        return context.Pool(processes, initializer=_ignore_sigint), held
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler if handler is not None else signal.SIG_DFL)

@@ -325,34 +325,6 @@ def test_a_worker_pool_keeps_its_processes_across_calls_and_ends_them():
         WorkerPool(0)
 
 
-# SIGTERM to the whole process group (as `timeout` or a batch scheduler sends it) reaches the workers too; an idle
-# worker waits for its next task holding the task queue's lock, and killed there it used to leave the parent's
-# terminate waiting on that lock for ever
-_SIGTERMED_POOL = """
-import os, signal, sys, time
-from connect4_agents.evaluation.backends import WorkerPool, run_batches
-pool = WorkerPool(2)
-assert sorted(run_batches(abs, [-1, -2, -3], workers=2, pool=pool)) == [1, 2, 3]
-pids = pool.pids
-for pid in pids:
-    os.kill(pid, signal.SIGTERM)
-time.sleep(0.5)
-pool.close(terminate=True)
-print("closed", *pids)
-"""
-
-
-def test_a_worker_pool_closes_after_its_workers_had_sigterm():
-    import subprocess
-    import sys
-
-    done = subprocess.run(
-        [sys.executable, "-c", _SIGTERMED_POOL], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0 and done.stdout.startswith("closed"), done.stderr
-    assert not any(_alive(int(pid)) for pid in done.stdout.split()[1:])
-
-
 def test_random_agent_reset_is_seeded():
     agent = RandomAgent()
     agent.reset(seed=4)
