@@ -290,3 +290,21 @@ def test_act_on_six_by_seven_keeps_the_best_score() -> None:
         scores = SolverAgent().evaluate_board(board)
         column = SolverAgent().act(observation_planes(board), action_mask(board))
         assert scores[column] == max(s for s in scores if s is not None), board
+
+
+@needs("fast")
+@needs_book  # one stone past the book: its parents' scores bound the search, and the first test is at the bound
+def test_positions_one_stone_past_the_book_score_as_without_it() -> None:
+    rng = np.random.default_rng(5)
+    with_book, searched = SolverAgent(), SolverAgent(book=False, node_budget=None)
+    for game in range(6):
+        board = random_board(rng, 12)
+        if board.is_terminal:
+            continue
+        # a best move (the book's bound is then the score) in half the games, any move in the others
+        best = with_book.best_columns(board)
+        column = best[0] if game % 2 else int(rng.choice(board.legal_moves()))
+        board.play(column)
+        if board.is_terminal:
+            continue
+        assert with_book.score(board) == searched.score(board), board
