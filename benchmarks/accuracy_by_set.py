@@ -7,6 +7,7 @@ omitted) with the same per-position seeds; one line per agent and set, then a co
 non-trivial error rates.
 
     python benchmarks/accuracy_by_set.py random mcts:1000 alphazero [--sample 900] [--seed 0] [--workers 2]
+        [--sets 6x7-middle-medium ...]
 """
 
 from __future__ import annotations
@@ -28,11 +29,17 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument(
+        "--sets", nargs="+", default=["6x7"], help="test sets (default: 6x7, the six 6x7 sets)"
+    )
     args = parser.parse_args()
-    sets = select_test_sets(["6x7"])
+    try:
+        sets = select_test_sets(args.sets)
+    except ValueError as error:
+        parser.error(str(error))
     positions = select_labelled_positions(sets, None, args.sample, args.seed)
     hard = sum(p.nontrivial for _, p in positions)
-    print(f"{len(positions)} positions of the six 6x7 sets, {hard} of them non-trivial (seed {args.seed})")
+    print(f"{len(positions)} positions of {', '.join(sets)}, {hard} of them non-trivial (seed {args.seed})")
     rows = []
     for spec in args.agents:
         began = time.perf_counter()

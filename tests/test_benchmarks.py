@@ -29,6 +29,16 @@ def test_accuracy_by_set_reads_errors_per_set() -> None:
     assert float(random[-2]) > float(random[-1]) > 0  # random errs, and more where the choice matters
 
 
+def test_accuracy_by_set_takes_the_sets_to_read() -> None:
+    done = run("benchmarks/accuracy_by_set.py", "random", "--sets", "6x7-end-easy", "--sample", "20")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.startswith("20 positions of 6x7-end-easy,")
+    header = done.stdout.split("errors on the non-trivial positions")[1].splitlines()[1].split()
+    assert header == ["agent", "end-easy", "all", "all", "positions"]
+    wrong = run("benchmarks/accuracy_by_set.py", "random", "--sets", "6x7-nowhere")
+    assert wrong.returncode == 2 and "unknown test sets ['6x7-nowhere']" in wrong.stderr
+
+
 def test_report_writes_a_benchmark_output_with_its_header(tmp_path: Path) -> None:
     done = run("benchmarks/report.py", "--only", "env_throughput", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
