@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-__all__ = ["progress_bar"]
+__all__ = ["progress_bar", "write_line"]
 
 
 def progress_bar(total: int, description: str, unit: str = "it") -> Any:
@@ -17,3 +18,16 @@ def progress_bar(total: int, description: str, unit: str = "it") -> Any:
     except ImportError:
         return None
     return tqdm(total=total, desc=description, unit=unit, mininterval=0.5)
+
+
+def write_line(text: str) -> None:
+    """Print a line to stdout while a progress bar may be drawn: through ``tqdm.write`` when tqdm is installed
+    (the bar is cleared first and redrawn below the line, so the line never lands on the bar's own line when
+    stdout and stderr share a terminal or a log file), else ``print``."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        print(text, flush=True)
+        return
+    tqdm.write(text)
+    sys.stdout.flush()

@@ -24,6 +24,7 @@ import sys
 
 from connect4_agents._support.cli import check_output_file, command_parser, positive_int, run_cli
 from connect4_agents._support.extras import require
+from connect4_agents._support.progress import write_line
 from connect4_agents.evaluation.backends import BACKENDS
 from connect4_agents.evaluation.rated_tournament import gauntlet_ratings, run_rated_tournament
 from connect4_agents.evaluation.tournament import pairing_line
@@ -102,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             json_out=out,
             games_out=games_out,
-            on_pairing=lambda a, b, match: print(pairing_line(a, b, match), flush=True),
+            on_pairing=lambda a, b, match: write_line(pairing_line(a, b, match)),
         )
     except KeyboardInterrupt:
         for path in (out, games_out):

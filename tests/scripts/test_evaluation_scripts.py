@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
 from extras import importorskip, needs, needs_book
-from scripts_helpers import run, session_processes, start, wait_gone
+from scripts_helpers import ROOT, run, session_processes, start, wait_gone
 
 from connect4_agents.qlearning.agent import QLearningAgent
 from connect4_agents.random_agent import RandomAgent
@@ -56,6 +58,21 @@ def test_tournament_json_and_plot(tmp_path):
     rated = json.loads((tmp_path / "g.json").read_text())
     assert [p["a"] for p in rated["pairings"]] == ["mcts:5", "mcts:5"]
     assert rated["ratings"]["solver"]["elo"] == pytest.approx(data["ratings"]["solver"]["elo"])
+
+
+@needs("train", "tqdm")
+@pytest.mark.slow  # a tournament command's start-up, over 3 s on 2 cores: make test-slow (CI runs it)
+def test_pairing_lines_start_their_own_line_under_the_progress_bar() -> None:
+    # stdout and stderr in one stream, as in a log file: a pairing line must not land on the bar's line
+    done = subprocess.run(
+        [sys.executable, "scripts/tournament.py", "random", "mcts:5", "mcts:10", "--rows", "4", "--columns", "5",
+         "--games", "2", "--bootstrap", "10"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    pairings = [line for line in done.stdout.split("\n") if " vs mcts:" in line]
+    assert len(pairings) == 3
+    assert all(line.split("\r")[-1].startswith(("random vs", "mcts:5 vs")) for line in pairings), pairings
 
 
 @pytest.mark.slow  # about 4 s on 2 cores (over 3 s): make test-slow, CI runs it
