@@ -41,6 +41,8 @@ __all__ = [
     "TT_NO_LOWER",
     "TT_NO_UPPER",
     "tt_pack",
+    "tt_entry",
+    "tt_upper",
     "make_context",
     "book_code",
     "book_score",
@@ -241,15 +243,14 @@ def negamax(current, mask, n_stones, alpha, beta, ctx):
             return alpha
     high = cells - n_stones - 2  # nor we before the (n_stones + 3)-th
     key = position_key(current, mask)
-    slot = key % ctx[CTX_TABLE].shape[0]
+    slot, packed = tt_entry(ctx[CTX_TABLE], key)
     # the kept entry: both bounds and the move that last proved a lower bound (see ``tt_pack``)
     known_low = TT_NO_LOWER
     known_high = TT_NO_UPPER
     known_move = -1
-    packed = ctx[CTX_TABLE][slot, 1]
-    if packed != 0 and ctx[CTX_TABLE][slot, 0] == key:
+    if packed != 0:
         known_low = (packed & 65535) - 32768
-        known_high = ((packed >> 16) & 65535) - 32768
+        known_high = tt_upper(packed)
         known_move = (packed >> 32) - 1
         if known_high < high:
             high = known_high
@@ -271,13 +272,9 @@ def negamax(current, mask, n_stones, alpha, beta, ctx):
         bit = possible & column_bits(col, geo)
         if bit == 0:
             continue
-        child = position_key(opponent, mask | bit)
-        child_slot = child % ctx[CTX_TABLE].shape[0]
-        child_packed = ctx[CTX_TABLE][child_slot, 1]
-        if child_packed != 0 and ctx[CTX_TABLE][child_slot, 0] == child:
-            child_high = ((child_packed >> 16) & 65535) - 32768
-            if -child_high >= beta:
-                return -child_high
+        _, child = tt_entry(ctx[CTX_TABLE], position_key(opponent, mask | bit))
+        if child != 0 and -tt_upper(child) >= beta:
+            return -tt_upper(child)
         if col == known_move:
             score = cells  # more than any count of threats
         else:
@@ -318,6 +315,20 @@ def tt_pack(low, high, move):
     return (low + 32768) | ((high + 32768) << 16) | ((move + 1) << 32)
 
 
+def tt_entry(table, key):
+    """The slot of ``key`` in ``table`` and the entry kept for it there (0: none, or another position's)."""
+    slot = key % table.shape[0]
+    packed = table[slot, 1]
+    if packed != 0 and table[slot, 0] != key:
+        return slot, 0
+    return slot, packed
+
+
+def tt_upper(packed):
+    """The upper bound on the score in a ``tt_pack`` entry."""
+    return ((packed >> 16) & 65535) - 32768
+
+
 def score_without_search(current, mask, n_stones, ctx):
     """The position's score when it is known at once (a win in one, a full board next, a book position),
     else ``UNKNOWN_SCORE``. The start of ``solve`` and ``value_at_most``."""
@@ -354,7 +365,6 @@ def solve(current, mask, n_stones, ctx):
     if floor >= high:
         return high  # the score is at most ``high`` (no win before the (n_stones + 3)-th stone)
     if floor > low:
-        low = floor
         result = negamax(current, mask, n_stones, floor, floor + 1, ctx)
         if stats[2] != 0:
             return 0
