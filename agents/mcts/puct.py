@@ -116,12 +116,12 @@ class Node:
         """An unfinished position with the evaluator's ``priors`` (masked to the legal moves and normalised;
         uniform if they sum to 0 or overflow) and ``value`` (clipped into [-1, 1]) for the player to move."""
         columns = board.rules.columns
-        legal = np.zeros(columns, bool)
-        legal[board.legal_moves()] = True
-        p = np.where(legal, np.maximum(np.asarray(priors, dtype=float), 0.0), 0.0)
-        total = p.sum()
+        legal = np.array(board.legal_mask(), bool)
+        p = np.asarray(priors, dtype=float).clip(0.0)  # a NaN stays NaN: the total is then not finite
+        p[~legal] = 0.0
+        total = float(p.sum())
         p = p / total if total > 0 and math.isfinite(total) else legal / legal.sum()
-        estimate = -float(np.clip(value, -1.0, 1.0))  # the evaluator speaks for the player to move
+        estimate = -min(max(float(value), -1.0), 1.0)  # the evaluator speaks for the player to move
         return cls(board, priors=p, legal=legal, children=[None] * columns, estimate=estimate)
 
     @property
@@ -312,10 +312,30 @@ class PUCTSearch:
         return root
 
     def _select(self, node: Node) -> int:
-        q = node.q(self.fpu)
-        u = self.c_puct * node.priors * math.sqrt(max(1, node.total_visits)) / (1 + node.visits)
-        score = np.where(node.legal, q + u, -np.inf)
-        return int(np.argmax(score))
+        """The legal column with the highest ``Q + U`` (the first of equals): :meth:`Node.q` plus the
+        exploration term, computed column by column on Python floats (a node has a handful of columns, where
+        numpy's per-call cost is most of the work; the same arithmetic in the same order)."""
+        visits = node.visits.tolist()
+        sums = node.value_sum.tolist()
+        priors = node.priors.tolist()
+        total = sum(visits)
+        unseen = -((node.estimate - sum(sums)) / (1 + total)) - self.fpu  # -mean_value() - fpu
+        root = math.sqrt(max(1, total))
+        c_puct = self.c_puct
+        children = node.children
+        best, chosen = -math.inf, -1
+        for column, legal in enumerate(node.legal.tolist()):
+            if not legal:
+                continue
+            count = visits[column]
+            q = sums[column] / count if count else unseen
+            child = children[column]
+            if child is not None and (child.lower > LOSS or child.upper < WIN):
+                q = min(max(q, child.lower), child.upper)
+            score = q + c_puct * priors[column] * root / (1 + count)
+            if score > best or chosen < 0:
+                best, chosen = score, column
+        return chosen
 
     def _descend(self, root: Node) -> tuple[list[tuple[Node, int]], Board | None, float]:
         """Walk down to a leaf: ``(path, board to evaluate or None, value if already known)``, the value for

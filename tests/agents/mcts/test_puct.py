@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from extras import heavy_without_numba
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reference import random_board
 
 from connect4_agents.evaluation.test_sets import load_test_set
@@ -347,3 +349,37 @@ def test_noise_and_temperature() -> None:
     won = Board.from_ascii(".......\n.......\nX......\nXO.....\nXO.....\nXO.....")
     with pytest.raises(ValueError, match="finished"):
         PUCTSearch(UniformEvaluator()).search(won, 10)
+
+
+def _reference_select(node: Node, c_puct: float, fpu: float) -> int:
+    """PUCT's choice written with numpy over whole arrays, as the search did before its per-column loop."""
+    q = node.q(fpu)
+    u = c_puct * node.priors * np.sqrt(max(1, node.total_visits)) / (1 + node.visits)
+    return int(np.argmax(np.where(node.legal, q + u, -np.inf)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 9),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from([0.0, 0.25, 1.0]),
+    st.sampled_from([0.5, 1.5, 4.0]),
+)
+def test_selection_is_the_argmax_of_q_plus_u(columns: int, seed: int, fpu: float, c_puct: float) -> None:
+    # the search's column-by-column selection against the whole-array formula, on nodes with any visits,
+    # value sums, priors (ties included), illegal columns and children with bounds
+    rng = np.random.default_rng(seed)
+    legal = rng.random(columns) < 0.8
+    legal[rng.integers(columns)] = True
+    board = Board(Rules(4, columns, 3))
+    priors = rng.choice([0.0, 0.1, 0.25, rng.random()], size=columns) * legal
+    node = Node(board, priors=priors, legal=legal, children=[None] * columns, estimate=rng.uniform(-1, 1))
+    node.visits[:] = rng.choice([0, 0, 1, 3, 50], size=columns) * legal
+    node.value_sum[:] = node.visits * rng.uniform(-1, 1, size=columns)
+    for column in np.flatnonzero(legal):
+        if rng.random() < 0.4:
+            child = Node(board, priors=np.zeros(columns), legal=np.zeros(columns, bool), children=[])
+            child.lower, child.upper = sorted(rng.choice([LOSS, DRAW, WIN], size=2))
+            node.children[column] = child
+    search = PUCTSearch(UniformEvaluator(), c_puct=c_puct, fpu=fpu)
+    assert search._select(node) == _reference_select(node, c_puct, fpu)
