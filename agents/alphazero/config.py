@@ -13,8 +13,9 @@ MAX_CHANNELS, MAX_BLOCKS = 512, 40
 
 __all__ = ["AlphaZeroTrainConfig", "TrainConfig", "PRECISIONS", "TEACHERS"]
 
-# the number formats of self-play's forward passes (training itself stays in float32)
-PRECISIONS = ("float32", "bfloat16")
+# the number formats of self-play's forward passes (training itself stays in float32); "auto": bfloat16 where
+# the CPU computes it natively (AMX, AVX512-BF16), else float32
+PRECISIONS = ("auto", "float32", "bfloat16")
 # where the training targets come from: self-play's search ("none") or the exact solver (teacher.py)
 TEACHERS = ("none", "solver")
 # where the training steps run: "auto" (a CUDA GPU when torch sees one, else the CPU), "cpu", "cuda" or "cuda:N"
@@ -34,7 +35,7 @@ class AlphaZeroTrainConfig:
     blocks: int = 4
     generations: int = 10
     games: int = 64
-    parallel: int = 32
+    parallel: int = 128
     simulations: int = 100
     c_puct: float = 1.5
     dirichlet_alpha: float = 1.0
@@ -51,7 +52,7 @@ class AlphaZeroTrainConfig:
     ladder_every: int = 10
     ladder_games: int = 10
     seed: int = 0
-    precision: str = "float32"
+    precision: str = "auto"
     subtree_reuse: bool = True
     evaluation_cache: int = 200_000
     teacher: str = "none"

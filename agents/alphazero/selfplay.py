@@ -15,13 +15,28 @@ import numpy as np
 import torch
 
 from connect4_agents.alphazero.config import AlphaZeroTrainConfig
-from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet
+from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet, native_bfloat16
 from connect4_agents.evaluation.backends import WorkerPool, run_batches
 from connect4_agents.mcts.puct import Node, PUCTSearch
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import observation_planes
 
-__all__ = ["self_play", "play_generation", "join_parts", "ReplayBuffer", "CachedEvaluator"]
+__all__ = [
+    "self_play",
+    "play_generation",
+    "join_parts",
+    "ReplayBuffer",
+    "CachedEvaluator",
+    "forward_precision",
+]
+
+
+def forward_precision(precision: str) -> str:
+    """The number format self-play's forward passes use for a configured ``precision``: ``"auto"`` is
+    bfloat16 on a CPU that computes it natively (AMX or AVX512-BF16), else float32; the others as named."""
+    if precision == "auto":
+        return "bfloat16" if native_bfloat16() else "float32"
+    return precision
 
 
 class CachedEvaluator:
@@ -72,7 +87,7 @@ def self_play(
         (the results 1, 0, -1 when ``value_mix`` is 0), and the plies played.
     """
     rules = config.rules
-    evaluator: Any = NetworkEvaluator(net, precision=config.precision)
+    evaluator: Any = NetworkEvaluator(net, precision=forward_precision(config.precision))
     if config.evaluation_cache > 0:
         evaluator = CachedEvaluator(evaluator, config.evaluation_cache)
     planes: list[np.ndarray] = []

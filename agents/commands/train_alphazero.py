@@ -37,7 +37,8 @@ _HELP = {
     "blocks": "residual blocks of the network",
     "generations": "generations to run (more with --resume)",
     "games": "self-play games per generation",
-    "parallel": "games searched in lockstep (one network call per step for all of them)",
+    "parallel": "games searched in lockstep (one network call per step for all of them; at most the games "
+    "a worker plays)",
     "simulations": "PUCT simulations per self-play move",
     "c_puct": "PUCT's exploration weight",
     "dirichlet_alpha": "Dirichlet noise's alpha at the root",
@@ -70,9 +71,9 @@ _HELP = {
     "fast_simulations": "simulations of the fast searches when --playout-cap is below 1",
     "value_mix": "weight of the search's root value in the value target, the game's result having the rest "
     "(0: the result only)",
-    "precision": "number format of self-play's forward passes: float32, or bfloat16 (about 3x faster network "
-    "evaluations on CPUs with AMX, such as recent Xeons; on CPUs without native bfloat16 it is emulated, many "
-    "times slower, and warns)",
+    "precision": "number format of self-play's forward passes: auto (bfloat16 where the CPU computes it "
+    "natively, with AMX or AVX512-BF16, such as recent Xeons; else float32), float32, or bfloat16 (emulated and "
+    "many times slower on CPUs without it, and warns there)",
 }
 
 

@@ -71,6 +71,45 @@ def test_bfloat16_forward_passes_stay_close_to_float32() -> None:
         assert all(priors[c] == 0 for c in range(board.rules.columns) if not board.is_legal(c))
 
 
+def test_the_bfloat16_snapshot_keeps_its_trunk_in_bfloat16_and_stays_close_to_float32() -> None:
+    import torch
+
+    net = _net_with_batch_norm_statistics(5, channels=16, blocks=2)
+    planes = np.stack(
+        [observation_planes(random_board(np.random.default_rng(seed), 12)) for seed in range(9)]
+    )
+    x = torch.from_numpy(planes.transpose(0, 3, 1, 2).astype(np.float32).copy())
+    with torch.inference_mode():
+        full_logits, full_values = net.inference()(x)
+        half_logits, half_values = net.inference(torch.bfloat16)(x)
+    # the heads answer in float32 whatever the trunk computed in
+    assert half_logits.dtype == torch.float32 and half_values.dtype == torch.float32
+    scale = float(full_logits.abs().max()) + 1
+    assert (
+        0 < float((half_logits - full_logits).abs().max()) < 0.05 * scale
+    )  # rounded, not recomputed in float32
+    assert float((half_values - full_values).abs().max()) < 0.05
+    with pytest.raises(ValueError, match="torch.float32 or torch.bfloat16"):
+        net.inference(torch.float16)
+    with pytest.raises(TypeError, match="torch.dtype"):
+        net.inference("bfloat16")  # type: ignore[arg-type]
+
+
+def test_auto_precision_takes_bfloat16_only_where_the_cpu_computes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from connect4_agents.alphazero import selfplay
+    from connect4_agents.alphazero.config import AlphaZeroTrainConfig
+
+    assert AlphaZeroTrainConfig().precision == "auto"
+    monkeypatch.setattr(selfplay, "native_bfloat16", lambda: False)
+    assert selfplay.forward_precision("auto") == "float32"
+    assert selfplay.forward_precision("bfloat16") == "bfloat16"  # named: as asked (and it warns there)
+    monkeypatch.setattr(selfplay, "native_bfloat16", lambda: True)
+    assert selfplay.forward_precision("auto") == "bfloat16"
+    assert selfplay.forward_precision("float32") == "float32"
+
+
 def _net_with_batch_norm_statistics(seed: int, channels: int = 8, blocks: int = 2) -> PolicyValueNet:
     """A network whose batch norms have scales, shifts and running statistics far from their defaults."""
     torch.manual_seed(seed)
@@ -199,7 +238,9 @@ def test_snapshot_false_runs_the_modules_and_follows_the_switch(monkeypatch: pyt
     planes = np.stack([observation_planes(random_board(np.random.default_rng(seed), 7)) for seed in range(5)])
     taken: list[int] = []
     inference = PolicyValueNet.inference
-    monkeypatch.setattr(PolicyValueNet, "inference", lambda self: taken.append(1) or inference(self))
+    monkeypatch.setattr(
+        PolicyValueNet, "inference", lambda self, *dtype: taken.append(1) or inference(self, *dtype)
+    )
     evaluator = NetworkEvaluator(net, snapshot=False)
     logits, values = evaluator.predict(planes)
     expected_logits, expected_values = _module_outputs(net, planes)
@@ -236,7 +277,7 @@ def test_precision_is_checked() -> None:
     net = PolicyValueNet(channels=8, blocks=1)
     with pytest.raises(ValueError, match="float16"):
         NetworkEvaluator(net, precision="float16")
-    with pytest.raises(ValueError, match="'float32', 'bfloat16'"):
+    with pytest.raises(ValueError, match="'auto', 'float32', 'bfloat16'"):
         AlphaZeroTrainConfig(precision="half").check()
     with pytest.raises(TypeError, match="precision must be a str"):
         AlphaZeroTrainConfig(precision=16).check()  # type: ignore[arg-type]
