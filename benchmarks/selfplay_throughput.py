@@ -1,23 +1,33 @@
 """AlphaZero self-play throughput on 6x7: games per hour with the shipped network, and where the time goes.
 
-Plays ``--games`` self-play games (``--parallel`` of them in lockstep, ``--simulations`` PUCT simulations a
-move, the training settings of ``connect4 train-alphazero``) in this process on one thread, as one worker of
-``train-alphazero`` does, ``--repeats`` times, and prints the median games per hour and positions per
-second. The same run times the network's forward passes apart from the rest (the tree: selection, expansion,
-backup, the boards), so it also prints the most that faster tree operations alone could gain. It is the
-before/after measure for self-play speed-ups: each of
-``--variants`` is measured in turn in one run and its ratio to the first printed: ``before`` (float32 forward
-passes through the network's modules, a fresh tree every move, no evaluation cache: self-play before these
-speed-ups existed), then each speed-up alone (``cache``: ``--evaluation-cache``; ``reuse``:
-``--subtree-reuse``; ``snapshot``: the forward passes through the network's inference snapshot, batch norm
-folded into the convolutions, which ``NetworkEvaluator`` always takes now; ``bfloat16``: ``--precision
-bfloat16``, which runs on a CPU's AMX units where it has them), ``all`` of them, the ``defaults`` of
-``train-alphazero`` (all but bfloat16), and ``playout-cap``: the defaults with ``--playout-cap 0.25
---fast-simulations 20`` (a quarter of the moves searched with all the simulations and kept for training, the
-rest with 20: more games an hour, fewer kept positions a game; ``kept/s`` counts the positions kept). On a CPU without native bfloat16 the variants with it are left out
-unless named: bfloat16 is emulated there and many times slower.
+Plays ``--games`` self-play games (``--simulations`` PUCT simulations a move, the training settings of
+``connect4 train-alphazero``) in this process on one thread, as one worker of ``train-alphazero`` does,
+``--repeats`` times, and prints the median games per hour and positions per second (games differ in length
+from run to run: positions per second is the steadier ratio). The same run times the network's forward passes
+apart from the rest (the tree: selection, expansion, backup, the boards). It is the before/after measure for
+self-play speed-ups: each of ``--variants`` is measured in turn in one run and its ratio to the first printed:
 
-    python benchmarks/selfplay_throughput.py [--games 32] [--parallel 32] [--simulations 100] [--repeats 3]
+- ``before``: self-play before these speed-ups existed: float32 forward passes through the network's modules,
+  a fresh tree every move, no evaluation cache, 32 games in lockstep (the old default). It runs, as every
+  variant through the modules does, with subnormal floats flushed to zero (``torch.set_flush_denormal``): the
+  shipped weights hold subnormals, which the inference snapshot zeroes, and on an Intel CPU they slow the
+  modules about 11x; flushing them keeps the ratios about the speed-ups rather than that accident;
+- each speed-up alone, on top of ``before``: ``cache`` (``--evaluation-cache``), ``reuse``
+  (``--subtree-reuse``), ``snapshot`` (the forward passes through the network's inference snapshot, batch
+  norm folded into the convolutions, which ``NetworkEvaluator`` always takes now), ``bfloat16`` (the snapshot
+  in bfloat16, ``--precision bfloat16``, on a CPU's AMX units where it has them), ``lockstep`` (128 games in
+  lockstep, ``--parallel 128``, the default now: bigger network batches);
+- ``defaults``: the defaults of ``train-alphazero`` (all of them, bfloat16 only where the CPU computes it
+  natively); ``float32``: the defaults in float32 (what a CPU without native bfloat16 gets);
+- ``playout-cap``: the defaults with ``--playout-cap 0.25 --fast-simulations 20`` (a quarter of the moves
+  searched with all the simulations and kept for training, the rest with 20: more games an hour, fewer kept
+  positions a game; ``kept/s`` counts the positions kept).
+
+On a CPU without native bfloat16 the variants with it are left out unless named: bfloat16 is emulated there
+and many times slower (``defaults`` is then float32). ``--parallel`` sets the games in lockstep of every
+variant.
+
+    python benchmarks/selfplay_throughput.py [--games 128] [--simulations 100] [--repeats 3] [--variants ...]
 """
 
 from __future__ import annotations
@@ -53,26 +63,35 @@ class TimedEvaluator(NetworkEvaluator):
 
 
 # each setting as train-alphazero options, and whether the forward passes use the inference snapshot
+BEFORE: dict[str, object] = {
+    "precision": "float32",
+    "subtree_reuse": False,
+    "evaluation_cache": 0,
+    "parallel": 32,
+}
 VARIANTS: dict[str, tuple[dict[str, object], bool]] = {
-    "before": ({"precision": "float32", "subtree_reuse": False, "evaluation_cache": 0}, False),
-    "cache": ({"precision": "float32", "subtree_reuse": False}, False),
-    "reuse": ({"precision": "float32", "evaluation_cache": 0}, False),
-    "snapshot": ({"precision": "float32", "subtree_reuse": False, "evaluation_cache": 0}, True),
-    "bfloat16": ({"precision": "bfloat16", "subtree_reuse": False, "evaluation_cache": 0}, False),
-    "all": ({"precision": "bfloat16"}, True),
+    "before": (BEFORE, False),
+    "cache": ({**BEFORE, "evaluation_cache": 200_000}, False),
+    "reuse": ({**BEFORE, "subtree_reuse": True}, False),
+    "snapshot": (BEFORE, True),
+    "bfloat16": ({**BEFORE, "precision": "bfloat16"}, True),
+    "lockstep": ({**BEFORE, "parallel": 128}, False),
     "defaults": ({}, True),
+    "float32": ({"precision": "float32"}, True),
     # the defaults with playout-cap randomisation: a quarter of the moves searched in full and kept
     "playout-cap": ({"playout_cap": 0.25, "fast_simulations": 20}, True),
 }
-WITH_BFLOAT16 = ("bfloat16", "all")
+WITH_BFLOAT16 = ("bfloat16",)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--games", type=int, default=32)
-    parser.add_argument("--parallel", type=int, default=32)
+    parser.add_argument("--games", type=int, default=128)
+    parser.add_argument(
+        "--parallel", type=int, default=None, help="games in lockstep, every variant (default: each its own)"
+    )
     parser.add_argument("--simulations", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
@@ -80,18 +99,16 @@ def main() -> None:
         nargs="+",
         default=None,
         choices=VARIANTS,
-        help="default: before cache reuse snapshot bfloat16 all playout-cap; without native bfloat16: before "
-        "cache reuse snapshot defaults playout-cap",
+        help="default: before cache reuse snapshot bfloat16 lockstep defaults float32 playout-cap; without "
+        "native bfloat16, bfloat16 and float32 are left out",
     )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     if args.variants is None:
         native = native_bfloat16()
-        args.variants = (
-            ["before", "cache", "reuse", "snapshot"]
-            + (list(WITH_BFLOAT16) if native else ["defaults"])
-            + ["playout-cap"]
-        )
+        args.variants = [
+            name for name in VARIANTS if native or name not in (*WITH_BFLOAT16, "float32")
+        ]  # without it, the defaults are float32
         if not native:
             print("this CPU has no native bfloat16: its variants are left out (name them to run them)")
     torch.set_num_threads(1)
@@ -111,13 +128,17 @@ def main() -> None:
             settings, snapshot = VARIANTS[name]
             # snapshot=False: the forward passes through the network's modules, as before the snapshot existed
             selfplay_module.NetworkEvaluator = partial(TimedEvaluator, snapshot=snapshot)  # type: ignore[misc]
+            if args.parallel is not None:
+                settings = {**settings, "parallel": args.parallel}
+            if "fast_simulations" in settings:  # at most the full searches' simulations
+                settings = {**settings, "fast_simulations": min(20, args.simulations)}
             config = AlphaZeroTrainConfig(
                 simulations=args.simulations,
-                parallel=args.parallel,
                 games=args.games,
                 seed=args.seed,
                 **settings,  # type: ignore[arg-type]
             ).check()
+            torch.set_flush_denormal(not snapshot)  # the modules hold the subnormals: see the docstring
             TimedEvaluator.seconds, TimedEvaluator.calls = 0.0, 0
             began = time.perf_counter()
             kept, _, _, plies = self_play(
@@ -132,18 +153,17 @@ def main() -> None:
                 f"run {repeat + 1} {name}: {args.games} games, {plies} positions in {seconds:.1f} s; "
                 f"{TimedEvaluator.calls} forward passes, {TimedEvaluator.seconds:.1f} s in the network"
             )
-    print(
-        f"self-play at {args.simulations} simulations, {args.parallel} games in lockstep, one thread (medians):"
-    )
+    torch.set_flush_denormal(False)
+    print(f"self-play at {args.simulations} simulations, {args.games} games, one thread (medians):")
     first = args.variants[0]
     for name in args.variants:
         share = statistics.median(network_shares[name])
         ratio = statistics.median(rates[name]) / statistics.median(rates[first])
+        position_ratio = statistics.median(position_rates[name]) / statistics.median(position_rates[first])
         print(
-            f"  {name:9s} {statistics.median(rates[name]):7,.0f} games/hour "
-            f"{statistics.median(position_rates[name]):6.1f} positions/s "
-            f"({statistics.median(kept_rates[name]):5.1f} kept/s)  {ratio:4.2f}x {first}; "
-            f"network {share:.0%} of the time"
+            f"  {name:11s} {statistics.median(rates[name]):7,.0f} games/hour ({ratio:5.2f}x {first}) "
+            f"{statistics.median(position_rates[name]):6.1f} positions/s ({position_ratio:5.2f}x) "
+            f"{statistics.median(kept_rates[name]):6.1f} kept/s; network {share:.0%} of the time"
         )
 
 
