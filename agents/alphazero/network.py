@@ -90,8 +90,8 @@ class PolicyValueNet(nn.Module):
 
         ``dtype=torch.bfloat16``: the trunk's weights are cast to bfloat16 once, here, and its convolutions run
         in bfloat16 on channels-last tensors (the layout oneDNN's AMX kernels take without reordering); the
-        heads run in float32 on its output. On a Xeon with AMX a batch of 32 positions takes about 1/6 of
-        float32's time (a sixth of autocast's, which casts the weights again at every call); the outputs
+        heads run in float32 on its output. On a Xeon with AMX a batch of 32 positions takes about a fifth of
+        float32's time (autocast, which casts the weights again at every call, took about half); the outputs
         differ from float32's by bfloat16's rounding (about 1e-2).
 
         Values too small for a normal float (subnormals, below about 1.2e-38) are stored as 0: weight decay
@@ -161,7 +161,7 @@ class NetworkEvaluator:
     one forward pass per batch of positions (no gradients, eval mode). ``symmetric``: each position is also
     evaluated mirrored (left to right, in the same forward pass) and the two logits and values averaged, the
     game being symmetric under that reflection. ``precision``: ``"float32"`` (default) or ``"bfloat16"``: the
-    snapshot's trunk in bfloat16 (see :meth:`PolicyValueNet.inference`; about 6x faster a batch of 32 on CPUs
+    snapshot's trunk in bfloat16 (see :meth:`PolicyValueNet.inference`; about 5x faster a batch of 32 on CPUs
     with AMX), other modules under ``torch.autocast``; the outputs differ from float32's by bfloat16's
     rounding, about 1e-2 in the logits. On a CPU without native bfloat16 (no AMX, no AVX512-BF16)
     bfloat16 is emulated and many times slower than float32 (a forward pass of 8 positions about 20x, on an
@@ -190,7 +190,7 @@ class NetworkEvaluator:
                 RuntimeWarning,
                 stacklevel=2,
             )
-        self._snapshot: tuple[tuple[tuple[int, ...], tuple[int, ...]], Callable[..., Any]] | None = None
+        self._snapshot: tuple[tuple[str, tuple[int, ...], tuple[int, ...]], Callable[..., Any]] | None = None
         self._slots: list[tuple[dict[str, Any], str]] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -216,8 +216,9 @@ class NetworkEvaluator:
 
     def _forward(self) -> Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
         """The network's eval-mode forward pass: a :class:`PolicyValueNet`'s inference snapshot, taken again
-        when any of its parameters or buffers was replaced or changed in place since (each tensor's
-        ``_version`` counts in-place writes); any other module, or any with ``snapshot=False``, as it is."""
+        when any of its parameters or buffers was replaced or changed in place since (each tensor's ``_version``
+        counts in-place writes) or ``precision`` changed; any other module, or any with ``snapshot=False``, as
+        it is."""
         net = self.net
         if not self.snapshot or type(net) is not PolicyValueNet:
             net.eval()
@@ -231,7 +232,12 @@ class NetworkEvaluator:
                 for name in table
             ]
         tensors = [table[name] for table, name in self._slots]
-        stamp = tuple(map(id, tensors)), tuple([-1 if t is None else t._version for t in tensors])
+        # the precision too: a snapshot is taken in one number format
+        stamp = (
+            self.precision,
+            tuple(map(id, tensors)),
+            tuple([-1 if t is None else t._version for t in tensors]),
+        )
         if self._snapshot is None or self._snapshot[0] != stamp:
             dtype = torch.bfloat16 if self.precision == "bfloat16" else torch.float32
             self._snapshot = (stamp, net.inference(dtype))

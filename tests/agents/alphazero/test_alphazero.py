@@ -89,6 +89,15 @@ def test_the_bfloat16_snapshot_keeps_its_trunk_in_bfloat16_and_stays_close_to_fl
         0 < float((half_logits - full_logits).abs().max()) < 0.05 * scale
     )  # rounded, not recomputed in float32
     assert float((half_values - full_values).abs().max()) < 0.05
+    evaluator = NetworkEvaluator(net)
+    full, _ = evaluator.predict(planes)
+    evaluator.precision = "bfloat16"  # changed after a snapshot was taken: a bfloat16 one from then on
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        half, _ = evaluator.predict(planes)
+    assert np.allclose(full, full_logits.numpy(), atol=1e-5) and np.allclose(
+        half, half_logits.numpy(), atol=1e-6
+    )
     with pytest.raises(ValueError, match="torch.float32 or torch.bfloat16"):
         net.inference(torch.float16)
     with pytest.raises(TypeError, match="torch.dtype"):
