@@ -57,6 +57,19 @@ __all__ = [
 LOSS, DRAW, WIN = -1, 0, 1
 
 
+def _mean(estimate: float, backed_up: float, visits: int) -> float:
+    """A node's mean value for the player who moved into it: its ``estimate`` and the ``visits`` values backed
+    up below it (summing to ``backed_up``, for the player to move there, hence the minus), averaged."""
+    return (estimate - backed_up) / (1 + visits)
+
+
+def _bounded(q: float, child: Node | None) -> float:
+    """A move's mean value ``q`` clamped into its child's proof bounds (a proven child counts exactly)."""
+    if child is not None and (child.lower > LOSS or child.upper < WIN):
+        return min(max(q, child.lower), child.upper)
+    return q
+
+
 class Node:
     """One position of the tree, a record (after OpenSpiel's ``SearchNode``). Build it with
     :meth:`expand` or :meth:`terminal`.
@@ -136,7 +149,7 @@ class Node:
     def mean_value(self) -> float:
         """This node's value for the player who moved into it: its estimate and every value backed up below
         it (those are for the player to move here, hence the minus), averaged."""
-        return (self.estimate - float(self.value_sum.sum())) / (1 + self.total_visits)
+        return _mean(self.estimate, float(self.value_sum.sum()), self.total_visits)
 
     def q(self, fpu: float) -> np.ndarray:
         """Mean value of each move for the player to move here (who moves into the child), clamped into the
@@ -145,8 +158,7 @@ class Node:
         seen = self.visits > 0
         q = np.where(seen, self.value_sum / np.maximum(self.visits, 1), -self.mean_value() - fpu)
         for column, child in enumerate(self.children):
-            if child is not None and (child.lower > LOSS or child.upper < WIN):
-                q[column] = min(max(q[column], child.lower), child.upper)
+            q[column] = _bounded(float(q[column]), child)
         return q
 
     def update_bounds(self) -> bool:
@@ -314,12 +326,12 @@ class PUCTSearch:
     def _select(self, node: Node) -> int:
         """The legal column with the highest ``Q + U`` (the first of equals): :meth:`Node.q` plus the
         exploration term, computed column by column on Python floats (a node has a handful of columns, where
-        numpy's per-call cost is most of the work; the same arithmetic in the same order)."""
+        numpy's per-call cost is most of the work; the same rules, ``_mean`` and ``_bounded``)."""
         visits = node.visits.tolist()
         sums = node.value_sum.tolist()
         priors = node.priors.tolist()
         total = sum(visits)
-        unseen = -((node.estimate - sum(sums)) / (1 + total)) - self.fpu  # -mean_value() - fpu
+        unseen = -_mean(node.estimate, sum(sums), total) - self.fpu  # Node.q's value of an unvisited move
         root = math.sqrt(max(1, total))
         c_puct = self.c_puct
         children = node.children
@@ -328,10 +340,7 @@ class PUCTSearch:
             if not legal:
                 continue
             count = visits[column]
-            q = sums[column] / count if count else unseen
-            child = children[column]
-            if child is not None and (child.lower > LOSS or child.upper < WIN):
-                q = min(max(q, child.lower), child.upper)
+            q = _bounded(sums[column] / count if count else unseen, children[column])
             score = q + c_puct * priors[column] * root / (1 + count)
             if score > best or chosen < 0:
                 best, chosen = score, column
