@@ -131,7 +131,10 @@ def main() -> None:
             if args.parallel is not None:
                 settings = {**settings, "parallel": args.parallel}
             if "fast_simulations" in settings:  # at most the full searches' simulations
-                settings = {**settings, "fast_simulations": min(settings["fast_simulations"], args.simulations)}
+                settings = {
+                    **settings,
+                    "fast_simulations": min(settings["fast_simulations"], args.simulations),
+                }
             config = AlphaZeroTrainConfig(
                 simulations=args.simulations,
                 games=args.games,
