@@ -14,7 +14,7 @@ from connect4_env.encoding import TrackedBoard
 from connect4_env.opponent import opponent_column
 from connect4_env.policy import resolve_opponent
 from connect4_env.render import RENDER_MODES, BoardRenderer
-from connect4_env.validation import check_choice
+from connect4_env.validation import check_choice, check_seed
 
 __all__ = [
     "Connect4Env",
@@ -146,6 +146,7 @@ class Connect4Env(gym.Env):
             IllegalMoveError: the opponent, moving first, answered an illegal or malformed column; whatever the
                 opponent raised passes through. Either way the env is left exactly as before the call.
         """
+        seed = check_seed(seed)
         saved = (self._game, self._learner, self._done, self._np_random, self._np_random_seed)
         rng_state = None if self._np_random is None else self._np_random.bit_generator.state
         try:

@@ -108,7 +108,7 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
         """Start a game (``seed`` makes it reproducible); returns the first observation.
 
         Raises:
-            TypeError, ValueError: a seed that is not an int (Gymnasium's own check).
+            TypeError, ValueError: a seed that is not a non-negative integer.
         """
         text, info = self.env.reset(seed=seed)
         self._state = Connect4TextState(

@@ -19,6 +19,7 @@ from pettingzoo import AECEnv
 from connect4_env.core import Board, IllegalMoveError, Rules, as_column, short_repr
 from connect4_env.encoding import TrackedBoard
 from connect4_env.render import RENDER_MODES, BoardRenderer
+from connect4_env.validation import check_seed
 from connect4_env.wrappers import wrap_classic
 
 __all__ = ["raw_env", "env"]
@@ -145,6 +146,7 @@ class raw_env(AECEnv):
 
     # -- episode -----------------------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        seed = check_seed(seed)
         if seed is not None:
             self._np_random, self._np_random_seed = seeding.np_random(seed)
             for i, agent in enumerate(AGENTS):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from connect4_env.validation import check_int
 
 __all__ = [
@@ -58,6 +60,38 @@ def check_svg_size(rows: int, columns: int) -> None:
         )
 
 
+def _check_owners(owners: object) -> list[list[int]]:
+    """``owners`` as a list of equally long rows of 0 / 1 / 2 (checked before anything is drawn)."""
+    if isinstance(owners, np.ndarray):
+        owners = owners.tolist()
+    if isinstance(owners, (str, bytes)) or not isinstance(owners, Sequence):
+        raise TypeError(f"owners must be a sequence of rows, got {type(owners).__name__}")
+    grid: list[list[int]] = []
+    for row, line in enumerate(owners):
+        if isinstance(line, (str, bytes)) or not isinstance(line, Sequence):
+            raise TypeError(f"owners[{row}] must be a sequence of cells, got {type(line).__name__}")
+        if grid and len(line) != len(grid[0]):
+            raise ValueError(
+                f"owners must be rectangular: row 0 has {len(grid[0])} cells, row {row} {len(line)}"
+            )
+        check_svg_size(row + 1, len(line))  # before reading the row: a huge grid is refused at once
+        grid.append([check_int(f"owners[{row}][{column}]", v, 0, 2) for column, v in enumerate(line)])
+    return grid
+
+
+def _check_cell(name: str, cell: object, rows: int, columns: int) -> tuple[int, int]:
+    """``cell`` as a ``(row, column)`` pair of ints inside a ``rows`` x ``columns`` grid."""
+    if isinstance(cell, (str, bytes)) or not isinstance(cell, Sequence):
+        raise TypeError(f"{name} must be a (row, column) pair, got {type(cell).__name__}")
+    if len(cell) != 2:
+        raise ValueError(f"{name} must be a (row, column) pair, got {len(cell)} values")
+    if rows == 0 or columns == 0:
+        raise ValueError(f"{name} names a cell of an empty grid")
+    return check_int(f"{name}'s row", cell[0], 0, rows - 1), check_int(
+        f"{name}'s column", cell[1], 0, columns - 1
+    )
+
+
 def draw_svg(
     owners: Sequence[Sequence[int]],
     *,
@@ -69,7 +103,8 @@ def draw_svg(
     """A standalone SVG document of a board: one circle per cell, any size.
 
     Args:
-        owners: one row per board row, top row first: 0 empty, 1 first player, 2 second player.
+        owners: one row per board row, top row first: 0 empty, 1 first player, 2 second player (lists, tuples
+            or a 2-D numpy array).
         ply: the number of stones (for the title).
         last_cell: ``(row, column)`` of the stone to ring as the last move, or None.
         winning_cells: ``(row, column)`` of the stones to outline as a winning line.
@@ -79,12 +114,25 @@ def draw_svg(
         The SVG text.
 
     Raises:
-        TypeError / ValueError: a bad ``tile``, or more than :data:`MAX_SVG_CELLS` cells.
+        TypeError / ValueError: a bad ``tile`` or ``ply``, more than :data:`MAX_SVG_CELLS` cells, rows of
+            unequal length, an owner other than 0 / 1 / 2, or a cell outside the grid (each named).
     """
     tile = check_int("tile", tile, 4, MAX_TILE)
-    rows = len(owners)
-    columns = len(owners[0]) if rows else 0
-    check_svg_size(rows, columns)
+    grid = _check_owners(owners)
+    rows = len(grid)
+    columns = len(grid[0]) if rows else 0
+    ply = check_int("ply", ply, 0, rows * columns)
+    if last_cell is not None:
+        last_cell = _check_cell("last_cell", last_cell, rows, columns)
+    if isinstance(winning_cells, (str, bytes)) or not isinstance(winning_cells, Sequence):
+        raise TypeError(
+            f"winning_cells must be a sequence of (row, column) pairs, got {type(winning_cells).__name__}"
+        )
+    if len(winning_cells) > rows * columns:
+        raise ValueError(f"winning_cells holds {len(winning_cells)} cells; the grid has {rows * columns}")
+    winning = [
+        _check_cell(f"winning_cells[{k}]", cell, rows, columns) for k, cell in enumerate(winning_cells)
+    ]
     width, height = columns * tile, rows * tile
     radius = STONE_RADIUS * tile
     fills = [_hex(c) for c in PALETTE]
@@ -94,7 +142,7 @@ def draw_svg(
         f"<title>Connect Four, {rows}x{columns}, {ply} stones</title>",
         f'<rect width="{width}" height="{height}" fill="{_hex(BACKGROUND)}"/>',
     ]
-    for row, line in enumerate(owners):
+    for row, line in enumerate(grid):
         for column, owner in enumerate(line):
             parts.append(
                 f'<circle class="{_NAMES[owner]}" cx="{(column + 0.5) * tile:g}" cy="{(row + 0.5) * tile:g}" '
@@ -107,7 +155,7 @@ def draw_svg(
             f'<circle class="last-move" cx="{(column + 0.5) * tile:g}" cy="{(row + 0.5) * tile:g}" '
             f'r="{radius * LAST_MOVE_RADIUS:g}" fill="none" stroke="{_hex(LAST_MOVE)}" stroke-width="{outline:g}"/>'
         )
-    for row, column in winning_cells:
+    for row, column in winning:
         parts.append(
             f'<circle class="winning" cx="{(column + 0.5) * tile:g}" cy="{(row + 0.5) * tile:g}" '
             f'r="{radius:g}" fill="none" stroke="{_hex(WINNING)}" stroke-width="{2 * outline:g}"/>'

@@ -12,7 +12,7 @@ from gymnasium import spaces
 from connect4_env.core import Board
 from connect4_env.gym_env import Connect4Env, RetryableEnvChecker
 from connect4_env.text_protocol import MAX_ANSWER_LENGTH, SYSTEM_PROMPT, describe_position, parse_column
-from connect4_env.validation import check_choice, check_int
+from connect4_env.validation import check_choice, check_int, check_seed
 
 __all__ = ["Connect4TextEnv", "make_text_env", "INVALID_ANSWER_MODES", "TEXT_CHARSET"]
 
@@ -144,6 +144,7 @@ class Connect4TextEnv(gym.Env):
         Raises:
             As :meth:`Connect4Env.reset` (the opponent's errors); the env is then as before the call.
         """
+        seed = check_seed(seed)
         super().reset(seed=seed)
         _, info = self.game.reset(seed=seed, options=options)
         self._retries_left = self.max_retries

@@ -13,7 +13,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_int", "check_number", "check_bool", "check_choice", "check_name_list", "seeded_rng"]
+__all__ = [
+    "check_int",
+    "check_number",
+    "check_bool",
+    "check_choice",
+    "check_name_list",
+    "check_seed",
+    "seeded_rng",
+]
 
 
 def _describe(value: object) -> str:
@@ -96,6 +104,17 @@ def _range_text(minimum: int | None, maximum: int | None) -> str:
     if maximum is not None:
         return f" <= {maximum}"
     return ""
+
+
+def check_seed(value: object, name: str = "seed") -> int | None:
+    """An env's ``reset(seed=...)``: None, or a non-negative Python or numpy integer, returned as a plain int
+    (Gymnasium's ``np_random`` takes Python ints only, raises its own ``gymnasium.error.Error`` for the rest, and
+    lets ``True`` through as 1).
+
+    Raises:
+        TypeError: a bool, a float, a string or another type. ValueError: a negative integer.
+    """
+    return None if value is None else check_int(name, value, 0)
 
 
 def seeded_rng(value: object, name: str = "seed") -> np.random.Generator:

@@ -21,7 +21,7 @@ from connect4_env.gym_env import check_match_settings
 from connect4_env.opponent import opponent_columns
 from connect4_env.policy import resolve_opponent
 from connect4_env.render import BoardRenderer
-from connect4_env.validation import check_bool, check_int
+from connect4_env.validation import check_bool, check_int, check_seed
 
 __all__ = ["Connect4VectorEnv", "BatchedBoards", "MAX_BATCH_CELLS"]
 
@@ -277,8 +277,7 @@ class Connect4VectorEnv(VectorEnv):
             if len(seed) == 0:
                 raise ValueError("reset(seed=[]) needs at least one seed (or pass seed=None)")
             seed = seed[0]
-        if seed is not None:
-            seed = check_int("seed", seed, 0)
+        seed = check_seed(seed)
         saved = self._save_games(self._all, [])
         saved_rng = (self._np_random, self._np_random_seed)
         needs_reset = self._needs_reset.copy()

@@ -14,6 +14,7 @@ from reference import ReferenceGame
 
 from connect4_env import Board
 from connect4_env.render import MAX_SVG_CELLS, to_svg
+from connect4_env.svg import draw_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -95,6 +96,36 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="cells"):
         to_svg(Board.empty(1000, 1000, 4))
     assert MAX_SVG_CELLS >= 100_000
+
+
+def test_draw_svg_checks_its_plain_data():
+    """draw_svg is public and takes plain data: every part is checked (type, then value) before drawing."""
+    grid = [[0, 1, 2], [2, 1, 0]]
+    svg = draw_svg(grid, ply=4, last_cell=(1, 2), winning_cells=[(0, 1), (1, 1)], tile=10)
+    assert len(circles(svg, "player0")) == 2 and len(circles(svg, "player1")) == 2
+    assert circles(svg, "last-move") == [(25.0, 15.0)]
+    assert draw_svg(np.array(grid), ply=4) == draw_svg(grid, ply=4)  # a numpy grid draws the same
+    bad = [
+        (TypeError, "owners", {"owners": "012"}),
+        (TypeError, "owners\\[1\\]", {"owners": [[0, 1], 5]}),
+        (ValueError, "rectangular", {"owners": [[0, 1], [0]]}),
+        (ValueError, "owners\\[0\\]\\[1\\]", {"owners": [[0, 3]]}),
+        (ValueError, "owners\\[0\\]\\[0\\]", {"owners": [[-1]]}),
+        (TypeError, "owners\\[0\\]\\[0\\]", {"owners": [[True]]}),
+        (TypeError, "ply", {"ply": 1.5}),
+        (ValueError, "ply", {"ply": 7}),
+        (TypeError, "last_cell", {"last_cell": 3}),
+        (ValueError, "last_cell's row", {"last_cell": (2, 0)}),
+        (ValueError, "last_cell", {"last_cell": (0, 1, 2)}),
+        (ValueError, "winning_cells\\[0\\]'s column", {"winning_cells": [(0, -1)]}),
+        (TypeError, "winning_cells", {"winning_cells": 7}),
+        (ValueError, "winning_cells holds", {"winning_cells": [(0, 0)] * 7}),
+        (ValueError, "cells", {"owners": [[0] * 1000] * 1000}),
+    ]
+    for error, message, change in bad:
+        arguments = {"owners": grid, "ply": 0, **change}
+        with pytest.raises(error, match=message):
+            draw_svg(**arguments)
 
 
 def test_keys_to_action():

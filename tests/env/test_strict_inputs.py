@@ -175,6 +175,40 @@ def test_a_bad_seed_is_named_and_changes_nothing(name: str) -> None:
     make(np.int64(3)), make([1, 2]), make(np.random.default_rng(0))  # what numpy seeds from still works
 
 
+_ENVS = {
+    "Connect4-v0": lambda: gym.make("Connect4-v0", opponent="random"),
+    "Connect4Text-v0": lambda: gym.make("Connect4Text-v0", opponent="random"),
+    "connect4_v0": lambda: connect4_v0.env(),
+    "Connect4VectorEnv": lambda: Connect4VectorEnv(num_envs=2, opponent="random"),
+}
+
+
+def _random_state(env) -> dict:  # type: ignore[no-untyped-def]
+    """The env's own random stream's state (PettingZoo's raw env keeps it as ``_np_random``)."""
+    inner = env.unwrapped
+    return (inner.np_random if hasattr(inner, "np_random") else inner._np_random).bit_generator.state
+
+
+@pytest.mark.parametrize("name", sorted(_ENVS))
+def test_env_seeds_are_checked_like_every_other_argument(name: str) -> None:
+    """reset(seed=...) takes None or a non-negative (Python or numpy) integer; a bool, a float or a negative
+    number is a TypeError / ValueError naming the seed (Gymnasium's own check raises gymnasium.error.Error and
+    takes True as 1), and the env is left as it was."""
+    env = _ENVS[name]()
+    env.reset(seed=5)
+    random_state = _random_state(env)
+    for bad, error in ((True, TypeError), (1.5, TypeError), ("3", TypeError), (-1, ValueError)):
+        with pytest.raises(error, match="seed must be an integer >= 0"):
+            env.reset(seed=bad)
+    assert _random_state(env) == random_state
+    twin = _ENVS[name]()
+    env.reset(seed=np.int64(11))
+    twin.reset(seed=11)
+    # the same seed, the same random stream: a numpy integer seeds exactly as the Python int
+    assert _random_state(env) == _random_state(twin)
+    env.close(), twin.close()
+
+
 def test_board_move_helpers_take_any_integer_and_refuse_the_rest() -> None:
     board = Board.from_moves([3, 3])
     # a numpy integer (what action_space.sample() gives) is a column, as play() takes it
