@@ -9,7 +9,7 @@ from typing import Any
 from connect4_agents._support.extras import require
 from connect4_agents._support.files import atomic_write
 
-__all__ = ["pyplot", "save_figure"]
+__all__ = ["pyplot", "save_figure", "check_figure_path"]
 
 _FORMATS = ("png", "svg", "pdf", "jpg", "jpeg")
 
@@ -25,6 +25,22 @@ def pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def check_figure_path(name: str, path: Path) -> Path:
+    """``path`` for a picture: its suffix names a format :func:`save_figure` writes (.png, .svg, .pdf, .jpg,
+    .jpeg; none: png), checked before any work so that ``--plot x.txt`` is not a PNG named ``x.txt``.
+
+    Raises:
+        ValueError: another suffix (named, with the allowed ones).
+    """
+    suffix = path.suffix[1:].lower()
+    if suffix and suffix not in _FORMATS:
+        allowed = ", ".join(f".{f}" for f in _FORMATS)
+        raise ValueError(
+            f"{name} {str(path)!r}: a picture is written as {allowed} (or no suffix: png), not .{suffix}"
+        )
+    return path
 
 
 def save_figure(figure: Any, path: str | os.PathLike[str], dpi: int = 100, format: str | None = None) -> Path:

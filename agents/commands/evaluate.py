@@ -16,6 +16,7 @@ solver score points. The same
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from connect4_agents._support.cli import (
     check_output_file,
@@ -25,6 +26,7 @@ from connect4_agents._support.cli import (
     run_cli,
 )
 from connect4_agents._support.extras import require
+from connect4_agents._support.figures import check_figure_path
 from connect4_agents._support.files import atomic_write_json
 from connect4_agents.evaluation.accuracy import evaluate_agents, plot_reports
 from connect4_agents.evaluation.backends import BACKENDS
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         ValueError / TypeError: an unknown set or spec, no position in the range, an unwritable output.
     """
     out = check_output_file(args.json) if args.json else None
-    plot = check_output_file(args.plot) if args.plot else None
+    plot = check_output_file(check_figure_path("--plot", Path(args.plot))) if args.plot else None
     # checked before any position is searched, so no result is lost to a missing optional dependency
     if plot is not None:
         require("matplotlib", "train", "--plot")

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from connect4_agents._support.cli import check_output_file, command_parser, positive_int, run_cli
 from connect4_agents._support.extras import require
+from connect4_agents._support.figures import check_figure_path
 from connect4_agents._support.progress import write_line
 from connect4_agents.evaluation.backends import BACKENDS
 from connect4_agents.evaluation.rated_tournament import gauntlet_ratings, run_rated_tournament
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         ValueError / TypeError / OSError: fewer than two agents, a bad spec, ladder or output path.
     """
     out = check_output_file(args.json) if args.json is not None else None
-    plot = check_output_file(args.plot) if args.plot is not None else None
+    plot = check_output_file(check_figure_path("--plot", Path(args.plot))) if args.plot is not None else None
     games_out = check_output_file(args.games_out) if args.games_out is not None else None
     named = [path.resolve() for path in (out, plot, games_out) if path is not None]
     if len(set(named)) < len(named):  # one file would overwrite the other

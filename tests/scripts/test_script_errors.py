@@ -70,6 +70,12 @@ def test_tournament_errors(tmp_path: Path) -> None:
         result = run("scripts/tournament.py", "random", "random", "--games", games)
         assert result.returncode == 2 and "must be at least 1" in result.stderr
     assert not list(tmp_path.glob("*.json"))
+    # a picture's name must say a picture format (it was a PNG named x.txt), refused before any game or folder
+    for script in ("scripts/tournament.py", "scripts/evaluate.py"):
+        plot = tmp_path / "new" / "x.txt"
+        agents = ("random", "random") if script.endswith("tournament.py") else ("random",)
+        expect_usage_error(run(script, *agents, "--plot", str(plot)), ".png, .svg, .pdf")
+        assert not plot.parent.exists()
 
 
 def test_train_checks_its_output_before_training(tmp_path: Path) -> None:
