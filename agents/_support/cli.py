@@ -8,6 +8,7 @@ handler has saved what it can, and nothing prints a traceback for a user's mista
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import signal
 import sys
@@ -53,8 +54,12 @@ def run_cli(work: Callable[..., int | None], *args: Any) -> int:
     previous = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _terminated)
+    created = len(_CREATED_FOLDERS)
+    failed = True
     try:
-        return int(work(*args) or 0)
+        code = int(work(*args) or 0)
+        failed = code != 0
+        return code
     except _Terminated:
         print("\nterminated", file=sys.stderr)
         return EXIT_TERMINATED
@@ -68,8 +73,21 @@ def run_cli(work: Callable[..., int | None], *args: Any) -> int:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
     finally:
+        if failed:  # output folders made for this run and left empty are removed again
+            _remove_empty(_CREATED_FOLDERS[created:])
+        del _CREATED_FOLDERS[created:]
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+# Folders check_output_dir made, parents before children: a run that fails removes those still empty.
+_CREATED_FOLDERS: list[Path] = []
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    for folder in reversed(folders):  # children first
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only an empty folder goes
 
 
 class _Terminated(KeyboardInterrupt):
@@ -137,14 +155,23 @@ def json_object(text: str) -> dict[str, Any]:
 def check_output_dir(path: str | Path) -> Path:
     """Create the folder ``path`` (if needed) and check that files can be written in it, before any work.
 
+    Under :func:`run_cli`, the folders made here are removed again if the run fails while they are empty (a
+    refused setting leaves no empty ``--out`` behind).
+
     Raises:
         ValueError: it names a file, or it cannot be created or written to.
     """
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise ValueError(f"the output folder {path} is a file; pass a folder")
+    missing = []
+    folder = path.absolute()
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
     try:
         path.mkdir(parents=True, exist_ok=True)
+        _CREATED_FOLDERS.extend(reversed(missing))
         with tempfile.TemporaryFile(dir=path):
             pass
     except OSError as error:

@@ -1,4 +1,4 @@
-"""The shared command-line helpers: how a command prints a path."""
+"""The shared command-line helpers: how a command prints a path, and the output folders of a failed run."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from connect4_agents._support.cli import shown_path
+from connect4_agents._support.cli import EXIT_USAGE, check_output_dir, run_cli, shown_path
 
 
 def test_shown_path_is_relative_inside_the_working_folder(
@@ -19,3 +19,33 @@ def test_shown_path_is_relative_inside_the_working_folder(
     assert shown_path("runs/x.json") == str(Path("runs/x.json"))  # a relative path stays as the user wrote it
     outside = tmp_path.parent.resolve() / "elsewhere.json"
     assert shown_path(outside) == str(outside)  # outside it, only the absolute path names the file
+
+
+def test_a_failed_run_leaves_no_empty_output_folder_behind(tmp_path: Path) -> None:
+    """check_output_dir makes --out before any work; a run that then fails removes what it made and left
+    empty (every level), and nothing else: not a folder holding a file, not one that was there before."""
+    made = tmp_path / "new" / "deeper"
+
+    def refused() -> int:
+        check_output_dir(made)
+        assert made.is_dir()
+        raise ValueError("a setting the library refused")
+
+    assert run_cli(refused) == EXIT_USAGE
+    assert not (tmp_path / "new").exists()
+
+    def saved_then_interrupted() -> int:
+        check_output_dir(made)
+        (made / "model.zip").write_bytes(b"kept")
+        raise KeyboardInterrupt
+
+    assert run_cli(saved_then_interrupted) == 130
+    assert (made / "model.zip").read_bytes() == b"kept"
+
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    assert run_cli(lambda: check_output_dir(existing / "sub") and 1) == 1  # a failing exit code, as an error
+    assert existing.is_dir() and not (existing / "sub").exists()
+
+    assert run_cli(lambda: check_output_dir(tmp_path / "ok") and 0) == 0
+    assert (tmp_path / "ok").is_dir()  # a run that succeeds keeps its folder, empty or not
