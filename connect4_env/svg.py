@@ -70,11 +70,12 @@ def _check_owners(owners: object) -> list[list[int]]:
     for row, line in enumerate(owners):
         if isinstance(line, (str, bytes)) or not isinstance(line, Sequence):
             raise TypeError(f"owners[{row}] must be a sequence of cells, got {type(line).__name__}")
-        if grid and len(line) != len(grid[0]):
+        if row == 0:
+            check_svg_size(len(owners), len(line))  # before reading any cell: a huge grid is refused at once
+        elif len(line) != len(grid[0]):
             raise ValueError(
                 f"owners must be rectangular: row 0 has {len(grid[0])} cells, row {row} {len(line)}"
             )
-        check_svg_size(row + 1, len(line))  # before reading the row: a huge grid is refused at once
         grid.append([check_int(f"owners[{row}][{column}]", v, 0, 2) for column, v in enumerate(line)])
     return grid
 
