@@ -20,11 +20,35 @@ from connect4_env.core import Board, IllegalMoveError, Rules, as_column, short_r
 from connect4_env.encoding import TrackedBoard
 from connect4_env.render import RENDER_MODES, BoardRenderer
 from connect4_env.validation import check_seed
-from connect4_env.wrappers import wrap_classic
+from connect4_env.wrappers import ResetNeededError, wrap_classic
 
-__all__ = ["raw_env", "env"]
+__all__ = ["raw_env", "env", "UnknownAgentError"]
 
 AGENTS = ("player_0", "player_1")
+
+
+class UnknownAgentError(ValueError, KeyError):
+    """An agent name the env does not have: a ValueError, and the KeyError a lookup of it in the env's dicts
+    (``rewards``, ``terminations``, ...) raises."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class AgentTypeError(TypeError, KeyError):
+    """An agent given as something other than a string: a TypeError, and a KeyError as for an unknown name."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def _unknown_agent(agent: object) -> KeyError:
+    allowed = ", ".join(repr(a) for a in AGENTS)
+    if not isinstance(agent, str):
+        return AgentTypeError(
+            f"agent must be one of {allowed}, got {short_repr(agent)} ({type(agent).__name__})"
+        )
+    return UnknownAgentError(f"agent must be one of {allowed}, got {short_repr(agent)}")
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -136,13 +160,24 @@ class raw_env(AECEnv):
         self.state_space = _copy_space(state)
         self._no_moves = np.zeros(columns, dtype=np.int8)
         self._game = TrackedBoard(self.rules)
+        self._started = False  # reset() starts the first game
 
     # -- spaces ------------------------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        try:
+            return self.observation_spaces[agent]
+        except (KeyError, TypeError):
+            raise _unknown_agent(agent) from None
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        try:
+            return self.action_spaces[agent]
+        except (KeyError, TypeError):
+            raise _unknown_agent(agent) from None
+
+    def _require_reset(self, call: str) -> None:
+        if not self._started:
+            raise ResetNeededError(f"call reset() before {call}: no game has started")
 
     # -- episode -----------------------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
@@ -160,10 +195,13 @@ class raw_env(AECEnv):
         self.truncations = {agent: False for agent in AGENTS}
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in AGENTS}
         self.agent_selection = AGENTS[0]
+        self._started = True
         if self.render_mode == "human":
             self.render()
 
     def step(self, action: Any) -> None:
+        if not self._started:
+            self._require_reset("step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -198,15 +236,28 @@ class raw_env(AECEnv):
 
     # -- views -------------------------------------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        observation = self._game.views[self._agent_index[agent]].copy()
-        if agent == self.agent_selection and not self.terminations[agent] and not self.truncations[agent]:
+        if not self._started:
+            self._require_reset("observe()")
+        try:
+            index = self._agent_index[agent]
+        except (KeyError, TypeError):
+            raise _unknown_agent(agent) from None
+        observation = self._game.views[index].copy()
+        if (
+            agent == self.agent_selection
+            and not self.terminations.get(agent, True)
+            and not self.truncations.get(agent, True)
+        ):
             mask = self._game.mask.copy()
         else:
             mask = self._no_moves.copy()
         return {"observation": observation, "action_mask": mask}
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self._require_reset("last()")
         agent = self.agent_selection
+        if agent not in self.terminations:  # both agents took their dead steps and left
+            raise ResetNeededError("the game is over and every agent has left: call reset() to play again")
         return (
             self.observe(agent) if observe else None,
             self._cumulative_rewards[agent],

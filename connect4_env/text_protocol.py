@@ -113,8 +113,12 @@ def parse_column(text: str, columns: int, max_length: int = MAX_ANSWER_LENGTH) -
         content = content[:-1].rstrip()
     match = _ANSWER.fullmatch(content)
     if match is None:
-        shown = content if len(content) <= 40 else content[:37] + "..."
-        return ParseResult(None, f"could not read a column from {shown!r}: answer {hint}, such as '4'")
+        # quoted, non-ASCII and control characters escaped: the message (and the text env's observation that
+        # echoes it) stays within printable ASCII, whatever the model wrote
+        shown = ascii(content)
+        if len(shown) > 42:
+            shown = shown[:38] + "..." + shown[-1]
+        return ParseResult(None, f"could not read a column from {shown}: answer {hint}, such as '4'")
     token = match["column"].lower()
     if token.isdigit():
         shown = token.lstrip("0") or "0"

@@ -30,6 +30,7 @@ __all__ = [
     "wrap_classic",
     "ActionTypeError",
     "ActionOutOfBoundsError",
+    "ResetNeededError",
 ]
 
 _FORWARDED = (
@@ -120,6 +121,11 @@ class ActionOutOfBoundsError(AssertionError, ValueError):
     ``AssertOutOfBoundsWrapper`` raises."""
 
 
+class ResetNeededError(AssertionError, RuntimeError):
+    """A call that needs a game before ``reset()`` started one: a RuntimeError, and an AssertionError as
+    PettingZoo's ``OrderEnforcingWrapper`` raises."""
+
+
 def _check_action(action: Any, n_actions: int) -> None:
     """Raise what PettingZoo's assertion would (an AssertionError), as a TypeError or ValueError that names the
     action and the actions allowed."""
@@ -145,12 +151,32 @@ class OrderEnforcingWrapper(_DirectAttributes, wrappers.OrderEnforcingWrapper):
             self._has_updated = True
             self.env.step(action)
         else:
+            self._require_reset("step()")
             super().step(action)
 
     def observe(self, agent: Any) -> Any:
         if self._has_reset:
             return self.env.observe(agent)
+        self._require_reset("observe()")
         return super().observe(agent)
+
+    def last(self, observe: bool = True) -> Any:
+        self._require_reset("last()")
+        if self._raw.agent_selection not in self._raw.terminations:  # both agents took their dead steps
+            raise ResetNeededError("the game is over and every agent has left: call reset() to play again")
+        return super().last(observe)
+
+    def state(self) -> Any:
+        self._require_reset("state()")
+        return super().state()
+
+    def render(self) -> Any:
+        self._require_reset("render()")
+        return super().render()
+
+    def _require_reset(self, call: str) -> None:
+        if not self._has_reset:
+            raise ResetNeededError(f"call reset() before {call}: no game has started")
 
 
 def wrap_classic(env: AECEnv, illegal_reward: float = -1) -> AECEnv:

@@ -248,3 +248,38 @@ def test_each_env_owns_its_spaces() -> None:
     samples = [a.sample()["observation"].tobytes() for _ in range(5)]
     assert samples != [b.sample()["observation"].tobytes() for _ in range(5)]
     assert a == b  # equal as spaces
+
+
+@pytest.mark.parametrize("wrapped", [True, False])
+def test_calls_before_reset_and_unknown_agents_get_clear_errors(wrapped: bool) -> None:
+    """Before reset(): a RuntimeError that says to call it (also the AssertionError PettingZoo's wrapper raises),
+    not an AttributeError; an agent name the env lacks: a ValueError (a TypeError for a non-string) that is also
+    the KeyError of a dict lookup; and last() once both agents have left."""
+    env = connect4_v0.env() if wrapped else connect4_v0.raw_env()
+    calls = [lambda: env.step(3), lambda: env.observe("player_0"), lambda: env.last()]
+    if wrapped:
+        calls.append(lambda: env.state())
+    for call in calls:
+        with pytest.raises(RuntimeError, match="call reset"):
+            call()
+        with pytest.raises(AssertionError):
+            call()
+    env.reset(seed=0)
+    for lookup in (env.observe, env.observation_space, env.action_space):
+        with pytest.raises(ValueError, match="'player_0', 'player_1', got 'player_2'"):
+            lookup("player_2")
+        for bad in (None, 0, ["player_0"]):
+            with pytest.raises(TypeError, match="agent must be one of"):
+                lookup(bad)
+        with pytest.raises(KeyError):
+            lookup("player_2")
+    assert env.observation_space("player_1") is env.observation_spaces["player_1"]
+    for column in (3, 3, 4, 4, 5, 5, 6):  # player_0 wins along the bottom row
+        env.step(column)
+    assert env.terminations == {"player_0": True, "player_1": True}
+    env.step(None), env.step(None)
+    assert env.agents == []
+    with pytest.raises(RuntimeError, match="every agent has left"):
+        env.last()
+    env.reset(seed=1)
+    assert env.last()[2] is False  # a new game plays on

@@ -89,6 +89,21 @@ def test_any_text_parses_or_is_rejected_never_raises(text: str) -> None:
     assert result.column is None or 0 <= result.column < 7
 
 
+@given(st.lists(st.text(max_size=300), min_size=1, max_size=4), st.sampled_from([(6, 7), (4, 12)]))
+@settings(max_examples=100, deadline=None)
+def test_every_observation_lies_in_the_observation_space(answers: list[str], size: tuple[int, int]) -> None:
+    """Whatever the model answers (non-ASCII, control characters, long), the observation that echoes a
+    rejected answer stays within the declared Text space (its charset and length)."""
+    env = Connect4TextEnv(rows=size[0], columns=size[1], max_retries=3)
+    text, _ = env.reset(seed=0)
+    assert env.observation_space.contains(text)
+    for answer in answers:
+        text, _, terminated, _, _ = env.step(answer)
+        assert env.observation_space.contains(text), text
+        if terminated:
+            break
+
+
 @pytest.mark.parametrize("action", [4, 3.0, b"4", None, ["4"]])
 def test_a_non_str_action_raises_type_error_and_changes_nothing(action: object) -> None:
     env = gym.make("Connect4Text-v0")
