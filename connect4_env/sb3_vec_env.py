@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -9,7 +10,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from connect4_env.extras import require
-from connect4_env.validation import check_bool, check_int
+from connect4_env.validation import check_bool, check_int, check_seed
 
 # checked first, so that a core install gets the extra's name and the pip command instead of a bare import error
 require("stable_baselines3", "train", "the SB3 VecEnv (make_sb3_vec_env)")
@@ -92,6 +93,14 @@ class Connect4SB3VecEnv(VecEnv):
         self._reset_options()
         return observations
 
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """Seed the next :meth:`reset` (SB3's rule: game ``i`` gets ``seed + i``; None draws a seed).
+
+        Raises:
+            TypeError: not an integer (a bool, a float). ValueError: a negative integer. Nothing is stored then.
+        """
+        return super().seed(check_seed(seed))
+
     def step_async(self, actions: np.ndarray) -> None:
         """Store one column per game for :meth:`step_wait`.
 
@@ -124,11 +133,19 @@ class Connect4SB3VecEnv(VecEnv):
         self.venv.close()
 
     def _indices(self, indices: None | int | Iterable[int]) -> list[int]:
+        """The games ``indices`` names (None: all), each checked to be one of ``0..num_envs - 1``.
+
+        Raises:
+            TypeError: not None, an integer or an iterable of integers. ValueError: an index out of range.
+        """
         if indices is None:
             return list(range(self.num_envs))
-        if isinstance(indices, int):
-            return [indices]
-        return list(indices)
+        last = self.num_envs - 1
+        if isinstance(indices, (str, bytes)) or not isinstance(indices, (numbers.Integral, Iterable)):
+            raise TypeError(f"indices must be None, an int or ints 0..{last}, got {type(indices).__name__}")
+        if isinstance(indices, numbers.Integral):
+            return [check_int("indices", indices, 0, last)]
+        return [check_int("indices", i, 0, last) for i in indices]
 
     def get_attr(self, attr_name: str, indices: None | int | Iterable[int] = None) -> list[Any]:
         if attr_name == "action_masks":
@@ -138,6 +155,7 @@ class Connect4SB3VecEnv(VecEnv):
         return [getattr(self.venv, attr_name)] * len(self._indices(indices))
 
     def set_attr(self, attr_name: str, value: Any, indices: None | int | Iterable[int] = None) -> None:
+        self._indices(indices)  # checked, though the games share their settings
         setattr(self.venv, attr_name, value)
 
     def env_method(

@@ -313,6 +313,37 @@ def test_make_sb3_vec_env_checks_its_own_arguments() -> None:
         make_sb3_vec_env(0)
 
 
+def test_the_sb3_vec_env_checks_seeds_and_indices_and_keeps_working() -> None:
+    """A bad seed is refused when given (it used to be stored and break every later reset); game indices
+    must name games of this VecEnv (an out-of-range one was an IndexError, or silently ignored)."""
+    importorskip("stable_baselines3")
+    from connect4_env.sb3_vec_env import make_sb3_vec_env
+
+    venv = make_sb3_vec_env(2, monitor=False, opponent="random")
+    for bad, error in ((1.5, TypeError), (True, TypeError), ("3", TypeError), (-1, ValueError)):
+        with pytest.raises(error, match="seed must be an integer >= 0"):
+            venv.seed(bad)
+    first = venv.reset()  # no bad seed was kept: reset works
+    assert venv.seed(np.int64(4)) == [4, 5]
+    seeded = venv.reset()
+    assert venv.seed(4) == [4, 5] and np.array_equal(venv.reset(), seeded)
+    assert first.shape == seeded.shape == (2, 6, 7, 2)
+    for call in (
+        lambda indices: venv.env_method("action_masks", indices=indices),
+        lambda indices: venv.get_attr("num_envs", indices=indices),
+        lambda indices: venv.set_attr("spare", 1, indices=indices),
+        lambda indices: venv.env_is_wrapped(object, indices=indices),
+    ):
+        for bad in (2, -1, [0, 9]):
+            with pytest.raises(ValueError, match="indices must be an integer in 0..1"):
+                call(bad)
+        for bad in ("0", 1.0, [0.0]):
+            with pytest.raises(TypeError, match="indices"):
+                call(bad)
+    assert len(venv.env_method("action_masks", indices=[1, np.int64(0)])) == 2
+    venv.close()
+
+
 def test_a_spec_that_needs_a_value_says_so() -> None:
     from connect4_env.policy import policy_from_spec
 
