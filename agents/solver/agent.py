@@ -35,12 +35,14 @@ __all__ = [
     "plies_to_end",
     "DEFAULT_NODE_BUDGET",
     "DEFAULT_MAX_NODES",
+    "MAX_TABLE_SIZE",
 ]
 
 # the "auto" node budget per call: about 20-25 s with the compiled kernels here, about 30 s in plain Python
 DEFAULT_NODE_BUDGET = {True: 50_000_000, False: 1_000_000}
 DEFAULT_MAX_NODES = DEFAULT_NODE_BUDGET  # the constant's name before node_budget (kept for imports)
 _MAX_NODE_BUDGET = 1 << 62  # the kernel counts nodes in int64
+MAX_TABLE_SIZE = 1 << 27  # transposition-table entries: 16 bytes each, 2 GiB at most
 
 
 _NO_BOOK_KEYS = np.zeros(0, dtype=np.int32)
@@ -97,7 +99,8 @@ class SolverAgent(RulesBound):
         node_budget: the most nodes one call may search of ``score``/``evaluate``/``act``. ``"auto"`` (default): 50 million
             nodes with the compiled kernels (about 20 s here), 1 million in plain Python (about 30 s); None:
             unlimited; or an int. Past it, :class:`SolverBudgetExceeded`, which names the budget.
-        table_size: transposition-table entries (rounded up to a prime). Default about 4 million (67 MB);
+        table_size: transposition-table entries (rounded up to a prime), at most ``MAX_TABLE_SIZE`` (2**27,
+            2 GiB). Default about 4 million (67 MB);
             the table is kept between calls, so later positions of a game are faster.
         book: the 6x7 opening book (:mod:`connect4_agents.solver.book`, the ``book`` extra) for positions with up to 12
             stones. None (default): used when installed; True: required (ValueError without it); False:
@@ -137,7 +140,7 @@ class SolverAgent(RulesBound):
             check_choice("node_budget", node_budget, ("auto",))
         elif node_budget is not None:
             node_budget = check_int("node_budget", node_budget, 1, _MAX_NODE_BUDGET)
-        table_size = check_int("table_size", table_size, 1, 1 << 32)
+        table_size = check_int("table_size", table_size, 1, MAX_TABLE_SIZE)
         check_search_settings(rules, compiled)
         if book is not None:
             check_bool("book", book)

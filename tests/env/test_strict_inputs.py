@@ -101,6 +101,9 @@ def test_tile_is_capped_at_construction() -> None:
 def test_agents_validate_at_construction() -> None:
     with pytest.raises(ValueError, match="node_budget"):
         SolverAgent(node_budget=2**70)
+    # the table is allocated on the first search: a size is bounded before then (2**32 entries were 64 GiB)
+    with pytest.raises(ValueError, match="table_size must be an integer in 1..134217728, got 4294967296"):
+        SolverAgent(table_size=1 << 32)
     with pytest.raises(TypeError, match="compiled"):
         MCTSAgent(compiled="yes")
     with pytest.raises(TypeError, match="seed"):
