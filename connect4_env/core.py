@@ -52,7 +52,13 @@ class Board:
     __slots__ = ("rules", "stones", "heights", "ply", "winner", "last_move")
 
     def __init__(self, rules: Rules | None = None) -> None:
-        self.rules = rules if rules is not None else Rules()
+        if rules is None:
+            rules = Rules()
+        elif not isinstance(rules, Rules):
+            raise TypeError(
+                f"rules must be a connect4_env.Rules or None, got {short_repr(rules)} ({type(rules).__name__})"
+            )
+        self.rules = rules
         self.stones = [0, 0]
         self.heights = [0] * self.rules.columns
         self.ply = 0
@@ -150,9 +156,14 @@ class Board:
         """Take back the last move, which was played in ``column``; ``last_move`` becomes the move before it.
 
         Raises:
-            ValueError: ``column`` does not hold the last player's top stone (nothing is changed).
+            TypeError: ``column`` or ``last_move`` is not an integer (None for ``last_move``). ValueError:
+                ``column`` does not hold the last player's top stone, or ``last_move`` is not a column
+                (nothing is changed).
         """
         rules = self.rules
+        column = check_int("column", column)
+        if last_move is not None:
+            last_move = check_int("last_move", last_move, 0, rules.columns - 1)
         player = (self.ply - 1) & 1
         if self.ply == 0 or not 0 <= column < rules.columns or self.heights[column] == 0:
             raise ValueError(f"column {column!r} holds no stone to take back")
@@ -294,9 +305,15 @@ class Board:
         """Build a position from each player's bitboard, checking that it can arise in a game.
 
         Raises:
-            ValueError: stones overlap, float above empty cells, lie outside the board, the counts are not
-                equal or one more for the first player, or both players have a line.
+            TypeError: ``rules`` is not a Rules, or a bitboard is not an integer. ValueError: stones overlap,
+                float above empty cells, lie outside the board, the counts are not equal or one more for the
+                first player, or both players have a line.
         """
+        if not isinstance(rules, Rules):
+            raise TypeError(
+                f"rules must be a connect4_env.Rules, got {short_repr(rules)} ({type(rules).__name__})"
+            )
+        first, second = check_int("first", first), check_int("second", second)
         board_mask = rules.board_mask
         if first < 0 or second < 0 or (first | second) & ~board_mask:
             raise ValueError("stones lie outside the board")
@@ -333,7 +350,12 @@ class Board:
         ``X`` (or ``x``) is the first player, ``O`` (``o``) the second, ``.`` (or ``_``) empty; spaces are
         ignored, as are blank lines and a trailing line of column numbers. Which player is to move follows
         from the stone counts.
+
+        Raises:
+            TypeError: ``text`` is not a str. ValueError: it is not a board (see the messages).
         """
+        if not isinstance(text, str):
+            raise TypeError(f"from_ascii reads a str, got {type(text).__name__}")
         lines = [line.replace(" ", "") for line in text.strip("\n").splitlines()]
         lines = [line for line in lines if line and not line.isdigit()]
         if not lines:

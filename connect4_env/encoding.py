@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board, Rules, check_board
 from connect4_env.rules import short_repr
 from connect4_env.validation import check_int
 
@@ -51,7 +51,7 @@ def observation_planes(board: Board, player: int | None = None) -> np.ndarray:
     >>> planes.shape, planes.dtype, int(planes[5, 3, 1]), int(planes[:, :, 0].sum())
     ((6, 7, 2), dtype('int8'), 1, 0)
     """
-    rules = board.rules
+    rules = check_board(board).rules
     if player is None:
         player = board.to_move
     elif type(player) is not int or not 0 <= player <= 1:
@@ -66,7 +66,7 @@ def observation_planes(board: Board, player: int | None = None) -> np.ndarray:
 
 def action_mask(board: Board) -> np.ndarray:
     """int8 vector: 1 for each legal column, all zeros once the game is over."""
-    return np.asarray(board.legal_mask(), dtype=np.int8)
+    return np.asarray(check_board(board).legal_mask(), dtype=np.int8)
 
 
 def _planes_to_bits(plane: np.ndarray, rules: Rules) -> int:

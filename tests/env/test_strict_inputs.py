@@ -212,6 +212,32 @@ def test_env_seeds_are_checked_like_every_other_argument(name: str) -> None:
     env.close(), twin.close()
 
 
+def test_core_constructors_and_encoders_refuse_other_types() -> None:
+    """What a fuzzer tries first: a string for the rules, None for the text, a numpy integer for a bitboard."""
+    cases = [
+        (lambda: Board("6x7"), TypeError, "rules must be a connect4_env.Rules"),  # type: ignore[arg-type]
+        (lambda: Board.from_stones("x", 0, 0), TypeError, "rules must be"),  # type: ignore[arg-type]
+        (lambda: Board.from_stones(Rules(), 1.0, 0), TypeError, "first must be an integer"),  # type: ignore[arg-type]
+        (lambda: Board.from_ascii(None), TypeError, "from_ascii reads a str"),  # type: ignore[arg-type]
+        (lambda: observation_planes("board"), TypeError, "board must be a connect4_env.Board"),  # type: ignore[arg-type]
+        (lambda: action_mask(None), TypeError, "board must be a connect4_env.Board"),  # type: ignore[arg-type]
+    ]
+    for call, error, message in cases:
+        with pytest.raises(error, match=message):
+            call()
+    # numpy integers are integers: a uint64 bitboard builds the same position (it raised OverflowError)
+    assert Board.from_stones(Rules(), np.uint64(1), np.uint64(0)) == Board.from_moves([0])
+    board = Board.from_moves([3, 4])
+    for bad, error in ((99, ValueError), (-1, ValueError), ("3", TypeError), (2.0, TypeError)):
+        with pytest.raises(error, match="last_move"):
+            board.undo(4, last_move=bad)  # type: ignore[arg-type]
+        assert board == Board.from_moves([3, 4]) and board.last_move == 4  # nothing changed
+    with pytest.raises(TypeError, match="column"):
+        board.undo("4")  # type: ignore[arg-type]
+    board.undo(4, last_move=np.int64(3))
+    assert board == Board.from_moves([3]) and board.last_move == 3 and type(board.last_move) is int
+
+
 def test_board_move_helpers_take_any_integer_and_refuse_the_rest() -> None:
     board = Board.from_moves([3, 3])
     # a numpy integer (what action_space.sample() gives) is a column, as play() takes it
