@@ -13,6 +13,7 @@ import numpy as np
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import board_from_observation, split_observation
 from connect4_env.policy import Policy, bind_policy
+from connect4_env.rules import short_repr
 from connect4_env.validation import check_bool
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "RulesAware",
     "RulesBound",
     "check_mask_width",
+    "mask_booleans",
     "check_search_settings",
     "legacy_arguments",
     "warn_deprecated",
@@ -65,13 +67,35 @@ def unpack(observation: Any, action_mask: Any = None) -> tuple[np.ndarray, np.nd
     return split_observation(observation, action_mask)
 
 
-def legal_columns(action_mask: np.ndarray) -> np.ndarray:
-    """Indices of the legal columns.
+def mask_booleans(masks: Any, name: str = "action_mask") -> np.ndarray:
+    """``masks`` (one mask or a batch) as booleans, after checking that it holds booleans or the numbers 0 and 1
+    only: a -1 or NaN would otherwise read as a legal column.
 
     Raises:
-        NoLegalMoveError: the mask allows no column (the game is over or the mask is wrong).
+        TypeError: it holds neither numbers nor booleans (strings, objects). ValueError: another value.
     """
-    legal = np.flatnonzero(action_mask)
+    masks = np.asarray(masks)
+    if masks.dtype == np.bool_:
+        return masks
+    if masks.dtype.kind not in "iuf":
+        raise TypeError(
+            f"{name} must hold 0/1 or booleans, got dtype {masks.dtype}: {short_repr(masks.tolist())}"
+        )
+    legal = masks != 0
+    if not (masks[legal] == 1).all():
+        raise ValueError(f"{name} must hold only 0 and 1, got {short_repr(masks.tolist())}")
+    return legal
+
+
+def legal_columns(action_mask: np.ndarray) -> np.ndarray:
+    """Indices of the legal columns: the mask's 1 (or True) entries.
+
+    Raises:
+        TypeError: the mask holds neither numbers nor booleans (strings, objects). ValueError: a value other
+            than 0 and 1 (such as -1 or NaN, which would otherwise read as legal). NoLegalMoveError: the mask
+            allows no column (the game is over or the mask is wrong).
+    """
+    legal = np.flatnonzero(mask_booleans(action_mask))
     if legal.size == 0:
         raise NoLegalMoveError(
             f"no legal move: action_mask {np.asarray(action_mask).tolist()} allows no column"

@@ -7,7 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from connect4_agents.base import NoLegalMoveError, RulesAware, check_mask_width, legal_columns, unpack
+from connect4_agents.base import (
+    NoLegalMoveError,
+    RulesAware,
+    check_mask_width,
+    legal_columns,
+    mask_booleans,
+    unpack,
+)
 from connect4_env.validation import seeded_rng
 
 __all__ = ["RandomAgent"]
@@ -40,6 +47,8 @@ class RandomAgent(RulesAware):
     def act(self, observation: Any, action_mask: Any = None) -> int:
         planes, mask = unpack(observation, action_mask)
         planes = None if planes is None else np.asarray(planes)
+        if planes is not None and planes.ndim == 3 and 0 in planes.shape:
+            raise ValueError(f"observation has shape {planes.shape}: a board has at least one row and column")
         width = self._width(planes)
         check_mask_width(mask, mask.shape[0] if width is None else width)
         column = self.choose(legal_columns(mask))
@@ -63,12 +72,13 @@ class RandomAgent(RulesAware):
         # k-th legal column with k uniform in [0, legal count): the smallest integer type that holds the
         # board's column count (int8 up to 127 columns), which keeps this fast for thousands of games at once
         action_masks = np.asarray(action_masks)
-        width = self._width(None if observations is None else np.asarray(observations)[0])
-
+        boards = None if observations is None else np.asarray(observations)
+        width = self._width(boards[0] if boards is not None and boards.ndim == 4 and len(boards) else None)
         if action_masks.ndim != 2 or (width is not None and action_masks.shape[1] != width):
             raise ValueError(f"action_masks have shape {action_masks.shape}; the board has {width} columns")
+        legal = mask_booleans(action_masks, "action_masks")
         dtype = np.int8 if action_masks.shape[1] <= np.iinfo(np.int8).max else np.int32
-        counts = np.cumsum(action_masks != 0, axis=1, dtype=dtype)
+        counts = np.cumsum(legal, axis=1, dtype=dtype)
         totals = counts[:, -1]
         if not totals.all():
             raise NoLegalMoveError("no legal move: an action mask allows no column")

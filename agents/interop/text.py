@@ -21,9 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from connect4_agents.base import NoLegalMoveError, check_spec_value
+from connect4_agents.base import check_spec_value, legal_columns
 from connect4_env.core import Rules
 from connect4_env.encoding import board_from_observation, split_observation
 from connect4_env.text_protocol import SYSTEM_PROMPT, describe_position, parse_column
@@ -166,9 +164,7 @@ class TextPolicy:
                 under ``fallback="raise"``; or planes that are no reachable position.
         """
         planes, mask = split_observation(observation, action_mask)
-        legal = np.flatnonzero(np.asarray(mask))
-        if legal.size == 0:
-            raise NoLegalMoveError(f"no legal move: action_mask {np.asarray(mask).tolist()} allows no column")
+        legal = legal_columns(mask)
         deadline = time.monotonic() + self.time_limit
         self.stats["moves"] += 1
         self.transcript = []

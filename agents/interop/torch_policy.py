@@ -14,9 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from connect4_agents.base import NoLegalMoveError, RulesAware, unpack
+from connect4_agents.base import NoLegalMoveError, RulesAware, mask_booleans, unpack
 from connect4_env.core import Rules
-from connect4_env.rules import short_repr
 from connect4_env.validation import check_bool, check_choice, seeded_rng
 
 __all__ = ["TorchPolicy", "OBSERVATIONS", "OUTPUTS"]
@@ -195,9 +194,7 @@ class TorchPolicy(RulesAware):
             )
         if observations.shape[0] == 0:
             return np.zeros(0, dtype=np.int64)
-        if masks.dtype.kind not in "biu" and not np.isin(masks, (0, 1)).all():
-            raise ValueError(f"action_masks must hold only 0 and 1 (or booleans), got {short_repr(masks)}")
-        legal = masks.astype(bool)
+        legal = mask_booleans(masks, "action_masks")
         if not legal.any(axis=1).all():
             row = int(np.flatnonzero(~legal.any(axis=1))[0])
             raise NoLegalMoveError(f"no legal move: action_mask {masks[row].tolist()} allows no column")

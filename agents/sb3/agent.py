@@ -8,7 +8,14 @@ from typing import Any
 import numpy as np
 
 from connect4_agents._support.extras import require
-from connect4_agents.base import NoLegalMoveError, RulesAware, check_spec_value, legacy_arguments, unpack
+from connect4_agents.base import (
+    NoLegalMoveError,
+    RulesAware,
+    check_spec_value,
+    legacy_arguments,
+    mask_booleans,
+    unpack,
+)
 from connect4_agents.sb3.files import ALGORITHMS, load_policy, save_policy
 from connect4_env.core import Rules
 from connect4_env.validation import seeded_rng
@@ -158,7 +165,7 @@ class SB3Agent(RulesAware):
         columns = self.observation_shape[1] if len(self.observation_shape) == 3 else masks.shape[-1]
         if masks.ndim != 2 or masks.shape[1] != columns:
             raise ValueError(f"action_masks have shape {masks.shape}; the board has {columns} columns")
-        masks = masks.astype(bool)
+        masks = mask_booleans(masks, "action_masks")
         if not masks.any(axis=1).all():
             raise NoLegalMoveError("no legal move: an action mask allows no column")
         scores = self._scores(observations)

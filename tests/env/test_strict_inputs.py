@@ -238,6 +238,33 @@ def test_core_constructors_and_encoders_refuse_other_types() -> None:
     assert board == Board.from_moves([3]) and board.last_move == 3 and type(board.last_move) is int
 
 
+@pytest.mark.parametrize(
+    "make", [lambda: RandomAgent(0), lambda: MCTSAgent(20, seed=0), lambda: SolverAgent()]
+)
+def test_masks_hold_zeros_and_ones_only(make) -> None:  # type: ignore[no-untyped-def]
+    """A -1 or NaN in a mask (from a network's output, say) is no legal column: it is refused, not read as
+    one; strings are a TypeError; floats and booleans of 0 and 1 are masks."""
+    agent, planes = make(), np.zeros((6, 7, 2), np.int8)
+    for bad in ([-1, 1, 1, 1, 1, 1, 1], [np.nan] * 7, [2, 1, 1, 1, 1, 1, 1], [0.5] * 7):
+        with pytest.raises(ValueError, match="action_mask must hold only 0 and 1"):
+            agent.act(planes, np.array(bad))
+    with pytest.raises(TypeError, match="action_mask must hold 0/1 or booleans"):
+        agent.act(planes, np.array(["1"] * 7))
+    for good in (np.ones(7), np.ones(7, bool), np.ones(7, np.uint8)):
+        assert 0 <= agent.act(planes, good) < 7
+
+
+def test_batched_masks_hold_zeros_and_ones_only() -> None:
+    agent, planes = RandomAgent(0), np.zeros((2, 6, 7, 2), np.int8)
+    with pytest.raises(ValueError, match="action_masks must hold only 0 and 1"):
+        agent.act_batch(planes, np.array([[1] * 7, [-1] * 7]))
+    with pytest.raises(TypeError, match="action_masks must hold 0/1 or booleans"):
+        agent.act_batch(planes, np.array([["1"] * 7] * 2))
+    assert agent.act_batch(planes[:0], np.ones((0, 7))).shape == (0,)  # an empty batch: no columns
+    with pytest.raises(ValueError, match="at least one row"):
+        agent.act(np.zeros((0, 7, 2)), np.ones(7))
+
+
 def test_board_move_helpers_take_any_integer_and_refuse_the_rest() -> None:
     board = Board.from_moves([3, 3])
     # a numpy integer (what action_space.sample() gives) is a column, as play() takes it

@@ -58,6 +58,9 @@ class Struct(dict):
 
 @pytest.mark.parametrize("wrap", [dict, Struct, lambda fields: SimpleNamespace(**fields)])
 def test_dicts_structs_and_objects_give_the_same_move(wrap: Any) -> None:
+    # a first move in a process also loads the compiled kernels: on a busy machine that can reach the move's
+    # time cap and cut the search short, so the kernels are loaded before the moves compared here
+    make_kaggle_agent("mcts:10", seed=0)({"board": kaggle_board(EARLY), "mark": 2}, CONFIG)
     agent = make_kaggle_agent("mcts:200", seed=0)
     column = agent(wrap({"board": kaggle_board(EARLY), "mark": 2}), wrap(CONFIG))
     assert column == make_kaggle_agent("mcts:200", seed=0)({"board": kaggle_board(EARLY), "mark": 2}, CONFIG)
