@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from connect4_env.core import Board, Rules
-from connect4_env.encoding import board_from_observation, split_observation
+from connect4_env.encoding import board_from_observation, observation_entry, split_observation
 from connect4_env.policy import Policy, bind_policy
 from connect4_env.rules import short_repr
 from connect4_env.validation import check_bool
@@ -276,7 +276,9 @@ class RulesBound(RulesAware):
                 reachable position. NoLegalMoveError: the mask allows no column.
         """
         if action_mask is None and not mask_required:
-            planes = np.asarray(observation["observation"] if isinstance(observation, dict) else observation)
+            planes = np.asarray(
+                observation_entry(observation) if isinstance(observation, dict) else observation
+            )
             mask = None if not isinstance(observation, dict) else observation.get("action_mask")
             mask = None if mask is None else np.asarray(mask)
         else:

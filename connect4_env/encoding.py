@@ -21,6 +21,7 @@ __all__ = [
     "action_mask",
     "board_from_observation",
     "split_observation",
+    "observation_entry",
     "cell_bit_index",
     "TrackedBoard",
 ]
@@ -75,7 +76,7 @@ def _planes_to_bits(plane: np.ndarray, rules: Rules) -> int:
     return int.from_bytes(np.packbits(flat, bitorder="little").tobytes(), "little")
 
 
-def _observation_entry(observation: dict[Any, Any]) -> Any:
+def observation_entry(observation: dict[Any, Any]) -> Any:
     """The planes of a PettingZoo observation dict, or a ValueError that names the keys it has."""
     if "observation" not in observation:
         raise ValueError(
@@ -94,7 +95,7 @@ def split_observation(observation: Any, action_mask: Any = None) -> tuple[np.nda
     if isinstance(observation, dict):
         if action_mask is None:
             action_mask = observation.get("action_mask")
-        observation = _observation_entry(observation)
+        observation = observation_entry(observation)
     planes = np.asarray(observation)
     if planes.ndim != 3 or planes.shape[2] != 2:
         raise ValueError(f"observation must have shape (rows, columns, 2), got {planes.shape}")
@@ -116,7 +117,7 @@ def board_from_observation(observation: Any, win_length: int = 4) -> Board:
             values other than 0/1).
     """
     if isinstance(observation, dict):
-        observation = _observation_entry(observation)
+        observation = observation_entry(observation)
     planes = np.asarray(observation)
     if planes.ndim != 3 or planes.shape[2] != 2:
         raise ValueError(f"observation must have shape (rows, columns, 2), got {planes.shape}")

@@ -124,7 +124,20 @@ def _factory(name: str) -> Callable[..., Any]:
     factory = registry[name]
     if isinstance(factory, str):
         module_name, _, attr = factory.partition(":")
-        factory = getattr(importlib.import_module(module_name), attr)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            missing = error.name or ""
+            if missing != module_name and not module_name.startswith(f"{missing}."):
+                raise  # the module is there; something it imports is not: its own message says what
+            raise ValueError(
+                f"agent {name!r} is registered as {factory!r}, but there is no module {module_name!r}"
+            ) from None
+        if not hasattr(module, attr):
+            raise ValueError(
+                f"agent {name!r} is registered as {factory!r}, but {module_name} has no {attr!r}"
+            )
+        factory = getattr(module, attr)
     return factory
 
 
@@ -133,7 +146,7 @@ def make_policy(name: str, **kwargs: Any) -> Any:
 
     Raises:
         TypeError: ``name`` is not a str. ValueError: no policy has that name (the message lists the known
-            ones); the factory's own errors.
+            ones), or its ``"module:attr"`` names no module or attribute; the factory's own errors.
     """
     return _factory(name)(**kwargs)
 

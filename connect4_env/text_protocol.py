@@ -34,7 +34,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from connect4_env.core import Board
+from connect4_env.core import Board, check_board
+from connect4_env.rules import MAX_CELLS
+from connect4_env.validation import check_int
 
 __all__ = [
     "LETTERS",
@@ -98,10 +100,13 @@ def parse_column(text: str, columns: int, max_length: int = MAX_ANSWER_LENGTH) -
         answer. Never raises for any string.
 
     Raises:
-        TypeError: ``text`` is not a ``str``.
+        TypeError: ``text`` is not a ``str``, or ``columns`` / ``max_length`` not an integer. ValueError:
+            ``columns`` or ``max_length`` below 1.
     """
     if not isinstance(text, str):
         raise TypeError(f"a text action must be a str, got {type(text).__name__}: {text!r:.80}")
+    columns = check_int("columns", columns, 1, MAX_CELLS)
+    max_length = check_int("max_length", max_length, 1)
     hint = _range_hint(columns)
     if len(text) > max_length:
         return ParseResult(
@@ -159,8 +164,19 @@ def describe_position(
     (such as why the last answer was rejected) is added as a final line.
 
     ``X`` marks the viewer's stones and ``O`` the opponent's, whoever moved first. Returns the text.
+
+    Raises:
+        TypeError: ``board`` is not a Board, or ``player`` / ``last_opponent_column`` not an integer, or
+            ``note`` / ``status`` not a str. ValueError: ``player`` not 0 or 1, or ``last_opponent_column`` off
+            the board.
     """
-    rules = board.rules
+    rules = check_board(board).rules
+    player = check_int("player", player, 0, 1)
+    if last_opponent_column is not None:
+        last_opponent_column = check_int("last_opponent_column", last_opponent_column, 0, rules.columns - 1)
+    for name, text in (("note", note), ("status", status)):
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"{name} must be a str or None, got {type(text).__name__}")
     columns = rules.columns
     lettered = columns <= len(LETTERS)
     width = len(str(columns))

@@ -27,12 +27,22 @@ SHIPPED_MODEL = "data/alphazero_6x7.zip"  # inside the agents package
 
 def spec_parts(value: str) -> tuple[str | None, int | None]:
     """The model path and the simulation count an ``alphazero:<value>`` spec names (None: the default):
-    ``"200"``, ``"model.zip"``, ``"model.zip:200"`` or ``""``. A path that exists is read whole, colons and all."""
+    ``"200"``, ``"model.zip"``, ``"model.zip:200"`` or ``""``. A path that exists is read whole, colons and all.
+
+    Raises:
+        ValueError: a negative simulation count (``"-1"``, ``"model.zip:-5"``) where no such file exists.
+    """
     if value.isdigit():
         return None, int(value)
     path, colon, count = value.rpartition(":")
-    if colon and path and count.isdigit() and not Path(value).exists():
-        return path, int(count)
+    negative = count[:1] == "-" and count[1:].isdigit()
+    if (negative or count.isdigit()) and not Path(value).exists():
+        if negative:
+            raise ValueError(
+                f"alphazero:{value}: the simulations a move must be an integer >= 0, got {count}"
+            )
+        if colon and path:
+            return path, int(count)
     return value or None, None
 
 

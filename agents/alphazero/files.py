@@ -81,7 +81,10 @@ def load_model(path: str | os.PathLike[str]) -> ModelFile:
     Raises:
         ValueError: not a model zip, another format or version, bad metadata, weights that are not a plain
             state dict of tensors or do not fit the network described. OSError: the file cannot be read.
+        TypeError: ``path`` is not a path (a str or os.PathLike).
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"a model file path must be a str or os.PathLike, got {type(path).__name__}")
     try:
         archive = zipfile.ZipFile(path)
     except zipfile.BadZipFile:

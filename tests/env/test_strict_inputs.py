@@ -143,6 +143,14 @@ def test_register_policy_and_specs() -> None:
     with pytest.raises(ValueError, match="playouts"):
         policy_from_spec("mcts:-5")
     assert policy_from_spec("mcts:25").playouts == 25
+    # a registration that names no module or attribute is a ValueError when used (ModuleNotFoundError and
+    # AttributeError before); a module that exists but lacks a dependency keeps its own error
+    register_policy("test_no_module", "no_such_module_xyz:Agent")
+    register_policy("test_no_attribute", "connect4_agents.random_agent:NoSuchAgent")
+    with pytest.raises(ValueError, match="there is no module 'no_such_module_xyz'"):
+        make_policy("test_no_module")
+    with pytest.raises(ValueError, match="has no 'NoSuchAgent'"):
+        make_policy("test_no_attribute")
 
 
 _SEEDED_AGENTS = {

@@ -234,3 +234,21 @@ def test_unclosed_tags_are_read_in_linear_time_and_the_length_is_bounded() -> No
     assert parse_column(text, 7, max_length=len(text)).column == 3
     with pytest.raises(ValueError, match="max_answer_length must be an integer in 1..1000000"):
         gym.make("Connect4Text-v0", max_answer_length=10**12)
+
+
+def test_the_protocol_helpers_check_their_own_arguments() -> None:
+    """describe_position and parse_column are public: a column off the board, a non-board or a width below 1 is
+    named (they were an IndexError, an AttributeError and hints such as '1..-1')."""
+    cases = [
+        (lambda: describe_position(Board(), 0, last_opponent_column=99), ValueError, "last_opponent_column"),
+        (lambda: describe_position("board", 0), TypeError, "board must be"),  # type: ignore[arg-type]
+        (lambda: describe_position(Board(), 2), ValueError, "player"),
+        (lambda: describe_position(Board(), 0, note=5), TypeError, "note"),  # type: ignore[arg-type]
+        (lambda: parse_column("4", 0), ValueError, "columns"),
+        (lambda: parse_column("4", True), TypeError, "columns"),  # type: ignore[arg-type]
+        (lambda: parse_column("4", 7, max_length=0), ValueError, "max_length"),
+    ]
+    for call, error, message in cases:
+        with pytest.raises(error, match=message):
+            call()
+    assert "The opponent played column 7 (g)." in describe_position(Board(), 1, last_opponent_column=6)

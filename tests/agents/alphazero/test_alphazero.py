@@ -830,3 +830,19 @@ def test_a_replay_buffer_file_is_checked_before_and_after_reading(tmp_path: Path
     path.write_bytes(b"not a zip at all")
     with pytest.raises(ValueError, match="not a replay buffer written"):
         ReplayBuffer(100, rules).load(path)
+
+
+def test_a_negative_simulation_count_or_a_non_path_is_named(tmp_path: Path) -> None:
+    """alphazero:-1 and alphazero:model.zip:-5 are bad counts, not file names (they were 'No such file'
+    errors about '-1'); load_model takes paths only (None was an AttributeError)."""
+    from connect4_agents import agent_from_spec
+
+    for spec in ("alphazero:-1", f"alphazero:{tmp_path / 'model.zip'}:-5"):
+        with pytest.raises(ValueError, match="simulations a move must be an integer >= 0"):
+            agent_from_spec(spec)
+    for bad in (None, 5, b"model.zip"):
+        with pytest.raises(TypeError, match="str or os.PathLike"):
+            load_model(bad)  # type: ignore[arg-type]
+    odd = tmp_path / "run:-1"  # a file whose name looks like a count is still read as the file
+    save_model(odd, PolicyValueNet(channels=8, blocks=1), Rules(4, 5, 3))
+    assert agent_from_spec(f"alphazero:{odd}").simulations == 200
