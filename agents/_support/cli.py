@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import os
 import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +191,39 @@ def check_output_file(path: str | Path) -> Path:
         raise ValueError(f"the output file {path} is a folder; pass a file name")
     check_output_dir(path.parent)
     return path
+
+
+def spec_files(specs: Iterable[str]) -> list[Path]:
+    """The existing files that agent specs read (``qlearning:t.npz``, ``alphazero:m.zip:400``, ...)."""
+    found = []
+    for spec in specs:
+        if not isinstance(spec, str):
+            continue
+        _, _, value = spec.partition(":")
+        for candidate in (value, value.rpartition(":")[0]):
+            if candidate and Path(candidate).is_file():
+                found.append(Path(candidate))
+    return found
+
+
+def check_outputs_spare_inputs(outputs: dict[str, Path | None], inputs: Iterable[str | Path | None]) -> None:
+    """Refuse, before any work, an output path that names one of the run's input files: writing it would
+    destroy what the run reads (``replay g.jsonl -o g.jsonl``, ``--json`` onto a Q-table).
+
+    ``outputs`` maps each option (``"--json"``) to its path (None: not asked for).
+
+    Raises:
+        ValueError: an output is an input file (named, with its option).
+    """
+    existing = [Path(p) for p in inputs if p is not None and Path(p).is_file()]
+    for option, out in outputs.items():
+        if out is None or not Path(out).exists():
+            continue
+        for source in existing:
+            if os.path.samefile(out, source):
+                raise ValueError(
+                    f"{option} {out} is also an input of this run ({source}); writing it would destroy it"
+                )
 
 
 def shown_path(path: str | Path) -> str:

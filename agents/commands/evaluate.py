@@ -20,10 +20,12 @@ from pathlib import Path
 
 from connect4_agents._support.cli import (
     check_output_file,
+    check_outputs_spare_inputs,
     command_parser,
     ply_range,
     positive_int,
     run_cli,
+    spec_files,
 )
 from connect4_agents._support.extras import require
 from connect4_agents._support.figures import check_figure_path
@@ -74,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     """
     out = check_output_file(args.json) if args.json else None
     plot = check_output_file(check_figure_path("--plot", Path(args.plot))) if args.plot else None
+    check_outputs_spare_inputs({"--json": out, "--plot": plot}, spec_files(args.agents))
     # checked before any position is searched, so no result is lost to a missing optional dependency
     if plot is not None:
         require("matplotlib", "train", "--plot")

@@ -23,6 +23,7 @@ from connect4_agents import agent_from_spec
 from connect4_agents._support.cli import (
     check_output_dir,
     check_output_file,
+    check_outputs_spare_inputs,
     command_parser,
     positive_int,
     run_cli,
@@ -136,6 +137,8 @@ def match(args: argparse.Namespace) -> int:
     out = check_output_file(args.out if args.out else Path(args.table).with_name("match.json"))
     if args.games_out is not None:
         check_output_file(args.games_out)
+    outputs = {"--out": out, "--games-out": None if args.games_out is None else Path(args.games_out)}
+    check_outputs_spare_inputs(outputs, [args.table])
     played = qtable_against_mcts(
         args.table,
         playouts=args.mcts_playouts,

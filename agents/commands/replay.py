@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import argparse
 
-from connect4_agents._support.cli import check_output_file, command_parser, run_cli
+from connect4_agents._support.cli import (
+    check_output_file,
+    check_outputs_spare_inputs,
+    command_parser,
+    run_cli,
+)
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.records import read_games
 from connect4_agents.ui.replay import write_replay
@@ -38,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
         ValueError / OSError: an unreadable or malformed records file, an unwritable page.
     """
     out = check_output_file(args.out)
+    check_outputs_spare_inputs({"--out": out}, [args.records])
     games = read_games(args.records)
     bar = None if args.no_progress else progress_bar(len(games), "games", unit="game")
     try:

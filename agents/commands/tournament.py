@@ -23,7 +23,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from connect4_agents._support.cli import check_output_file, command_parser, positive_int, run_cli
+from connect4_agents._support.cli import (
+    check_output_file,
+    check_outputs_spare_inputs,
+    command_parser,
+    positive_int,
+    run_cli,
+    spec_files,
+)
 from connect4_agents._support.extras import require
 from connect4_agents._support.figures import check_figure_path
 from connect4_agents._support.progress import write_line
@@ -76,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
     named = [path.resolve() for path in (out, plot, games_out) if path is not None]
     if len(set(named)) < len(named):  # one file would overwrite the other
         raise ValueError("--json, --games-out and --plot must name different files")
+    check_outputs_spare_inputs(
+        {"--json": out, "--plot": plot, "--games-out": games_out},
+        [*spec_files([*args.agents, args.gauntlet or ""]), args.ladder],
+    )
     # the optional steps' dependencies are checked before any game is played, so none is lost to them
     require("scipy", "train", "the tournament's rating fit")
     if plot is not None:

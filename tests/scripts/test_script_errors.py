@@ -52,6 +52,38 @@ def test_a_table_of_another_size_is_refused(small_table: Path) -> None:
     )
 
 
+def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path: Path, small_table: Path) -> None:
+    """Writing a run's output over its own input destroyed the input (records replaced by HTML, a Q-table by
+    JSON); it is a usage error, and the input is untouched."""
+    table = tmp_path / "q.npz"
+    table.write_bytes(small_table.read_bytes())
+    records = tmp_path / "games.jsonl"
+    records.write_text("kept\n")
+    size = ["--rows", "4", "--columns", "5"]
+    cases = [
+        (["scripts/replay.py", str(records), "-o", str(records)], records),
+        (
+            [
+                "scripts/tournament.py",
+                f"qlearning:{table}",
+                "random",
+                *size,
+                "--games",
+                "2",
+                "--json",
+                str(table),
+            ],
+            table,
+        ),
+        (["scripts/evaluate.py", f"qlearning:{table}", "--json", str(table)], table),
+        (["scripts/mcts_vs_qlearning.py", "match", "--table", str(table), "--games-out", str(table)], table),
+    ]
+    for args, source in cases:
+        before = source.read_bytes()
+        expect_usage_error(run(*args), "is also an input of this run")
+        assert source.read_bytes() == before
+
+
 @pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
 def test_tournament_errors(tmp_path: Path) -> None:
     truncated = tmp_path / "model.zip"
