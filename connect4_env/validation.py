@@ -24,6 +24,13 @@ __all__ = [
 ]
 
 
+def _shown(value: object) -> str:
+    """``repr(value)``, except for an integer too long to print in full (Python refuses past 4,300 digits)."""
+    if isinstance(value, numbers.Integral) and int(value).bit_length() > 256:
+        return f"an integer of {int(value).bit_length()} bits"
+    return repr(value)
+
+
 def _describe(value: object) -> str:
     return f"{value!r} ({type(value).__name__})"
 
@@ -38,7 +45,7 @@ def check_int(name: str, value: object, minimum: int | None = None, maximum: int
         raise TypeError(f"{name} must be an integer{_range_text(minimum, maximum)}, got {_describe(value)}")
     result = int(value)
     if (minimum is not None and result < minimum) or (maximum is not None and result > maximum):
-        raise ValueError(f"{name} must be an integer{_range_text(minimum, maximum)}, got {result}")
+        raise ValueError(f"{name} must be an integer{_range_text(minimum, maximum)}, got {_shown(result)}")
     return result
 
 
@@ -57,10 +64,13 @@ def check_number(
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {_describe(value)}")
-    result = float(value)
     low = "" if minimum is None else (f" > {minimum}" if above_minimum else f" >= {minimum}")
     high = "" if maximum is None else f" <= {maximum}"
     allowed = f"a finite number{low}{' and' if low and high else ''}{high}"
+    try:
+        result = float(value)
+    except OverflowError:  # an int past float's range (10**400)
+        raise ValueError(f"{name} must be {allowed}, got {_shown(value)}") from None
     if not math.isfinite(result):
         raise ValueError(f"{name} must be {allowed}, got {value!r}")
     if minimum is not None and (result < minimum or (above_minimum and result == minimum)):

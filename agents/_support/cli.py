@@ -49,8 +49,9 @@ def run_cli(work: Callable[..., int | None], *args: Any) -> int:
 
     Returns:
         ``work``'s code (0 for None); 2 after printing ``error: <message>`` for a ValueError, TypeError,
-        MissingExtraError (an optional dependency not installed), OSError (missing, unreadable or unwritable files) or EOFError (input closed); 130 on Ctrl-C; 143 on
-        SIGTERM.
+        MissingExtraError (an optional dependency not installed), OSError (missing, unreadable or unwritable files) or EOFError (input closed), or a RuntimeError whose class sets
+        ``reported_in_one_line`` (a search past its budget: the message says what to change); 130 on Ctrl-C;
+        143 on SIGTERM.
     """
     previous = None
     if threading.current_thread() is threading.main_thread():
@@ -71,6 +72,11 @@ def run_cli(work: Callable[..., int | None], *args: Any) -> int:
         print("error: the input was closed (no more moves can be read)", file=sys.stderr)
         return EXIT_USAGE
     except (ValueError, TypeError, OSError, MissingExtraError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except RuntimeError as error:
+        if not getattr(error, "reported_in_one_line", False):
+            raise  # a bug: its traceback is worth seeing
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
     finally:

@@ -32,11 +32,21 @@ def _port(text: str) -> int:
     return value
 
 
+def _host(text: str) -> str:
+    """An address to listen on, for argparse: not empty (an empty host listens on every interface; to do
+    that on purpose, say ``--host 0.0.0.0``) and without spaces."""
+    if not text.strip() or any(c.isspace() for c in text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an address: name one such as 127.0.0.1 (local only) or 0.0.0.0 (every interface)"
+        )
+    return text
+
+
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
     """The command's options, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
     parser = command_parser(parser, __doc__)
     parser.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, local only)"
+        "--host", type=_host, default="127.0.0.1", help="address to listen on (default 127.0.0.1, local only)"
     )
     parser.add_argument(
         "--port", type=_port, default=8000, help="port 0..65535 (default 8000; 0 picks a free one)"

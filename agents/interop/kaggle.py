@@ -47,6 +47,7 @@ __all__ = [
 KAGGLE_ACT_TIMEOUT = 2.0  # seconds a move: connectx's default actTimeout
 DEFAULT_MARGIN = 0.4  # seconds kept back from actTimeout for Kaggle's own overhead and a slow machine
 _MIN_SECONDS = 0.05  # the least time any search is given
+MAX_MOVE_SECONDS = 3600.0  # the most: a huge actTimeout (1e30) must not become an endless search
 _SOLVER_SHARE = 0.5  # of the move's time, the solver's; the fallback search gets the rest
 _ENDGAME_SHARE = 0.2  # of the move's time, the endgame solver's before any other policy moves
 _SIMULATION_SHARE = 0.8  # of the move's time, the part a bare "alphazero" spec sizes its simulations for
@@ -187,14 +188,15 @@ class KaggleAgent:
         return f"KaggleAgent({self._spec or self._policy!r})"
 
     def budget(self, configuration: Any) -> float:
-        """The seconds one move may search: ``actTimeout`` less the margin, at most ``move_seconds``."""
+        """The seconds one move may search: ``actTimeout`` less the margin, at most ``move_seconds`` and
+        :data:`MAX_MOVE_SECONDS` (an hour)."""
         timeout = configuration.get("actTimeout") if isinstance(configuration, Mapping) else None
         if timeout is None and not isinstance(configuration, Mapping):
             timeout = getattr(configuration, "actTimeout", None)
         timeout = (
             KAGGLE_ACT_TIMEOUT if timeout is None else check_number("configuration.actTimeout", timeout, 0.0)
         )
-        seconds = timeout - self.margin
+        seconds = min(timeout - self.margin, MAX_MOVE_SECONDS)
         if self.move_seconds is not None:
             seconds = min(seconds, self.move_seconds)
         return max(_MIN_SECONDS, seconds)

@@ -54,7 +54,9 @@ _BOOK_MISSING = (
 
 class SolverBudgetExceeded(RuntimeError):
     """The position needs more nodes than ``node_budget`` allows (the agent stays usable: nothing it keeps
-    was changed by the aborted search)."""
+    was changed by the aborted search). The commands report it in one line (exit code 2), not a traceback."""
+
+    reported_in_one_line = True
 
 
 def _prime_at_least(n: int) -> int:

@@ -406,3 +406,17 @@ def test_no_endgame_solver_past_the_compiled_solvers_board() -> None:
     agent = make_kaggle_agent(Stubborn(), move_seconds=0.5)
     assert agent({"board": board, "mark": 1}, configuration) == 0  # the stubborn policy's column
     assert agent.endgame_moves == 0 and agent._endgames == {}  # no plain-Python solver built or run
+
+
+def test_a_huge_or_endless_act_timeout_is_bounded_or_named() -> None:
+    """actTimeout 1e30 searched past every node counter (OverflowError) and 10**400 could not become a float:
+    a move now searches at most MAX_MOVE_SECONDS, and a number past float's range is a ValueError."""
+    from connect4_agents.interop.kaggle import MAX_MOVE_SECONDS
+
+    agent = make_kaggle_agent("mcts:50", seed=0)
+    assert agent.budget({**CONFIG, "actTimeout": 1e30}) == MAX_MOVE_SECONDS == 3600.0
+    assert agent.budget({**CONFIG, "actTimeout": 2}) == pytest.approx(1.6)
+    with pytest.raises(ValueError, match="actTimeout must be a finite number >= 0.0, got an integer of"):
+        agent.budget({**CONFIG, "actTimeout": 10**400})
+    with pytest.raises(ValueError, match="actTimeout"):
+        agent.budget({**CONFIG, "actTimeout": float("nan")})

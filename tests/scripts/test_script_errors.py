@@ -167,6 +167,8 @@ def test_ctrl_c_in_training_saves_the_table(tmp_path: Path) -> None:
         (["--port", "70000"], "70000 is not a port number"),
         (["--session-timeout", "nan"], "--session-timeout must be a finite number of seconds > 0, got nan"),
         (["--session-timeout", "inf"], "must be a finite number"),
+        (["--host", ""], "'' is not an address"),  # an empty host would listen on every interface
+        (["--host", "bad host"], "is not an address"),
     ],
 )
 def test_serve_openenv_refuses_a_bad_port_or_timeout_before_serving(

@@ -49,3 +49,21 @@ def test_a_failed_run_leaves_no_empty_output_folder_behind(tmp_path: Path) -> No
 
     assert run_cli(lambda: check_output_dir(tmp_path / "ok") and 0) == 0
     assert (tmp_path / "ok").is_dir()  # a run that succeeds keeps its folder, empty or not
+
+
+def test_a_search_past_its_budget_is_one_line_and_a_bug_keeps_its_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from connect4_agents.solver.agent import SolverBudgetExceeded
+
+    def too_big() -> int:
+        raise SolverBudgetExceeded("the position needs more than node_budget=10 nodes")
+
+    assert run_cli(too_big) == EXIT_USAGE
+    assert capsys.readouterr().err.strip() == "error: the position needs more than node_budget=10 nodes"
+
+    def broken() -> int:
+        raise RuntimeError("a bug")
+
+    with pytest.raises(RuntimeError, match="a bug"):
+        run_cli(broken)
