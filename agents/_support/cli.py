@@ -130,14 +130,20 @@ def config_values(config_class: Any, args: argparse.Namespace) -> dict[str, Any]
 
 
 def positive_int(text: str) -> int:
-    """An argparse type: an integer >= 1 (``--games 0`` is refused at parse time)."""
+    """An argparse type: an integer in 1..10**12 (``--games 0`` is refused at parse time, and so is a count
+    no run could finish or a counter could hold)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value > MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_COUNT:,}, got {text[:40]}")
     return value
+
+
+MAX_COUNT = 10**12  # the largest count a command takes (games, episodes, timesteps, ...)
 
 
 def ply_range(text: str) -> tuple[int, int]:

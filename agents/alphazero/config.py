@@ -71,21 +71,23 @@ class AlphaZeroTrainConfig:
         check_int("parallel", self.parallel, 1, 4096)  # games searched in lockstep: their trees share memory
         check_int("workers", self.workers, 1, 4096)
         check_int("evaluation_cache", self.evaluation_cache, 0, 10_000_000)  # about 1 KB an entry
-        for name, low in (
-            ("generations", 1),
-            ("games", 1),
-            ("simulations", 1),
-            ("temperature_moves", 0),
-            ("buffer_size", 1),
-            ("steps", 0),
-            ("batch_size", 1),
-            ("eval_positions", 0),
-            ("eval_simulations", 0),
-            ("ladder_every", 0),
-            ("ladder_games", 1),
-            ("seed", 0),
+        # upper bounds keep a typed number from running for ever or overflowing a counter (torch and numpy
+        # take seeds below 2**32 alike)
+        for name, low, high in (
+            ("generations", 1, 10**9),
+            ("games", 1, 10**9),
+            ("simulations", 1, 10**9),
+            ("temperature_moves", 0, 10**9),
+            ("buffer_size", 1, 10**10),
+            ("steps", 0, 10**12),
+            ("batch_size", 1, 10**7),
+            ("eval_positions", 0, 10**9),
+            ("eval_simulations", 0, 10**9),
+            ("ladder_every", 0, 10**9),
+            ("ladder_games", 1, 10**9),
+            ("seed", 0, 2**32 - 1),
         ):
-            check_int(name, getattr(self, name), low)
+            check_int(name, getattr(self, name), low, high)
         check_number("c_puct", self.c_puct, 0.0)
         check_number("dirichlet_alpha", self.dirichlet_alpha, 0.0, above_minimum=True)
         check_number("noise", self.noise, 0.0, 1.0)

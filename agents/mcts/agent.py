@@ -61,6 +61,7 @@ MAX_TREE_CAPACITY = (1 << 31) - 1  # node indices are int32
 MAX_PLAYOUTS = 1 << 62  # playout counters are int64
 _LOADED_GEOMETRIES: set[int] = set()  # geometry-tuple lengths the compiled UCT kernel has been called with
 # a proven value for the player who moved into a node (0 loss, 1 draw, 2 win), in words
+MAX_TIME_LIMIT = 7 * 24 * 3600.0  # a week a move: a typed 1e30 s is a mistake, not a search
 
 
 class MCTSAgent(RulesBound):
@@ -69,7 +70,7 @@ class MCTSAgent(RulesBound):
     Args:
         playouts: playouts per move. None (the default): :data:`DEFAULT_PLAYOUTS` (1000) if no
             ``time_limit`` is given, else no playout limit.
-        time_limit: seconds per move (a finite number > 0), or None. Alone, the search runs for that long
+        time_limit: seconds per move (a finite number > 0, at most a week), or None. Alone, the search runs for that long
             (anytime: it plays the best move found when time runs out); with ``playouts``, whichever comes
             first. A time-limited search depends on the machine's speed, so it is not reproducible from a seed.
         c: UCB1 exploration constant (default sqrt(2); the original Connect 4 project used 2).
@@ -139,7 +140,7 @@ class MCTSAgent(RulesBound):
         if playouts is not None:
             playouts = check_int("playouts", playouts, 1, MAX_PLAYOUTS)
         if time_limit is not None:
-            time_limit = check_number("time_limit", time_limit, 0.0, above_minimum=True)
+            time_limit = check_number("time_limit", time_limit, 0.0, MAX_TIME_LIMIT, above_minimum=True)
         if playouts is None and time_limit is None:
             playouts = DEFAULT_PLAYOUTS
         c = check_number("c", c, 0.0)

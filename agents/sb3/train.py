@@ -111,8 +111,16 @@ class SB3TrainConfig:
             raise ValueError(f"algo={self.algo!r} is not supported; allowed: {', '.join(ALGORITHMS)}")
         if self.features not in ("mlp", "cnn"):
             raise ValueError(f"features={self.features!r} is not supported; allowed: mlp, cnn")
-        for name in ("timesteps", "n_envs", "eval_freq", "eval_games", "snapshot_freq"):
-            check_int(name, getattr(self, name), 1)
+        # upper bounds keep a typed number from running for ever (SB3 plays n_envs x n_steps steps a rollout)
+        for name, high in (
+            ("timesteps", 10**12),
+            ("n_envs", 4096),
+            ("eval_freq", 10**12),
+            ("eval_games", 10**7),
+            ("snapshot_freq", 10**12),
+        ):
+            check_int(name, getattr(self, name), 1, high)
+        check_int("seed", self.seed, 0, 2**32 - 1)  # SB3's (and numpy's legacy) seed range
         check_int("threads", self.threads, 1, MAX_THREADS)
         Rules(self.rows, self.columns, self.win_length)
         if not isinstance(self.hyperparameters, dict):

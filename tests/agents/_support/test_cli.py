@@ -67,3 +67,26 @@ def test_a_search_past_its_budget_is_one_line_and_a_bug_keeps_its_traceback(
 
     with pytest.raises(RuntimeError, match="a bug"):
         run_cli(broken)
+
+
+def test_counts_and_seeds_typed_by_a_user_are_bounded() -> None:
+    """A count no run could finish (--games 10**20), a seed torch or SB3 cannot take (10**27) and a time
+    limit of 1e30 s are refused up front, each naming its bound."""
+    import argparse
+
+    from connect4_agents import MCTSAgent
+    from connect4_agents._support.cli import MAX_COUNT, positive_int
+    from connect4_agents.alphazero.config import AlphaZeroTrainConfig
+    from connect4_agents.sb3.train import SB3TrainConfig
+
+    assert positive_int(str(MAX_COUNT)) == MAX_COUNT
+    with pytest.raises(argparse.ArgumentTypeError, match="must be at most 1,000,000,000,000"):
+        positive_int("99999999999999999999")
+    with pytest.raises(ValueError, match="seed must be an integer in 0..4294967295"):
+        AlphaZeroTrainConfig(seed=10**27).check()
+    with pytest.raises(ValueError, match="seed must be an integer in 0..4294967295"):
+        SB3TrainConfig(seed=10**27)
+    with pytest.raises(ValueError, match="n_envs must be an integer in 1..4096"):
+        SB3TrainConfig(n_envs=100_000)
+    with pytest.raises(ValueError, match="time_limit must be a finite number > 0.0 and <= 604800.0"):
+        MCTSAgent(time_limit=1e30)
