@@ -218,7 +218,8 @@ def _choose_moves(batch: tuple[Any, int, list[tuple[int, Position]]]) -> list[in
         reset = getattr(policy, "reset", None)
         if callable(reset):
             reset(seed=position_seed(seed, index))
-        columns.append(int(policy.act(game.observation(game.board.to_move), game.mask.copy())))
+        # the same check as a game's: an integer (numpy's too), never a float or a string read as one
+        columns.append(as_column(policy.act(game.observation(game.board.to_move), game.mask.copy())))
     return columns
 
 

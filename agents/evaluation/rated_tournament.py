@@ -92,13 +92,19 @@ def run_rated_tournament(
         The ratings.
 
     Raises:
-        TypeError / ValueError: bad arguments, a spec that cannot play ``rules``, players that no games link.
+        TypeError / ValueError: bad arguments (an output path that is a folder or not a path, checked before
+            any game), a spec that cannot play ``rules``, players that no games link.
         IllegalMoveError: an agent chose an illegal column.
         KeyboardInterrupt: Ctrl-C, after the finished games were written to both files (``"finished":
             false``; ratings only when those games link every player).
     """
     # checked before any game, so that a long run is not lost to a setting only the rating fit reads
     bootstrap = check_fit_settings(anchor, bootstrap)
+    for name, path in (("json_out", json_out), ("games_out", games_out)):
+        if path is not None and not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"{name} must be a file path or None, got {type(path).__name__}")
+        if path is not None and Path(path).is_dir():
+            raise ValueError(f"{name} {path} is a folder; pass a file name")
     # "random" (the default) may be absent, and None means the first player, as for fit_ratings
     if fixed is None and anchor not in (None, "random") and anchor not in specs:
         raise ValueError(f"anchor {anchor!r} is not one of the players: {', '.join(map(str, specs))}")

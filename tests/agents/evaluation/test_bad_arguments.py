@@ -172,3 +172,13 @@ def test_tournament_output_files_are_distinct_and_never_silently_dropped(
     assert "must name different files" in capsys.readouterr().err
     assert command.main([*common, "--json", ""]) == 2  # it used to be ignored
     assert "is a folder" in capsys.readouterr().err
+
+
+def test_a_rated_tournament_checks_its_output_paths_before_any_game(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from connect4_agents.evaluation.rated_tournament import run_rated_tournament
+
+    for name in ("json_out", "games_out"):
+        with pytest.raises(ValueError, match=f"{name} .* is a folder"):
+            run_rated_tournament(["random", "mcts:5"], 2, Rules(4, 5, 3), **{name: tmp_path})
+        with pytest.raises(TypeError, match=f"{name} must be a file path"):
+            run_rated_tournament(["random", "mcts:5"], 2, Rules(4, 5, 3), **{name: 5})

@@ -42,7 +42,28 @@ class Broken:
         return int(full[0]) if full.size else 99
 
 
+class Answers:
+    """Answers the leftmost legal column as the given type (a string, a float): not a move."""
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    def act(self, observation, action_mask=None):
+        return self.kind(LeftMost().act(observation, action_mask))
+
+
 # -- accuracy ---------------------------------------------------------------------------------------------------
+def test_a_move_that_is_not_an_integer_is_refused_as_in_a_game():
+    """evaluate_accuracy read a str column as an illegal one and a float as a column; play_game refuses both
+    with a TypeError, and so does it now. numpy integers are moves."""
+    positions = load_test_set("5x4")[:4]
+    for kind in (str, float):
+        with pytest.raises(TypeError):
+            evaluate_accuracy(Answers(kind), positions, workers=1, progress=False)
+    report = evaluate_accuracy(Answers(np.int64), positions, workers=1, progress=False)
+    assert report.n == 4
+
+
 def test_accuracy_counts_by_hand():
     positions = load_test_set("5x4")[:120]
     report = evaluate_accuracy(LeftMost(), positions, workers=1, progress=False)
