@@ -24,6 +24,7 @@ from connect4_env.encoding import action_mask, board_from_observation, observati
 from connect4_env.extras import require
 from connect4_env.openspiel import board_from_openspiel, board_to_openspiel, load_openspiel_game
 from connect4_env.policy import bind_policy, policy_from_spec
+from connect4_env.validation import check_bool, check_int, check_number
 
 __all__ = ["OpenSpielPolicy", "PolicyBot", "openspiel_mcts"]
 
@@ -53,6 +54,7 @@ class OpenSpielPolicy:
     def __init__(self, bot: Any, *, game: str | Any = "connect_four", rules: Rules | None = None) -> None:
         if not isinstance(bot, pyspiel.Bot):
             raise TypeError(f"bot must be a pyspiel.Bot, got {type(bot).__name__}")
+        _check_rules(rules)
         if isinstance(game, str):
             load_openspiel_game(Rules(), game=game)  # check the name now, not at the first move
         elif not isinstance(game, pyspiel.Game):
@@ -107,6 +109,12 @@ class OpenSpielPolicy:
         return column
 
 
+def _check_rules(rules: object) -> None:
+    """Raise TypeError unless ``rules`` is None or a :class:`Rules`."""
+    if rules is not None and not isinstance(rules, Rules):
+        raise TypeError(f"rules must be a connect4_env.Rules or None, got {type(rules).__name__}")
+
+
 def openspiel_mcts(
     simulations: int = 1000,
     *,
@@ -128,9 +136,20 @@ def openspiel_mcts(
 
     Returns:
         An :class:`OpenSpielPolicy` around the bot.
+
+    Raises:
+        TypeError / ValueError: a setting of the wrong type or out of range (``simulations`` 1..10**9,
+            ``seed`` None or 0..2**32 - 1, ``uct_c`` a finite number >= 0, ``solve`` a bool), checked here
+            rather than at the bot's first move.
     """
     from open_spiel.python.algorithms import mcts
 
+    simulations = check_int("simulations", simulations, 1, 10**9)
+    if seed is not None:
+        seed = check_int("seed", seed, 0, 2**32 - 1)  # numpy's RandomState range
+    uct_c = check_number("uct_c", uct_c, 0.0)
+    check_bool("solve", solve)
+    _check_rules(rules)
     rules = Rules() if rules is None else rules
     spiel_game = load_openspiel_game(rules, game=game)
     rng = np.random.RandomState(seed)

@@ -243,10 +243,20 @@ class MCTSAgent(RulesBound):
         """Search from ``board`` within the budget; returns (and keeps in ``last_search``) the result.
 
         Raises:
-            TypeError: ``board`` is not a :class:`Board`. ValueError: the game is over.
+            TypeError: ``board`` is not a :class:`Board`. ValueError: the game is over, or a budget set on the
+                agent after construction is out of range (``playouts``, ``time_limit``; both None).
         """
         if check_board(board).is_terminal:
             raise ValueError("cannot search a finished game: there is no legal move")
+        # the budget attributes can be changed after construction (the Kaggle wrapper sizes them): check them
+        if self.playouts is not None:
+            self.playouts = check_int("playouts", self.playouts, 1, MAX_PLAYOUTS)
+        if self.time_limit is not None:
+            self.time_limit = check_number(
+                "time_limit", self.time_limit, 0.0, MAX_TIME_LIMIT, above_minimum=True
+            )
+        elif self.playouts is None:
+            raise ValueError("playouts and time_limit are both None: set a playout count or a time limit")
         rules = board.rules
         current = board.stones[board.to_move]
         mask = board.mask

@@ -273,3 +273,22 @@ def test_without_openspiel_the_error_names_the_extra(monkeypatch: pytest.MonkeyP
         MissingExtraError, match=r"'openspiel' extra .*pip install \"connect4-env\[openspiel\]\""
     ):
         board_from_openspiel(object())
+
+
+def test_openspiel_mcts_checks_its_settings_before_the_first_move() -> None:
+    """0 simulations failed at the first move ("max() arg is an empty sequence"), 1.5 inside OpenSpiel, and a
+    NaN exploration constant or a string for solve were taken."""
+    cases = [
+        ({"simulations": 0}, ValueError, "simulations"),
+        ({"simulations": 1.5}, TypeError, "simulations"),
+        ({"seed": -1}, ValueError, "seed"),
+        ({"uct_c": float("nan")}, ValueError, "uct_c"),
+        ({"solve": "x"}, TypeError, "solve"),
+        ({"rules": "6x7"}, TypeError, "rules"),
+    ]
+    for settings, error, name in cases:
+        with pytest.raises(error, match=name):
+            openspiel_mcts(**settings)
+    bot = openspiel_mcts(10, seed=0).bot
+    with pytest.raises(TypeError, match="rules"):
+        OpenSpielPolicy(bot, rules="6x7")  # type: ignore[arg-type]

@@ -440,3 +440,21 @@ def test_the_first_search_does_not_count_the_kernel_load() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     first, second = map(float, out.split())
     assert first < 5 * second + 0.02, (first, second)
+
+
+def test_a_budget_changed_after_construction_is_checked_at_the_search() -> None:
+    """playouts = 0 set on the agent (as a wrapper sizing it might) failed inside the search with "max() arg
+    is an empty sequence"; the search names the setting, and a good value plays on."""
+    agent = MCTSAgent(50, seed=0)
+    for bad, error in ((0, ValueError), (-5, ValueError), (1.5, TypeError)):
+        agent.playouts = bad
+        with pytest.raises(error, match="playouts must be an integer"):
+            agent.search(Board())
+    agent.playouts, agent.time_limit = None, float("inf")
+    with pytest.raises(ValueError, match="time_limit"):
+        agent.search(Board())
+    agent.time_limit = None
+    with pytest.raises(ValueError, match="both None"):
+        agent.search(Board())
+    agent.playouts = 30
+    assert 0 <= agent.act(observation_planes(Board()), action_mask(Board())) < 7
