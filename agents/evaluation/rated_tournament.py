@@ -21,6 +21,7 @@ from connect4_agents.evaluation.ratings import (
     check_fit_settings,
     fit_ratings,
     read_ratings,
+    read_ratings_board,
 )
 from connect4_agents.evaluation.records import write_games
 from connect4_agents.evaluation.tournament import (
@@ -46,11 +47,18 @@ def gauntlet_ratings(
         The ladder agents and their ratings.
 
     Raises:
-        ValueError: the reference ladder on a board other than 6x7, a malformed ladder file, or a spec
-            without a rating in it. OSError: the file cannot be read.
+        ValueError: the reference ladder on a board other than 6x7, a ladder file of another board, a
+            malformed ladder file, or a spec without a rating in it. OSError: the file cannot be read.
     """
     if ladder is None and (rules.rows, rules.columns, rules.win_length) != (6, 7, 4):
         raise ValueError("the reference ladder is rated on 6x7: pass --ladder PATH for another board")
+    if ladder is not None:
+        board = read_ratings_board(ladder)
+        if board != (rules.rows, rules.columns, rules.win_length):
+            raise ValueError(
+                f"the ladder {ladder} was rated on {board[0]}x{board[1]} with {board[2]} in a row; this gauntlet "
+                f"plays {rules.rows}x{rules.columns} with {rules.win_length} in a row"
+            )
     ratings = read_ratings(REFERENCE_LADDER if ladder is None else ladder)
     chosen = list(specs) or list(ratings)
     unrated = [s for s in chosen if s not in ratings]

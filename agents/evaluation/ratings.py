@@ -26,6 +26,7 @@ import numpy as np
 from connect4_agents._support.extras import require
 from connect4_agents._support.figures import pyplot, save_figure
 from connect4_agents._support.files import parse_json, read_text_limited
+from connect4_env.core import Rules
 from connect4_env.validation import check_int, check_number
 
 __all__ = [
@@ -34,6 +35,8 @@ __all__ = [
     "PairingCounts",
     "ELO_PER_NATURAL_UNIT",
     "read_ratings",
+    "read_ratings_board",
+    "MAX_ELO",
     "REFERENCE_LADDER",
     "reference_ladder",
     "check_fit_settings",
@@ -45,6 +48,7 @@ REFERENCE_LADDER = Path(__file__).resolve().parent.parent / "data" / "ladder_6x7
 
 
 _MAX_RATINGS_BYTES = 16 << 20  # a ladder of thousands of agents is well under 1 MB
+MAX_ELO = 100_000  # a rating file's Elo values: far beyond any real ladder, and no overflow in the fit
 MAX_COUNT = 10**12  # games of one result in one pairing: far beyond any run, and exact in a float64
 
 
@@ -60,10 +64,28 @@ def read_ratings(path: str | os.PathLike[str]) -> dict[str, float]:
         ratings = {str(spec): _elo(entry["elo"]) for spec, entry in data["ratings"].items()}
     except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError, OverflowError) as error:
         raise ValueError(f"{path}: not a ratings file written by tournament.py --json ({error})") from None
-    bad = [spec for spec, elo in ratings.items() if not math.isfinite(elo)]
+    bad = [spec for spec, elo in ratings.items() if not math.isfinite(elo) or abs(elo) > MAX_ELO]
     if bad:
-        raise ValueError(f"{path}: ratings of {bad} are not finite numbers")
+        raise ValueError(f"{path}: ratings of {bad} are not finite numbers within ±{MAX_ELO:,}")
     return ratings
+
+
+def read_ratings_board(path: str | os.PathLike[str]) -> tuple[int, int, int]:
+    """``(rows, columns, win_length)`` of the games a ratings file (``tournament.py --json``) was played on.
+
+    Raises:
+        ValueError: the file does not say, or says something that is not a board. OSError: it cannot be read.
+    """
+    data = parse_json(read_text_limited(path, _MAX_RATINGS_BYTES, "ratings"), "ratings", allow_nan=True)
+    if not isinstance(data, dict) or any(k not in data for k in ("rows", "columns", "win_length")):
+        raise ValueError(
+            f"{path}: a ratings file names its board (rows, columns, win_length); this one does not"
+        )
+    try:
+        rules = Rules(data["rows"], data["columns"], data["win_length"])
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{path}: its board is not one ({error})") from None
+    return rules.rows, rules.columns, rules.win_length
 
 
 def _elo(value: object) -> float:

@@ -182,3 +182,40 @@ def test_a_rated_tournament_checks_its_output_paths_before_any_game(tmp_path) ->
             run_rated_tournament(["random", "mcts:5"], 2, Rules(4, 5, 3), **{name: tmp_path})
         with pytest.raises(TypeError, match=f"{name} must be a file path"):
             run_rated_tournament(["random", "mcts:5"], 2, Rules(4, 5, 3), **{name: 5})
+
+
+def test_a_ladder_file_must_be_of_the_gauntlets_board_with_sane_ratings(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A 4x5 ladder was used for a 6x7 gauntlet without a word, and an Elo of 1e308 overflowed the fit."""
+    import json
+
+    from connect4_agents.evaluation.rated_tournament import gauntlet_ratings
+
+    def ladder(**fields: Any) -> Any:
+        path = tmp_path / "ladder.json"
+        board = {"rows": 4, "columns": 5, "win_length": 3}
+        path.write_text(
+            json.dumps({**board, "ratings": {"random": {"elo": 0}, "mcts:5": {"elo": 300}}, **fields})
+        )
+        return path
+
+    assert gauntlet_ratings([], Rules(4, 5, 3), ladder()) == (
+        ["random", "mcts:5"],
+        {"random": 0.0, "mcts:5": 300.0},
+    )
+    with pytest.raises(ValueError, match="rated on 4x5 with 3 in a row; this gauntlet plays 6x7"):
+        gauntlet_ratings([], Rules(), ladder())
+    with pytest.raises(ValueError, match="names its board"):
+        gauntlet_ratings([], Rules(4, 5, 3), _without(ladder(), "rows"))
+    with pytest.raises(ValueError, match="its board is not one"):
+        gauntlet_ratings([], Rules(4, 5, 3), ladder(rows=-3))
+    with pytest.raises(ValueError, match="not finite numbers within"):
+        gauntlet_ratings([], Rules(4, 5, 3), ladder(ratings={"random": {"elo": 1e308}}))
+
+
+def _without(path: Any, key: str) -> Any:
+    import json
+
+    data = json.loads(path.read_text())
+    del data[key]
+    path.write_text(json.dumps(data))
+    return path
