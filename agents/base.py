@@ -81,10 +81,13 @@ def mask_booleans(masks: Any, name: str = "action_mask") -> np.ndarray:
         raise TypeError(
             f"{name} must hold 0/1 or booleans, got dtype {masks.dtype}: {short_repr(masks.tolist())}"
         )
-    legal = masks != 0
-    if not (masks[legal] == 1).all():
+    if masks.dtype.kind == "f":
+        bad = not (masks[masks != 0] == 1).all()  # NaN fails this too
+    else:  # integers: two reductions, no temporary per entry (the batched env's int8 masks, every step)
+        bad = masks.size > 0 and (int(masks.max()) > 1 or int(masks.min()) < 0)
+    if bad:
         raise ValueError(f"{name} must hold only 0 and 1, got {short_repr(masks.tolist())}")
-    return legal
+    return masks != 0
 
 
 def legal_columns(action_mask: np.ndarray) -> np.ndarray:
