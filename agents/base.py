@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board, Rules, check_rules
 from connect4_env.encoding import board_from_observation, observation_entry, split_observation
 from connect4_env.policy import Policy, bind_policy
 from connect4_env.rules import short_repr
@@ -121,13 +121,7 @@ def check_search_settings(rules: object, compiled: object) -> None:
         TypeError: ``rules`` is not None or a :class:`Rules` (an int names the old ``win_length``), or
             ``compiled`` is not None/True/False.
     """
-    if rules is not None and not isinstance(rules, Rules):
-        hint = (
-            f" (win_length={rules!r} is now rules=Rules(win_length={rules!r}))"
-            if isinstance(rules, int)
-            else ""
-        )
-        raise TypeError(f"rules must be a connect4_env.Rules or None, got {type(rules).__name__}{hint}")
+    check_rules(rules, None)
     if compiled is not None:
         check_bool("compiled", compiled)
 
@@ -231,8 +225,7 @@ class RulesAware:
         Raises:
             TypeError: not a :class:`Rules`. ValueError: the agent cannot play these rules.
         """
-        if not isinstance(rules, Rules):
-            raise TypeError(f"rules must be a connect4_env.Rules, got {type(rules).__name__}")
+        check_rules(rules)
         self._check_rules(rules)
         self.rules = rules
         return self

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from connect4_env.rules import MAX_CELLS, IllegalMoveError, Rules, as_column, check_size, short_repr
+from connect4_env.rules import (
+    MAX_CELLS,
+    IllegalMoveError,
+    Rules,
+    as_column,
+    check_rules,
+    check_size,
+    short_repr,
+)
 from connect4_env.svg import check_svg_size, draw_svg
 from connect4_env.validation import check_int
 
@@ -21,6 +29,7 @@ __all__ = [
     "as_column",
     "short_repr",
     "check_size",
+    "check_rules",
     "MAX_CELLS",
     "check_board",
 ]
@@ -52,13 +61,7 @@ class Board:
     __slots__ = ("rules", "stones", "heights", "ply", "winner", "last_move")
 
     def __init__(self, rules: Rules | None = None) -> None:
-        if rules is None:
-            rules = Rules()
-        elif not isinstance(rules, Rules):
-            raise TypeError(
-                f"rules must be a connect4_env.Rules or None, got {short_repr(rules)} ({type(rules).__name__})"
-            )
-        self.rules = rules
+        self.rules = check_rules(rules, None) or Rules()
         self.stones = [0, 0]
         self.heights = [0] * self.rules.columns
         self.ply = 0
@@ -309,10 +312,7 @@ class Board:
                 float above empty cells, lie outside the board, the counts are not equal or one more for the
                 first player, or both players have a line.
         """
-        if not isinstance(rules, Rules):
-            raise TypeError(
-                f"rules must be a connect4_env.Rules, got {short_repr(rules)} ({type(rules).__name__})"
-            )
+        rules = check_rules(rules)
         first, second = check_int("first", first), check_int("second", second)
         board_mask = rules.board_mask
         if first < 0 or second < 0 or (first | second) & ~board_mask:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board, Rules, check_rules
 from connect4_env.extras import require
 
 __all__ = ["GAME_NAME", "GAMES", "board_from_openspiel", "board_to_openspiel", "load_openspiel_game"]
@@ -51,10 +51,7 @@ def load_openspiel_game(rules: Rules | None = None, *, game: str = GAME_NAME) ->
         ValueError: ``game`` is neither name.
         MissingExtraError: OpenSpiel is not installed (the ``openspiel`` extra).
     """
-    if rules is None:
-        rules = Rules()
-    if not isinstance(rules, Rules):
-        raise TypeError(f"rules must be a connect4_env.Rules, got {rules!r} ({type(rules).__name__})")
+    rules = check_rules(rules, None) or Rules()
     if game not in GAMES:
         raise ValueError(f"game={game!r} is not supported; allowed: {', '.join(repr(g) for g in GAMES)}")
     pyspiel = _pyspiel()

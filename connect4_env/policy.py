@@ -17,7 +17,7 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
-from connect4_env.core import Rules
+from connect4_env.core import Rules, check_rules
 
 __all__ = [
     "Policy",
@@ -64,8 +64,7 @@ def bind_policy(policy: Any, rules: Rules) -> Any:
         TypeError: ``rules`` is not a :class:`Rules`. ValueError: the policy cannot play these rules (its own
             ``bind`` says why).
     """
-    if not isinstance(rules, Rules):
-        raise TypeError(f"rules must be a connect4_env.Rules, got {type(rules).__name__}")
+    check_rules(rules)
     bind = getattr(policy, "bind", None)
     if callable(bind):
         bind(rules)

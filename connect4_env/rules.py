@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from typing import Any, overload
 
 from connect4_env.validation import check_int
 
@@ -20,6 +21,7 @@ __all__ = [
     "as_column",
     "short_repr",
     "check_size",
+    "check_rules",
     "MAX_CELLS",
 ]
 
@@ -267,3 +269,40 @@ class Rules:
     def cell_bit(self, row: int, column: int) -> int:
         """The bit of the cell ``row`` (0 = top, as in observations) and ``column``."""
         return 1 << (column * self.height + self.rows - 1 - row)
+
+
+_REQUIRED: Any = object()
+
+
+@overload
+def check_rules(rules: object) -> Rules: ...
+@overload
+def check_rules(rules: object, default: Rules) -> Rules: ...
+@overload
+def check_rules(rules: object, default: None) -> Rules | None: ...
+def check_rules(rules: object, default: Rules | None = _REQUIRED) -> Rules | None:
+    """``rules`` if it is a :class:`Rules`; None gives ``default`` where one is given (None included).
+
+    The one check of a ``rules`` argument, for every class and function that takes one.
+
+    Raises:
+        TypeError: anything else (for an int, the message shows how to build a :class:`Rules`).
+
+    >>> rules = check_rules(None, Rules(4, 5))
+    >>> rules.rows, rules.columns
+    (4, 5)
+    """
+    optional = default is not _REQUIRED
+    if rules is None and optional:
+        return default
+    if not isinstance(rules, Rules):
+        hint = ""
+        if isinstance(rules, int) and not isinstance(rules, bool):  # an old win_length=, or a size
+            hint = (
+                "; a number alone names no board: Rules(rows, columns, win_length), e.g. Rules(win_length=5)"
+            )
+        raise TypeError(
+            f"rules must be a connect4_env.Rules{' or None' if optional else ''}, got {short_repr(rules)} "
+            f"({type(rules).__name__}){hint}"
+        )
+    return rules

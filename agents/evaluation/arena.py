@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connect4_agents.evaluation.records import RESULTS, GameLog, GameRecord
-from connect4_env.core import Board, IllegalMoveError, Rules, as_column
+from connect4_env.core import Board, IllegalMoveError, Rules, as_column, check_rules
 from connect4_env.encoding import TrackedBoard
 from connect4_env.policy import bind_policy
 from connect4_env.validation import check_bool, check_int, check_number
@@ -31,21 +31,6 @@ def _labels(players: Sequence[Any], names: Sequence[str] | None) -> tuple[str, s
     if isinstance(names, str) or len(names) != 2 or not all(isinstance(name, str) for name in names):
         raise TypeError(f"names must be two strings (first mover first), got {names!r:.80}")
     return (names[0], names[1])
-
-
-def check_rules(rules: object) -> Rules:
-    """``rules``, or the standard 6x7 board for None.
-
-    Raises:
-        TypeError: anything but a :class:`Rules` or None.
-    """
-    if rules is None:
-        return Rules()
-    if not isinstance(rules, Rules):
-        raise TypeError(
-            f"rules must be a connect4_env.Rules or None, got {rules!r:.80} ({type(rules).__name__})"
-        )
-    return rules
 
 
 def check_agent(name: str, agent: object) -> Any:
@@ -114,7 +99,7 @@ def play_game(
     for index, player in enumerate(players):
         check_agent(f"players[{index}]", player)
     labels = _labels(players, names)
-    rules = check_rules(rules)
+    rules = check_rules(rules, None) or Rules()
     if seeds is not None:
         if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence):
             raise TypeError(f"seeds must be None or one seed per player, got {seeds!r:.80}")
@@ -282,7 +267,7 @@ def play_match(
     check_agent("player_a", player_a)
     check_agent("player_b", player_b)
     labels = _labels((player_a, player_b), names)
-    rules = check_rules(rules)
+    rules = check_rules(rules, None) or Rules()
     check_bool("keep_games", keep_games)
     check_bool("record_search", record_search)
     check_callable("on_game", on_game)

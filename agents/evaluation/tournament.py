@@ -20,14 +20,13 @@ from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.arena import (
     MatchResult,
     check_callable,
-    check_rules,
     play_game,
     wilson_interval,
 )
 from connect4_agents.evaluation.backends import plan_batches, run_batches, worker_policy
 from connect4_agents.evaluation.ratings import PairingCounts
 from connect4_agents.evaluation.records import RESULTS, GameLog
-from connect4_env.core import Rules
+from connect4_env.core import Rules, check_rules
 from connect4_env.validation import check_bool, check_int
 
 __all__ = [
@@ -247,7 +246,7 @@ def run_tournament(
     seed = check_int("seed", seed, 0)
     check_bool("progress", progress)
     check_bool("record_search", record_search)
-    rules = check_rules(rules)
+    rules = check_rules(rules, None) or Rules()
     if result is not None and not isinstance(result, TournamentResult):
         raise TypeError(f"result must be None or a TournamentResult, got {type(result).__name__}")
     if games is not None and not isinstance(games, list):

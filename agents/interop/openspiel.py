@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from connect4_agents.base import NoLegalMoveError
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board, Rules, check_rules
 from connect4_env.encoding import action_mask, board_from_observation, observation_planes, split_observation
 from connect4_env.extras import require
 from connect4_env.openspiel import board_from_openspiel, board_to_openspiel, load_openspiel_game
@@ -111,8 +111,7 @@ class OpenSpielPolicy:
 
 def _check_rules(rules: object) -> None:
     """Raise TypeError unless ``rules`` is None or a :class:`Rules`."""
-    if rules is not None and not isinstance(rules, Rules):
-        raise TypeError(f"rules must be a connect4_env.Rules or None, got {type(rules).__name__}")
+    check_rules(rules, None)
 
 
 def openspiel_mcts(

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from connect4_agents.base import check_spec_value, legal_columns
-from connect4_env.core import Rules
+from connect4_env.core import Rules, check_rules
 from connect4_env.encoding import board_from_observation, split_observation
 from connect4_env.text_protocol import SYSTEM_PROMPT, describe_position, parse_column
 from connect4_env.validation import check_choice, check_int, check_number, seeded_rng
@@ -139,9 +139,7 @@ class TextPolicy:
         Raises:
             TypeError: ``rules`` is not a :class:`Rules`.
         """
-        if not isinstance(rules, Rules):
-            raise TypeError(f"rules must be a connect4_env.Rules, got {type(rules).__name__}")
-        self.win_length = rules.win_length
+        self.win_length = check_rules(rules).win_length
 
     def reset(self, seed: int | None = None) -> None:
         """Reseed the random fallback (when ``seed`` is given)."""

@@ -22,7 +22,7 @@ from connect4_agents.base import RulesBound, check_spec_value, legacy_arguments,
 from connect4_agents.evaluation.curves import LearningCurve
 from connect4_agents.qlearning.files import DEFAULT_MAX_BYTES, FILE_FORMAT, load_qtable, save_qtable
 from connect4_agents.qlearning.learning import REWARD_SCHEMES, train_agent
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board, Rules, check_rules
 from connect4_env.validation import check_bool, check_choice, check_int, check_number, seeded_rng
 
 __all__ = ["QLearningAgent", "LearningCurve", "REWARD_SCHEMES", "FILE_FORMAT"]
@@ -130,9 +130,7 @@ class QLearningAgent(RulesBound):
         learn_from_opponent: bool = True,
         seed: int | None = None,
     ) -> None:
-        if rules is not None and not isinstance(rules, Rules):
-            raise TypeError(f"rules must be a connect4_env.Rules or None, got {type(rules).__name__}")
-        self.rules = _DEFAULT_RULES if rules is None else rules
+        self.rules = check_rules(rules, None) or _DEFAULT_RULES
         self.alpha = check_number("alpha", alpha, 0.0, 1.0, above_minimum=True)
         self.gamma = check_number("gamma", gamma, 0.0, 1.0)
         self.epsilon = check_number("epsilon", epsilon, 0.0, 1.0)

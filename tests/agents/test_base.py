@@ -58,3 +58,39 @@ def test_random_act_batch_on_wide_boards(columns: int) -> None:
     assert masks[np.arange(4000), chosen].all()
     assert chosen.max() >= columns - 10 and chosen.min() == 0  # the whole width is reachable
     np.testing.assert_array_equal(agent.act_batch(None, np.eye(columns, dtype=np.int8)), np.arange(columns))
+
+
+def _rules_takers() -> list:
+    from connect4_agents import MCTSAgent, QLearningAgent, SolverAgent
+    from connect4_agents.evaluation.arena import play_game
+    from connect4_agents.interop.text import TextPolicy
+    from connect4_env.core import Board
+    from connect4_env.openspiel import load_openspiel_game
+    from connect4_env.policy import bind_policy
+
+    return [
+        ("Board", lambda r: Board(r), True),
+        ("Board.from_stones", lambda r: Board.from_stones(r, 0, 0), False),
+        ("MCTSAgent", lambda r: MCTSAgent(rules=r), True),
+        ("SolverAgent", lambda r: SolverAgent(rules=r), True),
+        ("QLearningAgent", lambda r: QLearningAgent(rules=r), True),
+        ("RandomAgent.bind", lambda r: RandomAgent().bind(r), False),
+        ("bind_policy", lambda r: bind_policy(RandomAgent(), r), False),
+        ("TextPolicy.bind", lambda r: TextPolicy(lambda prompt: "4").bind(r), False),
+        ("play_game", lambda r: play_game([RandomAgent(), RandomAgent()], rules=r), True),
+        ("load_openspiel_game", lambda r: load_openspiel_game(r), True),  # checked before OpenSpiel is needed
+    ]
+
+
+@pytest.mark.parametrize("value", [4, "6x7", True, (6, 7, 4)])
+def test_every_rules_argument_is_checked_alike(value: object) -> None:
+    """One check (connect4_env.rules.check_rules) for every ``rules`` argument: a TypeError naming the value,
+    "or None" where None means the standard board, and how to build a Rules for a bare number."""
+    for name, call, optional in _rules_takers():
+        with pytest.raises(TypeError) as caught:
+            call(value)
+        message = str(caught.value)
+        expected = "rules must be a connect4_env.Rules" + (" or None" if optional else ",")
+        assert message.startswith(expected), (name, message)
+        assert repr(value) in message, (name, message)
+        assert ("Rules(rows, columns, win_length)" in message) == (type(value) is int), (name, message)
