@@ -64,6 +64,22 @@ _LOADED_GEOMETRIES: set[int] = set()  # geometry-tuple lengths the compiled UCT 
 MAX_TIME_LIMIT = 7 * 24 * 3600.0  # a week a move: a typed 1e30 s is a mistake, not a search
 
 
+def _checked_budget(playouts: object, time_limit: object) -> tuple[int | None, float | None]:
+    """A search budget's ``playouts`` and ``time_limit`` (each None or in range, not both None), checked.
+
+    Raises:
+        TypeError: a value of the wrong type. ValueError: one out of range, or both None.
+    """
+    if playouts is None and time_limit is None:
+        raise ValueError("playouts and time_limit are both None: set a playout count or a time limit")
+    return (
+        None if playouts is None else check_int("playouts", playouts, 1, MAX_PLAYOUTS),
+        None
+        if time_limit is None
+        else check_number("time_limit", time_limit, 0.0, MAX_TIME_LIMIT, above_minimum=True),
+    )
+
+
 class MCTSAgent(RulesBound):
     """UCT Monte Carlo Tree Search as a policy.
 
@@ -137,12 +153,9 @@ class MCTSAgent(RulesBound):
         tree_capacity: int = DEFAULT_TREE_CAPACITY,
         compiled: bool | None = None,
     ) -> None:
-        if playouts is not None:
-            playouts = check_int("playouts", playouts, 1, MAX_PLAYOUTS)
-        if time_limit is not None:
-            time_limit = check_number("time_limit", time_limit, 0.0, MAX_TIME_LIMIT, above_minimum=True)
         if playouts is None and time_limit is None:
             playouts = DEFAULT_PLAYOUTS
+        playouts, time_limit = _checked_budget(playouts, time_limit)
         c = check_number("c", c, 0.0)
         check_choice("final", final, ("visits", "value"))
         prior = check_number("prior", prior, 0.0)
@@ -249,14 +262,7 @@ class MCTSAgent(RulesBound):
         if check_board(board).is_terminal:
             raise ValueError("cannot search a finished game: there is no legal move")
         # the budget attributes can be changed after construction (the Kaggle wrapper sizes them): check them
-        if self.playouts is not None:
-            self.playouts = check_int("playouts", self.playouts, 1, MAX_PLAYOUTS)
-        if self.time_limit is not None:
-            self.time_limit = check_number(
-                "time_limit", self.time_limit, 0.0, MAX_TIME_LIMIT, above_minimum=True
-            )
-        elif self.playouts is None:
-            raise ValueError("playouts and time_limit are both None: set a playout count or a time limit")
+        self.playouts, self.time_limit = _checked_budget(self.playouts, self.time_limit)
         rules = board.rules
         current = board.stones[board.to_move]
         mask = board.mask
