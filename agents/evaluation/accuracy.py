@@ -250,10 +250,12 @@ def _agent_name(agent: Any) -> str:
 
 
 def _positions(test_set: Any) -> list[tuple[str, Position]]:
-    if isinstance(test_set, str):
-        return [(test_set, p) for p in load_test_set(test_set)]
-    if isinstance(test_set, Sequence) and test_set and all(isinstance(x, str) for x in test_set):
-        return [(name, p) for name in test_set for p in load_test_set(name)]
+    if isinstance(test_set, str) or (
+        isinstance(test_set, Sequence) and test_set and all(isinstance(x, str) for x in test_set)
+    ):
+        # read as the command line's --test-sets: a set named twice would count its positions twice
+        names = select_test_sets([test_set] if isinstance(test_set, str) else list(test_set))
+        return [(name, p) for name in names for p in load_test_set(name)]
     if isinstance(test_set, Sequence) and all(isinstance(x, Position) for x in test_set):
         return [(f"{p.rows}x{p.columns}-w{p.win_length}", p) for p in test_set]
     if isinstance(test_set, Sequence) and all(
@@ -284,8 +286,9 @@ def evaluate_accuracy(
     Args:
         agent: an agent spec (``"mcts:1000"``, built in each worker) or a policy object (sent to the
             workers; bound to each position's rules).
-        test_set: a shipped set's name (:func:`test_set_names`), a list of names, a list of
-            :class:`Position`, or a list of ``(set name, Position)`` pairs (what
+        test_set: a shipped set's name (:func:`test_set_names`), a list of names (or ``"6x7"``, ``"all"``:
+            read by :func:`~connect4_agents.evaluation.test_sets.select_test_sets`, which refuses a set named
+            twice), a list of :class:`Position`, or a list of ``(set name, Position)`` pairs (what
             :func:`~connect4_agents.evaluation.test_sets.select_labelled_positions` returns). The per-set
             breakdown is by name (by board for bare positions).
         backend: where the positions are played, ``"process"`` or ``"ray"`` (see
@@ -299,7 +302,8 @@ def evaluate_accuracy(
         batch_size: positions per task (default: about four tasks per worker, at most 100 positions each).
 
     Raises:
-        TypeError / ValueError: a bad argument, an unknown set, or an agent that cannot play a set's board.
+        TypeError / ValueError: a bad argument, an unknown set or one named twice, or an agent that cannot
+            play a set's board.
         IllegalMoveError: the agent chose a full or out-of-range column.
     """
     check_bool("progress", progress)

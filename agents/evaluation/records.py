@@ -182,10 +182,12 @@ class GameLog:
         """
         if not isinstance(data, dict):
             raise ValueError(f"a game record must be a JSON object, got {type(data).__name__}")
-        if data.get("format") != FORMAT or data.get("version") != VERSION:
+        version = data.get("version")
+        # type(...) is int: JSON's true (and 1.0) equal 1 in Python, and are not a version
+        if data.get("format") != FORMAT or type(version) is not int or version != VERSION:
             raise ValueError(
                 f"not a game record of this version: format {data.get('format')!r}, version "
-                f"{data.get('version')!r} (expected {FORMAT!r}, {VERSION})"
+                f"{version!r} (expected {FORMAT!r}, {VERSION})"
             )
         missing = [
             key for key in ("rows", "columns", "win_length", "players", "moves", "result") if key not in data

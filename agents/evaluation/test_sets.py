@@ -22,6 +22,7 @@ import hashlib
 import io
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -53,6 +54,7 @@ __all__ = [
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "test_sets"
 MANIFEST = "manifest.json"
+_FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a set's file name: no folder, no hidden file
 _MAX_FILE_BYTES = 64 << 20  # a test set file larger than this (decompressed) is refused
 
 
@@ -125,9 +127,9 @@ class Position:
         """Build and check a position from a decoded JSON object.
 
         Raises:
-            ValueError: a field is missing or of the wrong kind, a move is illegal, the game is already over,
-                or ``move_scores`` does not have one entry per column with None exactly at the full columns
-                and ``score`` equal to their best.
+            ValueError: a field missing or of the wrong kind, an illegal move, a game already over, or
+                ``move_scores`` not one per column, None exactly at the full columns, each a score the board
+                allows after these moves, and ``score`` not their best.
         """
         if not isinstance(data, dict):
             raise ValueError(f"a position must be a JSON object, got {type(data).__name__}")
@@ -151,11 +153,18 @@ class Position:
             raise ValueError(f"moves {moves!r:.80} end the game: there is no move to score")
         if not isinstance(scores, list) or len(scores) != rules.columns:
             raise ValueError(f"move_scores must be a list of {rules.columns} entries, got {scores!r:.80}")
+        # a move's win scores left, left - 2, ..., its loss 1 - left, 3 - left, ... (see the module docstring)
+        left = rules.cells - len(moves)
         for column, value in enumerate(scores):
             if board.is_legal(column) != (type(value) is int):
                 raise ValueError(
                     f"move_scores[{column}] is {value!r}: it must be an integer for a legal column and null "
                     "for a full one"
+                )
+            if value and not (1 - left <= value <= left and (left - value) % 2 == (value < 0)):
+                raise ValueError(
+                    f"move_scores[{column}] is {value}, which no game allows after {len(moves)} of {rules.cells} "
+                    f"stones; allowed: 0, wins {left}, {left - 2}, ..., losses {1 - left}, {3 - left}, ..."
                 )
         if type(score) is not int or score != max(s for s in scores if s is not None):
             raise ValueError(f"score {score!r} is not the best of move_scores {scores}")
@@ -191,20 +200,12 @@ def _pons_sets() -> list[TestSetSpec]:
         ("begin-medium", begin, medium),
         ("begin-hard", begin, hard),
     ]
-    return [
-        TestSetSpec(
-            f"6x7-{label}",
-            6,
-            7,
-            4,
-            1000,
-            plies,
-            remaining,
-            f"6x7, {plies[0]}-{plies[1]} plies played, {remaining[0]}-{min(remaining[1], 42 - plies[0])} "
-            "left under perfect play",
-        )
-        for label, plies, remaining in groups
-    ]
+    specs = []
+    for label, plies, remaining in groups:
+        left = f"{remaining[0]}-{min(remaining[1], 42 - plies[0])}"
+        description = f"6x7, {plies[0]}-{plies[1]} plies played, {left} left under perfect play"
+        specs.append(TestSetSpec(f"6x7-{label}", 6, 7, 4, 1000, plies, remaining, description))
+    return specs
 
 
 def _small_sets() -> list[TestSetSpec]:
@@ -213,11 +214,8 @@ def _small_sets() -> list[TestSetSpec]:
     for rows, columns, win_length in boards:
         name = f"{rows}x{columns}" + ("" if win_length == 4 else f"-w{win_length}")
         description = f"{rows}x{columns}, {win_length} in a row, any ply"
-        specs.append(
-            TestSetSpec(
-                name, rows, columns, win_length, 300, (0, rows * columns - 1), description=description
-            )
-        )
+        plies = (0, rows * columns - 1)
+        specs.append(TestSetSpec(name, rows, columns, win_length, 300, plies, description=description))
     return specs
 
 
@@ -304,6 +302,17 @@ def select_labelled_positions(
 
 
 def test_set_path(name: str, directory: str | os.PathLike[str] | None = None) -> Path:
+    """The file ``<name>.jsonl.gz`` of a set in ``directory`` (default: the shipped sets' folder).
+
+    Raises:
+        TypeError: ``name`` not a str, ``directory`` not a path or None. ValueError: ``name`` not a file name.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"a test set name must be a str, got {name!r:.80} ({type(name).__name__})")
+    if not _FILE_NAME.fullmatch(name):
+        raise ValueError(f"test set name {name!r:.40} must be letters, digits, '._-', from a letter or digit")
+    if directory is not None and not isinstance(directory, (str, os.PathLike)):
+        raise TypeError(f"directory must be a folder path or None, got {directory!r:.60}")
     return Path(directory if directory is not None else DATA_DIR) / f"{name}.jsonl.gz"
 
 
