@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from connect4_agents._support.extras import MissingExtraError
-from connect4_agents._support.files import parse_json
+from connect4_agents._support.files import check_file_target, parse_json
 
 __all__ = [
     "run_cli",
@@ -198,9 +198,7 @@ def check_output_file(path: str | Path) -> Path:
     Raises:
         ValueError: it names a folder, or its folder cannot be created or written to.
     """
-    path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"the output file {path} is a folder; pass a file name")
+    path = check_file_target("the output file", path)
     check_output_dir(path.parent)
     return path
 

@@ -18,6 +18,7 @@ T = TypeVar("T")
 __all__ = [
     "atomic_write",
     "atomic_write_json",
+    "check_file_target",
     "read_json_lines",
     "read_text_limited",
     "read_zip_member",
@@ -58,6 +59,19 @@ def _remove_stale_temporaries(path: Path) -> None:
         pid = candidate.name[len(prefix) :].split(".", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not _process_alive(int(pid)):
             candidate.unlink(missing_ok=True)
+
+
+def check_file_target(what: str, path: object) -> Path:
+    """``path`` as a :class:`Path` if a file can be written there: a path (str or os.PathLike), not a folder.
+
+    Raises:
+        TypeError: not a path. ValueError: a folder (the message says ``what`` it is: "--json", "json_out").
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{what} must be a file path, got {path!r:.80} ({type(path).__name__})")
+    if Path(path).is_dir():
+        raise ValueError(f"{what} {path} is a folder; pass a file name")
+    return Path(path)
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], object]) -> Path:

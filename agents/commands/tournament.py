@@ -14,7 +14,8 @@ the workers and still writes the finished games to --json and --games-out.
 
 --gauntlet SPEC plays SPEC against each ladder agent only, and rates it against the ladder's fixed ratings:
 the reference ladder shipped for 6x7 (random, mcts:10 ... mcts:10000, solver) when no agents are named, or
-the ratings in --ladder PATH (a --json file of an earlier tournament).
+the ratings in --ladder PATH (a --json file of an earlier tournament). Those ratings set the scale, so
+--anchor is refused with --gauntlet.
 """
 
 from __future__ import annotations
@@ -53,7 +54,11 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--seed", type=int, default=0, help="seeds every game (default 0)")
     parser.add_argument("--gauntlet", metavar="SPEC", default=None, help="play SPEC against the ladder only")
     parser.add_argument("--ladder", metavar="PATH", default=None, help="fixed ladder ratings (a --json file)")
-    parser.add_argument("--anchor", default="random", help="the agent rated 0 (default random)")
+    parser.add_argument(
+        "--anchor",
+        default=None,
+        help="the agent rated 0 (default random; not with --gauntlet: its ladder fixes them)",
+    )
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap samples (default 1000)")
     parser.add_argument("--backend", choices=BACKENDS, default="process", help="process pool here, or Ray")
     parser.add_argument("--workers", type=positive_int, default=None, help="worker processes (default: CPUs)")
@@ -75,8 +80,15 @@ def run(args: argparse.Namespace) -> int:
     """Play, print each pairing as it ends and the ratings, write the files asked for.
 
     Raises:
-        ValueError / TypeError / OSError: fewer than two agents, a bad spec, ladder or output path.
+        ValueError / TypeError / OSError: fewer than two agents, a bad spec, ladder or output path, --anchor
+            with --gauntlet.
     """
+    if args.gauntlet is not None and args.anchor is not None:
+        # a gauntlet is rated on the ladder's fixed scale, so that its Elo compares with the ladder's
+        raise ValueError(
+            f"--anchor {args.anchor} does not apply to --gauntlet: its ratings are on the scale the ladder's "
+            "fixed ratings set; leave --anchor out"
+        )
     out = check_output_file(args.json) if args.json is not None else None
     plot = check_output_file(check_figure_path("--plot", Path(args.plot))) if args.plot is not None else None
     games_out = check_output_file(args.games_out) if args.games_out is not None else None
@@ -108,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             gauntlet=args.gauntlet,
             fixed=fixed,
-            anchor=args.anchor,
+            anchor="random" if args.anchor is None else args.anchor,
             bootstrap=args.bootstrap,
             backend=args.backend,
             workers=args.workers,

@@ -13,15 +13,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from connect4_agents._support.files import atomic_write_json
+from connect4_agents._support.files import atomic_write_json, check_file_target
 from connect4_agents.evaluation.arena import MatchResult
 from connect4_agents.evaluation.ratings import (
     REFERENCE_LADDER,
     Ratings,
     check_fit_settings,
     fit_ratings,
-    read_ratings,
-    read_ratings_board,
+    read_ladder,
 )
 from connect4_agents.evaluation.records import write_games
 from connect4_agents.evaluation.tournament import (
@@ -47,19 +46,18 @@ def gauntlet_ratings(
         The ladder agents and their ratings.
 
     Raises:
-        ValueError: the reference ladder on a board other than 6x7, a ladder file of another board, a
-            malformed ladder file, or a spec without a rating in it. OSError: the file cannot be read.
+        TypeError: ``ladder`` is not a path. ValueError: the reference ladder on a board other than 6x7, a
+            ladder file of another board, a folder or a malformed ladder file, or a spec without a rating in
+            it. OSError: the file cannot be read.
     """
     if ladder is None and (rules.rows, rules.columns, rules.win_length) != (6, 7, 4):
         raise ValueError("the reference ladder is rated on 6x7: pass --ladder PATH for another board")
-    if ladder is not None:
-        board = read_ratings_board(ladder)
-        if board != (rules.rows, rules.columns, rules.win_length):
-            raise ValueError(
-                f"the ladder {ladder} was rated on {board[0]}x{board[1]} with {board[2]} in a row; this gauntlet "
-                f"plays {rules.rows}x{rules.columns} with {rules.win_length} in a row"
-            )
-    ratings = read_ratings(REFERENCE_LADDER if ladder is None else ladder)
+    board, ratings = read_ladder(REFERENCE_LADDER if ladder is None else ladder)
+    if ladder is not None and board != (rules.rows, rules.columns, rules.win_length):
+        raise ValueError(
+            f"the ladder {ladder} was rated on {board[0]}x{board[1]} with {board[2]} in a row; this gauntlet "
+            f"plays {rules.rows}x{rules.columns} with {rules.win_length} in a row"
+        )
     chosen = list(specs) or list(ratings)
     unrated = [s for s in chosen if s not in ratings]
     if unrated:
@@ -109,10 +107,8 @@ def run_rated_tournament(
     # checked before any game, so that a long run is not lost to a setting only the rating fit reads
     bootstrap = check_fit_settings(anchor, bootstrap)
     for name, path in (("json_out", json_out), ("games_out", games_out)):
-        if path is not None and not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"{name} must be a file path or None, got {type(path).__name__}")
-        if path is not None and Path(path).is_dir():
-            raise ValueError(f"{name} {path} is a folder; pass a file name")
+        if path is not None:
+            check_file_target(name, path)
     # "random" (the default) may be absent, and None means the first player, as for fit_ratings
     if fixed is None and anchor not in (None, "random") and anchor not in specs:
         raise ValueError(f"anchor {anchor!r} is not one of the players: {', '.join(map(str, specs))}")

@@ -13,7 +13,6 @@ drawn in their observed proportions) and the ratings refitted; the 2.5 and 97.5 
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -34,6 +33,7 @@ __all__ = [
     "fit_ratings",
     "PairingCounts",
     "ELO_PER_NATURAL_UNIT",
+    "read_ladder",
     "read_ratings",
     "read_ratings_board",
     "MAX_ELO",
@@ -52,17 +52,59 @@ MAX_ELO = 100_000  # a rating file's Elo values: far beyond any real ladder, and
 MAX_COUNT = 10**12  # games of one result in one pairing: far beyond any run, and exact in a float64
 
 
+def read_ladder(path: str | os.PathLike[str]) -> tuple[tuple[int, int, int], dict[str, float]]:
+    """The board ``(rows, columns, win_length)`` and the ratings (spec -> Elo) of a ratings file written by
+    ``scripts/tournament.py --json``, read and checked once (what a gauntlet's ``--ladder`` needs).
+
+    Raises:
+        TypeError: ``path`` is not a path. ValueError: a folder, not such JSON, a file that does not name its
+            board or names something that is not one, or a rating that is not a finite number. OSError: the
+            file cannot be read.
+    """
+    data = _read_ratings_file(path)
+    return _board_of(path, data), _ratings_of(path, data)
+
+
 def read_ratings(path: str | os.PathLike[str]) -> dict[str, float]:
     """The ``{"ratings": {spec: {"elo": x, ...}}}`` of a file written by ``scripts/tournament.py --json``.
 
     Raises:
-        ValueError: the file is not such JSON, or a rating is not a finite number. OSError: it cannot be read.
+        TypeError: ``path`` is not a path. ValueError: a folder, not such JSON, or a rating that is not a
+            finite number. OSError: it cannot be read.
     """
+    return _ratings_of(path, _read_ratings_file(path))
+
+
+def read_ratings_board(path: str | os.PathLike[str]) -> tuple[int, int, int]:
+    """``(rows, columns, win_length)`` of the games a ratings file (``tournament.py --json``) was played on.
+
+    Raises:
+        TypeError: ``path`` is not a path. ValueError: a folder, not JSON, or a file that does not say or says
+            something that is not a board. OSError: it cannot be read.
+    """
+    return _board_of(path, _read_ratings_file(path))
+
+
+def _read_ratings_file(path: object) -> Any:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(
+            f"a ratings file's path must be a str or a path, got {path!r:.80} ({type(path).__name__})"
+        )
+    if Path(path).is_dir():
+        raise ValueError(
+            f"{path} is a folder; a ladder is a ratings file (the JSON that tournament.py --json writes)"
+        )
     text = read_text_limited(path, _MAX_RATINGS_BYTES, "ratings")
     try:
-        data = parse_json(text, "ratings", allow_nan=True)
+        return parse_json(text, "ratings", allow_nan=True)
+    except ValueError as error:
+        raise ValueError(f"{path}: not a ratings file written by tournament.py --json ({error})") from None
+
+
+def _ratings_of(path: object, data: Any) -> dict[str, float]:
+    try:
         ratings = {str(spec): _elo(entry["elo"]) for spec, entry in data["ratings"].items()}
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError, OverflowError) as error:
+    except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as error:
         raise ValueError(f"{path}: not a ratings file written by tournament.py --json ({error})") from None
     bad = [spec for spec, elo in ratings.items() if not math.isfinite(elo) or abs(elo) > MAX_ELO]
     if bad:
@@ -70,13 +112,7 @@ def read_ratings(path: str | os.PathLike[str]) -> dict[str, float]:
     return ratings
 
 
-def read_ratings_board(path: str | os.PathLike[str]) -> tuple[int, int, int]:
-    """``(rows, columns, win_length)`` of the games a ratings file (``tournament.py --json``) was played on.
-
-    Raises:
-        ValueError: the file does not say, or says something that is not a board. OSError: it cannot be read.
-    """
-    data = parse_json(read_text_limited(path, _MAX_RATINGS_BYTES, "ratings"), "ratings", allow_nan=True)
+def _board_of(path: object, data: Any) -> tuple[int, int, int]:
     if not isinstance(data, dict) or any(k not in data for k in ("rows", "columns", "win_length")):
         raise ValueError(
             f"{path}: a ratings file names its board (rows, columns, win_length); this one does not"
@@ -246,7 +282,8 @@ def fit_ratings(
         seed: the bootstrap's random generator.
 
     Raises:
-        TypeError: ``pairings`` is not a list of :class:`PairingCounts`, or a count is not an int.
+        TypeError: ``pairings`` is not a list of :class:`PairingCounts`, a player's name is not a str, or a
+            count is not an int.
         ValueError: no games, a negative count, a player paired with itself, a player or a group of players
             with no games linking it to the anchor or the fixed players, a fixed player who did not play, or a
             bad number.
@@ -256,6 +293,11 @@ def fit_ratings(
     for pairing in pairings:
         if not isinstance(pairing, PairingCounts):
             raise TypeError(f"pairings must hold PairingCounts, got {type(pairing).__name__}")
+        for name in (pairing.a, pairing.b):
+            if not isinstance(name, str):
+                raise TypeError(
+                    f"a player's name must be a str, got {name!r:.80} ({type(name).__name__}) in {pairing!r:.160}"
+                )
         for field_name in ("wins", "draws", "losses"):
             check_int(
                 f"{field_name} of {pairing.a} vs {pairing.b}", getattr(pairing, field_name), 0, MAX_COUNT
