@@ -19,13 +19,13 @@ started is shut down — and then propagates, after ``on_result`` has seen every
 
 from __future__ import annotations
 
-import functools
 import math
 import multiprocessing
 import os
 import signal
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 from connect4_agents._support.extras import require
@@ -147,7 +147,10 @@ class WorkerPool:
 
     What a worker keeps in module state stays warm between calls: numba kernels, the opening book, a
     solver's transposition table. A call interrupted by Ctrl-C (or any exception) terminates the workers;
-    a later call starts new ones.
+    a later call starts new ones. A worker that dies (killed, out of memory, a SIGTERM sent to the whole
+    process group as ``timeout`` and batch schedulers do) ends the call with
+    ``concurrent.futures.process.BrokenProcessPool`` and the other workers are stopped, never a hang: the
+    pool is a :class:`concurrent.futures.ProcessPoolExecutor`, which watches its workers.
 
     >>> with WorkerPool(2) as pool:  # doctest: +SKIP
     ...     for generation in range(10):
@@ -159,7 +162,7 @@ class WorkerPool:
 
     def __init__(self, workers: int | None = None) -> None:
         self.workers = default_workers() if workers is None else check_int("workers", workers, 1, 4096)
-        self._pool: Any = None
+        self._executor: ProcessPoolExecutor | None = None
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -168,56 +171,71 @@ class WorkerPool:
         self.close(terminate=kind is not None)
 
     def __repr__(self) -> str:
-        return f"WorkerPool(workers={self.workers}, {'running' if self._pool is not None else 'not started'})"
+        state = "running" if self._executor is not None else "not started"
+        return f"WorkerPool(workers={self.workers}, {state})"
 
     @property
     def pids(self) -> list[int]:
         """The process ids of the running workers (empty before the first call and after :meth:`close`)."""
-        return [] if self._pool is None else [process.pid for process in self._pool._pool]
+        return [process.pid for process in self._processes()]
+
+    def _processes(self) -> list[Any]:
+        # the executor's own table of its workers (it has no public one)
+        table = getattr(self._executor, "_processes", None) or {}
+        return list(table.values())
 
     def run(
         self, task: Callable[[Any], Any], batches: Sequence[Any], finished: Callable[[int, Any], None]
     ) -> None:
         """``finished(index, task(batch))`` for each batch, on the kept workers (started now if need be)."""
-        held: list[int] = []
-        if self._pool is None:
-            self._pool, held = _start_pool(multiprocessing.get_context("spawn"), self.workers)
+        if self._executor is None:
+            self._executor = ProcessPoolExecutor(
+                self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
+            )
         try:
+            # the workers start as the first batches are handed out
+            futures, held = _with_signals_held(
+                lambda executor=self._executor: [
+                    executor.submit(_indexed, task, item) for item in enumerate(batches)
+                ]
+            )
             for number in held:  # Ctrl-C or SIGTERM that came while the workers started: handled now
                 signal.raise_signal(number)
-            for index, result in self._pool.imap_unordered(
-                functools.partial(_indexed, task), list(enumerate(batches))
-            ):
-                finished(index, result)
+            for future in as_completed(futures):
+                finished(*future.result())
         except BaseException:
             self.close(terminate=True)
             raise
 
     def close(self, terminate: bool = False) -> None:
         """End the workers: let them finish (``terminate``: stop them at once) and wait for them."""
-        pool, self._pool = self._pool, None
-        if pool is None:
+        processes = self._processes()
+        executor, self._executor = self._executor, None
+        if executor is None:
             return
         if terminate:
-            pool.terminate()
-        else:
-            pool.close()
-        pool.join()
+            executor.shutdown(wait=False, cancel_futures=True)
+            for process in processes:
+                if process.is_alive():
+                    process.terminate()
+            for process in processes:
+                process.join()
+        executor.shutdown(wait=True)
 
 
-def _start_pool(context: Any, processes: int) -> tuple[Any, list[int]]:
-    """A pool of ``processes`` workers, started with Ctrl-C and SIGTERM held back; returns it and the signals
-    that arrived meanwhile. Interrupted half-way through sending a worker its start-up data, the worker would
-    print a traceback (EOFError) of its own. Signal handlers can only be swapped in the main thread: elsewhere
-    the pool starts as it is."""
+def _with_signals_held(start: Callable[[], Any]) -> tuple[Any, list[int]]:
+    """``start()`` with Ctrl-C and SIGTERM held back; returns its result and the signals that arrived
+    meanwhile. Interrupted half-way through sending a worker its start-up data, the worker would print a
+    traceback (EOFError) of its own. Signal handlers can only be swapped in the main thread: elsewhere
+    ``start()`` runs as it is."""
     held: list[int] = []
     if threading.current_thread() is not threading.main_thread():
-        return context.Pool(processes, initializer=_ignore_sigint), held
+        return start(), held
     previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     for number in previous:
         signal.signal(number, lambda received, frame: held.append(received))
     try:
-        return context.Pool(processes, initializer=_ignore_sigint), held
+        return start(), held
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler if handler is not None else signal.SIG_DFL)

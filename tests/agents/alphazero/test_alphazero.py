@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
 import warnings
 import zipfile
 from pathlib import Path
@@ -592,6 +593,38 @@ def test_sigterm_stops_the_workers_and_keeps_the_last_generation(tmp_path: Path)
     assert "Traceback" not in err and "terminated" in err
     assert wait_gone(process.pid) == []  # no pool worker left behind
     assert load_model(tmp_path / "model.zip").info["generation"] >= 1
+
+
+@pytest.mark.slow  # a spawned pool's start-up, twice: make test-slow (CI runs it)
+def test_sigterm_to_the_whole_process_group_ends_training_without_a_hang(tmp_path: Path) -> None:
+    """``timeout``, ``kill -- -PGID`` and batch schedulers signal every process of the group: the pool's
+    workers die with the parent. multiprocessing.Pool's terminate() then waited for ever on a queue lock a dead
+    worker held (4 of 6 trials hung); the executor-backed WorkerPool notices dead workers."""
+    import os
+    import signal
+
+    from scripts_helpers import start, wait_gone
+
+    for delay in (0.0, 1.0):  # idle between generations, or busy in one
+        process = start(
+            "scripts/train_alphazero.py",
+            *("--rows", "4", "--columns", "5", "--channels", "8", "--blocks", "1", "--games", "8"),
+            *("--workers", "2", "--parallel", "4", "--simulations", "10", "--steps", "3"),
+            *("--eval-positions", "0", "--generations", "100000", "--no-progress", "--out", str(tmp_path)),
+            new_session=True,
+        )
+        try:
+            assert process.stdout is not None
+            assert "generation 1:" in process.stdout.readline()
+            time.sleep(delay)
+            os.killpg(process.pid, signal.SIGTERM)
+            _, err = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.communicate()
+        assert process.returncode == 143, err
+        assert wait_gone(process.pid) == []
 
 
 def test_the_shipped_model_says_how_it_was_made_with_commands_that_parse() -> None:

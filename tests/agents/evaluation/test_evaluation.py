@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 
 import numpy as np
 import pytest
@@ -344,6 +345,27 @@ def test_a_worker_pool_keeps_its_processes_across_calls_and_ends_them():
         run_batches(_square, [1, 2], workers=2, pool="yes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="workers must be an integer in 1..4096"):
         WorkerPool(0)
+
+
+def _die_on_negative(x: int) -> int:
+    """A task whose worker dies outright (as one killed by the OOM killer or a group SIGTERM) on a negative batch."""
+    if x < 0:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return x
+
+
+def test_a_worker_that_dies_ends_the_call_with_an_error_not_a_hang():
+    """multiprocessing.Pool lost a dead worker's task and waited for it for ever (and a SIGTERM to the whole
+    process group could hang its terminate); the executor-backed pool reports it and stops the others."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    with WorkerPool(2) as pool:
+        assert run_batches(_die_on_negative, [1, 2, 3], workers=2, pool=pool) == [1, 2, 3]
+        old = pool.pids
+        with pytest.raises(BrokenProcessPool):
+            run_batches(_die_on_negative, [1, -1, 2, 3], workers=2, pool=pool)
+        assert pool.pids == [] and not any(_alive(pid) for pid in old)
+        assert run_batches(_die_on_negative, [4, 5], workers=2, pool=pool) == [4, 5]  # a fresh pool
 
 
 def test_random_agent_reset_is_seeded():
