@@ -25,7 +25,7 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import Any
 
 from connect4_agents._support.extras import require
@@ -192,13 +192,14 @@ class WorkerPool:
             self._executor = ProcessPoolExecutor(
                 self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
             )
+        executor = self._executor
+
+        def hand_out() -> list[Future[tuple[int, Any]]]:
+            return [executor.submit(_indexed, task, item) for item in enumerate(batches)]
+
         try:
             # the workers start as the first batches are handed out
-            futures, held = _with_signals_held(
-                lambda executor=self._executor: [
-                    executor.submit(_indexed, task, item) for item in enumerate(batches)
-                ]
-            )
+            futures, held = _with_signals_held(hand_out)
             for number in held:  # Ctrl-C or SIGTERM that came while the workers started: handled now
                 signal.raise_signal(number)
             for future in as_completed(futures):
