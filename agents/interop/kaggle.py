@@ -13,7 +13,8 @@ position (a malformed one raises, naming the bad value), builds the policy once 
 time-bounded search the move's time (``actTimeout`` less a margin), lets the solver use part of it and falls
 back to a time-bounded MCTS when the solver would need more (an early 6x7 position without the ``book``
 extra), lets the exact solver play any other policy's endgames (the positions it proves within a fifth of the
-move's time), and never returns an illegal column. The same module runs inside a submission file
+move's time, given that share once at most :data:`ENDGAME_MAX_EMPTY` cells are empty), and never returns an
+illegal column. The same module runs inside a submission file
 (:mod:`connect4_agents.interop.kaggle_submission`), where only numpy is sure to be installed: it imports
 submodules alone, never the packages' roots (which load Gymnasium and PettingZoo).
 """
@@ -42,14 +43,23 @@ __all__ = [
     "read_kaggle_position",
     "endgame_node_budget",
     "KAGGLE_ACT_TIMEOUT",
+    "ENDGAME_MAX_EMPTY",
 ]
 
 KAGGLE_ACT_TIMEOUT = 2.0  # seconds a move: connectx's default actTimeout
 DEFAULT_MARGIN = 0.4  # seconds kept back from actTimeout for Kaggle's own overhead and a slow machine
 _MIN_SECONDS = 0.05  # the least time any search is given
 MAX_MOVE_SECONDS = 3600.0  # the most: a huge actTimeout (1e30) must not become an endless search
+_MIN_NODES = 1000  # the least node budget any solver search is given (half a millisecond compiled)
 _SOLVER_SHARE = 0.5  # of the move's time, the solver's; the fallback search gets the rest
 _ENDGAME_SHARE = 0.2  # of the move's time, the endgame solver's before any other policy moves
+# Above this many empty cells the endgame solver gets only its least budget (1,000 nodes: half a millisecond
+# compiled), enough for the shallow tactics it can still prove, instead of a fifth of the move. Measured on 6x7
+# (compiled solver, no book: the endgame solver never looks one up) over the positions of 40 MCTS self-play games
+# (mcts:100 and mcts:1000, 4 random plies first): with a fifth of moves of 0.4 s, 1.6 s (Kaggle's) and 8 s, no
+# position of more than 36 empty cells was proved, and each attempt spent its whole share (0.27 s of Kaggle's
+# 1.6 s move); from 36 empty cells down, some were (2 in 40 at 1.6 s, all from 29 down).
+ENDGAME_MAX_EMPTY = 36
 _SIMULATION_SHARE = 0.8  # of the move's time, the part a bare "alphazero" spec sizes its simulations for
 _MAX_SIMULATIONS = 10_000
 # nodes a second of the solver: DEFAULT_NODE_BUDGET is about 25 s of search, compiled or in plain Python
@@ -58,7 +68,7 @@ _SOLVER_RATE = {compiled: budget / 25 for compiled, budget in DEFAULT_NODE_BUDGE
 
 def _node_budget(seconds: float, compiled: bool, share: float) -> int:
     """The nodes the solver searches in ``share`` of ``seconds`` (at least 1,000)."""
-    return max(1000, int(_SOLVER_RATE[compiled] * seconds * share))
+    return max(_MIN_NODES, int(_SOLVER_RATE[compiled] * seconds * share))
 
 
 def _compiled(solver: SolverAgent, rules: Rules) -> bool:
@@ -98,6 +108,35 @@ def read_kaggle_rules(configuration: Any) -> Rules:
     return Rules(rows, columns, inarow)
 
 
+def _read_cells(raw: Any, rules: Rules) -> np.ndarray:
+    """``observation.board`` as int64 cells, checked entry by entry before numpy sees it (a ragged or nested
+    list would otherwise fail inside numpy, with numpy's words)."""
+    flat = "connectx's board is one flat list of rows * columns cells, top row first"
+    if isinstance(raw, np.ndarray) and raw.ndim != 1:
+        raise ValueError(f"observation.board is an array of shape {raw.shape}; {flat}")
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, (Sequence, np.ndarray)):
+        raise TypeError(f"observation.board must be a list of integers, got {type(raw).__name__}")
+    if len(raw) != rules.cells:
+        nested = " (a list of rows?)" if len(raw) and isinstance(raw[0], (Sequence, np.ndarray)) else ""
+        raise ValueError(
+            f"observation.board has {len(raw)} cells{nested}; {flat}: rows * columns = "
+            f"{rules.rows} * {rules.columns} = {rules.cells}"
+        )
+    for index, value in enumerate(raw):
+        row, column = divmod(index, rules.columns)
+        where = f"observation.board[{index}] (row {row} from the top, column {column})"
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            listed = isinstance(value, (Sequence, np.ndarray)) and not isinstance(value, (str, bytes))
+            nested = f", and {flat}" if listed else ""
+            raise TypeError(
+                f"{where} is {value!r:.40} ({type(value).__name__}); cells are the integers 0 (empty), 1 and 2 "
+                f"(a player's stone){nested}"
+            )
+        if value not in (0, 1, 2):
+            raise ValueError(f"{where} is {value!r}; a cell is 0 (empty), 1 or 2 (a player's stone)")
+    return np.array([int(value) for value in raw], dtype=np.int64)
+
+
 def read_kaggle_position(observation: Any, configuration: Any) -> Board:
     """The position of a Kaggle ConnectX call, checked: the board, its rules and the player to move.
 
@@ -106,31 +145,15 @@ def read_kaggle_position(observation: Any, configuration: Any) -> Board:
 
     Raises:
         TypeError: an observation or configuration that is neither a dict nor an object, a board that is not a
-            list of integers, a mark or size that is not an integer. ValueError: a missing field, a board whose
-            length is not ``rows * columns``, a cell other than 0/1/2, a mark other than 1/2, stone counts that
-            do not give ``mark`` the move, a stone above an empty cell, or a game that is already over.
+            list, a cell that is not an integer (a float, a bool, a nested list: the index named), a mark or
+            size that is not an integer. ValueError: a missing field, a board whose length is not
+            ``rows * columns`` (or an array that is not flat), a cell other than 0/1/2, a mark other than 1/2,
+            stone counts that do not give ``mark`` the move, a stone above an empty cell, or a game that is
+            already over.
     """
     rules = read_kaggle_rules(configuration)
     mark = check_int("observation.mark", _field(observation, "mark", "observation"), 1, 2)
-    raw = _field(observation, "board", "observation")
-    if isinstance(raw, (str, bytes)) or not isinstance(raw, (Sequence, np.ndarray)):
-        raise TypeError(f"observation.board must be a list of integers, got {type(raw).__name__}")
-    cells = np.asarray(raw)
-    if cells.ndim != 1 or cells.size != rules.cells:
-        raise ValueError(
-            f"observation.board has {cells.size} cells (shape {cells.shape}); rows * columns = "
-            f"{rules.rows} * {rules.columns} = {rules.cells}"
-        )
-    if cells.size and not (np.issubdtype(cells.dtype, np.integer) or cells.dtype == object):
-        raise TypeError(f"observation.board must hold integers 0, 1 and 2, got {cells.dtype} values")
-    for index, value in enumerate(raw):
-        if isinstance(value, bool) or value not in (0, 1, 2):
-            row, column = divmod(index, rules.columns)
-            raise ValueError(
-                f"observation.board[{index}] (row {row} from the top, column {column}) is {value!r}; "
-                "a cell is 0 (empty), 1 or 2 (a player's stone)"
-            )
-    grid = cells.astype(np.int64).reshape(rules.rows, rules.columns)
+    grid = _read_cells(_field(observation, "board", "observation"), rules).reshape(rules.rows, rules.columns)
     bits = cell_bit_index(rules.rows, rules.columns)
     first = sum(1 << int(bit) for bit in bits[grid == 1])
     second = sum(1 << int(bit) for bit in bits[grid == 2])
@@ -273,13 +296,17 @@ class KaggleAgent:
         """The solver's column when it proves the position within ``_ENDGAME_SHARE`` of the move's time (the
         quickest win, the slowest loss); None when it would need more, or on a board past the compiled
         solver's 63 bits (there the plain-Python solver's nodes cost more, the more columns, than the rate its
-        node budget assumes: 100x100 took 3 s a move)."""
+        node budget assumes: 100x100 took 3 s a move). With more than :data:`ENDGAME_MAX_EMPTY` empty cells it
+        gets only 1,000 nodes, which prove shallow tactics alone, rather than a share it would spend in vain."""
         if board.rules.columns * board.rules.height > 63:
             return None
         solver = self._endgames.get(board.rules)
         if solver is None:  # searched, never looked up: the same play with or without the book extra
             solver = self._endgames[board.rules] = SolverAgent(board.rules, book=False, table_size=1 << 20)
-        solver.node_budget = endgame_node_budget(seconds, _compiled(solver, board.rules))
+        if board.rules.cells - board.ply > ENDGAME_MAX_EMPTY:  # too early to prove: only shallow tactics
+            solver.node_budget = _MIN_NODES
+        else:
+            solver.node_budget = endgame_node_budget(seconds, _compiled(solver, board.rules))
         try:
             return int(solver.best_columns(board, every=False)[0])
         except SolverBudgetExceeded:
@@ -304,6 +331,7 @@ class KaggleAgent:
         self, policy: Any, board: Board, planes: np.ndarray, mask: np.ndarray, seconds: float
     ) -> int | None:
         """The policy's column, with its search bounded by ``seconds``; None when it failed (MCTS plays)."""
+        seconds = max(_MIN_SECONDS, seconds)  # a slow first move (kernels compiled) may leave nothing
         if isinstance(policy, MCTSAgent):
             if self._spec is not None and ":" not in self._spec:
                 policy.playouts = None  # a bare "mcts": as many playouts as the move's time allows
@@ -346,8 +374,10 @@ def make_kaggle_agent(
         move_seconds: the most seconds a move may search (None: ``actTimeout`` less ``margin``).
         margin: seconds kept back from ``configuration.actTimeout``.
         endgame: before any policy but the solver moves, the exact solver gets a fifth of the move's time
-            (a node budget, the same on any machine) and plays when it proves the position: the quickest win,
-            else a draw, else the slowest loss. False: the policy plays every move itself.
+            (a node budget, the same on any machine; 1,000 nodes while more than :data:`ENDGAME_MAX_EMPTY`
+            cells are empty, too early to prove more than shallow tactics) and plays when it proves the
+            position: the quickest win, else a draw, else the slowest loss. False: the policy plays every move
+            itself.
 
     Returns:
         A :class:`KaggleAgent`. A time-bounded search (MCTS) is capped at the move's time (a bare ``"mcts"`` spec searches for all of it); the solver gets half

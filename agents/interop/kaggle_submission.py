@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 from connect4_agents._support.files import atomic_write
 from connect4_agents.interop.kaggle import make_kaggle_agent
 from connect4_env import __version__
-from connect4_env.policy import ENTRY_POINT_GROUP
+from connect4_env.policy import ENTRY_POINT_GROUP, policy_names
 
 __all__ = ["write_kaggle_submission", "submission_source"]
 
@@ -108,6 +108,30 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes) -> None:
     archive.writestr(info, data)
 
 
+# agents a submission cannot play on Kaggle, and why (make_kaggle_agent would build them, and every move would
+# fall back to MCTS)
+_UNPLAYABLE = {
+    "human": "a person at a terminal answers its moves, and Kaggle's runner has neither",
+    "text": "it asks a language-model function that the submission does not carry",
+}
+# how the refusal shows each allowed agent (plain names need no value)
+_ALLOWED_FORMS = {
+    "qlearning": "qlearning:<table.npz>",
+    "sb3": "sb3:<model.zip>",
+    "alphazero": "alphazero[:<model.zip>][:<simulations>]",
+    "mcts": "mcts[:<playouts>|:<seconds>s]",
+}
+
+
+def _carried_agents() -> dict[str, str]:
+    """Our agents' names and entry points (``connect4_agents.``...): those whose code a submission carries."""
+    return {
+        point.name: point.value
+        for point in entry_points(group=ENTRY_POINT_GROUP)
+        if point.value.startswith("connect4_agents.")
+    }
+
+
 def submission_source(
     spec: str, *, move_seconds: float | None = None, seed: int | None = None, endgame: bool = True
 ) -> str:
@@ -118,12 +142,22 @@ def submission_source(
     :func:`connect4_agents.interop.kaggle.make_kaggle_agent`.
 
     Raises:
-        TypeError / ValueError: an unknown or malformed spec, or a file the spec's agent cannot read.
-        OSError: a file the spec names cannot be read.
+        TypeError / ValueError: an unknown or malformed spec, or a file the spec's agent cannot read; an agent
+            a submission cannot play (``human``, ``text:...``, one registered by another package: the message
+            lists those it can). OSError: a file the spec names cannot be read.
     """
+    if not isinstance(spec, str):
+        raise TypeError(
+            f"a submission plays an agent spec such as 'mcts', got {spec!r:.80} ({type(spec).__name__})"
+        )
+    name, _, value = spec.partition(":")
+    ours = _carried_agents()
+    if name in _UNPLAYABLE or (name in policy_names() and name not in ours):
+        reason = _UNPLAYABLE.get(name, "its code is not ours, so the submission does not carry it")
+        allowed = ", ".join(_ALLOWED_FORMS.get(n, n) for n in sorted(ours) if n not in _UNPLAYABLE)
+        raise ValueError(f"a Kaggle submission cannot play {spec!r}: {reason}; allowed: {allowed}")
     # the spec (its file read) and the options are checked before anything is written
     make_kaggle_agent(spec, move_seconds=move_seconds, seed=seed, endgame=endgame)
-    name, _, value = spec.partition(":")
     carried, suffix = value, ""  # the file the spec names, and what follows it in the spec
     if name == "alphazero":
         from connect4_agents.alphazero.agent import SHIPPED_MODEL, spec_parts  # torch: loaded already
@@ -145,11 +179,6 @@ def submission_source(
         if extra is not None:
             _add(archive, *extra)
     payload = base64.b64encode(buffer.getvalue()).decode("ascii")
-    ours = {
-        point.name: point.value
-        for point in entry_points(group=ENTRY_POINT_GROUP)
-        if point.value.startswith("connect4_agents.")
-    }
     options: dict[str, Any] = {
         key: value for key, value in (("move_seconds", move_seconds), ("seed", seed)) if value is not None
     }

@@ -127,6 +127,12 @@ BAD = [
     ({"board": [0] * 42, "mark": 1}, {**CONFIG, "inarow": 0}, ValueError, "configuration.inarow"),
     ({"board": [0] * 42, "mark": 1}, {**CONFIG, "actTimeout": -1}, ValueError, "configuration.actTimeout"),
     ({"board": [0] * 35 + [1, 1, 1, 1, 2, 2, 2], "mark": 2}, CONFIG, ValueError, "the game"),
+    # ragged or nested boards: numpy's "inhomogeneous shape" before
+    ({"board": [0] * 41 + [[0]], "mark": 1}, CONFIG, TypeError, r"board\[41\] .* is \[0\] \(list\).* flat"),
+    ({"board": [[0] * 7] * 5 + [[0] * 6], "mark": 1}, CONFIG, ValueError, r"6 cells \(a list of rows\?\)"),
+    ({"board": np.zeros((6, 7), int), "mark": 1}, CONFIG, ValueError, r"array of shape \(6, 7\); connectx"),
+    ({"board": [0] * 41 + [None], "mark": 1}, CONFIG, TypeError, r"board\[41\] .* is None \(NoneType\)"),
+    ({"board": [0] * 41 + [True], "mark": 1}, CONFIG, TypeError, r"board\[41\] .* is True \(bool\)"),
 ]
 
 
@@ -420,3 +426,66 @@ def test_a_huge_or_endless_act_timeout_is_bounded_or_named() -> None:
         agent.budget({**CONFIG, "actTimeout": 10**400})
     with pytest.raises(ValueError, match="actTimeout"):
         agent.budget({**CONFIG, "actTimeout": float("nan")})
+
+
+def test_a_submission_refuses_human_and_text_and_names_what_it_can_play(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``human`` waits for a terminal and ``text:`` for a language model: on Kaggle every move would fall back."""
+    for spec in ("human", "text", "text:json:dumps"):
+        assert command.main([spec, "-o", str(tmp_path / "main.py")]) == 2
+        error = capsys.readouterr().err.strip()
+        assert f"a Kaggle submission cannot play {spec!r}" in error and len(error.splitlines()) == 1
+        assert (
+            "allowed: alphazero" in error and "random" in error and "human" not in error.split("allowed")[1]
+        )
+        assert not (tmp_path / "main.py").exists()
+    with pytest.raises(TypeError, match="agent spec such as 'mcts'"):
+        write_kaggle_submission(Stubborn(), tmp_path / "main.py")  # type: ignore[arg-type]
+    path = write_kaggle_submission("random", tmp_path / "main.py", seed=0)  # weak, but it plays
+    assert run_submission(BLOCKED_RUN, path)["column"] in range(7)
+
+
+def test_the_endgame_solver_is_not_given_a_share_it_cannot_use_on_an_early_board() -> None:
+    """Without the book an early 6x7 position is never proved in a fifth of a move: the attempt spent 0.27 s
+    of Kaggle's 1.6 s on each early move. Above ENDGAME_MAX_EMPTY empty cells it now gets 1,000 nodes (the
+    shallow tactics it can still prove); from there on, its share."""
+    from connect4_agents.interop.kaggle import ENDGAME_MAX_EMPTY, _compiled, endgame_node_budget
+
+    agent = make_kaggle_agent(Stubborn(), move_seconds=1.6)
+    agent({"board": kaggle_board(EARLY), "mark": 2}, CONFIG)  # warm: the kernels load
+    solver = next(iter(agent._endgames.values()))
+    start = time.perf_counter()
+    assert agent({"board": [0] * 42, "mark": 1}, CONFIG) == 0 and agent.endgame_moves == 0
+    assert solver.node_budget == 1000 and time.perf_counter() - start < 0.15  # it was 0.27 s or more
+    open_two = """
+. . . . . . .
+. . . . . . .
+. . . . . . .
+. . . . . . .
+. . O O . . .
+. . X X . . .
+"""  # 38 empty cells; X to move wins by making an open three (column 1 or 4): 1,000 nodes prove it
+    assert agent({"board": kaggle_board(open_two), "mark": 1}, CONFIG) in (1, 4) and agent.endgame_moves == 1
+    six_stones = """
+. . . . . . .
+. . . . . . .
+. . . . . . .
+. . . O . . .
+. . . X O . .
+. . X O X . .
+"""
+    assert ENDGAME_MAX_EMPTY == 42 - 6
+    agent({"board": kaggle_board(six_stones), "mark": 1}, CONFIG)
+    assert solver.node_budget == endgame_node_budget(1.6, _compiled(solver, solver.rules)) > 100_000
+
+
+def test_a_policy_left_no_time_still_searches_the_least_time() -> None:
+    """A slow first move (kernels compiled) could leave a negative time: MCTS refused it and a fallback moved."""
+    agent = make_kaggle_agent("mcts", seed=0)
+    board = Board.from_ascii(EARLY)
+    policy = agent.policy_for(board.rules)
+    from connect4_env.encoding import action_mask, observation_planes
+
+    column = agent._ask(policy, board, observation_planes(board), action_mask(board), -1.5)
+    assert column in board.legal_moves() and policy.time_limit == pytest.approx(0.05)
