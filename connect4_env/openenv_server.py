@@ -253,14 +253,23 @@ def serve(
     ``port=0`` picks a free port; ``on_ready(url)`` is called with the address once the socket is bound.
 
     Raises:
-        OSError: the address cannot be bound. TypeError, ValueError: bad app arguments.
+        OSError: the address cannot be bound (a host name that does not resolve is named). TypeError: ``host``
+            is not a str; bad app arguments. ValueError: bad app arguments.
     """
+    if not isinstance(host, str):
+        raise TypeError(f"host must be a str such as '127.0.0.1', got {host!r:.80} ({type(host).__name__})")
     app = create_app(max_body_bytes=max_body_bytes, **app_kwargs)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((host, port))
+        try:
+            sock.bind((host, port))
+        except socket.gaierror as error:  # a name the resolver does not know: say which
+            raise OSError(
+                f"cannot listen on host {host!r}: {error.strerror} (name a local address such as 127.0.0.1, or "
+                "0.0.0.0 for every interface)"
+            ) from None
         sock.listen(128)  # connections made from now on wait in the backlog until uvicorn accepts them
         bound_port = sock.getsockname()[1]
         config = uvicorn.Config(app, log_level=log_level, ws_max_size=max_body_bytes, lifespan="on")

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
+import unicodedata
 from collections.abc import Callable
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from connect4_env.core import Rules, check_rules
@@ -158,7 +161,9 @@ def policy_from_spec(spec: str, seed: int | None = None, rules: Rules | None = N
     that take one.
 
     Raises:
-        TypeError: ``spec`` is not a string. ValueError: an unknown name, a value the policy cannot take, or a
+        TypeError: ``spec`` is not a string. ValueError: an unknown name, a value missing where the policy
+            needs one or that it cannot take (the message shows the spec's forms, such as
+            ``text:<module>:<function>``), a number written with digits other than ASCII 0-9 (``mcts:٥``), or a
             policy that cannot play ``rules``.
     """
     if not isinstance(spec, str):
@@ -173,7 +178,10 @@ def policy_from_spec(spec: str, seed: int | None = None, rules: Rules | None = N
         if not callable(from_spec):
             raise ValueError(f"agent spec {spec!r}: {name!r} takes no ':value'")
         if not value:
-            raise ValueError(f"agent spec {spec!r}: the value after ':' is empty")
+            raise ValueError(
+                f"agent spec {spec!r}: the value after ':' is empty; write {_spec_forms(name, factory)}"
+            )
+        _check_ascii_digits(spec, value)
         policy = from_spec(value, **kwargs)
     else:
         try:
@@ -182,9 +190,49 @@ def policy_from_spec(spec: str, seed: int | None = None, rules: Rules | None = N
             if not _needs_value(factory) or "required" not in str(error):
                 raise
             raise ValueError(
-                f"agent spec {spec!r} needs a value after ':' (the policy has no default), e.g. {name}:..."
+                f"agent spec {spec!r} needs a value after ':' (the policy has no default): write "
+                f"{_spec_forms(name, factory)}"
             ) from None
     return policy if rules is None else bind_policy(policy, rules)
+
+
+def _spec_forms(name: str, factory: Callable[..., Any]) -> str:
+    """The spec forms ``factory.from_spec``'s docstring shows (``text:<module>:<function>``), or
+    ``name:<value>``: what to write when a spec's value is missing."""
+    doc = inspect.getdoc(getattr(factory, "from_spec", None)) or ""
+    forms = list(dict.fromkeys(re.findall(r'``"?(' + re.escape(name) + r':[^`"\s]+)"?``', doc)))
+    placeholders = [form for form in forms if "<" in form]  # forms, not examples such as mcts:0.1s
+    return " or ".join(placeholders or forms) or f"{name}:<value>"
+
+
+def _check_ascii_digits(spec: str, value: str) -> None:
+    """Refuse a number in a spec's value written with digits other than ASCII 0-9 (``mcts:٥``, Arabic-Indic
+    five, or full-width ``５``), which Python's ``int`` and ``float`` would read as 5; a value that names an
+    existing file is left alone, whatever its name.
+
+    Raises:
+        ValueError: a ``:``-separated part of ``value`` holds a non-ASCII digit, or reads as a number only
+            thanks to non-ASCII characters (Unicode spaces around it).
+    """
+    if value.isascii() or Path(value).exists():
+        return
+    head, _, tail = value.rpartition(":")
+    parts = [tail] if head and Path(head).exists() else value.split(":")
+    for part in parts:
+        if part.isascii():
+            continue
+        digits = [c for c in part if c.isdigit() and not c.isascii()]
+        try:
+            float(part[:-1] if part.endswith("s") else part)
+            number = True
+        except ValueError:
+            number = False
+        if digits or number:
+            shown = ", ".join(f"{c!r} ({unicodedata.name(c, 'unnamed')})" for c in dict.fromkeys(digits))
+            raise ValueError(
+                f"agent spec {spec!r}: {part!r} holds {shown or 'characters other than ASCII'}; write the "
+                "numbers in a spec with the ASCII digits 0-9 alone"
+            )
 
 
 def _needs_value(factory: Callable[..., Any]) -> bool:
@@ -232,8 +280,10 @@ def resolve_opponent(
             if opponent_kwargs:
                 raise ValueError("opponent_kwargs cannot be combined with an agent spec such as 'mcts:200'")
             policy = policy_from_spec(opponent)
-        else:
-            policy = make_policy(opponent, **(opponent_kwargs or {}))
+        elif opponent_kwargs:
+            policy = make_policy(opponent, **opponent_kwargs)
+        else:  # a bare name is a spec too: one that needs its value ("text") says what to write
+            policy = policy_from_spec(opponent)
     elif callable(getattr(opponent, "act", None)):
         if opponent_kwargs:
             raise ValueError("opponent_kwargs only apply when opponent is given by name")

@@ -17,9 +17,14 @@ require("stable_baselines3", "train", "the SB3 VecEnv (make_sb3_vec_env)")
 
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
 
+from connect4_env.gym_env import check_match_settings  # noqa: E402
+from connect4_env.policy import resolve_opponent  # noqa: E402
 from connect4_env.vector_env import Connect4VectorEnv  # noqa: E402
 
 __all__ = ["Connect4SB3VecEnv", "make_sb3_vec_env"]
+
+# what set_attr may change: the settings the batched env reads at each step or reset (checked as at construction)
+_SETTABLE = ("opponent", "agent_first", "illegal_action", "copy")
 
 
 class Connect4SB3VecEnv(VecEnv):
@@ -155,8 +160,43 @@ class Connect4SB3VecEnv(VecEnv):
         return [getattr(self.venv, attr_name)] * len(self._indices(indices))
 
     def set_attr(self, attr_name: str, value: Any, indices: None | int | Iterable[int] = None) -> None:
-        self._indices(indices)  # checked, though the games share their settings
-        setattr(self.venv, attr_name, value)
+        """Change a setting of every game, checked as the constructor checks it: ``opponent`` (a spec such
+        as ``"mcts:50"``, a registered name or an object with ``act``, bound to the env's rules: self-play
+        curricula swap it), ``agent_first`` (for the games started from now on), ``illegal_action`` or ``copy``.
+
+        The games share one batched env, so a setting is for all of them: ``indices`` must be None or name
+        every game. Other attributes cannot be set (SB3's ``DummyVecEnv`` would write any name onto each env;
+        here a new name would change nothing and ``rules``, ``num_envs`` or the spaces would break the env).
+
+        Raises:
+            TypeError: ``attr_name`` is not a str; a value of the wrong type (the setting's own check).
+            AttributeError: an attribute that cannot be set (the message lists those that can).
+            ValueError: ``indices`` out of range or naming only some of the games; a value out of range.
+            Nothing is changed then.
+        """
+        if not isinstance(attr_name, str):
+            raise TypeError(f"attr_name must be a str, got {attr_name!r:.80} ({type(attr_name).__name__})")
+        chosen = self._indices(indices)
+        if attr_name not in _SETTABLE:
+            raise AttributeError(
+                f"Connect4SB3VecEnv cannot set {attr_name!r}; settable: {', '.join(_SETTABLE)} (the rest is "
+                "fixed at construction: make a new env)"
+            )
+        if sorted(set(chosen)) != list(range(self.num_envs)):
+            raise ValueError(
+                f"set_attr({attr_name!r}) with indices={chosen}: the {self.num_envs} games share their "
+                "settings, so a setting is for every game; pass indices=None"
+            )
+        venv = self.venv
+        if attr_name == "opponent":
+            value = resolve_opponent(value, None, venv.rules)
+        elif attr_name == "agent_first":
+            check_match_settings(value, venv.illegal_action)
+        elif attr_name == "illegal_action":
+            check_match_settings(venv.agent_first, value)
+        else:
+            value = check_bool(attr_name, value)
+        setattr(venv, attr_name, value)
 
     def env_method(
         self,

@@ -79,12 +79,18 @@ def load_model(path: str | os.PathLike[str]) -> ModelFile:
     """Read a model written by :func:`save_model`.
 
     Raises:
-        ValueError: not a model zip, another format or version, bad metadata, weights that are not a plain
-            state dict of tensors or do not fit the network described. OSError: the file cannot be read.
+        ValueError: a folder, not a model zip, another format or version (a version that is not an integer,
+            such as ``true``, included), bad metadata, weights that are not a plain state dict of tensors or do
+            not fit the network described. OSError: the file cannot be read.
         TypeError: ``path`` is not a path (a str or os.PathLike).
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"a model file path must be a str or os.PathLike, got {type(path).__name__}")
+    if os.path.isdir(path):  # zipfile would say only "[Errno 21] Is a directory"
+        raise ValueError(
+            f"{path} is a folder; an AlphaZero model is a .zip file (written by save_model or connect4 "
+            "train-alphazero)"
+        )
     try:
         archive = zipfile.ZipFile(path)
     except zipfile.BadZipFile:
@@ -94,12 +100,14 @@ def load_model(path: str | os.PathLike[str]) -> ModelFile:
             metadata = parse_json(_member(archive, "model.json", _MAX_METADATA, path), "model.json")
         except ValueError as error:
             raise ValueError(f"{path}: model.json is not JSON ({error})") from None
-        if (
-            not isinstance(metadata, dict)
-            or metadata.get("format") != FORMAT
-            or metadata.get("version") != VERSION
-        ):
+        if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
             raise ValueError(f"{path}: not an AlphaZero model of format {FORMAT!r} version {VERSION}")
+        version = metadata.get("version")
+        if type(version) is not int or version != VERSION:  # true or 1.0 are not version 1 (True == 1)
+            raise ValueError(
+                f"{path}: an AlphaZero model of version {version!r}; this version reads version {VERSION} "
+                "(an integer)"
+            )
         try:
             missing = [k for k in ("rows", "columns", "win_length") if k not in metadata]
             if missing:

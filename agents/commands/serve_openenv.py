@@ -13,7 +13,9 @@ to --max-sessions (idle ones dropped after --session-timeout seconds). Ctrl-C or
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import math
+import re
 
 from connect4_agents._support.cli import command_parser, positive_int, run_cli
 from connect4_agents._support.extras import require
@@ -32,12 +34,29 @@ def _port(text: str) -> int:
     return value
 
 
+_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)\Z")
+
+
+def _is_host(text: str) -> bool:
+    """Whether ``text`` can name an address to listen on, by its spelling alone (nothing is looked up): an
+    IPv4 or IPv6 address, or a host name of ASCII letters, digits and hyphens in dot-separated labels of at
+    most 63 characters (RFC 1123), whose last label is not all digits (``999.1.1.1`` is no address)."""
+    try:
+        ipaddress.ip_address(text)
+        return True
+    except ValueError:
+        pass
+    labels = text[:-1].split(".") if text.endswith(".") else text.split(".")
+    return 0 < len(text) <= 253 and all(_LABEL.match(label) for label in labels) and not labels[-1].isdigit()
+
+
 def _host(text: str) -> str:
-    """An address to listen on, for argparse: not empty (an empty host listens on every interface; to do
-    that on purpose, say ``--host 0.0.0.0``) and without spaces."""
-    if not text.strip() or any(c.isspace() for c in text):
+    """An address to listen on, for argparse: an IP address or a host name (see :func:`_is_host`); not empty
+    (an empty host listens on every interface; to do that on purpose, say ``--host 0.0.0.0``)."""
+    if not _is_host(text):
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not an address: name one such as 127.0.0.1 (local only) or 0.0.0.0 (every interface)"
+            f"{text[:80]!r} is not an address: name an IP address such as 127.0.0.1 (local only) or 0.0.0.0 "
+            "(every interface), or a host name of letters, digits, hyphens and dots (localhost)"
         )
     return text
 

@@ -108,33 +108,46 @@ def save_qtable(
     )
 
 
-def _header(member: IO[bytes]) -> tuple[tuple[int, ...], bool, np.dtype]:
-    version = np.lib.format.read_magic(member)
-    if version == (1, 0):
-        return np.lib.format.read_array_header_1_0(member, max_header_size=10_000)
-    if version == (2, 0):
-        return np.lib.format.read_array_header_2_0(member, max_header_size=10_000)
-    raise ValueError(f"npy format version {version} is not supported")
+def _header(member: IO[bytes], name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """The shape, order and dtype in the ``.npy`` header of the member ``name``.
+
+    Raises:
+        ValueError: the header is damaged or cut short (named; numpy's own words kept after it).
+    """
+    try:
+        version = np.lib.format.read_magic(member)
+        if version == (1, 0):
+            return np.lib.format.read_array_header_1_0(member, max_header_size=10_000)
+        if version == (2, 0):
+            return np.lib.format.read_array_header_2_0(member, max_header_size=10_000)
+    except ValueError as error:  # numpy's "EOF: reading array header, expected 118 bytes got 58", ...
+        raise ValueError(
+            f"{name} is damaged or truncated: its array header cannot be read ({error})"
+        ) from None
+    raise ValueError(f"{name}: npy format version {version} is not supported")
 
 
 def _read(archive: zipfile.ZipFile, name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     with archive.open(name) as member:
-        found_shape, fortran, found_dtype = _header(member)
+        found_shape, fortran, found_dtype = _header(member, name)
         if found_shape != shape or found_dtype != dtype or fortran:
             raise ValueError(
                 f"array {name[:-4]!r} is {found_dtype} {found_shape}{' (Fortran order)' if fortran else ''}; "
                 f"expected {dtype} {shape}"
             )
-        data = member.read(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)
-    array = np.frombuffer(data, dtype=dtype)
-    if array.size != int(np.prod(shape, dtype=np.int64)):
-        raise ValueError(f"array {name[:-4]!r} is truncated")
-    return array.reshape(shape)
+        expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        data = member.read(expected)
+    if len(data) != expected:  # checked before numpy reads it: a cut mid-value is numpy's "buffer size" error
+        raise ValueError(
+            f"{name} is damaged or truncated: its array {name[:-4]!r} ({dtype} {shape}) needs {expected:,} bytes "
+            f"of data, the file holds {len(data):,}"
+        )
+    return np.frombuffer(data, dtype=dtype).reshape(shape)
 
 
 def _peek(archive: zipfile.ZipFile, name: str) -> tuple[tuple[int, ...], np.dtype]:
     with archive.open(name) as member:
-        shape, fortran, dtype = _header(member)
+        shape, fortran, dtype = _header(member, name)
     if fortran:
         raise ValueError(f"array {name[:-4]!r} is stored in Fortran order")
     return shape, dtype
@@ -160,7 +173,8 @@ def load_qtable(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
     max_bytes = check_int("max_bytes", max_bytes, 1)
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no Q-table file at {path}")
+        folder = " (a folder; a Q-table is a .npz file)" if path.is_dir() else ""
+        raise FileNotFoundError(f"no Q-table file at {path}{folder}")
     try:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
@@ -247,8 +261,11 @@ def _check_meta(meta: Any) -> tuple[Rules, int]:
     if not isinstance(meta, dict) or meta.get("format") != FILE_FORMAT:
         tag = meta.get("format") if isinstance(meta, dict) else None
         raise ValueError(f"not a Q-table file (format tag {tag!r})")
-    if meta.get("version") != FILE_VERSION:
-        raise ValueError(f"Q-table format version {meta.get('version')!r}; this version reads {FILE_VERSION}")
+    version = meta.get("version")
+    if type(version) is not int or version != FILE_VERSION:  # true or 1.0 are not version 1 (True == 1)
+        raise ValueError(
+            f"Q-table format version {version!r}; this version reads version {FILE_VERSION} (an integer)"
+        )
     try:
         rules = Rules(meta["rows"], meta["columns"], meta["win_length"])
         states = check_int("states", meta["states"], 0)
