@@ -298,9 +298,8 @@ def check_rules(rules: object, default: Rules | None = _REQUIRED) -> Rules | Non
     if not isinstance(rules, Rules):
         hint = ""
         if isinstance(rules, int) and not isinstance(rules, bool):  # an old win_length=, or a size
-            hint = (
-                "; a number alone names no board: Rules(rows, columns, win_length), e.g. Rules(win_length=5)"
-            )
+            example = f", e.g. rules=Rules(win_length={rules})" if 2 <= rules <= 1000 else ""
+            hint = f"; a number alone names no board: pass rules=Rules(rows, columns, win_length){example}"
         raise TypeError(
             f"rules must be a connect4_env.Rules{' or None' if optional else ''}, got {short_repr(rules)} "
             f"({type(rules).__name__}){hint}"
