@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from extras import importorskip
+from extras import importorskip, needs
 
 from connect4_env.core import Rules
 from connect4_env.policy import policy_from_spec, resolve_opponent
@@ -185,7 +185,7 @@ def test_a_bare_name_that_needs_a_value_says_which_forms_it_takes() -> None:
         ("mcts:\u0665", "ARABIC-INDIC DIGIT FIVE"),  # int() reads it as 5
         ("mcts:\uff15", "FULLWIDTH DIGIT FIVE"),
         ("mcts:0.\u0665s", "ARABIC-INDIC DIGIT FIVE"),
-        ("alphazero:\u0665", "ARABIC-INDIC DIGIT FIVE"),
+        pytest.param("alphazero:\u0665", "ARABIC-INDIC DIGIT FIVE", marks=needs("train", "torch")),
         ("mcts:\u00b2", "SUPERSCRIPT TWO"),
         ("mcts:5\u2003", "characters other than ASCII"),  # an em space, which int() strips
     ],

