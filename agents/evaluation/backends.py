@@ -26,6 +26,7 @@ import signal
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from connect4_agents._support.extras import require
@@ -204,6 +205,13 @@ class WorkerPool:
                 signal.raise_signal(number)
             for future in as_completed(futures):
                 finished(*future.result())
+        except BrokenProcessPool as error:
+            self.close(terminate=True)
+            raise BrokenProcessPool(
+                "a worker process ended abruptly: killed by a signal, out of memory, or unable to start (a "
+                "spawned worker imports the main script first, which a script read from standard input does "
+                f"not allow: run it from a file); {error}"
+            ) from error
         except BaseException:
             self.close(terminate=True)
             raise

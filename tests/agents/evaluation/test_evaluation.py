@@ -362,10 +362,27 @@ def test_a_worker_that_dies_ends_the_call_with_an_error_not_a_hang():
     with WorkerPool(2) as pool:
         assert run_batches(_die_on_negative, [1, 2, 3], workers=2, pool=pool) == [1, 2, 3]
         old = pool.pids
-        with pytest.raises(BrokenProcessPool):
+        with pytest.raises(BrokenProcessPool, match="a worker process ended abruptly: killed by a signal"):
             run_batches(_die_on_negative, [1, -1, 2, 3], workers=2, pool=pool)
         assert pool.pids == [] and not any(_alive(pid) for pid in old)
         assert run_batches(_die_on_negative, [4, 5], workers=2, pool=pool) == [4, 5]  # a fresh pool
+
+
+@pytest.mark.slow  # two spawned workers that fail to start: make test-slow (CI runs it)
+def test_a_pool_started_from_a_script_on_stdin_ends_with_a_clear_error():
+    """A spawned worker re-imports the main script, which ``python - <<EOF`` has not got: multiprocessing.Pool
+    respawned the failing workers for ever; the pool now ends the call and says why it may have happened."""
+    import subprocess
+    import sys
+
+    script = "from connect4_agents.evaluation.backends import run_batches\nrun_batches(abs, [1, 2, 3], workers=2)\n"
+    done = subprocess.run(
+        [sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120, cwd=os.getcwd()
+    )
+    assert done.returncode == 1
+    assert "BrokenProcessPool" in done.stderr and "read from standard input" in done.stderr, done.stderr[
+        -2000:
+    ]
 
 
 def test_random_agent_reset_is_seeded():
