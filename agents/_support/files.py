@@ -19,6 +19,7 @@ __all__ = [
     "atomic_write",
     "atomic_write_json",
     "check_file_target",
+    "is_version",
     "read_json_lines",
     "read_text_limited",
     "read_zip_member",
@@ -59,6 +60,12 @@ def _remove_stale_temporaries(path: Path) -> None:
         pid = candidate.name[len(prefix) :].split(".", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not _process_alive(int(pid)):
             candidate.unlink(missing_ok=True)
+
+
+def is_version(value: object, expected: int) -> bool:
+    """Whether a file's ``"version"`` field is the integer ``expected``: JSON's ``true`` and ``1.0`` equal 1
+    in Python, and are not a version."""
+    return type(value) is int and value == expected
 
 
 def check_file_target(what: str, path: object) -> Path:

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from connect4_agents._support.files import atomic_write, parse_json, read_zip_member
+from connect4_agents._support.files import atomic_write, is_version, parse_json, read_zip_member
 from connect4_agents.alphazero.config import MAX_BLOCKS, MAX_CHANNELS
 from connect4_agents.alphazero.network import PolicyValueNet
 from connect4_env.core import Rules
@@ -103,7 +103,7 @@ def load_model(path: str | os.PathLike[str]) -> ModelFile:
         if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
             raise ValueError(f"{path}: not an AlphaZero model of format {FORMAT!r} version {VERSION}")
         version = metadata.get("version")
-        if type(version) is not int or version != VERSION:  # true or 1.0 are not version 1 (True == 1)
+        if not is_version(version, VERSION):
             raise ValueError(
                 f"{path}: an AlphaZero model of version {version!r}; this version reads version {VERSION} "
                 "(an integer)"

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from connect4_agents._support.files import atomic_write, read_json_lines
+from connect4_agents._support.files import atomic_write, is_version, read_json_lines
 from connect4_env.core import Board, IllegalMoveError, Rules
 
 __all__ = [
@@ -183,8 +183,7 @@ class GameLog:
         if not isinstance(data, dict):
             raise ValueError(f"a game record must be a JSON object, got {type(data).__name__}")
         version = data.get("version")
-        # type(...) is int: JSON's true (and 1.0) equal 1 in Python, and are not a version
-        if data.get("format") != FORMAT or type(version) is not int or version != VERSION:
+        if data.get("format") != FORMAT or not is_version(version, VERSION):
             raise ValueError(
                 f"not a game record of this version: format {data.get('format')!r}, version "
                 f"{version!r} (expected {FORMAT!r}, {VERSION})"

@@ -25,7 +25,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from connect4_agents._support.files import atomic_write, parse_json
+from connect4_agents._support.files import atomic_write, is_version, parse_json
 from connect4_env.core import Rules
 from connect4_env.validation import check_int
 
@@ -262,7 +262,7 @@ def _check_meta(meta: Any) -> tuple[Rules, int]:
         tag = meta.get("format") if isinstance(meta, dict) else None
         raise ValueError(f"not a Q-table file (format tag {tag!r})")
     version = meta.get("version")
-    if type(version) is not int or version != FILE_VERSION:  # true or 1.0 are not version 1 (True == 1)
+    if not is_version(version, FILE_VERSION):
         raise ValueError(
             f"Q-table format version {version!r}; this version reads version {FILE_VERSION} (an integer)"
         )
