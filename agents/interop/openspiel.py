@@ -54,7 +54,7 @@ class OpenSpielPolicy:
     def __init__(self, bot: Any, *, game: str | Any = "connect_four", rules: Rules | None = None) -> None:
         if not isinstance(bot, pyspiel.Bot):
             raise TypeError(f"bot must be a pyspiel.Bot, got {type(bot).__name__}")
-        _check_rules(rules)
+        check_rules(rules, None)
         if isinstance(game, str):
             load_openspiel_game(Rules(), game=game)  # check the name now, not at the first move
         elif not isinstance(game, pyspiel.Game):
@@ -109,11 +109,6 @@ class OpenSpielPolicy:
         return column
 
 
-def _check_rules(rules: object) -> None:
-    """Raise TypeError unless ``rules`` is None or a :class:`Rules`."""
-    check_rules(rules, None)
-
-
 def openspiel_mcts(
     simulations: int = 1000,
     *,
@@ -148,8 +143,7 @@ def openspiel_mcts(
         seed = check_int("seed", seed, 0, 2**32 - 1)  # numpy's RandomState range
     uct_c = check_number("uct_c", uct_c, 0.0)
     check_bool("solve", solve)
-    _check_rules(rules)
-    rules = Rules() if rules is None else rules
+    rules = check_rules(rules, None) or Rules()
     spiel_game = load_openspiel_game(rules, game=game)
     rng = np.random.RandomState(seed)
     bot = mcts.MCTSBot(

@@ -60,7 +60,6 @@ DEFAULT_MAX_NODES = DEFAULT_TREE_CAPACITY  # the constant's name before tree_cap
 MAX_TREE_CAPACITY = (1 << 31) - 1  # node indices are int32
 MAX_PLAYOUTS = 1 << 62  # playout counters are int64
 _LOADED_GEOMETRIES: set[int] = set()  # geometry-tuple lengths the compiled UCT kernel has been called with
-# a proven value for the player who moved into a node (0 loss, 1 draw, 2 win), in words
 MAX_TIME_LIMIT = 7 * 24 * 3600.0  # a week a move: a typed 1e30 s is a mistake, not a search
 
 
