@@ -13,7 +13,7 @@ import operator
 from collections.abc import Callable
 from typing import Any, overload
 
-from connect4_env.validation import check_int
+from connect4_env.validation import check_int, shown_value
 
 __all__ = [
     "Rules",
@@ -38,12 +38,16 @@ def short_repr(value: object, limit: int = 80) -> str:
     """``repr(value)`` cut to about ``limit`` characters for error messages.
 
     An integer too long keeps its first and last digits and says how many there are
-    (``10**400`` gives ``'100000000000...000000000000 (401 digits)'``); anything else keeps its start.
+    (``10**400`` gives ``'100000000000...000000000000 (401 digits)'``; past the 4,300 digits Python prints,
+    its size in bits); anything else keeps its start.
 
     >>> short_repr(10**30, limit=20)
     '1000...0000 (31 digits)'
     """
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an integer past Python's 4,300 digits: repr() itself refuses
+        return shown_value(value)
     if len(text) <= limit:
         return text
     if isinstance(value, int) and not isinstance(value, bool):

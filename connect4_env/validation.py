@@ -21,10 +21,11 @@ __all__ = [
     "check_name_list",
     "check_seed",
     "seeded_rng",
+    "shown_value",
 ]
 
 
-def _shown(value: object) -> str:
+def shown_value(value: object) -> str:
     """``repr(value)``, except for an integer too long to print in full (Python refuses past 4,300 digits)."""
     if isinstance(value, numbers.Integral) and int(value).bit_length() > 256:
         return f"an integer of {int(value).bit_length()} bits"
@@ -45,7 +46,9 @@ def check_int(name: str, value: object, minimum: int | None = None, maximum: int
         raise TypeError(f"{name} must be an integer{_range_text(minimum, maximum)}, got {_describe(value)}")
     result = int(value)
     if (minimum is not None and result < minimum) or (maximum is not None and result > maximum):
-        raise ValueError(f"{name} must be an integer{_range_text(minimum, maximum)}, got {_shown(result)}")
+        raise ValueError(
+            f"{name} must be an integer{_range_text(minimum, maximum)}, got {shown_value(result)}"
+        )
     return result
 
 
@@ -70,7 +73,7 @@ def check_number(
     try:
         result = float(value)
     except OverflowError:  # an int past float's range (10**400)
-        raise ValueError(f"{name} must be {allowed}, got {_shown(value)}") from None
+        raise ValueError(f"{name} must be {allowed}, got {shown_value(value)}") from None
     if not math.isfinite(result):
         raise ValueError(f"{name} must be {allowed}, got {value!r}")
     if minimum is not None and (result < minimum or (above_minimum and result == minimum)):
