@@ -172,14 +172,25 @@ class Connect4VectorEnv(VectorEnv):
         self._has_reset = False
 
     # -- helpers -------------------------------------------------------------------------------------------
-    def _play(self, index: np.ndarray, columns: np.ndarray, plane: int) -> tuple[np.ndarray, np.ndarray]:
-        """Play ``columns`` in the listed games for the learner (plane 0) or the opponent (plane 1)."""
+    def _play(
+        self, index: np.ndarray, columns: np.ndarray, plane: int, journal: list
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Play ``columns`` in the listed games for the learner (plane 0) or the opponent (plane 1).
+
+        The moves go into ``journal`` before they are played, with each game's ply before them: a rollback
+        takes back just the moves that were made, even when Ctrl-C lands between the entry and the move (a
+        move journaled after it was played could be missed; one journaled before, undone though never made).
+        """
+        journal.append((index, columns, plane, self.boards.ply[index]))
         won, full = self.boards.play(index, columns)
         rows = self.rules.rows - self.boards.heights[index, columns]
         self._obs[index, rows, columns, plane] = 1
         return won, full
 
-    def _undo(self, index: np.ndarray, columns: np.ndarray, plane: int) -> None:
+    def _undo(self, index: np.ndarray, columns: np.ndarray, plane: int, ply: np.ndarray) -> None:
+        """Take back the moves :meth:`_play` journaled, in the games where they were made (past ``ply``)."""
+        made = self.boards.ply[index] > ply
+        index, columns = index[made], columns[made]
         rows = self.rules.rows - self.boards.heights[index, columns]
         self._obs[index, rows, columns, plane] = 0
         self.boards.undo(index, columns)
@@ -193,8 +204,7 @@ class Connect4VectorEnv(VectorEnv):
             self.boards.legal(index),
             index,
         )
-        journal.append((index, columns, 1))
-        return self._play(index, columns, 1)
+        return self._play(index, columns, 1, journal)
 
     def _reset_games(self, index: np.ndarray, journal: list) -> None:
         if index.size == 0:
@@ -231,8 +241,8 @@ class Connect4VectorEnv(VectorEnv):
             self._obs[index] = obs
             self.np_random.bit_generator.state = rng_state
             journal = journal[:mark]
-        for index, columns, plane in reversed(journal):
-            self._undo(index, columns, plane)
+        for index, columns, plane, ply in reversed(journal):
+            self._undo(index, columns, plane, ply)
 
     def _observations(self) -> np.ndarray:
         return self._obs.copy() if self.copy else self._obs
@@ -363,8 +373,7 @@ class Connect4VectorEnv(VectorEnv):
             moving = np.flatnonzero(active & ~full)
             if moving.size:
                 moved = actions[moving]
-                won, board_full = self._play(moving, moved, 0)
-                journal.append((moving, moved, 0))
+                won, board_full = self._play(moving, moved, 0, journal)
                 rewards[moving[won]] = 1.0
                 terminated[moving[won | board_full]] = True
                 replying = moving[~(won | board_full)]

@@ -221,3 +221,34 @@ def test_vector_reset_seed_is_checked(seed: object) -> None:
         env.reset(seed=seed)  # type: ignore[arg-type]
     env.reset(seed=[7, 8])
     assert env.np_random_seed == 7
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+@pytest.mark.parametrize("mover", ["learner", "opponent"])
+def test_ctrl_c_inside_a_move_leaves_every_game(when: str, mover: str) -> None:
+    """Ctrl-C landing in the boards' own play, before or after its stones are placed: the opponent's move was
+    journaled before it was made (an interrupt before it made the rollback take back a move never played:
+    IndexError, seen in train_sb3's Ctrl-C test), the learner's after (one after it kept the move)."""
+    env = Connect4VectorEnv(num_envs=4, opponent=RandomAgent(seed=0), agent_first=True)
+    env.reset(seed=1)
+    env.step(np.array([0, 1, 2, 3]))
+    before = vector_state(env)
+    observations_before = env._obs.copy()
+    play = env.boards.play
+    calls = []
+
+    def interrupted(index: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        calls.append(len(calls))
+        if len(calls) == (1 if mover == "learner" else 2):
+            if when == "after":
+                play(index, columns)
+            raise KeyboardInterrupt
+        return play(index, columns)
+
+    env.boards.play = interrupted  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        env.step(np.array([3, 3, 3, 3]))
+    assert vector_state(env) == before
+    np.testing.assert_array_equal(env._obs, observations_before)
+    env.boards.play = play  # type: ignore[method-assign]
+    env.step(np.array([3, 3, 3, 3]))  # and the step then goes through
