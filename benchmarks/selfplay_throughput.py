@@ -18,7 +18,9 @@ self-play speed-ups: each of ``--variants`` is measured in turn in one run and i
   in bfloat16, ``--precision bfloat16``, on a CPU's AMX units where it has them), ``lockstep`` (128 games in
   lockstep, ``--parallel 128``, the default now: bigger network batches);
 - ``defaults``: the defaults of ``train-alphazero`` (all of them, bfloat16 only where the CPU computes it
-  natively); ``float32``: the defaults in float32 (what a CPU without native bfloat16 gets);
+  natively, else Winograd convolutions in float32); ``float32``: the defaults with plain float32 convolutions;
+  ``winograd``: the defaults with the residual blocks' convolutions as Winograd convolutions, in float32 (what
+  a CPU without native bfloat16 gets, with numba);
 - ``playout-cap``: the defaults with ``--playout-cap 0.25 --fast-simulations 20`` (a quarter of the moves
   searched with all the simulations and kept for training, the rest with 20: more games an hour, fewer kept
   positions a game; ``kept/s`` counts the positions kept).
@@ -78,6 +80,7 @@ VARIANTS: dict[str, tuple[dict[str, object], bool]] = {
     "lockstep": ({**BEFORE, "parallel": 128}, False),
     "defaults": ({}, True),
     "float32": ({"precision": "float32"}, True),
+    "winograd": ({"precision": "winograd"}, True),
     # the defaults with playout-cap randomisation: a quarter of the moves searched in full and kept
     "playout-cap": ({"playout_cap": 0.25, "fast_simulations": 20}, True),
 }
@@ -119,6 +122,12 @@ def main() -> None:
     # self_play builds its evaluator from the network: time the forward passes through the same class
     import connect4_agents.alphazero.selfplay as selfplay_module
 
+    if any(
+        selfplay_module.forward_precision(str(VARIANTS[name][0].get("precision", "auto"))) == "winograd"
+        for name in args.variants
+    ):
+        with torch.inference_mode():  # compile (or load) the Winograd kernels before anything is timed
+            model.net.inference(winograd=True)(torch.zeros(1, 2, 6, 7))
     rates: dict[str, list[float]] = {name: [] for name in args.variants}
     position_rates: dict[str, list[float]] = {name: [] for name in args.variants}
     network_shares: dict[str, list[float]] = {name: [] for name in args.variants}

@@ -15,7 +15,7 @@ __all__ = ["AlphaZeroTrainConfig", "TrainConfig", "PRECISIONS", "TEACHERS"]
 
 # the number formats of self-play's forward passes (training itself stays in float32); "auto": bfloat16 where
 # the CPU computes it natively (AMX, AVX512-BF16), else float32
-PRECISIONS = ("auto", "float32", "bfloat16")
+PRECISIONS = ("auto", "float32", "winograd", "bfloat16")
 # where the training targets come from: self-play's search ("none") or the exact solver (teacher.py)
 TEACHERS = ("none", "solver")
 # where the training steps run: "auto" (a CUDA GPU when torch sees one, else the CPU), "cpu", "cuda" or "cuda:N"

@@ -3,6 +3,7 @@ and the replay buffer (with mirror images) they fill."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import zipfile
 import zlib
@@ -32,10 +33,13 @@ __all__ = [
 
 
 def forward_precision(precision: str) -> str:
-    """The number format self-play's forward passes use for a configured ``precision``: ``"auto"`` is
-    bfloat16 on a CPU that computes it natively (AMX or AVX512-BF16), else float32; the others as named."""
+    """How self-play's forward passes compute for a configured ``precision``: ``"auto"`` is bfloat16 on a CPU
+    that computes it natively (AMX or AVX512-BF16), else float32 through Winograd convolutions where numba (the
+    ``fast`` extra) is installed, else plain float32; the others as named."""
     if precision == "auto":
-        return "bfloat16" if native_bfloat16() else "float32"
+        if native_bfloat16():
+            return "bfloat16"
+        return "winograd" if importlib.util.find_spec("numba") is not None else "float32"
     return precision
 
 

@@ -71,9 +71,10 @@ _HELP = {
     "fast_simulations": "simulations of the fast searches when --playout-cap is below 1",
     "value_mix": "weight of the search's root value in the value target, the game's result having the rest "
     "(0: the result only)",
-    "precision": "number format of self-play's forward passes: auto (bfloat16 where the CPU computes it "
-    "natively, with AMX or AVX512-BF16, such as recent Xeons; else float32), float32, or bfloat16 (emulated and "
-    "many times slower on CPUs without it, and warns there)",
+    "precision": "how self-play's forward passes compute: auto (bfloat16 where the CPU computes it natively, "
+    "with AMX or AVX512-BF16, such as recent Xeons; else winograd where numba is installed; else float32), "
+    "float32, winograd (float32 through Winograd convolutions: about 1.4x faster forward passes, needs the fast "
+    "extra), or bfloat16 (emulated and many times slower on CPUs without it, and warns there)",
 }
 
 
