@@ -79,11 +79,11 @@ def test_selfplay_throughput_times_each_speed_up_against_before() -> None:
     done = run(
         "benchmarks/selfplay_throughput.py",
         *("--games", "2", "--parallel", "2", "--simulations", "4", "--repeats", "1"),
-        *("--variants", "before", "snapshot", "defaults"),
+        *("--variants", "before", "snapshot", "winograd", "defaults"),
     )
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
-    for name in ("before", "snapshot", "defaults"):
+    for name in ("before", "snapshot", "winograd", "defaults"):
         assert sum(line.split()[:1] == [name] and "x before" in line for line in lines) == 1, done.stdout
     assert "1.00x before" in next(line for line in lines if line.split()[:1] == ["before"])
 
