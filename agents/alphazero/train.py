@@ -48,8 +48,9 @@ from connect4_agents.alphazero.monitor import (
     plot_curve,
 )
 from connect4_agents.alphazero.network import PolicyValueNet, planes_tensor
-from connect4_agents.alphazero.selfplay import ReplayBuffer, play_generation, self_play
+from connect4_agents.alphazero.selfplay import ReplayBuffer, forward_precision, play_generation, self_play
 from connect4_agents.alphazero.teacher import teacher_generation
+from connect4_agents.alphazero.winograd import winograd_kernels
 from connect4_agents.evaluation.backends import WorkerPool
 from connect4_agents.evaluation.test_sets import Position
 from connect4_env.core import Rules
@@ -150,6 +151,8 @@ def train(
     :func:`play_generation`). ``progress``: a progress bar over the generations. Returns the model's path."""
     config.check()
     device = training_device(config.device)
+    if forward_precision(config.precision) == "winograd":
+        winograd_kernels()  # numba is needed: a MissingExtraError here, before any worker starts, names the extra
     out = Path(out)
     rules = config.rules
     ladder_path = out / "ladder-model.zip"

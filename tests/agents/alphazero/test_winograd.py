@@ -156,3 +156,19 @@ def test_outputs_too_small_for_a_normal_float_are_stored_as_zero() -> None:
     winograd_kernels.transform_output(products, np.zeros(2, np.float32), residual, True, 2, 4, out)
     assert out[1, 1, 0].tolist() == [0.0, 0.5]
     assert (out[1:3, 1:5] >= 0).all() and (out[0] == -7.0).all()  # the border is never written
+
+
+def test_training_with_winograd_and_no_numba_names_the_extra_before_any_work(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    from pathlib import Path
+
+    from connect4_agents.alphazero.config import AlphaZeroTrainConfig
+    from connect4_agents.alphazero.train import train
+
+    monkeypatch.setitem(sys.modules, "numba", None)
+    out = Path(str(tmp_path)) / "run"
+    config = AlphaZeroTrainConfig(precision="winograd", games=2, simulations=2, generations=1, workers=2)
+    with pytest.raises(MissingExtraError, match="fast"):
+        train(config, out)
+    assert not out.exists()  # nothing written, no worker started
