@@ -2,9 +2,11 @@
 convolutions, with about 2.6x fewer multiplications on 6x7 (see :mod:`connect4_agents.alphazero.winograd_kernels`).
 
 The input and output transforms run in numba (the ``fast`` extra), the 24 matrix products a convolution
-needs in torch (``torch.bmm``). Measured on a 2-core Xeon, one thread: a 128-channel 3x3 convolution on 6x7
-costs about 50-75 us a position in batches of 8-64, against 80-170 us for ``F.conv2d`` in the same runs. The
-outputs differ from the direct convolutions' by float32 rounding (about 2e-6 relative for one convolution).
+needs in torch (``torch.bmm``, about 60 % of the time). Measured on a 2-core Xeon, one thread, 15 interleaved
+rounds: the shipped 128x5 network's whole forward pass is 1.40-1.46x faster than the direct snapshot's at
+batches of 8-32. The outputs differ from the direct convolutions' by float32 rounding (about 1e-5 in the
+shipped network's logits). Tried and not kept: F(3, 3) down the rows (120 multiplications instead of 144 on
+6x7, but 25 % slower: smaller matrix products), and pure-torch transforms (slower than ``F.conv2d``).
 Self-play uses it (``precision="winograd"``, the default where the CPU has no native bfloat16); the agent at
 play time keeps the direct convolutions, so its measured accuracy stands as it is.
 """
