@@ -13,8 +13,9 @@ MAX_CHANNELS, MAX_BLOCKS = 512, 40
 
 __all__ = ["AlphaZeroTrainConfig", "TrainConfig", "PRECISIONS", "TEACHERS"]
 
-# the number formats of self-play's forward passes (training itself stays in float32); "auto": bfloat16 where
-# the CPU computes it natively (AMX, AVX512-BF16), else float32
+# how self-play's forward passes compute (training itself stays in float32); "auto": bfloat16 where the CPU
+# computes it natively (AMX, AVX512-BF16), else float32 through Winograd convolutions where numba is installed,
+# else plain float32
 PRECISIONS = ("auto", "float32", "winograd", "bfloat16")
 # where the training targets come from: self-play's search ("none") or the exact solver (teacher.py)
 TEACHERS = ("none", "solver")

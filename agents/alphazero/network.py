@@ -103,7 +103,8 @@ class PolicyValueNet(nn.Module):
 
         ``winograd=True`` (float32 only; needs numba, the ``fast`` extra): the residual blocks' convolutions run
         as Winograd convolutions (:mod:`connect4_agents.alphazero.winograd`), about 2.6x fewer multiplications
-        on 6x7; the outputs differ from the direct convolutions' by float32 rounding (about 1e-6 relative)."""
+        on 6x7; the outputs differ from the direct convolutions' by float32 rounding (about 1e-5 in the shipped
+        network's logits)."""
         if not isinstance(dtype, torch.dtype):
             raise TypeError(f"dtype must be a torch.dtype, got {type(dtype).__name__}")
         if dtype not in (torch.float32, torch.bfloat16):
@@ -180,10 +181,11 @@ class NetworkEvaluator:
     evaluated mirrored (left to right, in the same forward pass) and the two logits and values averaged, the
     game being symmetric under that reflection. ``precision``: ``"float32"`` (default); ``"winograd"``: float32
     with the snapshot's residual blocks as Winograd convolutions (numba, the ``fast`` extra; about 1.4x faster a
-    batch of 8-32 on 6x7, within about 1e-5 of float32's logits; see :mod:`connect4_agents.alphazero.winograd`);
-    or ``"bfloat16"``: the snapshot's trunk in bfloat16 (see :meth:`PolicyValueNet.inference`; about 5x faster a batch of 32 on CPUs
-    with AMX), other modules under ``torch.autocast``; the outputs differ from float32's by bfloat16's
-    rounding, about 1e-2 in the logits. On a CPU without native bfloat16 (no AMX, no AVX512-BF16)
+    batch of 8-32 on 6x7, within about 1e-5 of float32's logits; see :mod:`connect4_agents.alphazero.winograd`;
+    a module other than a :class:`PolicyValueNet` runs as it is, in float32); or ``"bfloat16"``: the snapshot's
+    trunk in bfloat16 (see :meth:`PolicyValueNet.inference`; about 5x faster a batch of 32 on CPUs with AMX),
+    other modules under ``torch.autocast``; the outputs differ from float32's by bfloat16's rounding, about 1e-2
+    in the logits. On a CPU without native bfloat16 (no AMX, no AVX512-BF16)
     bfloat16 is emulated and many times slower than float32 (a forward pass of 8 positions about 20x, on an
     AVX2-only AMD EPYC): asking for it there warns.
 
