@@ -23,9 +23,12 @@ import torch.nn.functional as F
 from connect4_env.compiled import compiled_module
 from connect4_env.extras import require
 
-__all__ = ["transformed_weight", "winograd_trunk", "winograd_kernels"]
+__all__ = ["transformed_weight", "winograd_trunk", "winograd_kernels", "MAX_BUFFER_BYTES"]
 
 _KERNELS = "connect4_agents.alphazero.winograd_kernels"
+# the most bytes of buffers one pass of the trunk holds (about 1,100 positions of 6x7 at 128 channels): a larger
+# batch is computed in parts
+MAX_BUFFER_BYTES = 256 << 20
 
 # the weight transforms: F(2, 3) down the rows, F(4, 3) along the columns (points as in the kernels' module)
 _ROWS = torch.tensor([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]], dtype=torch.float64)
@@ -114,11 +117,17 @@ def winograd_trunk(
         )
 
     def forward(planes: torch.Tensor) -> torch.Tensor:
+        batch, _, rows, columns = planes.shape
+        tiles = ((rows + 1) // 2, (columns + 3) // 4)
+        channels = stem[0].shape[0]
+        # the buffers a position needs: its transformed inputs and products, and two padded activations
+        floats = 2 * 24 * tiles[0] * tiles[1] + 2 * (2 * tiles[0] + 2) * (4 * tiles[1] + 2)
+        chunk = max(1, MAX_BUFFER_BYTES // (4 * channels * floats))
+        if batch > chunk:  # a large batch in parts: the memory stays bounded whatever the batch
+            return torch.cat([forward(planes[i : i + chunk]) for i in range(0, batch, chunk)])
         x = F.relu(F.conv2d(planes, stem[0], stem[1], padding=1))
-        batch, channels, rows, columns = x.shape
         if not prepared or batch == 0:
             return x
-        tiles = ((rows + 1) // 2, (columns + 3) // 4)
         shape = (2 * tiles[0] + 2, 4 * tiles[1] + 2, batch, channels)
         features = torch.zeros(shape)
         features[1 : rows + 1, 1 : columns + 1] = x.permute(2, 3, 0, 1)

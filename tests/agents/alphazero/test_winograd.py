@@ -172,3 +172,34 @@ def test_training_with_winograd_and_no_numba_names_the_extra_before_any_work(
     with pytest.raises(MissingExtraError, match="fast"):
         train(config, out)
     assert not out.exists()  # nothing written, no worker started
+
+
+def test_a_batch_past_the_buffer_budget_is_computed_in_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from connect4_agents.alphazero import winograd
+
+    net = _net(4, channels=3, blocks=1)
+    planes = _planes(Rules(), 7, seed=4)
+    stem, blocks = _folded_layers(net)
+    whole = winograd_trunk(stem, blocks, compiled=False)(planes)  # type: ignore[arg-type]
+    calls: list[int] = []
+    kernels = winograd.winograd_kernels(compiled=False)
+    monkeypatch.setattr(
+        winograd,
+        "winograd_kernels",
+        lambda compiled=True: type(
+            "Counted",
+            (),
+            {
+                "transform_input": staticmethod(
+                    lambda p, t: calls.append(t.shape[-1]) or kernels.transform_input(p, t)
+                ),
+                "transform_output": staticmethod(kernels.transform_output),
+            },
+        ),
+    )
+    # 6x7 at 3 channels: (2 * 24 * 6 + 2 * 8 * 10) floats, 5,376 bytes a position, so a budget of 12,000 bytes
+    # takes 2 positions at a time
+    monkeypatch.setattr(winograd, "MAX_BUFFER_BYTES", 12_000)
+    parts = winograd_trunk(stem, blocks, compiled=False)(planes)  # type: ignore[arg-type]
+    assert calls and max(calls) == 2 * 3  # 2 positions x 3 channels a transform, never the whole batch
+    assert torch.allclose(parts, whole, atol=1e-6) and parts.shape == whole.shape
