@@ -20,15 +20,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from connect4_agents.alphazero.config import MAX_BLOCKS, MAX_CHANNELS
-from connect4_agents.alphazero.winograd import winograd_kernels, winograd_trunk
+from connect4_agents.alphazero.config import MAX_BLOCKS, MAX_CHANNELS, PRECISIONS
+from connect4_agents.alphazero.winograd import require_winograd, winograd_trunk, without_subnormals
 from connect4_env.core import Board
 from connect4_env.encoding import observation_planes
 from connect4_env.validation import check_bool, check_choice, check_int
 
 __all__ = ["PolicyValueNet", "NetworkEvaluator", "planes_tensor", "count_parameters", "native_bfloat16"]
 
-_PRECISIONS = ("float32", "winograd", "bfloat16")  # how an evaluator's forward passes compute (see there)
+# how an evaluator's forward passes compute (see there): the training settings' precisions but "auto"
+_PRECISIONS = tuple(precision for precision in PRECISIONS if precision != "auto")
 
 
 class _Block(nn.Module):
@@ -125,8 +126,8 @@ class PolicyValueNet(nn.Module):
             p2: Any = self.policy[2]
             v1: Any = self.value[0]
             v2: Any = self.value[2]
-            head = [_normal(t) for t in (p1.weight, p1.bias, p2.weight, p2.bias)]
-            tail = [_normal(t) for t in (v1.weight, v1.bias, v2.weight, v2.bias)]
+            head = [without_subnormals(t) for t in (p1.weight, p1.bias, p2.weight, p2.bias)]
+            tail = [without_subnormals(t) for t in (v1.weight, v1.bias, v2.weight, v2.bias)]
 
         def policy(x: torch.Tensor) -> torch.Tensor:
             return F.conv1d(F.relu(F.conv1d(x, head[0], head[1])), head[2], head[3])
@@ -161,13 +162,7 @@ def _folded(conv: Any, norm: Any) -> tuple[torch.Tensor, torch.Tensor]:
     scale = norm.weight / torch.sqrt(norm.running_var + norm.eps)
     weight = conv.weight * scale[:, None, None, None]
     bias = norm.bias - norm.running_mean * scale
-    return _normal(weight), _normal(bias)
-
-
-def _normal(tensor: torch.Tensor) -> torch.Tensor:
-    """A contiguous copy of ``tensor`` with its subnormal values (``0 < |x| < finfo.tiny``) set to 0."""
-    tensor = tensor.detach()
-    return torch.where(tensor.abs() < torch.finfo(tensor.dtype).tiny, 0.0, tensor).contiguous()
+    return without_subnormals(weight), without_subnormals(bias)
 
 
 def planes_tensor(planes: np.ndarray) -> torch.Tensor:
@@ -207,7 +202,7 @@ class NetworkEvaluator:
         self.snapshot = check_bool("snapshot", snapshot)
         self.precision = check_choice("precision", precision, _PRECISIONS)
         if self.precision == "winograd":
-            winograd_kernels()  # numba (the fast extra) is needed: say so now, not at the first forward pass
+            require_winograd()  # numba (the fast extra) is needed: say so now, not at the first forward pass
         if self.precision == "bfloat16" and not native_bfloat16():
             warnings.warn(
                 "precision='bfloat16' on a CPU without native bfloat16 (AMX or AVX512-BF16): it is emulated "

@@ -50,7 +50,7 @@ from connect4_agents.alphazero.monitor import (
 from connect4_agents.alphazero.network import PolicyValueNet, planes_tensor
 from connect4_agents.alphazero.selfplay import ReplayBuffer, forward_precision, play_generation, self_play
 from connect4_agents.alphazero.teacher import teacher_generation
-from connect4_agents.alphazero.winograd import winograd_kernels
+from connect4_agents.alphazero.winograd import require_winograd
 from connect4_agents.evaluation.backends import WorkerPool
 from connect4_agents.evaluation.test_sets import Position
 from connect4_env.core import Rules
@@ -152,7 +152,7 @@ def train(
     config.check()
     device = training_device(config.device)
     if forward_precision(config.precision) == "winograd":
-        winograd_kernels()  # numba is needed: a MissingExtraError here, before any worker starts, names the extra
+        require_winograd()  # a MissingExtraError naming the extra here, before any worker starts
     out = Path(out)
     rules = config.rules
     ladder_path = out / "ladder-model.zip"

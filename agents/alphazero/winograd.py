@@ -23,7 +23,14 @@ import torch.nn.functional as F
 from connect4_env.compiled import compiled_module
 from connect4_env.extras import require
 
-__all__ = ["transformed_weight", "winograd_trunk", "winograd_kernels", "MAX_BUFFER_BYTES"]
+__all__ = [
+    "transformed_weight",
+    "winograd_trunk",
+    "winograd_kernels",
+    "require_winograd",
+    "without_subnormals",
+    "MAX_BUFFER_BYTES",
+]
 
 _KERNELS = "connect4_agents.alphazero.winograd_kernels"
 # the most bytes of buffers one pass of the trunk holds (about 1,100 positions of 6x7 at 128 channels): a larger
@@ -45,12 +52,26 @@ _COLUMNS = torch.tensor(
 )
 
 
+def without_subnormals(tensor: torch.Tensor) -> torch.Tensor:
+    """A contiguous copy of ``tensor`` with its subnormal values (``0 < |x| < finfo.tiny``) set to 0: a CPU
+    computes with them many times slower. The inference snapshot's weights and the transformed ones go
+    through it."""
+    tensor = tensor.detach()
+    return torch.where(tensor.abs() < torch.finfo(tensor.dtype).tiny, 0.0, tensor).contiguous()
+
+
+def require_winograd() -> None:
+    """Raise :class:`~connect4_env.extras.MissingExtraError`, naming the ``fast`` extra, when numba (which the
+    compiled transforms need) is not installed; a check only, without loading the kernels."""
+    require("numba", "fast", "precision='winograd' (self-play's Winograd convolutions)")
+
+
 def winograd_kernels(compiled: bool = True) -> ModuleType:
     """The transforms' module: numba-compiled (raises :class:`~connect4_env.extras.MissingExtraError`, naming
     the ``fast`` extra, without numba), or plain Python (``compiled=False``: slow, for tests on small inputs)."""
     if not compiled:
         return importlib.import_module(_KERNELS)
-    require("numba", "fast", "precision='winograd' (self-play's Winograd convolutions)")
+    require_winograd()
     module = compiled_module(_KERNELS)
     if module is None:  # pragma: no cover - numba was importable a moment ago
         raise ImportError("numba could not be loaded")
@@ -63,10 +84,9 @@ def transformed_weight(weight: torch.Tensor) -> torch.Tensor:
     if weight.dim() != 4 or tuple(weight.shape[2:]) != (3, 3):
         raise ValueError(f"weight must have the shape (out, in, 3, 3), got {tuple(weight.shape)}")
     product = torch.einsum("ai,kcij,bj->abck", _ROWS, weight.detach().to(torch.float64), _COLUMNS)
-    matrices = product.reshape(24, weight.shape[1], weight.shape[0]).to(torch.float32)
-    # subnormal floats (a tiny weight times a small transform coefficient) make the matrix products many times
-    # slower on a CPU (measured: 6.6x for a 128-channel convolution with 471 of them): they are stored as 0
-    return torch.where(matrices.abs() < torch.finfo(torch.float32).tiny, 0.0, matrices).contiguous()
+    # a tiny weight times a small transform coefficient can be subnormal: the matrix products were then 6.6x
+    # slower for a 128-channel convolution with 471 of them (measured)
+    return without_subnormals(product.reshape(24, weight.shape[1], weight.shape[0]).to(torch.float32))
 
 
 def winograd_trunk(

@@ -159,11 +159,11 @@ def test_the_inference_snapshot_gives_the_networks_eval_mode_outputs() -> None:
 def test_the_snapshot_stores_subnormal_weights_as_zero_with_the_same_outputs() -> None:
     # weight decay drives the weights of channels that never fire below float32's normal range, where a CPU
     # computes many times slower; the snapshot drops them, which changes no output beyond float rounding
-    from connect4_agents.alphazero.network import _normal
+    from connect4_agents.alphazero.winograd import without_subnormals
 
     tiny = torch.finfo(torch.float32).tiny
     values = torch.tensor([[1e-39, -1e-40, tiny, -2.0], [0.0, 1e-45, 3e-38, 5e-39]]).T  # not contiguous
-    cleaned = _normal(values)
+    cleaned = without_subnormals(values)
     assert cleaned.is_contiguous() and cleaned.dtype == torch.float32
     assert cleaned.T.tolist() == [[0.0, 0.0, tiny, -2.0], [0.0, 0.0, values[2, 1].item(), 0.0]]
     net = _net_with_batch_norm_statistics(2)
