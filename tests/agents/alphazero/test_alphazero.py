@@ -16,6 +16,7 @@ from extras import importorskip
 
 torch = importorskip("torch")
 
+from networks import net_with_batch_norm_statistics  # noqa: E402
 from reference import random_board  # noqa: E402
 
 from connect4_agents import SolverAgent  # noqa: E402
@@ -75,7 +76,7 @@ def test_bfloat16_forward_passes_stay_close_to_float32() -> None:
 def test_the_bfloat16_snapshot_keeps_its_trunk_in_bfloat16_and_stays_close_to_float32() -> None:
     import torch
 
-    net = _net_with_batch_norm_statistics(5, channels=16, blocks=2)
+    net = net_with_batch_norm_statistics(5, channels=16, blocks=2)
     planes = np.stack(
         [observation_planes(random_board(np.random.default_rng(seed), 12)) for seed in range(9)]
     )
@@ -120,20 +121,6 @@ def test_auto_precision_takes_bfloat16_only_where_the_cpu_computes_it(
     assert selfplay.forward_precision("float32") == "float32"
 
 
-def _net_with_batch_norm_statistics(seed: int, channels: int = 8, blocks: int = 2) -> PolicyValueNet:
-    """A network whose batch norms have scales, shifts and running statistics far from their defaults."""
-    torch.manual_seed(seed)
-    net = PolicyValueNet(channels=channels, blocks=blocks)
-    with torch.no_grad():
-        for module in net.modules():
-            if isinstance(module, torch.nn.BatchNorm2d):
-                module.running_mean.uniform_(-1.0, 1.0)
-                module.running_var.uniform_(0.3, 3.0)
-                module.weight.uniform_(0.5, 1.5)
-                module.bias.uniform_(-0.5, 0.5)
-    return net.eval()
-
-
 def _module_outputs(net: torch.nn.Module, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     from connect4_agents.alphazero.network import planes_tensor
 
@@ -146,7 +133,7 @@ def test_the_inference_snapshot_gives_the_networks_eval_mode_outputs() -> None:
     # batch norm folded into the convolutions: the modules' outputs up to float rounding, on any board
     rng = np.random.default_rng(0)
     for seed, (rows, columns) in enumerate(((6, 7), (4, 5), (7, 9))):
-        net = _net_with_batch_norm_statistics(seed)
+        net = net_with_batch_norm_statistics(seed)
         planes = np.stack(
             [observation_planes(random_board(rng, int(rng.integers(0, 12)), rows, columns)) for _ in range(9)]
         )
@@ -166,7 +153,7 @@ def test_the_snapshot_stores_subnormal_weights_as_zero_with_the_same_outputs() -
     cleaned = without_subnormals(values)
     assert cleaned.is_contiguous() and cleaned.dtype == torch.float32
     assert cleaned.T.tolist() == [[0.0, 0.0, tiny, -2.0], [0.0, 0.0, values[2, 1].item(), 0.0]]
-    net = _net_with_batch_norm_statistics(2)
+    net = net_with_batch_norm_statistics(2)
     with torch.no_grad():  # a dead channel: its weights and statistics decayed to subnormals
         net.trunk[0].conv1.weight[5] = 1e-40
         net.trunk[0].bn1.running_mean[5] = 1e-41
@@ -184,10 +171,10 @@ def test_the_evaluator_follows_the_networks_weights_as_they_change() -> None:
     # parameter assigned in another's place
     rng = np.random.default_rng(1)
     planes = np.stack([observation_planes(random_board(rng, 10)) for _ in range(6)])
-    net = _net_with_batch_norm_statistics(0)
+    net = net_with_batch_norm_statistics(0)
     evaluator = NetworkEvaluator(net)
     first, _ = evaluator.predict(planes)
-    net.load_state_dict(_net_with_batch_norm_statistics(1).state_dict())
+    net.load_state_dict(net_with_batch_norm_statistics(1).state_dict())
     optimiser = torch.optim.SGD(net.parameters(), lr=0.1)
     from connect4_agents.alphazero.network import planes_tensor
 
@@ -211,7 +198,7 @@ def test_an_evaluator_and_an_agent_that_have_moved_survive_pickle_and_deepcopy()
     import copy
     import pickle
 
-    net = _net_with_batch_norm_statistics(2)
+    net = net_with_batch_norm_statistics(2)
     planes = np.stack([observation_planes(random_board(np.random.default_rng(seed), 9)) for seed in range(3)])
     evaluator = NetworkEvaluator(net)
     expected = evaluator.predict(planes)  # holds a snapshot now
@@ -244,7 +231,7 @@ def test_a_network_of_another_class_runs_through_its_own_forward() -> None:
 
 
 def test_snapshot_false_runs_the_modules_and_follows_the_switch(monkeypatch: pytest.MonkeyPatch) -> None:
-    net = _net_with_batch_norm_statistics(3)
+    net = net_with_batch_norm_statistics(3)
     planes = np.stack([observation_planes(random_board(np.random.default_rng(seed), 7)) for seed in range(5)])
     taken: list[int] = []
     inference = PolicyValueNet.inference

@@ -10,6 +10,7 @@ from extras import importorskip, needs
 
 torch = importorskip("torch")
 
+from networks import net_with_batch_norm_statistics  # noqa: E402
 from reference import random_board  # noqa: E402
 
 from connect4_agents.alphazero import PolicyValueNet  # noqa: E402
@@ -21,20 +22,6 @@ from connect4_env.encoding import observation_planes  # noqa: E402
 from connect4_env.extras import MissingExtraError  # noqa: E402
 
 torch.set_num_threads(1)
-
-
-def _net(seed: int, channels: int, blocks: int) -> PolicyValueNet:
-    """A network with batch-norm statistics far from their defaults (so folding them is exercised)."""
-    torch.manual_seed(seed)
-    net = PolicyValueNet(channels=channels, blocks=blocks)
-    with torch.no_grad():
-        for module in net.modules():
-            if isinstance(module, torch.nn.BatchNorm2d):
-                module.weight.uniform_(0.5, 1.5)
-                module.bias.uniform_(-0.3, 0.3)
-                module.running_mean.uniform_(-0.5, 0.5)
-                module.running_var.uniform_(0.5, 2.0)
-    return net.eval()
 
 
 def _planes(rules: Rules, count: int, seed: int) -> torch.Tensor:
@@ -67,7 +54,7 @@ def test_the_plain_python_transforms_compute_the_direct_convolutions(rows: int, 
     # a multiple of 4), the residual added in place and relu applied as in the direct trunk
     win = min(4, max(rows, columns))
     rules = Rules(rows=rows, columns=columns, win_length=win)
-    net = _net(rows * 10 + columns, channels=3, blocks=2)
+    net = net_with_batch_norm_statistics(rows * 10 + columns, channels=3, blocks=2)
     planes = _planes(rules, 3, seed=rows + columns)
     stem, blocks = _folded_layers(net)
     got = winograd_trunk(stem, blocks, compiled=False)(planes)  # type: ignore[arg-type]
@@ -81,7 +68,7 @@ def test_the_plain_python_transforms_compute_the_direct_convolutions(rows: int, 
 @pytest.mark.parametrize("batch", [1, 5, 33])
 def test_the_compiled_snapshot_answers_as_the_direct_one(rows: int, columns: int, batch: int) -> None:
     rules = Rules(rows=rows, columns=columns)
-    net = _net(batch + rows, channels=16, blocks=3)
+    net = net_with_batch_norm_statistics(batch + rows, channels=16, blocks=3)
     planes = _planes(rules, batch, seed=batch)
     with torch.inference_mode():
         logits, values = net.inference()(planes)
@@ -96,7 +83,7 @@ def test_the_compiled_snapshot_answers_as_the_direct_one(rows: int, columns: int
 
 @needs("fast")
 def test_the_winograd_evaluator_takes_a_new_snapshot_after_a_training_step() -> None:
-    net = _net(1, channels=8, blocks=2)
+    net = net_with_batch_norm_statistics(1, channels=8, blocks=2)
     planes = _planes(Rules(), 6, seed=1).numpy().transpose(0, 2, 3, 1)
     evaluator = NetworkEvaluator(net, precision="winograd")
     before, _ = evaluator.predict(planes)
@@ -177,7 +164,7 @@ def test_training_with_winograd_and_no_numba_names_the_extra_before_any_work(
 def test_a_batch_past_the_buffer_budget_is_computed_in_parts(monkeypatch: pytest.MonkeyPatch) -> None:
     from connect4_agents.alphazero import winograd
 
-    net = _net(4, channels=3, blocks=1)
+    net = net_with_batch_norm_statistics(4, channels=3, blocks=1)
     planes = _planes(Rules(), 7, seed=4)
     stem, blocks = _folded_layers(net)
     whole = winograd_trunk(stem, blocks, compiled=False)(planes)  # type: ignore[arg-type]
