@@ -28,6 +28,7 @@ from connect4_env.validation import check_bool, check_choice, check_int
 
 __all__ = ["PolicyValueNet", "NetworkEvaluator", "planes_tensor", "count_parameters", "native_bfloat16"]
 
+_Pair = tuple[torch.Tensor, torch.Tensor]  # a convolution's (weight, bias)
 # how an evaluator's forward passes compute (see there): the training settings' precisions but "auto"
 _PRECISIONS = tuple(precision for precision in PRECISIONS if precision != "auto")
 
@@ -84,6 +85,13 @@ class PolicyValueNet(nn.Module):
         pooled = torch.cat([mean, features.amax(dim=(2, 3))], dim=1)
         return logits, value(pooled).squeeze(1)
 
+    def _folded_trunk(self) -> tuple[_Pair, list[tuple[_Pair, _Pair]]]:
+        """The stem's and each block's two convolutions as ``(weight, bias)`` pairs with their batch norms folded
+        in (eval mode): ``(stem, [(conv1, conv2), ...])``."""
+        with torch.no_grad():
+            stem = _folded(self.stem[0], self.stem[1])
+            return stem, [(_folded(b.conv1, b.bn1), _folded(b.conv2, b.bn2)) for b in self.trunk]
+
     def inference(
         self, dtype: torch.dtype = torch.float32, winograd: bool = False
     ) -> Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
@@ -116,12 +124,13 @@ class PolicyValueNet(nn.Module):
         low = dtype == torch.bfloat16
         layout = torch.channels_last if low else torch.contiguous_format
 
-        def cast(pair: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        def cast(pair: _Pair) -> _Pair:
             return pair[0].to(dtype).contiguous(memory_format=layout), pair[1].to(dtype)
 
+        folded_stem, folded_blocks = self._folded_trunk()
+        stem = cast(folded_stem)
+        blocks = [(cast(first), cast(second)) for first, second in folded_blocks]
         with torch.no_grad():
-            stem = cast(_folded(self.stem[0], self.stem[1]))
-            blocks = [(cast(_folded(b.conv1, b.bn1)), cast(_folded(b.conv2, b.bn2))) for b in self.trunk]
             p1: Any = self.policy[0]
             p2: Any = self.policy[2]
             v1: Any = self.value[0]

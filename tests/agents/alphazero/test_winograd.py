@@ -14,7 +14,7 @@ from networks import net_with_batch_norm_statistics  # noqa: E402
 from reference import random_board  # noqa: E402
 
 from connect4_agents.alphazero import PolicyValueNet  # noqa: E402
-from connect4_agents.alphazero.network import NetworkEvaluator, _folded  # noqa: E402
+from connect4_agents.alphazero.network import NetworkEvaluator  # noqa: E402
 from connect4_agents.alphazero.winograd import transformed_weight, winograd_trunk  # noqa: E402
 from connect4_agents.alphazero.winograd_kernels import TINY  # noqa: E402
 from connect4_env import Rules  # noqa: E402
@@ -39,13 +39,6 @@ def _direct_trunk(net: PolicyValueNet, planes: torch.Tensor) -> torch.Tensor:
         return net.trunk(net.stem(planes))
 
 
-def _folded_layers(net: PolicyValueNet) -> tuple[object, list[object]]:
-    with torch.no_grad():
-        stem = _folded(net.stem[0], net.stem[1])
-        blocks = [(_folded(b.conv1, b.bn1), _folded(b.conv2, b.bn2)) for b in net.trunk]
-    return stem, blocks
-
-
 @pytest.mark.parametrize(
     ("rows", "columns"), [(6, 7), (4, 4), (5, 4), (4, 5), (7, 9), (1, 4), (4, 1), (2, 3), (3, 8)]
 )
@@ -56,7 +49,7 @@ def test_the_plain_python_transforms_compute_the_direct_convolutions(rows: int, 
     rules = Rules(rows=rows, columns=columns, win_length=win)
     net = net_with_batch_norm_statistics(rows * 10 + columns, channels=3, blocks=2)
     planes = _planes(rules, 3, seed=rows + columns)
-    stem, blocks = _folded_layers(net)
+    stem, blocks = net._folded_trunk()
     got = winograd_trunk(stem, blocks, compiled=False)(planes)  # type: ignore[arg-type]
     expected = _direct_trunk(net, planes)
     assert got.shape == expected.shape
@@ -166,7 +159,7 @@ def test_a_batch_past_the_buffer_budget_is_computed_in_parts(monkeypatch: pytest
 
     net = net_with_batch_norm_statistics(4, channels=3, blocks=1)
     planes = _planes(Rules(), 7, seed=4)
-    stem, blocks = _folded_layers(net)
+    stem, blocks = net._folded_trunk()
     whole = winograd_trunk(stem, blocks, compiled=False)(planes)  # type: ignore[arg-type]
     calls: list[int] = []
     kernels = winograd.winograd_kernels(compiled=False)
