@@ -61,7 +61,7 @@ class NoLegalMoveError(ValueError):
 
 
 def unpack(observation: Any, action_mask: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    """Planes and mask from either calling convention (see :class:`Policy`)."""
+    """Planes and mask from either calling convention (see `Policy`)."""
     if action_mask is not None and not isinstance(observation, dict):
         return observation, np.asarray(action_mask)
     return split_observation(observation, action_mask)
@@ -118,8 +118,8 @@ def check_search_settings(rules: object, compiled: object) -> None:
     """Validate the ``rules`` and ``compiled`` arguments the search agents share.
 
     Raises:
-        TypeError: ``rules`` is not None or a :class:`Rules` (an int names the old ``win_length``), or
-            ``compiled`` is not None/True/False.
+        TypeError: ``rules`` is not None or a [`Rules`][connect4_env.rules.Rules] (an int names the old
+            ``win_length``), or ``compiled`` is not None/True/False.
     """
     check_rules(rules, None)
     if compiled is not None:
@@ -223,7 +223,8 @@ class RulesAware:
         """Play by ``rules`` from now on (the envs, arena and scripts call this); returns the agent.
 
         Raises:
-            TypeError: not a :class:`Rules`. ValueError: the agent cannot play these rules.
+            TypeError: not a [`Rules`][connect4_env.rules.Rules]. ValueError: the agent cannot play these
+                rules.
         """
         check_rules(rules)
         self._check_rules(rules)

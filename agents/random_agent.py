@@ -58,7 +58,8 @@ class RandomAgent(RulesAware):
         return column
 
     def choose(self, legal: Sequence[int] | np.ndarray) -> int:
-        """One of the ``legal`` columns, uniformly (the draw :meth:`act` makes from the mask's columns).
+        """One of the ``legal`` columns, uniformly (the draw
+        [`act`][connect4_agents.random_agent.RandomAgent.act] makes from the mask's columns).
 
         Raises:
             NoLegalMoveError: ``legal`` is empty.

@@ -1,12 +1,13 @@
 """connect4_env: a fast, correct Connect Four for reinforcement learning.
 
-- :mod:`connect4_env.core`: the pure rules (bitboards, any size and ``win_length``).
-- :mod:`connect4_env.connect4_v0`: the PettingZoo AEC environment (``env()`` / ``raw_env()``).
+- [`connect4_env.core`][connect4_env.core]: the pure rules (bitboards, any size and ``win_length``).
+- `connect4_env.connect4_v0`: the PettingZoo AEC environment (``env()`` / ``raw_env()``).
 - ``gymnasium.make("Connect4-v0")``: the single-agent view against a fixed opponent (registered on import);
   ``"Connect4Flat-v0"``: the same with a flat float32 observation (CleanRL's scripts).
-- ``gymnasium.make("Connect4Text-v0")``: the same game as text for language models (:mod:`connect4_env.text_env`).
-- :class:`Connect4Env` / :class:`Connect4VectorEnv`: the classes behind ``Connect4-v0`` and its vector form;
-  :class:`Policy`: the protocol every opponent and agent follows.
+- ``gymnasium.make("Connect4Text-v0")``: the same game as text for language models (`connect4_env.text_env`).
+- [`Connect4Env`][connect4_env.gym_env.Connect4Env] /
+  [`Connect4VectorEnv`][connect4_env.vector_env.Connect4VectorEnv]: the classes behind ``Connect4-v0`` and its
+  vector form; `Policy`: the protocol every opponent and agent follows.
 - ``pettingzoo.make("aec", "connect4_env/connect4_v0")``: the AEC env from PettingZoo's registry (registered
   on import, PettingZoo >= 1.27).
 """
@@ -46,7 +47,7 @@ PETTINGZOO_ID = "connect4_env/connect4_v0"
 def make_sb3_vec_env(n_envs: int = 8, monitor: bool = True, **env_kwargs: Any) -> Any:
     """``n_envs`` batched ``Connect4-v0`` games as a Stable-Baselines3 ``VecEnv`` (needs the ``train`` extra).
 
-    See :func:`connect4_env.sb3_vec_env.make_sb3_vec_env`.
+    See [`connect4_env.sb3_vec_env.make_sb3_vec_env`][connect4_env.sb3_vec_env.make_sb3_vec_env].
     """
     from connect4_env.sb3_vec_env import make_sb3_vec_env as make
 

@@ -1,9 +1,10 @@
 """The rules on a batch of boards at once: bitboards in numpy arrays, beside the single-board core.
 
-:class:`BatchedBoards` is the array representation of :mod:`connect4_env.core`'s rules (the batched env steps
-it). Its moves run the batch loop of :mod:`connect4_env.kernels`, the same compiled rules the search agents
-call: numba-compiled with the ``fast`` extra when the board fits in 63 bits, else the plain-Python build of
-the same code. The tests check it against the core, move by move, in both builds.
+[`BatchedBoards`][connect4_env.batched.BatchedBoards] is the array representation of
+[`connect4_env.core`][connect4_env.core]'s rules (the batched env steps it). Its moves run the batch loop of
+`connect4_env.kernels`, the same compiled rules the search agents call: numba-compiled with the ``fast`` extra
+when the board fits in 63 bits, else the plain-Python build of the same code. The tests check it against the
+core, move by move, in both builds.
 """
 
 from __future__ import annotations
@@ -58,11 +59,13 @@ class BatchedBoards:
         self.ply[index] = 0
 
     def snapshot(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Copies of the listed boards' arrays, for :meth:`restore`."""
+        """Copies of the listed boards' arrays, for
+        [`restore`][connect4_env.batched.BatchedBoards.restore]."""
         return self.stones[:, index].copy(), self.heights[index].copy(), self.ply[index].copy()
 
     def restore(self, index: np.ndarray, saved: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
-        """Put back the listed boards as :meth:`snapshot` saw them."""
+        """Put back the listed boards as [`snapshot`][connect4_env.batched.BatchedBoards.snapshot] saw
+        them."""
         self.stones[:, index], self.heights[index], self.ply[index] = saved
 
     def play(self, index: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -79,7 +82,8 @@ class BatchedBoards:
         return won, full
 
     def undo(self, index: np.ndarray, columns: np.ndarray) -> None:
-        """Take back the last move of each listed game, played in ``columns`` (the inverse of :meth:`play`)."""
+        """Take back the last move of each listed game, played in ``columns`` (the inverse of
+        [`play`][connect4_env.batched.BatchedBoards.play])."""
         self._kernels.undo_moves(self.stones, self.heights, self.ply, index, columns, self._geometry)
 
     def legal(self, index: np.ndarray | slice = slice(None)) -> np.ndarray:
@@ -87,5 +91,5 @@ class BatchedBoards:
         return self.heights[index] < self.rules.rows
 
     def board(self, i: int) -> Board:
-        """Game ``i`` as a :class:`Board` (for rendering and tests)."""
+        """Game ``i`` as a [`Board`][connect4_env.core.Board] (for rendering and tests)."""
         return Board.from_stones(self.rules, int(self.stones[0, i]), int(self.stones[1, i]))

@@ -1,9 +1,10 @@
-"""Pure Connect Four rules on bitboards, for any board size and win length: the position, :class:`Board`, on
-the configuration of :mod:`connect4_env.rules` (whose names it re-exports: ``Rules``, ``IllegalMoveError``, ...).
+"""Pure Connect Four rules on bitboards, for any board size and win length: the position,
+[`Board`][connect4_env.core.Board], on the configuration of `connect4_env.rules` (whose names it re-exports:
+``Rules``, ``IllegalMoveError``, ...).
 
 No Gymnasium, PettingZoo or pygame here: every other module calls this one, and nobody repeats the rules.
 
-The bit layout of the bitboards is described in :mod:`connect4_env.rules`.
+The bit layout of the bitboards is described in `connect4_env.rules`.
 """
 
 from __future__ import annotations
@@ -41,21 +42,22 @@ class Board:
     ``stones[p]`` is player ``p``'s bitboard (player 0 moves first), ``heights[c]`` the number of stones in
     column ``c``, ``ply`` the number of moves played, ``winner`` 0 or 1 once someone has a line (else None).
 
-    >>> board = Board.from_moves([3, 3, 4, 4, 5, 5])  # 0-based columns, first player first
-    >>> board.to_move, board.legal_moves()
-    (0, [0, 1, 2, 3, 4, 5, 6])
-    >>> board.winning_moves()  # the first player completes four on the bottom row
-    [2, 6]
-    >>> board.play(6), board.winner, board.winning_cells()
-    (True, 0, [(5, 3), (5, 4), (5, 5), (5, 6)])
-    >>> print(board)
-    . . . . . . .
-    . . . . . . .
-    . . . . . . .
-    . . . . . . .
-    . . . O O O .
-    . . . X X X X
-    0 1 2 3 4 5 6
+    Examples:
+        >>> board = Board.from_moves([3, 3, 4, 4, 5, 5])  # 0-based columns, first player first
+        >>> board.to_move, board.legal_moves()
+        (0, [0, 1, 2, 3, 4, 5, 6])
+        >>> board.winning_moves()  # the first player completes four on the bottom row
+        [2, 6]
+        >>> board.play(6), board.winner, board.winning_cells()
+        (True, 0, [(5, 3), (5, 4), (5, 5), (5, 6)])
+        >>> print(board)
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . O O O .
+        . . . X X X X
+        0 1 2 3 4 5 6
     """
 
     __slots__ = ("rules", "stones", "heights", "ply", "winner", "last_move")
@@ -95,7 +97,8 @@ class Board:
     def is_legal(self, column: int) -> bool:
         """True if ``column`` is in range, not full, and the game is not over.
 
-        Any integer counts as :meth:`play` takes it (a numpy integer too, as ``action_space.sample()`` gives).
+        Any integer counts as [`play`][connect4_env.core.Board.play] takes it (a numpy integer too, as
+        ``action_space.sample()`` gives).
 
         Raises:
             TypeError: ``column`` is not an integer (a float, a string, a bool, None).
@@ -283,7 +286,7 @@ class Board:
         return self.rules.rows - self.heights[self.last_move], self.last_move
 
     def _repr_svg_(self) -> str:
-        """The board as SVG for notebooks (Jupyter calls this), as :func:`connect4_env.render.to_svg` draws it."""
+        """The board as SVG for notebooks (Jupyter calls this), as `connect4_env.render.to_svg` draws it."""
         rules = self.rules
         check_svg_size(rules.rows, rules.columns)
         owners = [
@@ -299,7 +302,7 @@ class Board:
         """Play ``moves`` (0-based columns; a string of digits also works for <= 10 columns) from empty.
 
         Raises:
-            IllegalMoveError, TypeError, ValueError: see :meth:`play_moves`.
+            IllegalMoveError, TypeError, ValueError: see [`play_moves`][connect4_env.core.Board.play_moves].
         """
         return cls(Rules(rows, columns, win_length)).play_moves(moves)
 
@@ -396,8 +399,8 @@ class Board:
 
 
 def check_board(board: object) -> Board:
-    """``board`` if it is a :class:`Board` (functions that take positions rather than observations check
-    theirs with this).
+    """``board`` if it is a [`Board`][connect4_env.core.Board] (functions that take positions rather than
+    observations check theirs with this).
 
     Raises:
         TypeError: it is not.

@@ -47,10 +47,11 @@ def observation_planes(board: Board, player: int | None = None) -> np.ndarray:
     """The ``(rows, columns, 2)`` int8 planes of ``board`` seen by ``player`` (default: the player to move):
     plane 0 the viewer's stones, plane 1 the other player's, row 0 at the top (PettingZoo's layout).
 
-    >>> from connect4_env.core import Board
-    >>> planes = observation_planes(Board.from_moves([3]))  # the second player to move: the stone is theirs
-    >>> planes.shape, planes.dtype, int(planes[5, 3, 1]), int(planes[:, :, 0].sum())
-    ((6, 7, 2), dtype('int8'), 1, 0)
+    Examples:
+        >>> from connect4_env.core import Board
+        >>> planes = observation_planes(Board.from_moves([3]))  # the second player to move: the stone is theirs
+        >>> planes.shape, planes.dtype, int(planes[5, 3, 1]), int(planes[:, :, 0].sum())
+        ((6, 7, 2), dtype('int8'), 1, 0)
     """
     rules = check_board(board).rules
     if player is None:
@@ -138,7 +139,8 @@ def board_from_observation(observation: Any, win_length: int = 4) -> Board:
 
 
 class TrackedBoard:
-    """A :class:`Board` with both players' observation planes and the legal mask kept up to date move by move.
+    """A [`Board`][connect4_env.core.Board] with both players' observation planes and the legal mask kept up
+    to date move by move.
 
     The environments use it so that an observation is one array copy rather than a re-encoding.
     ``views[p]`` is player ``p``'s ``(rows, columns, 2)`` view; ``mask`` the int8 legal-column mask (not
@@ -160,7 +162,7 @@ class TrackedBoard:
         """Play ``column`` (an int) for the player to move; returns True if it wins.
 
         Raises:
-            IllegalMoveError: as :meth:`Board.play`.
+            IllegalMoveError: as [`Board.play`][connect4_env.core.Board.play].
         """
         board = self.board
         player = board.ply & 1
@@ -174,7 +176,8 @@ class TrackedBoard:
         return won
 
     def undo(self, column: int, last_move: int | None = None) -> None:
-        """Take back the last move, played in ``column`` (see :meth:`Board.undo`)."""
+        """Take back the last move, played in ``column`` (see
+        [`Board.undo`][connect4_env.core.Board.undo])."""
         board = self.board
         player = (board.ply - 1) & 1
         board.undo(column, last_move)

@@ -1,7 +1,7 @@
 """One clear error for a missing optional dependency: which extra brings it, and the pip command.
 
 It lives in the env layer so that the envs (the SB3 VecEnv, the RLlib env, the pygame window) and the agents
-(``connect4_agents._support.extras`` re-exports it) raise the same :class:`MissingExtraError`.
+(``connect4_agents._support.extras`` re-exports it) raise the same `MissingExtraError`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class MissingExtraError(ImportError):
 
 
 def require(module: str, extra: str, what: str, *, hint: str = "", install: str = "") -> ModuleType:
-    """Import ``module``, or raise :class:`MissingExtraError` saying that ``what`` needs ``extra``.
+    """Import ``module``, or raise `MissingExtraError` saying that ``what`` needs ``extra``.
 
     Args:
         module: the module to import, e.g. ``"torch"``.

@@ -123,7 +123,7 @@ class Connect4Env(gym.Env):
 
     @property
     def board(self) -> Board:
-        """The current position (:class:`connect4_env.core.Board`)."""
+        """The current position ([`connect4_env.core.Board`][connect4_env.core.Board])."""
         return self._game.board
 
     @property
@@ -175,7 +175,7 @@ class Connect4Env(gym.Env):
     def _opponent_move(self) -> bool:
         """Let the opponent play; returns True if that ended the game (it won or filled the board).
 
-        Nothing is played unless the opponent answers a legal column (see :func:`opponent_column`).
+        Nothing is played unless the opponent answers a legal column (see `opponent_column`).
         """
         game = self._game
         column = opponent_column(self.opponent, game.views[1 - self._learner].copy(), game.mask.copy())
@@ -296,13 +296,14 @@ class RetryableEnvChecker(PassiveEnvChecker):
 
 
 def make_env(**kwargs: Any) -> gym.Env:
-    """``Connect4-v0``'s entry point: :class:`Connect4Env` inside :class:`RetryableEnvChecker`.
+    """``Connect4-v0``'s entry point: [`Connect4Env`][connect4_env.gym_env.Connect4Env] inside
+    [`RetryableEnvChecker`][connect4_env.gym_env.RetryableEnvChecker].
 
     Returns:
         The checked env; ``gym.make`` adds ``OrderEnforcing`` around it.
 
     Raises:
-        TypeError, ValueError: as :class:`Connect4Env` for bad arguments.
+        TypeError, ValueError: as [`Connect4Env`][connect4_env.gym_env.Connect4Env] for bad arguments.
     """
     return RetryableEnvChecker(Connect4Env(**kwargs))
 

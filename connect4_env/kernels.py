@@ -1,17 +1,18 @@
 """The bitboard rules in the subset of Python that numba compiles, written once for every fast path.
 
-:mod:`connect4_env.compiled` loads this file (and every kernel module that imports from it, such as the MCTS
+`connect4_env.compiled` loads this file (and every kernel module that imports from it, such as the MCTS
 and solver kernels) in two builds: as plain Python (any board size: bitboards are Python ints) and, when
 numba is installed, with every function ``njit``-ed (boards whose bitboard fits in 63 bits: int64). Both run
 the same code on the same inputs and give the same results, which ``tests/env/test_kernels.py`` checks
-against :mod:`connect4_env.core`. No Python objects, no global state: randomness comes from a xorshift32
-state passed in.
+against [`connect4_env.core`][connect4_env.core]. No Python objects, no global state: randomness comes from a
+xorshift32 state passed in.
 
-Bit layout as in :mod:`connect4_env.core`: column ``c`` owns bits ``c*height .. c*height+rows``, the top one
-a sentinel. A position is ``(current, mask)``: the stones of the player to move, and all stones.
+Bit layout as in [`connect4_env.core`][connect4_env.core]: column ``c`` owns bits
+``c*height .. c*height+rows``, the top one a sentinel. A position is ``(current, mask)``: the stones of the
+player to move, and all stones.
 
-Geometry comes as ``geo``, a tuple of ints built from :class:`~connect4_env.core.Rules` by
-:func:`connect4_env.compiled.kernel_geometry`: ``(rows, columns, height, win_length, cells)`` followed by the
+Geometry comes as ``geo``, a tuple of ints built from [`Rules`][connect4_env.rules.Rules] by
+`connect4_env.compiled.kernel_geometry`: ``(rows, columns, height, win_length, cells)`` followed by the
 rules' win shifts along the vertical (``Rules.win_shifts[0]``: the run lengths ``has_won`` doubles through;
 the other directions scale them by their step), padded with zeros to ``STEPS`` entries. ``board_mask`` and
 ``bottom_mask`` come as scalars (they may exceed 64 bits in Python mode). Every value that enters a bit
@@ -113,7 +114,8 @@ def threat_cells4(stones, mask, geo, board_mask):
 def threat_cells(stones, mask, geo, board_mask):
     """The empty cells (not in ``mask``) where one more stone would give ``stones`` a line of win_length.
 
-    Not :meth:`connect4_env.core.Rules.winning_cells`, which marks the stones already in a line.
+    Not [`connect4_env.core.Rules.winning_cells`][connect4_env.rules.Rules.winning_cells], which marks the
+    stones already in a line.
     """
     height = geo[HEIGHT]
     length = geo[WIN_LENGTH]

@@ -1,6 +1,6 @@
 """The one "let the opponent move" step of the single-agent envs: ask a policy for its column and check it.
 
-:func:`opponent_column` serves ``Connect4-v0`` (one board), :func:`opponent_columns` the batched env. Both
+`opponent_column` serves ``Connect4-v0`` (one board), `opponent_columns` the batched env. Both
 return only columns that are legal where they will be played, or raise before anything is played, so the env
 that calls them can undo its own changes and stay exactly as it was (see the envs' ``step``/``reset``).
 """
@@ -38,7 +38,7 @@ def opponent_column(opponent: Any, observation: np.ndarray, mask: np.ndarray) ->
 
 def opponent_choice(opponent: Any, legal: list[int]) -> int:
     """The column a mask-only policy picks from the ``legal`` columns: ``opponent.choose(legal)``, checked
-    (see :class:`~connect4_env.policy.Policy`).
+    (see `connect4_env.policy.Policy`).
 
     Raises:
         IllegalMoveError: the answer is not an integer or not one of ``legal`` (the message names the opponent

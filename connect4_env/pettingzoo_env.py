@@ -57,10 +57,10 @@ def env(**kwargs: Any) -> AECEnv:
     An illegal move (full column) ends the game with reward -1 for the mover (``TerminateIllegalWrapper``);
     an action outside ``Discrete(columns)`` fails ``AssertOutOfBoundsWrapper`` (an ``AssertionError`` as
     PettingZoo's, that is also a TypeError for a non-integer and a ValueError for an integer out of range, and
-    names the allowed actions: :class:`~connect4_env.wrappers.ActionTypeError`,
-    :class:`~connect4_env.wrappers.ActionOutOfBoundsError`); calls out of order are caught
+    names the allowed actions: `connect4_env.wrappers.ActionTypeError`,
+    `connect4_env.wrappers.ActionOutOfBoundsError`); calls out of order are caught
     by ``OrderEnforcingWrapper``. Exactly as ``pettingzoo.classic.connect_four_v3.env()`` (the wrappers are
-    PettingZoo's, subclassed in :mod:`connect4_env.wrappers` only to make attribute reads direct).
+    PettingZoo's, subclassed in `connect4_env.wrappers` only to make attribute reads direct).
     """
     return wrap_classic(raw_env(**kwargs), illegal_reward=-1)
 
@@ -231,7 +231,8 @@ class raw_env(AECEnv):
 
     @property
     def board(self) -> Board:
-        """The current position (a :class:`connect4_env.core.Board`; treat it as read-only)."""
+        """The current position (a [`connect4_env.core.Board`][connect4_env.core.Board]; treat it as
+        read-only)."""
         return self._game.board
 
     # -- views -------------------------------------------------------------------------------------------

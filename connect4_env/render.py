@@ -51,7 +51,7 @@ _PALETTE = np.array(PALETTE, dtype=np.uint8)
 
 def check_tile(tile: object, rules: Rules | None = None) -> int:
     """``tile`` (pixels per cell) as an int in ``4..MAX_TILE`` whose image of a ``rules`` board stays within
-    :data:`MAX_IMAGE_PIXELS`.
+    `MAX_IMAGE_PIXELS`.
 
     Raises:
         TypeError: not an int. ValueError: out of range, or an image too large for the board.
@@ -102,7 +102,7 @@ def render_ansi(board: Board, colour: bool = False) -> str:
     (red and yellow) with ANSI escape codes.
 
     Raises:
-        TypeError: ``board`` is not a :class:`Board`.
+        TypeError: ``board`` is not a [`Board`][connect4_env.core.Board].
     """
     winner = check_board(board).winner
     if winner is not None:
@@ -132,11 +132,11 @@ def _owners(board: Board) -> np.ndarray:
 
 def render_rgb(board: Board, tile: int = 48) -> np.ndarray:
     """An ``(rows * tile, columns * tile, 3)`` uint8 image of the board (row 0 at the top), in the colours
-    of :mod:`connect4_env.svg`; the play window shows this image too.
+    of `connect4_env.svg`; the play window shows this image too.
 
     Raises:
-        TypeError / ValueError: not a :class:`Board`, a bad ``tile``, or an image larger than
-            :data:`MAX_IMAGE_PIXELS`.
+        TypeError / ValueError: not a [`Board`][connect4_env.core.Board], a bad ``tile``, or an image larger
+            than `MAX_IMAGE_PIXELS`.
     """
     rules = check_board(board).rules
     tile = check_tile(tile, rules)
@@ -182,7 +182,7 @@ class BoardRenderer:
 
     Raises:
         ValueError: an unknown ``render_mode``. TypeError / ValueError: a bad ``tile`` (see
-            :func:`check_tile`; with ``rules`` and an image mode, also checked against the board's size).
+            `check_tile`; with ``rules`` and an image mode, also checked against the board's size).
     """
 
     def __init__(
@@ -227,7 +227,7 @@ def to_svg(board: Board, *, last_move: bool = True, winning_line: bool = True, t
 
     Raises:
         TypeError / ValueError: ``board`` is not a Board, a bad flag or ``tile``, or a board of more than
-            :data:`MAX_SVG_CELLS` cells.
+            `MAX_SVG_CELLS` cells.
     """
     if not isinstance(board, Board):
         raise TypeError(f"to_svg draws a connect4_env.Board, got {type(board).__name__}")

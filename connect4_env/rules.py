@@ -1,6 +1,7 @@
-"""The rules' configuration: :class:`Rules` (board size, win length and the bit masks the rules need), the
-checks of a size and of a column, and the error of an illegal move. :mod:`connect4_env.core` builds the
-position (:class:`~connect4_env.core.Board`) on it and re-exports every name here.
+"""The rules' configuration: [`Rules`][connect4_env.rules.Rules] (board size, win length and the bit masks the
+rules need), the checks of a size and of a column, and the error of an illegal move.
+[`connect4_env.core`][connect4_env.core] builds the position ([`Board`][connect4_env.core.Board]) on it and
+re-exports every name here.
 
 Bit layout (the classic one): column ``c`` owns bits ``c * (rows + 1)`` .. ``c * (rows + 1) + rows``; bit
 ``c * (rows + 1) + r`` is the cell ``r`` rows above the bottom. The top bit of every column is a sentinel that
@@ -41,8 +42,9 @@ def short_repr(value: object, limit: int = 80) -> str:
     (``10**400`` gives ``'100000000000...000000000000 (401 digits)'``; past the 4,300 digits Python prints,
     its size in bits); anything else keeps its start.
 
-    >>> short_repr(10**30, limit=20)
-    '1000...0000 (31 digits)'
+    Examples:
+        >>> short_repr(10**30, limit=20)
+        '1000...0000 (31 digits)'
     """
     try:
         text = repr(value)
@@ -87,8 +89,9 @@ def check_size(rows: object, columns: object, win_length: object) -> tuple[int, 
 
     Raises:
         TypeError: a value is not an integer (``rows=2.5``, ``columns="7"``, ``win_length=True``).
-        ValueError: a value is out of range (``rows=0``), the board has more than :data:`MAX_CELLS` cells, or
-            ``win_length`` fits neither a row nor a column.
+        ValueError: a value is out of range (``rows=0``), the board has more than
+            [`MAX_CELLS`][connect4_env.rules.MAX_CELLS] cells, or ``win_length`` fits neither a row nor a
+            column.
     """
     rows_i = check_int("rows", rows, 1)
     columns_i = check_int("columns", columns, 1)
@@ -135,15 +138,16 @@ class Rules:
         columns: number of columns (>= 1).
         win_length: stones in a line needed to win (2 .. max(rows, columns)).
 
-    >>> rules = Rules(5, 6, win_length=3)
-    >>> rules.cells, rules.height  # height: rows plus the sentinel bit of every column
-    (30, 6)
-    >>> rules.has_won(rules.stone_bit(0, 0) | rules.stone_bit(1, 0) | rules.stone_bit(2, 0))
-    True
-    >>> Rules(6, 7, win_length=9)
-    Traceback (most recent call last):
-    ...
-    ValueError: win_length=9 does not fit a 6x7 board: allowed 2..7 (at most max(rows, columns))
+    Examples:
+        >>> rules = Rules(5, 6, win_length=3)
+        >>> rules.cells, rules.height  # height: rows plus the sentinel bit of every column
+        (30, 6)
+        >>> rules.has_won(rules.stone_bit(0, 0) | rules.stone_bit(1, 0) | rules.stone_bit(2, 0))
+        True
+        >>> Rules(6, 7, win_length=9)
+        Traceback (most recent call last):
+        ...
+        ValueError: win_length=9 does not fit a 6x7 board: allowed 2..7 (at most max(rows, columns))
     """
 
     __slots__ = (
@@ -285,16 +289,19 @@ def check_rules(rules: object, default: Rules) -> Rules: ...
 @overload
 def check_rules(rules: object, default: None) -> Rules | None: ...
 def check_rules(rules: object, default: Rules | None = _REQUIRED) -> Rules | None:
-    """``rules`` if it is a :class:`Rules`; None gives ``default`` where one is given (None included).
+    """``rules`` if it is a [`Rules`][connect4_env.rules.Rules]; None gives ``default`` where one is given
+    (None included).
 
     The one check of a ``rules`` argument, for every class and function that takes one.
 
     Raises:
-        TypeError: anything else (for an int, the message shows how to build a :class:`Rules`).
+        TypeError: anything else (for an int, the message shows how to build a
+            [`Rules`][connect4_env.rules.Rules]).
 
-    >>> rules = check_rules(None, Rules(4, 5))
-    >>> rules.rows, rules.columns
-    (4, 5)
+    Examples:
+        >>> rules = check_rules(None, Rules(4, 5))
+        >>> rules.rows, rules.columns
+        (4, 5)
     """
     optional = default is not _REQUIRED
     if rules is None and optional:

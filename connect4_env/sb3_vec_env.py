@@ -28,12 +28,13 @@ _SETTABLE = ("opponent", "agent_first", "illegal_action", "copy")
 
 
 class Connect4SB3VecEnv(VecEnv):
-    """``num_envs`` games of ``Connect4-v0`` as a Stable-Baselines3 ``VecEnv`` (:func:`make_sb3_vec_env`).
+    """``num_envs`` games of ``Connect4-v0`` as a Stable-Baselines3 ``VecEnv``
+    ([`make_sb3_vec_env`][connect4_env.sb3_vec_env.make_sb3_vec_env]).
 
     ## Description
-    SB3's ``VecEnv`` protocol over :class:`~connect4_env.vector_env.Connect4VectorEnv` with same-step autoreset:
-    each step plays the learner's column in every game, then the opponent's replies, and resets every game
-    that ended.
+    SB3's ``VecEnv`` protocol over [`Connect4VectorEnv`][connect4_env.vector_env.Connect4VectorEnv] with
+    same-step autoreset: each step plays the learner's column in every game, then the opponent's replies, and
+    resets every game that ended.
 
     ## Action Space
     `Discrete(columns)` per game; `step` takes an integer array of shape `(num_envs,)` (what SB3's `predict`
@@ -99,7 +100,7 @@ class Connect4SB3VecEnv(VecEnv):
         return observations
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
-        """Seed the next :meth:`reset` (SB3's rule: game ``i`` gets ``seed + i``; None draws a seed).
+        """Seed the next `reset` (SB3's rule: game ``i`` gets ``seed + i``; None draws a seed).
 
         Raises:
             TypeError: not an integer (a bool, a float). ValueError: a negative integer. Nothing is stored then.
@@ -107,7 +108,7 @@ class Connect4SB3VecEnv(VecEnv):
         return super().seed(check_seed(seed))
 
     def step_async(self, actions: np.ndarray) -> None:
-        """Store one column per game for :meth:`step_wait`.
+        """Store one column per game for `step_wait`.
 
         Raises:
             TypeError: ``actions`` is not an integer array of shape ``(num_envs,)`` (floats, bools, strings and

@@ -52,7 +52,7 @@ def ring_width(tile: float) -> float:
 
 
 def check_svg_size(rows: int, columns: int) -> None:
-    """Raise ValueError for a board of more than :data:`MAX_SVG_CELLS` cells (checked before any drawing)."""
+    """Raise ValueError for a board of more than `MAX_SVG_CELLS` cells (checked before any drawing)."""
     if rows * columns > MAX_SVG_CELLS:
         raise ValueError(
             f"a {rows}x{columns} board has {rows * columns:,} cells; SVG is drawn up to "
@@ -115,7 +115,7 @@ def draw_svg(
         The SVG text.
 
     Raises:
-        TypeError / ValueError: a bad ``tile`` or ``ply``, more than :data:`MAX_SVG_CELLS` cells, rows of
+        TypeError / ValueError: a bad ``tile`` or ``ply``, more than `MAX_SVG_CELLS` cells, rows of
             unequal length, an owner other than 0 / 1 / 2, or a cell outside the grid (each named).
     """
     tile = check_int("tile", tile, 4, MAX_TILE)

@@ -1,8 +1,9 @@
 """Many ``Connect4-v0`` games stepped at once with numpy: bitboards in int64 arrays, the opponent batched too.
 
 ``gymnasium.make_vec("Connect4-v0", num_envs=N)`` (or ``vectorization_mode="vector_entry_point"``) returns a
-:class:`Connect4VectorEnv`; :func:`connect4_env.make_sb3_vec_env` wraps the same engine as a Stable-Baselines3
-``VecEnv``. Observations, masks, rewards and illegal-action rules are those of ``Connect4-v0``.
+[`Connect4VectorEnv`][connect4_env.vector_env.Connect4VectorEnv]; `connect4_env.make_sb3_vec_env` wraps the
+same engine as a Stable-Baselines3 ``VecEnv``. Observations, masks, rewards and illegal-action rules are those
+of ``Connect4-v0``.
 """
 
 from __future__ import annotations
@@ -188,7 +189,7 @@ class Connect4VectorEnv(VectorEnv):
         return won, full
 
     def _undo(self, index: np.ndarray, columns: np.ndarray, plane: int, ply: np.ndarray) -> None:
-        """Take back the moves :meth:`_play` journaled, in the games where they were made (past ``ply``)."""
+        """Take back the moves `_play` journaled, in the games where they were made (past ``ply``)."""
         made = self.boards.ply[index] > ply
         index, columns = index[made], columns[made]
         rows = self.rules.rows - self.boards.heights[index, columns]
@@ -220,7 +221,7 @@ class Connect4VectorEnv(VectorEnv):
             self._opponent_moves(second, journal)
 
     def _save_games(self, index: np.ndarray, journal: list) -> tuple:
-        """What :meth:`_reset_games` is about to change in the listed games, for :meth:`_rollback`."""
+        """What `_reset_games` is about to change in the listed games, for `_rollback`."""
         rng_state = self.np_random.bit_generator.state
         return (
             index,

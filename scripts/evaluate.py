@@ -2,7 +2,7 @@
 
     python scripts/evaluate.py random mcts:1000
 
-The command is :mod:`connect4_agents.commands.evaluate`; ``--help`` shows its usage.
+The command is `connect4_agents.commands.evaluate`; ``--help`` shows its usage.
 """
 
 from __future__ import annotations

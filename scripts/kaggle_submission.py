@@ -2,7 +2,7 @@
 
     python scripts/kaggle_submission.py mcts -o main.py
 
-The command is :mod:`connect4_agents.commands.kaggle_submission`; ``--help`` shows its usage.
+The command is `connect4_agents.commands.kaggle_submission`; ``--help`` shows its usage.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     python scripts/make_test_sets.py --seed 0
 
-The command is :mod:`connect4_agents.commands.make_test_sets`; ``--help`` shows its usage.
+The command is `connect4_agents.commands.make_test_sets`; ``--help`` shows its usage.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     python scripts/mcts_vs_qlearning.py demo
 
-The command is :mod:`connect4_agents.commands.mcts_vs_qlearning`; ``--help`` shows its usage.
+The command is `connect4_agents.commands.mcts_vs_qlearning`; ``--help`` shows its usage.
 """
 
 from __future__ import annotations

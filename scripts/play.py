@@ -2,7 +2,7 @@
 
     python scripts/play.py --player0 solver --player1 human
 
-The command is :mod:`connect4_agents.commands.play`; ``--help`` shows its usage.
+The command is `connect4_agents.commands.play`; ``--help`` shows its usage.
 """
 
 from __future__ import annotations

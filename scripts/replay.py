@@ -2,7 +2,7 @@
 
     python scripts/replay.py games.jsonl -o replay.html
 
-The command is :mod:`connect4_agents.commands.replay`; ``--help`` shows its usage.
+The command is `connect4_agents.commands.replay`; ``--help`` shows its usage.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     python scripts/serve_openenv.py --opponent solver --port 8001
 
-The command is :mod:`connect4_agents.commands.serve_openenv`; ``--help`` shows its usage.
+The command is `connect4_agents.commands.serve_openenv`; ``--help`` shows its usage.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     python scripts/tournament.py random mcts:100 solver --games 20
 
-The command is :mod:`connect4_agents.commands.tournament`; ``--help`` shows its usage.
+The command is `connect4_agents.commands.tournament`; ``--help`` shows its usage.
 """
 
 from __future__ import annotations

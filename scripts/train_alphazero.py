@@ -2,7 +2,7 @@
 
     python scripts/train_alphazero.py --out runs/alphazero --generations 10
 
-The command is :mod:`connect4_agents.commands.train_alphazero`; ``--help`` shows its usage.
+The command is `connect4_agents.commands.train_alphazero`; ``--help`` shows its usage.
 """
 
 from __future__ import annotations

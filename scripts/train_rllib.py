@@ -2,7 +2,7 @@
 
     .venv-rllib/bin/python scripts/train_rllib.py --iterations 50
 
-The command is :mod:`connect4_agents.commands.train_rllib`; ``--help`` shows its usage.
+The command is `connect4_agents.commands.train_rllib`; ``--help`` shows its usage.
 """
 
 from __future__ import annotations

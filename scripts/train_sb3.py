@@ -2,7 +2,7 @@
 
     python scripts/train_sb3.py --algo dqn --opponent mcts:50 --timesteps 500000
 
-The command is :mod:`connect4_agents.commands.train_sb3`; ``--help`` shows its usage.
+The command is `connect4_agents.commands.train_sb3`; ``--help`` shows its usage.
 """
 
 from __future__ import annotations

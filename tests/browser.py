@@ -29,6 +29,6 @@ def require_chromium() -> str:
 
 
 def browser(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Headless Chromium run with ``args`` (see :func:`require_chromium` when there is none)."""
+    """Headless Chromium run with ``args`` (see `require_chromium` when there is none)."""
     require_chromium()
     return site_tools.browser(*args, timeout=timeout)

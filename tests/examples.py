@@ -6,7 +6,7 @@ it (not exec'd in the test process): a block that starts worker processes must g
 then runs in ``make test-slow``); ``<!-- test: rllib -->`` marks a block that needs RLlib, which runs in
 ``make test-rllib`` (in ``.venv-rllib``, since ``ray[rllib]`` pins its own gymnasium). A block that waits for a person's keys (``gymnasium.utils.play`` with
 ``wait_on_player=True``) keeps that part under its ``__main__`` guard and is run as an imported module.
-Blocks that load ``runs/sb3/model.zip`` find a tiny trained model there (:func:`sb3_model_folder`, trained once
+Blocks that load ``runs/sb3/model.zip`` find a tiny trained model there (`sb3_model_folder`, trained once
 per test process by conftest.py's ``sb3_model`` fixture).
 """
 

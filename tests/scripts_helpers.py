@@ -40,7 +40,7 @@ def _own_session() -> None:
 def start(*args: str, new_session: bool = False) -> subprocess.Popen[str]:
     """``python *args`` in the background, pipes for its output, SIGINT at its default (see above).
 
-    ``new_session``: the child leads a session of its own, so that :func:`session_processes` finds everything
+    ``new_session``: the child leads a session of its own, so that `session_processes` finds everything
     it started (pool workers, Ray's daemons) and ``os.killpg`` reaches its group as a terminal's Ctrl-C does.
     """
     return subprocess.Popen(

@@ -1,4 +1,4 @@
-"""The agents' name for :mod:`connect4_env.extras`: one error for a missing optional dependency, naming its extra.
+"""The agents' name for `connect4_env.extras`: one error for a missing optional dependency, naming its extra.
 
 The class is defined in the env layer (the envs raise it too), so ``except MissingExtraError`` catches both.
 """

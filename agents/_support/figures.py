@@ -28,7 +28,7 @@ def pyplot() -> Any:
 
 
 def check_figure_path(name: str, path: Path) -> Path:
-    """``path`` for a picture: its suffix names a format :func:`save_figure` writes (.png, .svg, .pdf, .jpg,
+    """``path`` for a picture: its suffix names a format `save_figure` writes (.png, .svg, .pdf, .jpg,
     .jpeg; none: png), checked before any work so that ``--plot x.txt`` is not a PNG named ``x.txt``.
 
     Raises:

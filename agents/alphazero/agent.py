@@ -56,9 +56,9 @@ class AlphaZeroAgent(RulesBound):
     """Plays the most visited move of a PUCT search with ``simulations`` network evaluations.
 
     Args:
-        model: a model file path, a :class:`~connect4_agents.alphazero.files.ModelFile`, or a
-            :class:`~connect4_agents.alphazero.network.PolicyValueNet` (then ``rules`` says what it plays; default 6x7).
-            None: the 6x7 model shipped with the package (ValueError while none is shipped).
+        model: a model file path, a `connect4_agents.alphazero.files.ModelFile`, or a
+            `connect4_agents.alphazero.network.PolicyValueNet` (then ``rules`` says what it plays; default
+            6x7). None: the 6x7 model shipped with the package (ValueError while none is shipped).
         simulations: per move; 0 plays the raw policy (the legal column with the highest prior).
         c_puct: PUCT's exploration weight.
         seed: breaks ties between equally visited moves.
@@ -121,7 +121,8 @@ class AlphaZeroAgent(RulesBound):
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], **options: Any) -> AlphaZeroAgent:
-        """The agent playing the model saved at ``path`` (by :meth:`save` or the training script), with
+        """The agent playing the model saved at ``path`` (by
+        [`save`][connect4_agents.alphazero.agent.AlphaZeroAgent.save] or the training script), with
         ``options`` as the constructor's keywords (``simulations``, ``seed``, ...).
 
         Returns:
@@ -138,7 +139,7 @@ class AlphaZeroAgent(RulesBound):
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the agent's model (network, rules and training info) atomically, in the format
-        :meth:`load` reads.
+        [`load`][connect4_agents.alphazero.agent.AlphaZeroAgent.load] reads.
 
         Returns:
             The path written.
@@ -189,8 +190,8 @@ class AlphaZeroAgent(RulesBound):
         """The column to play on ``board``.
 
         Raises:
-            TypeError: ``board`` is not a :class:`Board`. ValueError: the game is over, or the board is not
-                the model's size.
+            TypeError: ``board`` is not a [`Board`][connect4_env.core.Board]. ValueError: the game is over, or
+                the board is not the model's size.
         """
         if not isinstance(board, Board):
             raise TypeError(f"board must be a connect4_env.Board, got {type(board).__name__}")
@@ -214,8 +215,8 @@ class AlphaZeroAgent(RulesBound):
 
     def move_info(self) -> dict[str, Any] | None:
         """The last search as plain JSON, in the records' ``"mcts"`` shape, every value for the player who was
-        to move (as :class:`~connect4_agents.mcts.agent.SearchResult` records it): ``visits`` per column,
-        ``values`` the mean value of each move on the 0..1 scale (win 1, draw 1/2; None if unvisited),
+        to move (as [`SearchResult`][connect4_agents.mcts.result.SearchResult] records it): ``visits`` per
+        column, ``values`` the mean value of each move on the 0..1 scale (win 1, draw 1/2; None if unvisited),
         ``proven`` ``"win"``/``"draw"``/``"loss"`` or None, ``playouts``, plus the network's ``priors``; None
         before a move or after a raw-policy move."""
         result = self.last_search

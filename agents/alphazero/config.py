@@ -27,7 +27,7 @@ _DEVICE = re.compile(r"auto|cpu|cuda(:[0-9]+)?")
 class AlphaZeroTrainConfig:
     """Settings of one AlphaZero training run (each field is also a ``scripts/train_alphazero.py`` option;
     the module docstring says what they do). ``TrainConfig`` is the same class under its former name (SB3's
-    settings are :class:`connect4_agents.sb3.train.SB3TrainConfig`)."""
+    settings are [`connect4_agents.sb3.train.SB3TrainConfig`][connect4_agents.sb3.train.SB3TrainConfig])."""
 
     rows: int = 6
     columns: int = 7

@@ -1,5 +1,5 @@
 """What AlphaZero training measures and logs: accuracy on solver-scored positions, Elo against the reference
-ladder, the CSV log (rows of :class:`GenerationLog`), TensorBoard scalars and the learning curve."""
+ladder, the CSV log (rows of `GenerationLog`), TensorBoard scalars and the learning curve."""
 
 from __future__ import annotations
 

@@ -98,7 +98,7 @@ class PolicyValueNet(nn.Module):
         """A snapshot of the network for eval-mode forward passes, each batch norm folded into the convolution
         before it and the layers called as plain functions: the eval-mode outputs up to float rounding (about
         1e-5), and about 1.5x faster on one position, 1.2x on eight (measured on a 2-core AVX2 CPU). It keeps
-        the weights as they are now: take a new one after they change (:class:`NetworkEvaluator` does).
+        the weights as they are now: take a new one after they change (`NetworkEvaluator` does).
 
         ``dtype=torch.bfloat16``: the trunk's weights are cast to bfloat16 once, here, and its convolutions run
         in bfloat16 on channels-last tensors (the layout oneDNN's AMX kernels take without reordering); the
@@ -111,7 +111,7 @@ class PolicyValueNet(nn.Module):
         slower (a trained 128x5 network with 216,000 of them: 5.7 s a 200-simulation move, 0.8 s without).
 
         ``winograd=True`` (float32 only; needs numba, the ``fast`` extra): the residual blocks' convolutions run
-        as Winograd convolutions (:mod:`connect4_agents.alphazero.winograd`), about 2.6x fewer multiplications
+        as Winograd convolutions (`connect4_agents.alphazero.winograd`), about 2.6x fewer multiplications
         on 6x7; the outputs differ from the direct convolutions' by float32 rounding (about 1e-5 in the shipped
         network's logits)."""
         if not isinstance(dtype, torch.dtype):
@@ -180,24 +180,24 @@ def planes_tensor(planes: np.ndarray) -> torch.Tensor:
 
 
 class NetworkEvaluator:
-    """The network as an :class:`connect4_agents.mcts.puct.Evaluator`: softmax priors over the legal columns and values,
-    one forward pass per batch of positions (no gradients, eval mode). ``symmetric``: each position is also
-    evaluated mirrored (left to right, in the same forward pass) and the two logits and values averaged, the
-    game being symmetric under that reflection. ``precision``: ``"float32"`` (default); ``"winograd"``: float32
-    with the snapshot's residual blocks as Winograd convolutions (numba, the ``fast`` extra; about 1.4x faster a
-    batch of 8-32 on 6x7, within about 1e-5 of float32's logits; see :mod:`connect4_agents.alphazero.winograd`;
-    a module other than a :class:`PolicyValueNet` runs as it is, in float32); or ``"bfloat16"``: the snapshot's
-    trunk in bfloat16 (see :meth:`PolicyValueNet.inference`; about 5x faster a batch of 32 on CPUs with AMX),
-    other modules under ``torch.autocast``; the outputs differ from float32's by bfloat16's rounding, about 1e-2
-    in the logits. On a CPU without native bfloat16 (no AMX, no AVX512-BF16)
-    bfloat16 is emulated and many times slower than float32 (a forward pass of 8 positions about 20x, on an
-    AVX2-only AMD EPYC): asking for it there warns.
+    """The network as an [`connect4_agents.mcts.puct.Evaluator`][connect4_agents.mcts.evaluators.Evaluator]:
+    softmax priors over the legal columns and values, one forward pass per batch of positions (no gradients,
+    eval mode). ``symmetric``: each position is also evaluated mirrored (left to right, in the same forward
+    pass) and the two logits and values averaged, the game being symmetric under that reflection.
+    ``precision``: ``"float32"`` (default); ``"winograd"``: float32 with the snapshot's residual blocks as
+    Winograd convolutions (numba, the ``fast`` extra; about 1.4x faster a batch of 8-32 on 6x7, within about
+    1e-5 of float32's logits; see `connect4_agents.alphazero.winograd`; a module other than a `PolicyValueNet`
+    runs as it is, in float32); or ``"bfloat16"``: the snapshot's trunk in bfloat16 (see
+    `PolicyValueNet.inference`; about 5x faster a batch of 32 on CPUs with AMX), other modules under
+    ``torch.autocast``; the outputs differ from float32's by bfloat16's rounding, about 1e-2 in the logits. On
+    a CPU without native bfloat16 (no AMX, no AVX512-BF16) bfloat16 is emulated and many times slower than
+    float32 (a forward pass of 8 positions about 20x, on an AVX2-only AMD EPYC): asking for it there warns.
 
-    A :class:`PolicyValueNet` runs through its :meth:`~PolicyValueNet.inference` snapshot (batch norm folded
+    A `PolicyValueNet` runs through its `PolicyValueNet.inference` snapshot (batch norm folded
     into the convolutions), taken again whenever its parameters or buffers change (a training step,
     ``load_state_dict``, a tensor assigned in their place); any other module runs as it is, in eval mode. A
     layer replaced by a new module after the evaluator's first call is not seen: make a new evaluator.
-    ``snapshot=False`` runs a :class:`PolicyValueNet` through its modules too (eval mode; the benchmarks' "before").
+    ``snapshot=False`` runs a `PolicyValueNet` through its modules too (eval mode; the benchmarks' "before").
 
     Raises:
         TypeError: ``symmetric`` or ``snapshot`` is not a bool. ValueError: an unknown ``precision``.
@@ -244,7 +244,7 @@ class NetworkEvaluator:
         return priors / priors.sum(axis=1, keepdims=True), values
 
     def _forward(self) -> Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
-        """The network's eval-mode forward pass: a :class:`PolicyValueNet`'s inference snapshot, taken again
+        """The network's eval-mode forward pass: a `PolicyValueNet`'s inference snapshot, taken again
         when any of its parameters or buffers was replaced or changed in place since (each tensor's ``_version``
         counts in-place writes) or ``precision`` changed; any other module, or any with ``snapshot=False``, as
         it is."""

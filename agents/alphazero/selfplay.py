@@ -250,9 +250,9 @@ class ReplayBuffer:
         return stream.getvalue()
 
     def load(self, path: Path) -> None:
-        """Replace the contents with a buffer written by :meth:`to_bytes` (its last ``capacity`` positions).
+        """Replace the contents with a buffer written by `to_bytes` (its last ``capacity`` positions).
 
-        Each array's header is read and checked (type, shape, at most :data:`MAX_BUFFER_POSITIONS`
+        Each array's header is read and checked (type, shape, at most `MAX_BUFFER_POSITIONS`
         positions) before its data, so a small file cannot ask for gigabytes; then the values must lie in
         [-1, 1] and the policies be finite and non-negative. Nothing changes when it fails.
 

@@ -2,7 +2,8 @@
 
 ``--teacher solver`` trains the network on these labels instead of self-play's search statistics. Each game is
 played from the empty board; at each position the solver gives every legal move's outcome (win, draw or loss
-under perfect play, :meth:`~connect4_agents.solver.SolverAgent.outcomes_board`), and the position is stored with
+under perfect play, [`outcomes_board`][connect4_agents.solver.agent.SolverAgent.outcomes_board]), and the
+position is stored with
 
 - the policy target: equal shares over the moves with the best outcome,
 - the value target: that best outcome (1, 0 or -1 for the player to move).
@@ -15,7 +16,7 @@ network was not trained on; a position met twice within a task is stored once.
 
 Where the solver is fast: 6x7 with the opening book, and boards of up to about 30 cells. Elsewhere a position
 past the solver's default node budget (about 20 s of search) stops the run with
-:class:`~connect4_agents.solver.SolverBudgetExceeded` instead of searching for hours.
+[`SolverBudgetExceeded`][connect4_agents.solver.agent.SolverBudgetExceeded] instead of searching for hours.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def teacher_games(
     """Play ``n_games`` teacher games (see the module docstring).
 
     Returns:
-        ``(planes, policies, values, plies)`` as :func:`connect4_agents.alphazero.selfplay.self_play` does:
+        ``(planes, policies, values, plies)`` as `connect4_agents.alphazero.selfplay.self_play` does:
         the stored positions from the mover's view, their policy and value targets, and the plies played.
     """
     rules = config.rules
@@ -119,7 +120,7 @@ def teacher_generation(
     pool: WorkerPool | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """``config.games`` teacher games, split over ``config.workers`` processes (in this one for 1; on ``pool``'s
-    kept processes when given) or Ray tasks, as :func:`connect4_agents.alphazero.selfplay.play_generation`
+    kept processes when given) or Ray tasks, as `connect4_agents.alphazero.selfplay.play_generation`
     splits self-play."""
     if config.workers == 1 and backend == "process":
         return teacher_games(config, config.games, rng, _solver(config.rules))

@@ -148,7 +148,7 @@ def train(
     """Run ``config.generations`` generations, saving after each ``out/model.zip``, ``out/buffer.npz``,
     ``out/state.json``, a line of ``out/log.csv``, TensorBoard scalars under ``out/tensorboard`` and the curve
     ``out/curve.png``. ``resume`` continues from them. ``backend``/``address``: where self-play runs (see
-    :func:`play_generation`). ``progress``: a progress bar over the generations. Returns the model's path."""
+    `play_generation`). ``progress``: a progress bar over the generations. Returns the model's path."""
     config.check()
     device = training_device(config.device)
     if forward_precision(config.precision) == "winograd":

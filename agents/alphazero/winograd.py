@@ -1,5 +1,5 @@
 """The network's residual trunk in float32 through Winograd convolutions: the same function as its direct
-convolutions, with about 2.6x fewer multiplications on 6x7 (see :mod:`connect4_agents.alphazero.winograd_kernels`).
+convolutions, with about 2.6x fewer multiplications on 6x7 (see `connect4_agents.alphazero.winograd_kernels`).
 
 The input and output transforms run in numba (the ``fast`` extra), the 24 matrix products a convolution
 needs in torch (``torch.bmm``, about 60 % of the time). Measured on a 2-core Xeon, one thread, 15 interleaved
@@ -61,13 +61,13 @@ def without_subnormals(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def require_winograd() -> None:
-    """Raise :class:`~connect4_env.extras.MissingExtraError`, naming the ``fast`` extra, when numba (which the
+    """Raise `connect4_env.extras.MissingExtraError`, naming the ``fast`` extra, when numba (which the
     compiled transforms need) is not installed; a check only, without loading the kernels."""
     require("numba", "fast", "precision='winograd' (self-play's Winograd convolutions)")
 
 
 def winograd_kernels(compiled: bool = True) -> ModuleType:
-    """The transforms' module: numba-compiled (raises :class:`~connect4_env.extras.MissingExtraError`, naming
+    """The transforms' module: numba-compiled (raises `connect4_env.extras.MissingExtraError`, naming
     the ``fast`` extra, without numba), or plain Python (``compiled=False``: slow, for tests on small inputs)."""
     if not compiled:
         return importlib.import_module(_KERNELS)

@@ -1,6 +1,6 @@
 """The Winograd convolution's transforms (the network's 3x3 convolutions in float32), in the numba subset.
 
-:mod:`connect4_agents.alphazero.winograd` runs them compiled (through :func:`connect4_env.compiled.compiled_module`);
+`connect4_agents.alphazero.winograd` runs them compiled (through `connect4_env.compiled.compiled_module`);
 plain Python runs them too, slowly, which the tests use on small inputs.
 
 A 3x3 convolution (padding 1) is computed tile by tile, as Winograd's minimal filtering algorithms do: F(2, 3)
@@ -73,7 +73,7 @@ def transform_input(padded, transformed):
 def transform_output(products, bias, residual, add_residual, rows, columns, out):
     """``relu(convolution + bias)`` (``relu(convolution + bias + residual)`` when ``add_residual``) into the
     board's cells of ``out``, from the tiles' 24 ``products`` ``(4, 6, tiles_down, tiles_across, batch,
-    channels)`` (float32); ``residual`` and ``out`` are padded as :func:`transform_input`'s input (they may be one
+    channels)`` (float32); ``residual`` and ``out`` are padded as `transform_input`'s input (they may be one
     array: each cell is read before it is written). Outputs past ``rows`` x ``columns`` are dropped, so the
     border stays 0."""
     batch = products.shape[4]

@@ -1,9 +1,14 @@
 """Measuring agents: test sets with exact scores, accuracy against perfect play, Elo ratings, tournaments.
 
-- :func:`test_set_names`, :func:`load_test_set`: the shipped positions, every move scored by the solver.
-- :func:`evaluate_accuracy` -> :class:`AccuracyReport`: how often an agent's move keeps the best outcome.
-- :func:`run_tournament`, :func:`fit_ratings`: games between agent specs on a process pool or Ray, and
-  Bradley-Terry Elo ratings with bootstrap intervals.
+- [`test_set_names`][connect4_agents.evaluation.test_sets.test_set_names],
+  [`load_test_set`][connect4_agents.evaluation.test_sets.load_test_set]: the shipped positions, every move
+  scored by the solver.
+- [`evaluate_accuracy`][connect4_agents.evaluation.accuracy.evaluate_accuracy] ->
+  [`AccuracyReport`][connect4_agents.evaluation.accuracy.AccuracyReport]: how often an agent's move keeps the
+  best outcome.
+- [`run_tournament`][connect4_agents.evaluation.tournament.run_tournament],
+  [`fit_ratings`][connect4_agents.evaluation.ratings.fit_ratings]: games between agent specs on a process pool
+  or Ray, and Bradley-Terry Elo ratings with bootstrap intervals.
 """
 
 from __future__ import annotations

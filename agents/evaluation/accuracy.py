@@ -2,12 +2,14 @@
 
 A move is *optimal-class* when it keeps the best outcome the position allows (a win if there is one, else a
 draw); *exact* when it has the best score (the quickest win, the slowest loss); its *regret* is the best score
-minus its score, in the solver's units (two points per ply sooner or later, see :mod:`connect4_agents.solver.agent`).
+minus its score, in the solver's units (two points per ply sooner or later, see
+`connect4_agents.solver.agent`).
 
-Every rate is given over all positions and over the *non-trivial* ones (:attr:`Position.nontrivial`: some move
-has a worse outcome than the best). In a trivial position every move keeps the outcome, so random play is
-right there too; the non-trivial rate is the one that tells agents apart, as AlphaZero.jl's benchmark reads
-its errors. Reports break both down per test set.
+Every rate is given over all positions and over the *non-trivial* ones
+([`Position.nontrivial`][connect4_agents.evaluation.test_sets.Position.nontrivial]: some move has a worse
+outcome than the best). In a trivial position every move keeps the outcome, so random play is right there too;
+the non-trivial rate is the one that tells agents apart, as AlphaZero.jl's benchmark reads its errors. Reports
+break both down per test set.
 """
 
 from __future__ import annotations
@@ -131,7 +133,8 @@ class AccuracyReport(SetAccuracy):
         agent: the agent's spec or repr. n, optimal_class_rate, exact_rate, mean_regret and their 95 % Wilson
             intervals (``optimal_class_ci95``, ``exact_ci95``): over all positions; ``nontrivial`` (a count),
             ``nontrivial_rate`` and ``nontrivial_ci95``: the optimal-class rate on the positions where the
-            choice matters. per_set: set name -> :class:`SetAccuracy`. moves: the column chosen in each
+            choice matters. per_set: set name ->
+            [`SetAccuracy`][connect4_agents.evaluation.accuracy.SetAccuracy]. moves: the column chosen in each
             position, in order.
     """
 
@@ -286,13 +289,15 @@ def evaluate_accuracy(
     Args:
         agent: an agent spec (``"mcts:1000"``, built in each worker) or a policy object (sent to the
             workers; bound to each position's rules).
-        test_set: a shipped set's name (:func:`test_set_names`), a list of names (or ``"6x7"``, ``"all"``:
-            read by :func:`~connect4_agents.evaluation.test_sets.select_test_sets`, which refuses a set named
-            twice), a list of :class:`Position`, or a list of ``(set name, Position)`` pairs (what
-            :func:`~connect4_agents.evaluation.test_sets.select_labelled_positions` returns). The per-set
-            breakdown is by name (by board for bare positions).
+        test_set: a shipped set's name
+            ([`test_set_names`][connect4_agents.evaluation.test_sets.test_set_names]), a list of names (or
+            ``"6x7"``, ``"all"``: read by `connect4_agents.evaluation.test_sets.select_test_sets`, which
+            refuses a set named twice), a list of [`Position`][connect4_agents.evaluation.test_sets.Position],
+            or a list of ``(set name, Position)`` pairs (what
+            `connect4_agents.evaluation.test_sets.select_labelled_positions` returns). The per-set breakdown
+            is by name (by board for bare positions).
         backend: where the positions are played, ``"process"`` or ``"ray"`` (see
-            :mod:`connect4_agents.evaluation.backends`).
+            `connect4_agents.evaluation.backends`).
         workers: the number of worker processes or Ray tasks at once (default: the CPUs available).
         progress: a progress bar (tqdm) over positions.
         seed: the agent is reset with a seed derived from ``seed`` and the position's index before each
@@ -355,16 +360,17 @@ def evaluate_agents(
     progress: bool = True,
     on_report: Callable[[AccuracyReport], None] | None = None,
 ) -> list[AccuracyReport]:
-    """:func:`evaluate_accuracy` of each agent spec on the sets among ``test_sets`` that it can play
-    (what ``scripts/evaluate.py`` runs).
+    """[`evaluate_accuracy`][connect4_agents.evaluation.accuracy.evaluate_accuracy] of each agent spec on the
+    sets among ``test_sets`` that it can play (what ``scripts/evaluate.py`` runs).
 
     Args:
         agents: agent specs (``"mcts:1000"``).
         test_sets: set names, ``"6x7"`` (the six 6x7 sets) or ``"all"`` (see
-            :func:`~connect4_agents.evaluation.test_sets.select_test_sets`).
+            `connect4_agents.evaluation.test_sets.select_test_sets`).
         plies, sample: only the positions with ``plies[0]`` to ``plies[1]`` stones, and ``sample`` of those
-            drawn with ``seed`` (see :func:`~connect4_agents.evaluation.test_sets.select_positions`).
-        seed, backend, workers, address, progress: as for :func:`evaluate_accuracy`.
+            drawn with ``seed`` (see `connect4_agents.evaluation.test_sets.select_positions`).
+        seed, backend, workers, address, progress: as for
+            [`evaluate_accuracy`][connect4_agents.evaluation.accuracy.evaluate_accuracy].
         on_report: called with each agent's report as soon as it is done (to print it).
 
     Returns:

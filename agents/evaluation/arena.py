@@ -81,8 +81,8 @@ def play_game(
     solver scores), for game records.
 
     Returns:
-        The game as a :class:`~connect4_agents.evaluation.records.GameLog` (``GameRecord``), ready for
-        :func:`~connect4_agents.evaluation.records.write_games`: its ``moves``, ``winner`` (0 = first
+        The game as a `connect4_agents.evaluation.records.GameLog` (``GameRecord``), ready for
+        `connect4_agents.evaluation.records.write_games`: its ``moves``, ``winner`` (0 = first
         mover, 1 = second, None = draw), ``final_board``, ``seeds`` (as given), ``search`` (one entry per
         move with ``record_search``, else None) and ``players``: ``names`` (the agents' specs, first mover
         first), or each player's repr when not given.
@@ -253,12 +253,12 @@ def play_match(
 
     ``on_game(index, record, a_moved_first)`` is called after each game (for progress bars). ``result``, when
     given, is filled in place, so a caller keeps the finished games if the match is interrupted.
-    ``keep_games`` keeps each game's :class:`~connect4_agents.evaluation.records.GameLog` in
+    ``keep_games`` keeps each game's `connect4_agents.evaluation.records.GameLog` in
     ``result.games`` (numbered by ``game``; its ``players`` are ``names``, A's then B's, in seat order, or
-    the agents' reprs); ``record_search`` adds the movers' search numbers to them (see :func:`play_game`).
+    the agents' reprs); ``record_search`` adds the movers' search numbers to them (see `play_game`).
 
     Returns:
-        ``result`` (a new :class:`MatchResult` when not given) with the games counted.
+        ``result`` (a new `MatchResult` when not given) with the games counted.
 
     Raises:
         TypeError / ValueError: ``n_games`` is not an integer >= 1, or ``names`` is not two strings.

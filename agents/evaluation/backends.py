@@ -9,9 +9,9 @@ same results on any backend and any number of workers.
 - ``"ray"``: each batch is a Ray task (the ``distributed`` extra). With ``address`` the work goes to that
   cluster; otherwise a local Ray is started with ``num_cpus=workers`` and shut down at the end.
 
-A :class:`WorkerPool` keeps ``"process"`` workers across several calls (``run_batches(..., pool=pool)``), so a
-loop of calls (a training run's generations) starts its processes, and loads what each keeps (numba kernels,
-the opening book, a solver's transposition table), once.
+A [`WorkerPool`][connect4_agents.evaluation.backends.WorkerPool] keeps ``"process"`` workers across several
+calls (``run_batches(..., pool=pool)``), so a loop of calls (a training run's generations) starts its
+processes, and loads what each keeps (numba kernels, the opening book, a solver's transposition table), once.
 
 Ctrl-C (KeyboardInterrupt) stops the workers — the pool is terminated, Ray tasks are cancelled and a Ray we
 started is shut down — and then propagates, after ``on_result`` has seen every finished batch.
@@ -82,7 +82,8 @@ def worker_policy(agent: Any, rules: Rules) -> Any:
     reset it before each game or position); an object is bound as it is.
 
     Raises:
-        TypeError / ValueError: as :func:`connect4_env.policy.resolve_opponent`.
+        TypeError / ValueError: as
+            [`connect4_env.policy.resolve_opponent`][connect4_env.policy.resolve_opponent].
     """
     if not isinstance(agent, str):
         return resolve_opponent(agent, None, rules)
@@ -143,19 +144,22 @@ def run_batches(
 
 
 class WorkerPool:
-    """``workers`` spawned processes kept for several :func:`run_batches` calls: started at the first, ended
-    by :meth:`close` or at the end of a ``with`` block (at once, terminated, when it ends with an exception).
+    """``workers`` spawned processes kept for several
+    [`run_batches`][connect4_agents.evaluation.backends.run_batches] calls: started at the first, ended by
+    [`close`][connect4_agents.evaluation.backends.WorkerPool.close] or at the end of a ``with`` block (at
+    once, terminated, when it ends with an exception).
 
     What a worker keeps in module state stays warm between calls: numba kernels, the opening book, a
     solver's transposition table. A call interrupted by Ctrl-C (or any exception) terminates the workers;
     a later call starts new ones. A worker that dies (killed, out of memory, a SIGTERM sent to the whole
     process group as ``timeout`` and batch schedulers do) ends the call with
     ``concurrent.futures.process.BrokenProcessPool`` and the other workers are stopped, never a hang: the
-    pool is a :class:`concurrent.futures.ProcessPoolExecutor`, which watches its workers.
+    pool is a `concurrent.futures.ProcessPoolExecutor`, which watches its workers.
 
-    >>> with WorkerPool(2) as pool:  # doctest: +SKIP
-    ...     for generation in range(10):
-    ...         run_batches(task, batches, workers=2, pool=pool)
+    Examples:
+        >>> with WorkerPool(2) as pool:  # doctest: +SKIP
+        ...     for generation in range(10):
+        ...         run_batches(task, batches, workers=2, pool=pool)
 
     Raises:
         TypeError / ValueError: ``workers`` is not an integer in 1..4096.
@@ -177,7 +181,8 @@ class WorkerPool:
 
     @property
     def pids(self) -> list[int]:
-        """The process ids of the running workers (empty before the first call and after :meth:`close`)."""
+        """The process ids of the running workers (empty before the first call and after
+        [`close`][connect4_agents.evaluation.backends.WorkerPool.close])."""
         return [process.pid for process in self._processes()]
 
     def _processes(self) -> list[Any]:

@@ -1,8 +1,8 @@
 """A tournament with its outputs: Elo ratings, the results file and the game records, kept when interrupted.
 
-What ``scripts/tournament.py`` runs: :func:`gauntlet_ratings` picks the fixed ratings a ``--gauntlet`` is rated
-against, :func:`run_rated_tournament` plays (through :func:`~connect4_agents.evaluation.tournament.run_tournament`),
-rates and writes.
+What ``scripts/tournament.py`` runs: `gauntlet_ratings` picks the fixed ratings a ``--gauntlet`` is rated
+against, `run_rated_tournament` plays (through
+[`run_tournament`][connect4_agents.evaluation.tournament.run_tournament]), rates and writes.
 """
 
 from __future__ import annotations
@@ -83,13 +83,13 @@ def run_rated_tournament(
     games_out: str | os.PathLike[str] | None = None,
     on_pairing: Callable[[str, str, MatchResult], None] | None = None,
 ) -> Ratings:
-    """Play the tournament (see :func:`~connect4_agents.evaluation.tournament.run_tournament`), rate it with
-    :func:`~connect4_agents.evaluation.ratings.fit_ratings` and write its outputs.
+    """Play the tournament (see [`run_tournament`][connect4_agents.evaluation.tournament.run_tournament]),
+    rate it with [`fit_ratings`][connect4_agents.evaluation.ratings.fit_ratings] and write its outputs.
 
     Args:
         specs, games, rules, seed, gauntlet, backend, workers, address, progress, on_pairing: as for
             ``run_tournament`` (``games`` per pairing).
-        fixed: ratings held fixed (a gauntlet's ladder, see :func:`gauntlet_ratings`); anchor, bootstrap: as
+        fixed: ratings held fixed (a gauntlet's ladder, see `gauntlet_ratings`); anchor, bootstrap: as
             for ``fit_ratings``.
         json_out: where to write the board, the ratings, each pairing and every game as JSON.
         games_out: where to write the game records, with each move's search numbers.

@@ -282,8 +282,9 @@ def fit_ratings(
         seed: the bootstrap's random generator.
 
     Raises:
-        TypeError: ``pairings`` is not a list of :class:`PairingCounts`, a player's name is not a str, or a
-            count is not an int.
+        TypeError: ``pairings`` is not a list of
+            [`PairingCounts`][connect4_agents.evaluation.ratings.PairingCounts], a player's name is not a str,
+            or a count is not an int.
         ValueError: no games, a negative count, a player paired with itself, a player or a group of players
             with no games linking it to the anchor or the fixed players, a fixed player who did not play, or a
             bad number.
@@ -368,8 +369,8 @@ def fit_ratings(
 
 
 def check_fit_settings(anchor: object, bootstrap: object) -> int:
-    """The checks of :func:`fit_ratings`'s ``anchor`` and ``bootstrap`` (callers that fit after many games
-    make them first); returns ``bootstrap``.
+    """The checks of [`fit_ratings`][connect4_agents.evaluation.ratings.fit_ratings]'s ``anchor`` and
+    ``bootstrap`` (callers that fit after many games make them first); returns ``bootstrap``.
 
     Raises:
         TypeError: ``anchor`` is not a str or None, ``bootstrap`` not an int. ValueError: ``bootstrap`` is

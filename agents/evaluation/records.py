@@ -1,7 +1,7 @@
 """Game records: one JSON object per line, one line per finished game, for replays and analysis.
 
 Written by ``scripts/tournament.py --games-out``, ``scripts/play.py --record`` and the match modes of
-``scripts/mcts_vs_qlearning.py --games-out``; read back, every field checked, by :func:`read_games`; turned into
+``scripts/mcts_vs_qlearning.py --games-out``; read back, every field checked, by `read_games`; turned into
 an HTML replay by ``scripts/replay.py``. A line::
 
     {"format": "connect4-game", "version": 1, "rows": 6, "columns": 7, "win_length": 4,
@@ -102,7 +102,7 @@ class _BoardAt:
 
 @dataclass(frozen=True)
 class GameLog:
-    """One game: what :func:`~connect4_agents.evaluation.arena.play_game` returns and a records file holds
+    """One game: what `connect4_agents.evaluation.arena.play_game` returns and a records file holds
     (see the module docstring for the fields); ``extra`` keeps unknown fields.
 
     ``board(ply)`` is the position after ``ply`` moves and ``final_board`` the end (the arena's former
@@ -287,7 +287,7 @@ GameRecord = GameLog  # the arena's former name for what play_game returns: one 
 
 
 class _KeptGames(Protocol):
-    """What :func:`match_logs` reads: a match result with its games kept (``play_match(keep_games=True)``)."""
+    """What `match_logs` reads: a match result with its games kept (``play_match(keep_games=True)``)."""
 
     @property
     def games(self) -> Sequence[GameLog]: ...
@@ -301,8 +301,8 @@ def game_log(
     seeds: tuple[int | None, int | None] | None = None,
     game: int | None = None,
 ) -> GameLog:
-    """``record`` (a game :func:`~connect4_agents.evaluation.arena.play_game` returned) labelled for a
-    records file, checked as :func:`read_games` would read it back.
+    """``record`` (a game `connect4_agents.evaluation.arena.play_game` returned) labelled for a
+    records file, checked as `read_games` would read it back.
 
     Args:
         record: the game; its search numbers are kept (present when played with ``record_search=True``).
@@ -312,11 +312,11 @@ def game_log(
             None keeps the record's own (``play_game(seeds=...)`` fills ``seeds``).
 
     Returns:
-        A new :class:`GameLog` (``record`` is unchanged).
+        A new `GameLog` (``record`` is unchanged).
 
     Raises:
         TypeError: ``record`` is not a GameLog. ValueError: ``rules`` are not the record's, ``players`` is
-            not two names, or a field would not read back (see :meth:`GameLog.from_dict`).
+            not two names, or a field would not read back (see `GameLog.from_dict`).
     """
     if not isinstance(record, GameLog):
         raise TypeError(f"game_log labels a GameLog (what play_game returns), got {type(record).__name__}")
@@ -337,15 +337,15 @@ def game_log(
 def match_logs(
     result: _KeptGames, names: Sequence[str], rules: Rules, seed: int | None = None
 ) -> list[GameLog]:
-    """The games of a :func:`~connect4_agents.evaluation.arena.play_match` run with ``keep_games=True`` as
+    """The games of a `connect4_agents.evaluation.arena.play_match` run with ``keep_games=True`` as
     records: ``names`` are A's and B's specs, A moving first in the even-numbered games (as ``play_match``
     plays them); each game's number is its index.
 
     Returns:
-        One checked :class:`GameLog` per kept game, in order.
+        One checked `GameLog` per kept game, in order.
 
     Raises:
-        ValueError: as :func:`game_log`.
+        ValueError: as `game_log`.
     """
     pair = tuple(names)
     return [
@@ -372,8 +372,8 @@ def write_games(path: str | os.PathLike[str], games: Iterable[GameLog], append: 
         The path written.
 
     Raises:
-        TypeError: an item is not a :class:`GameLog`, or its search numbers are not JSON data.
-        ValueError: a game that would not read back (see :meth:`GameLog.from_dict`); the file is untouched.
+        TypeError: an item is not a `GameLog`, or its search numbers are not JSON data.
+        ValueError: a game that would not read back (see `GameLog.from_dict`); the file is untouched.
         OSError: the file cannot be written.
     """
     games = list(games)

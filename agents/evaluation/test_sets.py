@@ -6,8 +6,9 @@ hard >= 28), for the six groups where such positions exist. The smaller boards (
 experiments use) get one set each. In every set: no finished position, none where the side to move can win
 at once, and no position twice (transpositions and mirror images count as the same).
 
-Scores are :class:`connect4_agents.SolverAgent`'s, from the view of the player to move: a win completed by the board's
-``w``-th stone scores ``cells + 1 - w``, a loss the negative of the opponent's win, a draw 0 (larger is better).
+Scores are [`connect4_agents.SolverAgent`][connect4_agents.solver.agent.SolverAgent]'s, from the view of the
+player to move: a win completed by the board's ``w``-th stone scores ``cells + 1 - w``, a loss the negative of
+the opponent's win, a draw 0 (larger is better).
 
 Files: ``agents/data/test_sets/<name>.jsonl.gz``, one JSON object per line (``moves``, ``move_scores``,
 ``score``, ``rows``, ``columns``, ``win_length``), gzip written with no name and no time stamp, so
@@ -106,7 +107,7 @@ class Position:
         return any(s is not None and (s > 0) - (s < 0) != self.outcome for s in self.move_scores)
 
     def board(self) -> Board:
-        """The position as a :class:`connect4_env.Board`."""
+        """The position as a [`connect4_env.Board`][connect4_env.core.Board]."""
         return Board(self.rules).play_moves(self.moves)
 
     def to_json(self) -> str:
@@ -273,7 +274,7 @@ def select_labelled_positions(
     sample: int | None = None,
     seed: int = 0,
 ) -> list[tuple[str, Position]]:
-    """:func:`select_positions`, each position with the name of its set (for per-set reports).
+    """`select_positions`, each position with the name of its set (for per-set reports).
 
     Raises:
         TypeError / ValueError: an unknown set, a bad range, sample size or seed.
@@ -340,7 +341,8 @@ def _load_shipped(name: str) -> tuple[Position, ...]:
 
 
 def load_test_set(name: str) -> list[Position]:
-    """The positions of a shipped set (see :func:`test_set_names`).
+    """The positions of a shipped set (see
+    [`test_set_names`][connect4_agents.evaluation.test_sets.test_set_names]).
 
     Raises:
         TypeError: ``name`` is not a str. ValueError: no set has that name.

@@ -2,8 +2,9 @@
 
 Every game is planned before any is played: pairing ``p``, game ``g`` (A moves first in the even games), and a
 seed per player derived from ``(seed, p, g)`` with which each agent is reset before the game. Batches of games
-go to :func:`connect4_agents.evaluation.backends.run_batches`; each worker builds its agents from their specs once and
-reuses them, so the moves of a game do not depend on which worker played it.
+go to [`connect4_agents.evaluation.backends.run_batches`][connect4_agents.evaluation.backends.run_batches];
+each worker builds its agents from their specs once and reuses them, so the moves of a game do not depend on
+which worker played it.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ __all__ = [
 
 @dataclass
 class TournamentResult:
-    """What :func:`run_tournament` fills: each pairing's :class:`~connect4_agents.evaluation.arena.MatchResult`
-    and every agent's points (1 a win, 0.5 a draw)."""
+    """What [`run_tournament`][connect4_agents.evaluation.tournament.run_tournament] fills: each pairing's
+    `connect4_agents.evaluation.arena.MatchResult` and every agent's points (1 a win, 0.5 a draw)."""
 
     points: dict[str, float] = field(default_factory=dict)
     pairings: list[tuple[str, str, MatchResult]] = field(default_factory=list)
@@ -154,8 +155,8 @@ def plan_pairings(specs: Sequence[str], gauntlet: str | None = None) -> list[tup
 
 
 def game_logs(outcomes: Sequence[GameOutcome], rules: Rules, seed: int) -> list[GameLog]:
-    """The games as records (:mod:`connect4_agents.evaluation.records`): each with the players' reset seeds, its number in its
-    pairing as ``game`` and the pairing's number as the extra field ``pairing``."""
+    """The games as records (`connect4_agents.evaluation.records`): each with the players' reset seeds, its
+    number in its pairing as ``game`` and the pairing's number as the extra field ``pairing``."""
     logs = []
     for o in outcomes:
         winner = "draw" if o.winner is None else RESULTS[o.winner]
@@ -208,7 +209,8 @@ def _fill(pairings: list[tuple[str, str]], matches: list[MatchResult], result: T
 
 
 def pairing_counts(result: TournamentResult) -> list[PairingCounts]:
-    """The W/D/L counts of each pairing, for :func:`connect4_agents.evaluation.ratings.fit_ratings`."""
+    """The W/D/L counts of each pairing, for
+    [`connect4_agents.evaluation.ratings.fit_ratings`][connect4_agents.evaluation.ratings.fit_ratings]."""
     return [PairingCounts(a, b, m.wins, m.draws, m.losses) for a, b, m in result.pairings]
 
 
@@ -233,7 +235,7 @@ def run_tournament(
 
     ``result`` and ``games``, when given, are kept up to date as games finish (a caller keeps the finished
     games if the run is interrupted); ``on_pairing(a, b, match)`` is called when a pairing's last game is in.
-    ``record_search`` keeps each move's search numbers in the games (for :func:`game_logs`).
+    ``record_search`` keeps each move's search numbers in the games (for `game_logs`).
 
     Returns:
         The tournament (pairings in plan order) and every game, sorted by pairing and game.

@@ -174,7 +174,8 @@ class QLearningAgent(RulesBound):
 
     @classmethod
     def from_spec(cls, value: str, **kwargs: Any) -> QLearningAgent:
-        """``"qlearning:<table.npz>"``: the table saved at that path (see :meth:`load`)."""
+        """``"qlearning:<table.npz>"``: the table saved at that path (see
+        [`load`][connect4_agents.qlearning.agent.QLearningAgent.load])."""
         value = check_spec_value(value)
         return cls.load(value, **kwargs)
 
@@ -201,7 +202,8 @@ class QLearningAgent(RulesBound):
         """The Q-values of ``board``'s columns for the player to move (zeros for an unseen position).
 
         Raises:
-            TypeError: ``board`` is not a :class:`Board`. ValueError: it is not the table's board size.
+            TypeError: ``board`` is not a [`Board`][connect4_env.core.Board]. ValueError: it is not the
+                table's board size.
         """
         if not isinstance(board, Board):
             raise TypeError(f"board must be a connect4_env.Board, got {type(board).__name__}")
@@ -320,7 +322,7 @@ class QLearningAgent(RulesBound):
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the table as ``.npz`` (no pickle), atomically; returns the path written.
 
-        The format is described in :mod:`connect4_agents.qlearning.files`.
+        The format is described in `connect4_agents.qlearning.files`.
         """
         settings = {
             **self.settings(),
@@ -334,10 +336,11 @@ class QLearningAgent(RulesBound):
     def load(
         cls, path: str | os.PathLike[str], *, seed: int | None = None, max_bytes: int = DEFAULT_MAX_BYTES
     ) -> QLearningAgent:
-        """Read a table written by :meth:`save`, checking the file before reading it (no pickle).
+        """Read a table written by [`save`][connect4_agents.qlearning.agent.QLearningAgent.save], checking the
+        file before reading it (no pickle).
 
         ``max_bytes`` bounds what loading allocates: the arrays and the table built from them (about 250
-        bytes a state on 6x7; see :func:`connect4_agents.qlearning.files.load_qtable`).
+        bytes a state on 6x7; see `connect4_agents.qlearning.files.load_qtable`).
 
         Returns:
             The agent with the table, hyper-parameters and episode counts of the file.

@@ -1,7 +1,8 @@
 """The Q-learning loop: training games against any opponent (or itself), with backward or online updates.
 
-Functions over a :class:`~connect4_agents.qlearning.agent.QLearningAgent` (its table, settings and generator):
-:meth:`QLearningAgent.train` calls :func:`train_agent`. Kept apart from the agent so each file has one job.
+Functions over a [`QLearningAgent`][connect4_agents.qlearning.agent.QLearningAgent] (its table, settings and
+generator): [`QLearningAgent.train`][connect4_agents.qlearning.agent.QLearningAgent.train] calls
+`train_agent`. Kept apart from the agent so each file has one job.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ def train_agent(
     total_episodes: int | None = None,
     curve: LearningCurve | None = None,
 ) -> LearningCurve:
-    """Train ``agent`` as :meth:`QLearningAgent.train` says (that method's docstring has the details);
-    returns the learning curve.
+    """Train ``agent`` as [`QLearningAgent.train`][connect4_agents.qlearning.agent.QLearningAgent.train] says
+    (that method's docstring has the details); returns the learning curve.
 
     Raises:
         TypeError / ValueError: bad counts, or an opponent that cannot play this board.
@@ -107,9 +108,9 @@ def play_training_game(
     off-policy) ``(Q row, column, reward, next position's Q row or None)`` are
     recorded and, with ``updates="backward"``, applied last to first when the game ends, so a result
     reaches every earlier move of the game at once; ``updates="online"`` applies each as it happens.
-    An opponent that reads only the mask and offers ``choose(legal)`` (see :class:`connect4_env.Policy`; a
-    :class:`RandomAgent` does) is asked that, with no observation planes kept for it (the same games as
-    through ``act``, faster).
+    An opponent that reads only the mask and offers ``choose(legal)`` (see `connect4_env.Policy`; a
+    [`RandomAgent`][connect4_agents.random_agent.RandomAgent] does) is asked that, with no observation planes
+    kept for it (the same games as through ``act``, faster).
     """
     scheme = REWARD_SCHEMES[agent.rewards]
     move_reward = scheme["move"]

@@ -23,7 +23,7 @@ TABLE_FILE, CURVE_JSON, CURVE_PNG = "qtable.npz", "curve.json", "curve.png"  # t
 
 @dataclass(frozen=True)
 class TrainingRun:
-    """A finished :func:`train_and_save`: the files written, the curve and the wall time."""
+    """A finished `train_and_save`: the files written, the curve and the wall time."""
 
     table: Path
     curve_json: Path

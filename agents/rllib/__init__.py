@@ -1,4 +1,5 @@
-"""RLlib modules as policies (:class:`RLlibAgent`); RLlib itself runs in its own venv (``make test-rllib``)."""
+"""RLlib modules as policies ([`RLlibAgent`][connect4_agents.rllib.agent.RLlibAgent]); RLlib itself runs in
+its own venv (``make test-rllib``)."""
 
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ class NoEpisodesError(RuntimeError):
 
 
 def ppo_config(config: RLlibTrainConfig) -> Any:
-    """RLlib's ``PPOConfig`` for ``config``: the multi-agent env of :mod:`connect4_env.rllib`, one policy
+    """RLlib's ``PPOConfig`` for ``config``: the multi-agent env of `connect4_env.rllib`, one policy
     (``"shared"``) for both seats, RLlib's ``ActionMaskingTorchRLModule``, on the new API stack.
 
     Raises:

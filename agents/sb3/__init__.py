@@ -1,4 +1,5 @@
-"""Stable-Baselines3 models as policies (:class:`SB3Agent`), their safe file loading and their training.
+"""Stable-Baselines3 models as policies ([`SB3Agent`][connect4_agents.sb3.agent.SB3Agent]), their safe file
+loading and their training.
 
 Importing this package does not import torch; loading or training a model needs the ``train`` extra.
 """

@@ -81,7 +81,7 @@ class SB3Agent(RulesAware):
         cls, path: str | Path, *, algo: str | None = None, deterministic: bool = True, seed: int | None = None
     ) -> SB3Agent:
         """Load the policy of a model saved by ``model.save``, without unpickling anything (see
-        :mod:`connect4_agents.sb3.files`: the network is rebuilt from plain JSON and the weights read with
+        `connect4_agents.sb3.files`: the network is rebuilt from plain JSON and the weights read with
         ``torch.load(weights_only=True)``). ``algo`` (``"ppo"``, ``"maskable_ppo"``, ``"dqn"``) is read from the
         file unless given.
 
@@ -103,20 +103,22 @@ class SB3Agent(RulesAware):
         return cls(policy, deterministic=deterministic, seed=seed)
 
     def save(self, path: str | Path) -> Path:
-        """Write the policy as a model zip (atomically, with its ``.json`` sidecar) that :meth:`load` reads.
+        """Write the policy as a model zip (atomically, with its ``.json`` sidecar) that
+        [`load`][connect4_agents.sb3.agent.SB3Agent.load] reads.
 
         Returns:
             The path written.
 
         Raises:
             ValueError: a policy the safe loader could not rebuild (see
-                :func:`connect4_agents.sb3.files.save_policy`); nothing is written then.
+                `connect4_agents.sb3.files.save_policy`); nothing is written then.
         """
         return save_policy(path, self.policy)
 
     @classmethod
     def from_spec(cls, value: str, **kwargs: Any) -> SB3Agent:
-        """``"sb3:<model.zip>"``: the model saved at that path (see :meth:`load`)."""
+        """``"sb3:<model.zip>"``: the model saved at that path (see
+        [`load`][connect4_agents.sb3.agent.SB3Agent.load])."""
         value = check_spec_value(value)
         return cls.load(value, **kwargs)
 

@@ -61,7 +61,7 @@ class SB3TrainConfig:
     """Settings of one SB3 training run (each field is also a ``scripts/train_sb3.py`` option).
 
     ``TrainConfig`` is the same class under its former name (AlphaZero's settings are
-    :class:`connect4_agents.alphazero.train.AlphaZeroTrainConfig`).
+    `connect4_agents.alphazero.train.AlphaZeroTrainConfig`).
     """
 
     algo: str = "maskable_ppo"
@@ -92,10 +92,10 @@ class SB3TrainConfig:
     progress: bool = True
     features: str = "mlp"
     """``mlp`` (SB3's MlpPolicy on the flattened planes) or ``cnn`` (two 3x3 convolutions over the board, see
-    :func:`cnn_policy_kwargs`)."""
+    `cnn_policy_kwargs`)."""
     hyperparameters: dict[str, Any] = field(default_factory=dict)
     """Extra keyword arguments for the algorithm (e.g. ``{"learning_rate": 1e-4}``), plain JSON values: the
-    names in :data:`HYPERPARAMETERS` for the algorithm, each checked for its type and range."""
+    names in `HYPERPARAMETERS` for the algorithm, each checked for its type and range."""
 
     def __post_init__(self) -> None:
         """Check every setting, without building anything or importing SB3.
@@ -103,8 +103,8 @@ class SB3TrainConfig:
         Raises:
             TypeError: a setting of the wrong type (``threads=1.5``, ``hyperparameters={"n_steps": "8"}``).
             ValueError: an unknown ``algo``, ``features`` or hyperparameter name, a value out of range
-                (``threads`` outside 1..:data:`MAX_THREADS`, ``learning_rate`` <= 0), a bad board, or
-                hyperparameters whose buffers or network would be too large (over :data:`MAX_BUFFER_BYTES`,
+                (``threads`` outside 1..`MAX_THREADS`, ``learning_rate`` <= 0), a bad board, or
+                hyperparameters whose buffers or network would be too large (over `MAX_BUFFER_BYTES`,
                 or more parameters than a model file may hold).
         """
         if self.algo not in ALGORITHMS:
@@ -141,7 +141,8 @@ class TrainResult:
 
 
 def cnn_policy_kwargs(channels: int = 64, features: int = 256) -> dict[str, Any]:
-    """``policy_kwargs`` for :class:`connect4_agents.sb3.features.BoardCNN` over the ``(rows, columns, 2)`` planes."""
+    """``policy_kwargs`` for `connect4_agents.sb3.features.BoardCNN` over the ``(rows, columns, 2)``
+    planes."""
     from connect4_agents.sb3.features import BoardCNN
 
     return {"features_extractor_class": BoardCNN, **plain_cnn_policy_kwargs(channels, features)}

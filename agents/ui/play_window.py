@@ -61,10 +61,11 @@ class PlayWindow:
         rules: the board size and line length.
         seed: game ``g`` resets the agent on seat ``s`` with ``seed + 2 * g + s``.
         delay: seconds to show each position before an agent moves (0 for tests and screenshots).
-        on_game_end: called with the :class:`~connect4_agents.evaluation.records.GameLog` of every game that ends (``--record``).
+        on_game_end: called with the `connect4_agents.evaluation.records.GameLog` of every game that ends
+            (``--record``).
 
     Raises:
-        ValueError: the board cannot be drawn within :data:`MAX_WINDOW_PIXELS` pixels a side at 4 pixels a
+        ValueError: the board cannot be drawn within `MAX_WINDOW_PIXELS` pixels a side at 4 pixels a
             cell, or a policy cannot play these rules. ImportError: pygame is missing.
     """
 
@@ -294,7 +295,7 @@ class PlayWindow:
         return (self.left + column * t + t // 2, self.top + row * t + t // 2)
 
     def _board_surface(self) -> Any:
-        """The board as :func:`connect4_env.render.render_rgb` draws it, as a pygame surface; drawn again
+        """The board as `connect4_env.render.render_rgb` draws it, as a pygame surface; drawn again
         only when the position changed (the window redraws 30 times a second)."""
         key = tuple(self.moves)
         if self._board_image is None or self._board_image[0] != key:

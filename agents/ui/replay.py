@@ -3,7 +3,7 @@
 A game list, buttons, the arrow keys and a slider to step through the moves; ``#game=G&ply=N`` in the address
 (both counted from 0) opens that position; the winning line is ringed at the end; per move the recorded search
 numbers and, where the solver can judge the positions (6x7 with the opening book, or boards of at most
-:data:`SOLVABLE_CELLS` cells), a verdict computed when the file is made: ``best`` (the move has the best
+`SOLVABLE_CELLS` cells), a verdict computed when the file is made: ``best`` (the move has the best
 score), ``keeps the result`` (not the best, but the same outcome: still a win, a draw, a loss) or ``mistake``
 (a worse outcome), with the scores in words.
 """
@@ -32,7 +32,7 @@ VERDICT_NODES = 5_000_000  # solver nodes per position; a position needing more 
 
 def can_judge(rules: Rules) -> bool:
     """True when the replay computes verdicts for this board: 6x7 with four in a row and the opening book
-    installed (the ``book`` extra), or at most :data:`SOLVABLE_CELLS` cells."""
+    installed (the ``book`` extra), or at most `SOLVABLE_CELLS` cells."""
     return (rules == BOOK_RULES and book_available()) or rules.cells <= SOLVABLE_CELLS
 
 
@@ -43,7 +43,7 @@ def _sign(score: int) -> int:
 def move_verdicts(game: GameLog, solver: SolverAgent | None = None) -> list[dict[str, Any] | None]:
     """Per move of ``game``: the exact score of every column before it and the verdict on the move played
     (``{"verdict": "best" | "keeps" | "mistake", "text", "scores"}``), or None where the position needs more
-    than :data:`VERDICT_NODES` solver nodes."""
+    than `VERDICT_NODES` solver nodes."""
     rules = game.rules
     solver = solver if solver is not None else SolverAgent(node_budget=VERDICT_NODES)
     solver.bind(rules)
@@ -106,12 +106,12 @@ def replay_html(
     title: str = "Connect Four replays",
     on_game: Callable[[int], None] | None = None,
 ) -> str:
-    """The replay page of ``games`` as one HTML string. ``verdicts``: judge the moves where :func:`can_judge`
+    """The replay page of ``games`` as one HTML string. ``verdicts``: judge the moves where `can_judge`
     says the solver can (one solver, its table shared by all games). ``on_game(index)`` after each game.
 
     Raises:
-        TypeError: ``games`` holds something other than :class:`GameLog`. ValueError: no games, or a game
-            that is not a valid record (see :meth:`GameLog.from_dict`).
+        TypeError: ``games`` holds something other than `GameLog`. ValueError: no games, or a game
+            that is not a valid record (see `GameLog.from_dict`).
     """
     games = list(games)
     if not games:
@@ -143,6 +143,6 @@ def replay_html(
 
 
 def write_replay(path: str | os.PathLike[str], games: Sequence[GameLog], **options: Any) -> Path:
-    """Write :func:`replay_html` to ``path`` atomically; returns the path."""
+    """Write `replay_html` to ``path`` atomically; returns the path."""
     page = replay_html(games, **options).encode("utf-8")
     return atomic_write(path, lambda stream: stream.write(page))
