@@ -1,5 +1,7 @@
 """The built documentation site in a real browser: the home page and the MCTS tutorial render, and no
-internal link of theirs (nor of any other page) is broken.
+internal link of theirs (nor of any other page) is broken. On every built page: the table of contents lists
+each section, and docstrings render as Markdown (cross-references as links, doctests as highlighted code, no
+reST role left as text).
 
 The site is built strictly and served on a local port by tools/pictures/docs_site.py's functions (the ones that
 also take the site's screenshots); Chromium is headless (tests/browser.py: on CI a missing Chromium fails the
@@ -9,6 +11,7 @@ test, elsewhere it skips).
 from __future__ import annotations
 
 import html.parser
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -36,6 +39,59 @@ class Links(html.parser.HTMLParser):
                 self.targets.append(value)
             elif name == "id" and value:
                 self.ids.add(value)
+
+
+class Sections(html.parser.HTMLParser):
+    """A page's ``h2`` sections (their ids and titles), and the anchors its table of contents links."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sections: dict[str, str] = {}
+        self.toc: set[str] = set()
+        self._toc_depth = 0  # nav elements open inside the table of contents (Material nests them)
+        self._heading: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        if tag == "nav" and (self._toc_depth or "md-nav--secondary" in (attributes.get("class") or "")):
+            self._toc_depth += 1
+        elif tag == "a" and self._toc_depth and (attributes.get("href") or "").startswith("#"):
+            self.toc.add((attributes["href"] or "#")[1:])
+        elif tag == "h2" and attributes.get("id"):
+            self._heading = attributes["id"]
+            self.sections[self._heading] = ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "nav" and self._toc_depth:
+            self._toc_depth -= 1
+        elif tag == "h2":
+            self._heading = None
+
+    def handle_data(self, data: str) -> None:
+        if self._heading is not None:
+            self.sections[self._heading] += data
+
+    def missing(self) -> list[str]:
+        """The titles of the sections the table of contents leaves out."""
+        return [title.strip("¶ \n") for id_, title in self.sections.items() if id_ not in self.toc]
+
+
+def sections(text: str) -> Sections:
+    page = Sections()
+    page.feed(text)
+    return page
+
+
+# A reST role that Markdown left as text (":class:" before the code span it made of `Board`), and a doctest
+# that Markdown read as nested blockquotes (">>> x" is three levels of quote)
+ROLE_TEXT = re.compile(r":(?:py:)?(?:class|func|meth|data|attr|mod|exc|obj|const):(?:<code>|`)[^<`]*")
+QUOTED_DOCTEST = re.compile(r"<blockquote>\s*<blockquote>\s*<blockquote>\s*<p>([^<]{0,60})")
+PROMPT = '<span class="gp">&gt;&gt;&gt; </span>'  # a doctest's prompt in a highlighted pycon block
+
+
+def unrendered_docstrings(text: str) -> list[str]:
+    """The reST roles and blockquoted doctests of a built page, as they appear in its HTML."""
+    return ROLE_TEXT.findall(text) + [f">>> {code}" for code in QUOTED_DOCTEST.findall(text)]
 
 
 def parse(text: str) -> Links:
@@ -135,3 +191,61 @@ def test_broken_link_is_found(base: str) -> None:
     )
     found = sorted(b.split(" ")[0] for b in broken_links(base, dom, base))
     assert found == ["getting-started/#no-such-anchor", "nope/"]
+
+
+ENV_PAGES = ["connect4_v0", "connect4-v0", "connect4flat-v0", "vector", "sb3-vecenv", "rllib"]
+
+
+def test_every_section_is_in_the_table_of_contents(site: Path) -> None:
+    missing = []
+    for html_file in sorted(site.rglob("index.html")):
+        page = sections(html_file.read_text())
+        missing += [f"{html_file.parent.relative_to(site).as_posix()}: {title}" for title in page.missing()]
+    assert missing == []
+
+
+@pytest.mark.parametrize("page", ENV_PAGES)
+def test_environment_page_lists_its_spec_sections(site: Path, page: str) -> None:
+    # each env page renders its class's docstring, whose Gymnasium-style sections are the page's own h2 sections
+    found = sections((site / "environments" / page / "index.html").read_text())
+    titles = {found.sections[id_].strip("¶ \n") for id_ in found.toc if id_ in found.sections}
+    assert {"Description", "Action Space", "Observation Space", "Rewards", "Version History"} <= titles
+    assert found.missing() == []
+
+
+def test_docstrings_render_as_markdown(site: Path) -> None:
+    unrendered = []
+    for html_file in sorted(site.rglob("index.html")):
+        relative = html_file.parent.relative_to(site).as_posix()
+        unrendered += [f"{relative}: {text}" for text in unrendered_docstrings(html_file.read_text())]
+    assert unrendered == []
+
+
+@pytest.mark.parametrize("page", ["api/connect4_env", "api/connect4_agents"])
+def test_api_reference_has_links_and_highlighted_examples(site: Path, page: str) -> None:
+    text = (site / page / "index.html").read_text()
+    assert unrendered_docstrings(text) == []
+    assert text.count(PROMPT) >= 2  # the docstrings' examples, as highlighted pycon code
+    assert text.count('class="autorefs autorefs-internal"') >= 10  # cross-references, as links
+
+
+def test_site_checkers_find_what_they_look_for() -> None:
+    # the checkers themselves, on the HTML that the old docstrings and env pages made
+    toc = '<nav class="md-nav md-nav--secondary"><ul><li><a href="#usage">Usage</a></li></ul></nav>'
+    page = sections(toc + '<h2 id="usage">Usage</h2><h2 id="x--rewards">Rewards<a href="#x">¶</a></h2>')
+    assert page.missing() == ["Rewards"]
+    nested = '<nav class="md-nav md-nav--secondary"><nav><a href="#a">A</a></nav><a href="#b">B</a></nav>'
+    assert sections(nested).toc == {"a", "b"}  # a nested nav does not end the table of contents
+    old = (
+        "<p>the position, :class:<code>Board</code>, on :mod:<code>connect4_env.rules</code></p>"
+        "<blockquote>\n<blockquote>\n<blockquote>\n<p>round(ucb1(1, 1, 4), 3)\n2.665</p>"
+    )
+    assert unrendered_docstrings(old) == [
+        ":class:<code>Board",
+        ":mod:<code>connect4_env.rules",
+        ">>> round(ucb1(1, 1, 4), 3)\n2.665",
+    ]
+    new = (
+        '<p>the position, <a class="autorefs autorefs-internal" href="#b"><code>Board</code></a></p>' + PROMPT
+    )
+    assert unrendered_docstrings(new) == []
