@@ -11,7 +11,15 @@ from gymnasium import spaces
 
 from connect4_env.core import Board
 from connect4_env.gym_env import Connect4Env, RetryableEnvChecker
-from connect4_env.text_protocol import MAX_ANSWER_LENGTH, SYSTEM_PROMPT, describe_position, parse_column
+from connect4_env.text_protocol import (
+    MAX_ANSWER_LENGTH,
+    SYSTEM_PROMPT,
+    describe_position,
+    max_description_length,
+    max_error_length,
+    parse_column,
+    rejection_note,
+)
 from connect4_env.validation import check_choice, check_int, check_seed
 
 __all__ = ["Connect4TextEnv", "make_text_env", "INVALID_ANSWER_MODES", "TEXT_CHARSET"]
@@ -19,6 +27,8 @@ __all__ = ["Connect4TextEnv", "make_text_env", "INVALID_ANSWER_MODES", "TEXT_CHA
 MAX_ANSWER_LIMIT = (
     1_000_000  # characters: a long reasoning answer fits; the action space's strings stay bounded
 )
+MAX_RETRIES = 1_000_000  # the retries count is shown in the observation: its digits stay bounded
+_LOST = "Game over: you lost, your answer was rejected: {error}."
 
 INVALID_ANSWER_MODES = ("retry", "lose")
 # the characters an observation is made of (and that Text.sample draws actions from)
@@ -79,7 +89,7 @@ class Connect4TextEnv(gym.Env):
     | argument | default | meaning |
     |---|---|---|
     | `invalid_answer` | `"retry"` | `"retry"`: a rejected answer costs 0 and is explained in the next observation, up to `max_retries` times a move, then loses; `"lose"`: it loses at once |
-    | `max_retries` | 2 | rejected answers forgiven per move under `"retry"` |
+    | `max_retries` | 2 | rejected answers forgiven per move under `"retry"` (at most 1,000,000) |
     | `max_answer_length` | 4096 | longer answers are rejected unread (at most 1,000,000) |
     | `rows`, `columns`, `win_length`, `opponent`, `opponent_kwargs`, `agent_first` | as `Connect4-v0` | the game, passed to `Connect4Env` |
     | `render_mode` | None | `"ansi"` returns the observation text |
@@ -105,7 +115,7 @@ class Connect4TextEnv(gym.Env):
         render_mode: str | None = None,
     ) -> None:
         check_choice("invalid_answer", invalid_answer, INVALID_ANSWER_MODES)
-        self.max_retries = check_int("max_retries", max_retries, minimum=0)
+        self.max_retries = check_int("max_retries", max_retries, 0, MAX_RETRIES)
         self.max_answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LIMIT)
         check_choice("render_mode", render_mode, (None, "ansi"))
         self.invalid_answer = invalid_answer
@@ -114,9 +124,13 @@ class Connect4TextEnv(gym.Env):
             rows, columns, win_length, opponent, opponent_kwargs, agent_first, illegal_action="lose"
         )
         self.rules = self.game.rules
-        # the longest observation: the fixed lines, the board, the longest note (a rejected answer's message)
-        width = len(str(columns)) + 1
-        longest = (self.rules.rows + 2) * (width * columns + 8) + 600
+        # the longest observation: the board's text with the longest rejection message, whatever the answer
+        error = max_error_length(self.rules.columns, self.max_answer_length)
+        longest = max_description_length(
+            self.rules,
+            note_length=len(rejection_note("", self.max_retries)) + error,
+            status_length=len(_LOST.format(error="")) + error,
+        )
         self.observation_space = spaces.Text(longest, min_length=1, charset=TEXT_CHARSET)
         self.action_space = spaces.Text(self.max_answer_length, min_length=0, charset=TEXT_CHARSET)
         self._text = ""
@@ -125,7 +139,7 @@ class Connect4TextEnv(gym.Env):
 
     @property
     def board(self) -> Board:
-        """The current position (:class:`connect4_env.core.Board`)."""
+        """The current position ([`connect4_env.core.Board`][connect4_env.core.Board])."""
         return self.game.board
 
     def _describe(self, note: str | None = None, status: str | None = None) -> str:
@@ -142,7 +156,8 @@ class Connect4TextEnv(gym.Env):
         """Start an episode; returns ``(text, info)`` with ``info["action_mask"]``.
 
         Raises:
-            As :meth:`Connect4Env.reset` (the opponent's errors); the env is then as before the call.
+            As [`Connect4Env.reset`][connect4_env.gym_env.Connect4Env.reset] (the opponent's errors); the env
+            is then as before the call.
         """
         seed = check_seed(seed)
         super().reset(seed=seed)
@@ -159,7 +174,8 @@ class Connect4TextEnv(gym.Env):
 
         Raises:
             TypeError: ``action`` is not a ``str`` (nothing changes). RuntimeError: the episode is over.
-            Whatever the opponent raised, with the game as before the call (see :meth:`Connect4Env.step`).
+            Whatever the opponent raised, with the game as before the call (see
+            [`Connect4Env.step`][connect4_env.gym_env.Connect4Env.step]).
         """
         if not isinstance(action, str):
             raise TypeError(
@@ -177,7 +193,7 @@ class Connect4TextEnv(gym.Env):
             self._retries_left = self.max_retries
         elif self.invalid_answer == "retry" and self._retries_left > 0:
             self._retries_left -= 1
-            note = f"Your answer was rejected: {error}. Tries left for this move: {self._retries_left}."
+            note = rejection_note(error, self._retries_left)
             info = {"action_mask": self.game.action_masks().astype(np.int8)}
             info.update(parsed_column=parsed.column, parse_error=error, retries_left=self._retries_left)
             return self._describe(note), 0.0, False, False, info
@@ -190,7 +206,7 @@ class Connect4TextEnv(gym.Env):
         info.update(parsed_column=parsed.column, parse_error=error, retries_left=self._retries_left)
         if error is None:
             return self._describe(), float(reward), terminated, truncated, info
-        status = f"Game over: you lost, your answer was rejected: {error}."
+        status = _LOST.format(error=error)
         return self._describe(status=status), float(reward), terminated, truncated, info
 
     def render(self) -> str | None:
@@ -202,10 +218,11 @@ class Connect4TextEnv(gym.Env):
 
 
 def make_text_env(**kwargs: Any) -> gym.Env:
-    """``Connect4Text-v0``'s entry point: :class:`Connect4TextEnv` inside :class:`RetryableEnvChecker`.
+    """``Connect4Text-v0``'s entry point: `Connect4TextEnv` inside
+    [`RetryableEnvChecker`][connect4_env.gym_env.RetryableEnvChecker].
 
     Raises:
-        TypeError, ValueError: bad arguments, as :class:`Connect4TextEnv`.
+        TypeError, ValueError: bad arguments, as `Connect4TextEnv`.
     """
     return RetryableEnvChecker(Connect4TextEnv(**kwargs))
 

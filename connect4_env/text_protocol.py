@@ -1,5 +1,5 @@
 """The text protocol of ``Connect4Text-v0``: a position as text for a language model, a move read back from free
-text, and the prompt that explains both. Pure functions on :class:`~connect4_env.core.Board`; no env here.
+text, and the prompt that explains both. Pure functions on [`Board`][connect4_env.core.Board]; no env here.
 
 Columns shown to the model are **1-based**: ``1`` is the leftmost column, env column ``c`` (0-based, as in
 ``Connect4-v0``'s ``Discrete`` action) is shown as ``c + 1`` and, on boards of at most 26 columns, as the letter
@@ -34,23 +34,30 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from connect4_env.core import Board, check_board
+from connect4_env.core import Board, Rules, check_board, check_rules
 from connect4_env.rules import MAX_CELLS
-from connect4_env.validation import check_int
+from connect4_env.validation import check_bool, check_int
 
 __all__ = [
     "LETTERS",
     "MAX_ANSWER_LENGTH",
+    "ECHO_LENGTH",
     "ParseResult",
+    "echo",
+    "max_error_length",
     "parse_column",
     "column_label",
     "describe_position",
+    "max_description_length",
+    "rejection_note",
     "SYSTEM_PROMPT",
     "prompt_messages",
 ]
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 MAX_ANSWER_LENGTH = 4096
+ECHO_LENGTH = 42
+"""The most characters of a model's answer that a rejection message quotes (see `echo`)."""
 
 _OPEN_TAG = re.compile(r"<answer>", re.IGNORECASE)
 _CLOSE_TAG = re.compile(r"</answer>", re.IGNORECASE)
@@ -63,9 +70,65 @@ _ANSWER = re.compile(
 )
 
 
+def echo(text: str, *, quote: bool = True, limit: int = ECHO_LENGTH) -> str:
+    """A piece of a model's answer as a rejection message quotes it: printable ASCII, at most `limit` characters.
+
+    Every part of an answer that a message repeats goes through here, so a message (and the observation or
+    prompt that shows it) stays short and within printable ASCII whatever the model wrote. The text is
+    written as Python's `ascii()` writes it (quoted, with non-ASCII and control characters escaped); with
+    `quote=False`, text that is printable ASCII without quotes or backslashes (a number, a letter) is kept
+    bare. What is longer than `limit` keeps its start, then `"..."` (and the closing quote when quoted).
+
+    Args:
+        text: the piece to quote.
+        quote: False: printable ASCII is shown bare (anything else is still quoted).
+        limit: the most characters returned (at least 5).
+
+    Returns:
+        The quoted text, at most `limit` characters of printable ASCII.
+
+    Raises:
+        TypeError: `text` is not a `str`, `quote` not a bool or `limit` not an integer.
+        ValueError: `limit` below 5.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    quote = check_bool("quote", quote)
+    limit = check_int("limit", limit, 5)
+    # only what can be shown is looked at: ascii() of a megabyte answer would build megabytes
+    head = text[: limit + 1]
+    if not quote and head.isascii() and head.isprintable() and not any(c in head for c in "'\"\\"):
+        return head if len(head) <= limit else head[: limit - 3] + "..."
+    shown = ascii(head)
+    if len(text) > len(head):
+        shown = shown[:-1] + "..." + shown[-1]
+    return shown if len(shown) <= limit else shown[: limit - 4] + "..." + shown[-1]  # the closing quote kept
+
+
+def max_error_length(columns: int, max_length: int = MAX_ANSWER_LENGTH) -> int:
+    """The most characters of a `parse_column` error on a board of
+    `columns` columns reading answers of at most `max_length` characters (or of a text env's full-column
+    message), whatever the answer.
+
+    Raises:
+        TypeError: `columns` or `max_length` is not an integer.
+        ValueError: `columns` or `max_length` below 1.
+    """
+    columns = check_int("columns", columns, 1, MAX_CELLS)
+    max_length = check_int("max_length", max_length, 1)
+    hint = len(_range_hint(columns))
+    return max(
+        len("could not read a column from : answer , such as '4'") + ECHO_LENGTH + hint,
+        len("column  is not on the board: answer ") + ECHO_LENGTH + hint,
+        len("the answer has more than  characters: answer ") + len(str(max_length)) + hint,
+        len("column  is full: answer one of the legal columns") + len(str(columns)),
+    )
+
+
 @dataclass(frozen=True)
 class ParseResult:
-    """What :func:`parse_column` read: ``column`` (0-based env column) or ``error`` (a message for the model)."""
+    """What `parse_column` read: `column` (0-based env column) or
+    `error` (a message for the model)."""
 
     column: int | None
     error: str | None
@@ -96,12 +159,15 @@ def parse_column(text: str, columns: int, max_length: int = MAX_ANSWER_LENGTH) -
         max_length: longer texts are rejected unread.
 
     Returns:
-        A :class:`ParseResult`: the 0-based column, or an error message naming what was wrong and what to
-        answer. Never raises for any string.
+        A `ParseResult`: the 0-based column, or an error message
+        naming what was wrong and what to answer. Never raises for any string. The message quotes at most
+        `ECHO_LENGTH` characters of the answer (through
+        `echo`), so it is at most
+        `max_error_length` characters of printable ASCII.
 
     Raises:
-        TypeError: ``text`` is not a ``str``, or ``columns`` / ``max_length`` not an integer. ValueError:
-            ``columns`` or ``max_length`` below 1.
+        TypeError: `text` is not a `str`, or `columns` / `max_length` not an integer.
+        ValueError: `columns` or `max_length` below 1.
     """
     if not isinstance(text, str):
         raise TypeError(f"a text action must be a str, got {type(text).__name__}: {text!r:.80}")
@@ -109,30 +175,22 @@ def parse_column(text: str, columns: int, max_length: int = MAX_ANSWER_LENGTH) -
     max_length = check_int("max_length", max_length, 1)
     hint = _range_hint(columns)
     if len(text) > max_length:
-        return ParseResult(
-            None, f"the answer has {len(text)} characters, more than {max_length}: answer {hint}"
-        )
+        return ParseResult(None, f"the answer has more than {max_length} characters: answer {hint}")
     tagged = _last_tagged(text)
     content = (tagged if tagged is not None else text).strip()
     if content[-1:] in (".", "!"):
         content = content[:-1].rstrip()
     match = _ANSWER.fullmatch(content)
     if match is None:
-        # quoted, non-ASCII and control characters escaped: the message (and the text env's observation that
-        # echoes it) stays within printable ASCII, whatever the model wrote
-        shown = ascii(content)
-        if len(shown) > 42:
-            shown = shown[:38] + "..." + shown[-1]
-        return ParseResult(None, f"could not read a column from {shown}: answer {hint}, such as '4'")
+        return ParseResult(None, f"could not read a column from {echo(content)}: answer {hint}, such as '4'")
     token = match["column"].lower()
     if token.isdigit():
-        shown = token.lstrip("0") or "0"
-        column = int(shown) - 1 if len(shown) <= 6 else columns  # a huge number is simply off the board
+        token = token.lstrip("0") or "0"
+        column = int(token) - 1 if len(token) <= 6 else columns  # a huge number is simply off the board
     else:
         column = LETTERS.index(token) if columns <= len(LETTERS) else columns
-        shown = token
     if not 0 <= column < columns:
-        return ParseResult(None, f"column {shown} is not on the board: answer {hint}")
+        return ParseResult(None, f"column {echo(token, quote=False)} is not on the board: answer {hint}")
     return ParseResult(column, None)
 
 
@@ -211,6 +269,47 @@ def describe_position(
     if note:
         lines.append(note)
     return "\n".join(lines) + "\n"
+
+
+def max_description_length(rules: Rules, *, note_length: int = 0, status_length: int = 0) -> int:
+    """The most characters `describe_position` returns for a
+    board of `rules`, with a `note` of at most `note_length` characters and a `status` of at most
+    `status_length`, whatever the position.
+
+    Raises:
+        TypeError: `rules` is not a [`Rules`][connect4_env.core.Rules], or a length not an integer.
+        ValueError: a length below 0.
+    """
+    rules = check_rules(rules)
+    note_length = check_int("note_length", note_length, 0)
+    status_length = check_int("status_length", status_length, 0)
+    rows, columns = rules.rows, rules.columns
+    grid = len(str(rows)) + 2 + columns * len(str(columns)) + columns - 1  # numbers, letters and each row
+    everything_legal = sum(len(str(c + 1)) for c in range(columns)) + columns - 1
+    lines = [
+        len(
+            f"Connect Four on {rows} rows x {columns} columns: line up {rules.win_length} of your stones "
+            "in a row, column or diagonal to win."
+        ),
+        len("You are X, the opponent is O; you moved second."),
+        0,
+        *[grid] * (rows + 1 + (columns <= len(LETTERS))),
+        0,
+        len(f"The opponent played column {column_label(columns - 1, columns)}."),
+        max(
+            status_length,
+            len("Game over: a draw (the board is full)."),
+            len(f"Your move ({rules.cells // 2 + 1}). Legal columns: .") + everything_legal,
+        ),
+    ]
+    if note_length:
+        lines.append(note_length)
+    return sum(lines) + len(lines)  # each line ends in a newline
+
+
+def rejection_note(error: str, tries_left: int) -> str:
+    """The line that tells the model why its answer was rejected and how many tries this move has left."""
+    return f"Your answer was rejected: {error}. Tries left for this move: {tries_left}."
 
 
 SYSTEM_PROMPT = (

@@ -1,6 +1,7 @@
 """A ``str -> str`` function (a local language model, an API call) as a policy: it reads ``Connect4Text-v0``'s
 text and answers a column, within a time limit, so it plays in our arena, tournaments and Elo ladder.
 
+Examples:
     >>> from connect4_agents.interop.text import TextPolicy, leftmost_legal_answer
     >>> from connect4_agents.evaluation.arena import play_match
     >>> from connect4_agents.random_agent import RandomAgent
@@ -24,7 +25,7 @@ from typing import Any
 from connect4_agents.base import check_spec_value, legal_columns
 from connect4_env.core import Rules, check_rules
 from connect4_env.encoding import board_from_observation, split_observation
-from connect4_env.text_protocol import SYSTEM_PROMPT, describe_position, parse_column
+from connect4_env.text_protocol import SYSTEM_PROMPT, describe_position, echo, parse_column, rejection_note
 from connect4_env.validation import check_choice, check_int, check_number, seeded_rng
 
 __all__ = ["TextPolicy", "leftmost_legal_answer", "FALLBACKS"]
@@ -42,7 +43,8 @@ def leftmost_legal_answer(prompt: str) -> str:
 def _call_with_deadline(
     generate: Callable[[str], str], prompt: str, seconds: float
 ) -> tuple[str | None, str | None]:
-    """``(answer, None)``, or ``(None, why)`` when ``generate`` raised, timed out or answered a non-str.
+    """``(answer, None)``, or ``(None, why)`` when ``generate`` raised, timed out or answered a non-str (``why``
+    quotes the model's exception through ``echo``, so a huge or non-ASCII message stays out of the next prompt).
 
     The call runs in a daemon thread: one that overruns is abandoned (Python cannot stop it), and its answer
     is dropped whenever it comes.
@@ -53,7 +55,7 @@ def _call_with_deadline(
         try:
             box["answer"] = generate(prompt)
         except Exception as error:  # a model's failure is a rejected answer, not a crash of the game
-            box["error"] = f"{type(error).__name__}: {error}"
+            box["error"] = f"{echo(type(error).__name__, quote=False)}: {echo(str(error))}"
 
     thread = threading.Thread(target=call, name="TextPolicy.generate", daemon=True)
     thread.start()
@@ -64,20 +66,20 @@ def _call_with_deadline(
         return None, f"the model raised {box['error']}"
     answer = box.get("answer")
     if not isinstance(answer, str):
-        return None, f"the model answered {type(answer).__name__}, not str"
+        return None, f"the model answered {echo(type(answer).__name__, quote=False)}, not str"
     return answer, None
 
 
 class TextPolicy:
-    """A ``generate(prompt) -> answer`` function as a :class:`~connect4_env.policy.Policy`.
+    """A ``generate(prompt) -> answer`` function as a `connect4_env.policy.Policy`.
 
     Each move, the prompt is ``system_prompt``, a blank line and the position as ``Connect4Text-v0`` shows
     it (``X`` the mover's stones, columns 1-based, the legal columns listed). The answer is read by the same
     grammar (``"4"``, ``"column 4"``, ``"I play d"``, ``"...<answer>4</answer>"``); a rejected answer is
     asked again with the reason appended, up to ``max_retries`` times. If no legal column comes within
     ``time_limit`` seconds for the whole move (or the retries run out), ``fallback="random"`` plays a random
-    legal column, ``"raise"`` raises. Counts are kept in :attr:`stats`; the last move's exchange in
-    :attr:`transcript`.
+    legal column, ``"raise"`` raises. Counts are kept in `stats`; the last move's exchange in
+    `transcript`.
 
     Args:
         generate: the model: a prompt in, an answer out.
@@ -137,7 +139,7 @@ class TextPolicy:
         """Take ``rules``' line length (the observation planes do not carry it).
 
         Raises:
-            TypeError: ``rules`` is not a :class:`Rules`.
+            TypeError: ``rules`` is not a [`Rules`][connect4_env.rules.Rules].
         """
         self.win_length = check_rules(rules).win_length
 
@@ -195,7 +197,7 @@ class TextPolicy:
                 )
             self.stats["rejected"] += 1
             tries_left = self.max_retries - attempt - 1
-            note = f"Your answer was rejected: {why}. Tries left for this move: {tries_left}."
+            note = rejection_note(why, tries_left)
         if self.fallback == "raise":
             raise (TimeoutError if why.startswith("no answer within") else ValueError)(f"TextPolicy: {why}")
         self.stats["fallbacks"] += 1

@@ -13,7 +13,15 @@ from hypothesis import strategies as st
 import connect4_env  # noqa: F401  (registers the ids)
 from connect4_env.core import Board
 from connect4_env.text_env import Connect4TextEnv
-from connect4_env.text_protocol import ParseResult, describe_position, parse_column, prompt_messages
+from connect4_env.text_protocol import (
+    ECHO_LENGTH,
+    ParseResult,
+    describe_position,
+    echo,
+    max_error_length,
+    parse_column,
+    prompt_messages,
+)
 
 ACCEPTED = [
     ("4", 3),
@@ -77,7 +85,7 @@ def test_numbers_and_letters_off_the_board_are_rejected_as_such(text: str) -> No
 
 
 def test_too_long_answers_are_rejected_unread_and_wide_boards_have_numbers_only() -> None:
-    assert "more than 10" in (parse_column("4" + " " * 20, 7, max_length=10).error or "")
+    assert "more than 10 characters" in (parse_column("4" + " " * 20, 7, max_length=10).error or "")
     assert parse_column("27", 30).column == 26 and parse_column("a", 30).column is None
 
 
@@ -252,3 +260,79 @@ def test_the_protocol_helpers_check_their_own_arguments() -> None:
         with pytest.raises(error, match=message):
             call()
     assert "The opponent played column 7 (g)." in describe_position(Board(), 1, last_opponent_column=6)
+
+
+# answers that echo: every digit of a number, every character of a sentence, any size (issue 41)
+ANSWERS = st.one_of(
+    st.text(max_size=300),
+    st.builds(lambda piece, count: piece * count, st.text(min_size=1, max_size=3), st.integers(0, 300_000)),
+    st.builds(lambda digits: "column " + "9" * digits, st.integers(0, 300_000)),
+)
+
+
+@given(st.lists(ANSWERS, min_size=1, max_size=4), st.data())
+@settings(max_examples=60, deadline=None)
+def test_every_observation_lies_in_the_space_whatever_the_answers_and_options(
+    answers: list[str], data: st.DataObject
+) -> None:
+    """Rejection messages quote at most ECHO_LENGTH characters of an answer, so an answer of any size, under
+    any max_answer_length, max_retries and board a user may pass, gives an observation within the declared
+    space (the answer "9" * 4000 made a 4,458-character observation against a space of 776)."""
+    rows = data.draw(st.integers(1, 12), "rows")
+    columns = data.draw(st.integers(1, 30), "columns")
+    win_length = data.draw(st.integers(2, max(2, rows, columns)), "win_length")
+    if win_length > max(rows, columns):
+        rows = win_length
+    env = Connect4TextEnv(
+        rows=rows,
+        columns=columns,
+        win_length=win_length,
+        max_retries=data.draw(st.sampled_from([0, 1, 9, 10, 999_999, 1_000_000]), "max_retries"),
+        max_answer_length=data.draw(st.sampled_from([1, 9, 4096, 99_999, 1_000_000]), "max_answer_length"),
+        invalid_answer=data.draw(st.sampled_from(["retry", "lose"]), "invalid_answer"),
+        agent_first=data.draw(st.sampled_from([True, False]), "agent_first"),
+    )
+    text, _ = env.reset(seed=0)
+    assert env.observation_space.contains(text)
+    for answer in answers:
+        text, _, terminated, _, info = env.step(answer)
+        assert env.observation_space.contains(text), (len(text), env.observation_space.max_length)
+        if info["parse_error"] is not None:
+            assert len(info["parse_error"]) <= max_error_length(columns, env.max_answer_length)
+        if terminated:
+            break
+
+
+@given(ANSWERS, st.integers(1, 40), st.integers(1, 1_000_000))
+@settings(max_examples=200, deadline=None)
+def test_a_rejection_message_is_short_printable_ascii_whatever_the_answer(
+    text: str, columns: int, max_length: int
+) -> None:
+    error = parse_column(text, columns, max_length).error
+    if error is not None:
+        assert len(error) <= max_error_length(columns, max_length)
+        assert error.isascii() and error.isprintable()
+
+
+def test_echo_quotes_at_most_its_limit_of_printable_ascii() -> None:
+    assert echo("8", quote=False) == "8" and echo("8") == "'8'"
+    assert echo("9" * 4000, quote=False) == "9" * (ECHO_LENGTH - 3) + "..."
+    assert echo("my favourite column") == "'my favourite column'"
+    assert echo("\x00é") == "'\\x00\\xe9'" and echo("é", quote=False) == "'\\xe9'"  # never bare if not ASCII
+    long = echo("é" * 10**6)
+    assert len(long) == ECHO_LENGTH and long.endswith("...'") and long.isascii()
+    assert len(echo("x" * 100, limit=5)) == 5
+    for bad, error in (("x", ValueError), (b"x", TypeError)):
+        with pytest.raises(error):
+            echo(bad, limit=4) if error is ValueError else echo(bad)  # type: ignore[arg-type]
+
+
+def test_the_off_board_number_is_cut_not_repeated_digit_by_digit() -> None:
+    error = parse_column("9" * 4000, 7, max_length=10**6).error or ""
+    assert error.startswith("column 999") and "..." in error and len(error) < 140
+    assert (
+        parse_column("08", 7).error
+        == "column 8 is not on the board: answer a column number 1..7 or a letter a..g"
+    )
+    with pytest.raises(ValueError, match="max_retries must be an integer in 0..1000000"):
+        Connect4TextEnv(max_retries=10**7)

@@ -3,7 +3,7 @@ limit, with the answer grammar of Connect4Text-v0 and a fallback for rejected an
 
 from __future__ import annotations
 
-import time
+import threading
 
 import numpy as np
 import pytest
@@ -57,16 +57,26 @@ def test_full_columns_errors_and_non_str_answers_fall_back_to_a_legal_column() -
 
 
 def test_the_time_limit_holds_for_a_model_that_hangs() -> None:
+    # the model answers only once the test lets it, after the moves: a move that returns before then did not
+    # wait for it, whatever the machine's speed (no clock is read here); a policy that waited would get the
+    # answer after the hang guard's minute and count no timeout
+    release = threading.Event()
+    calls: list[str] = []
+
     def hangs(prompt: str) -> str:
-        time.sleep(5)
+        calls.append(prompt)
+        release.wait(60)
         return "4"
 
-    policy = TextPolicy(hangs, time_limit=0.2, seed=1)
-    start = time.monotonic()
-    assert policy.act(*position([])) in range(7)
-    assert time.monotonic() - start < 2 and policy.stats["timeouts"] == 1
-    with pytest.raises(TimeoutError, match="within 0.2 s"):
-        TextPolicy(hangs, time_limit=0.2, fallback="raise").act(*position([]))
+    try:
+        policy = TextPolicy(hangs, time_limit=0.2, seed=1)
+        assert policy.act(*position([])) in range(7)
+        assert len(calls) == 1  # the one call still hangs, and was not asked again
+        assert policy.stats["timeouts"] == 1 and policy.stats["fallbacks"] == 1
+        with pytest.raises(TimeoutError, match="within 0.2 s"):
+            TextPolicy(hangs, time_limit=0.2, fallback="raise").act(*position([]))
+    finally:
+        release.set()  # the abandoned calls end: no thread is left waiting
 
 
 def test_a_text_policy_plays_matches_on_other_boards() -> None:
@@ -120,3 +130,23 @@ def test_bad_settings_and_calls_are_named_and_count_nothing() -> None:
     with pytest.raises(NoLegalMoveError, match="allows no column"):
         policy.act(planes, np.zeros(7))
     assert policy.stats["moves"] == 0 and policy.act(planes, np.ones(7)) == 3
+
+
+def test_the_reason_sent_back_to_the_model_quotes_its_answer_or_error_shortly() -> None:
+    """What the model wrote (a 4,000-digit column, an exception with a megabyte of non-ASCII message) comes back
+    in the next prompt cut to a few dozen printable ASCII characters, not in full."""
+    answers = iter(["9" * 4000, "é" * 1_000_000])
+
+    def model(prompt: str) -> str:
+        answer = next(answers, None)
+        if answer is None or answer.startswith("é"):
+            raise RuntimeError(answer or "no more")
+        return answer
+
+    policy = TextPolicy(model, max_retries=2, seed=0)
+    policy.act(*position([]))
+    empty_prompt = policy.prompt(*position([]))
+    for prompt, _ in policy.transcript[1:]:
+        note = prompt[len(empty_prompt) :]
+        assert note.isascii() and len(note) < 200, note[:300]
+    assert "column 999" in policy.transcript[1][0] and "RuntimeError: '\\xe9" in policy.transcript[2][0]
