@@ -6,10 +6,17 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Seconds after which a run that should have reached its next step counts as hung. Only a hang guard: the
+# tests wait for events (a line printed, a file written), never for a time, so nothing they assert depends on
+# the machine's speed or load.
+HANG_GUARD = 600
 
 
 def run(*args: str, stdin: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -61,7 +68,36 @@ def session_processes(session: int) -> list[str]:
     return [line for line in output.stdout.splitlines() if line.split()[1] == str(session)]
 
 
-def wait_gone(session: int, seconds: float = 20) -> list[str]:
+def wait_for(condition: Callable[[], bool], process: subprocess.Popen[str], what: str) -> None:
+    """Poll until ``condition()`` holds while ``process`` runs; fail, naming ``what``, if it ends first or
+    the :data:`HANG_GUARD` passes."""
+    deadline = time.monotonic() + HANG_GUARD
+    while not condition():
+        if process.poll() is not None:
+            raise AssertionError(f"the run ended (exit code {process.returncode}) before {what}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} after {HANG_GUARD} s: the run looks hung")
+        time.sleep(0.2)
+
+
+def read_until(process: subprocess.Popen[str], fragment: str) -> list[str]:
+    """Read ``process``'s standard output line by line up to the first line holding ``fragment``; returns the
+    lines read. Fails if the output ends first; a run still silent after the :data:`HANG_GUARD` is killed."""
+    assert process.stdout is not None
+    guard = threading.Timer(HANG_GUARD, process.kill)
+    guard.start()
+    lines: list[str] = []
+    try:
+        for line in process.stdout:
+            lines.append(line)
+            if fragment in line:
+                return lines
+    finally:
+        guard.cancel()
+    raise AssertionError(f"the output ended without {fragment!r}: {''.join(lines)[-2000:]}")
+
+
+def wait_gone(session: int, seconds: float = 60) -> list[str]:
     """Wait until session ``session`` has no process left; returns those still there after ``seconds``."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:

@@ -7,11 +7,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 from extras import importorskip, needs, needs_book
-from scripts_helpers import ROOT, run, session_processes, start, wait_gone
+from scripts_helpers import HANG_GUARD, ROOT, read_until, run, start, wait_gone
 
 from connect4_agents.qlearning.agent import QLearningAgent
 from connect4_agents.random_agent import RandomAgent
@@ -124,19 +123,29 @@ def test_evaluate_script(tmp_path):
     assert bad.returncode == 2 and "unknown test sets" in bad.stderr
 
 
+# Three agents, 400 games a pairing: the games of the first pairing (random vs mcts:1, milliseconds each) come
+# first and end with its result line; the other two pairings (mcts:3000) are then under way for minutes, so a
+# Ctrl-C sent on that line finds finished games and a running pool, however fast the machine is.
+INTERRUPTED_TOURNAMENT = ("random", "mcts:1", "mcts:3000", "--games", "400", "--workers", "2", "--no-progress")  # fmt: skip
+FIRST_PAIRING_LINE = "random vs mcts:1"
+
+
 @pytest.mark.slow
 def test_ctrl_c_stops_the_pool_and_keeps_finished_games(tmp_path):
     out = tmp_path / "t.json"
-    process = start(
-        "scripts/tournament.py", "random", "mcts:2000", "mcts:3000", "--games", "400", "--workers", "2",
-        "--json", str(out), "--no-progress", new_session=True)  # fmt: skip
-    time.sleep(12)
-    os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole foreground group
-    _, stderr = process.communicate(timeout=60)
+    process = start("scripts/tournament.py", *INTERRUPTED_TOURNAMENT, "--json", str(out), new_session=True)
+    try:
+        read_until(process, FIRST_PAIRING_LINE)
+        os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole foreground group
+        _, stderr = process.communicate(timeout=HANG_GUARD)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
     data = json.loads(out.read_text())
-    assert data["finished"] is False and len(data["games"]) > 0
+    assert data["finished"] is False and 400 <= len(data["games"]) < 1200  # the first pairing's, at least
     assert wait_gone(process.pid) == []
 
 
@@ -158,7 +167,7 @@ def test_ray_backend_plays_the_same_games_and_leaves_nothing(tmp_path):
         str(ray_json),
         new_session=True,
     )
-    stdout, stderr = ray.communicate(timeout=240)
+    stdout, stderr = ray.communicate(timeout=HANG_GUARD)
     assert ray.returncode == 0, stderr
     assert json.loads(ray_json.read_text())["games"] == json.loads(process_json.read_text())["games"]
     assert wait_gone(ray.pid) == []
@@ -169,18 +178,20 @@ def test_ctrl_c_on_ray_leaves_no_ray_process(tmp_path):
     importorskip("ray")
     out = tmp_path / "t.json"
     process = start(
-        "scripts/tournament.py", "mcts:3000", "mcts:4000", "--games", "400", "--backend", "ray",
-        "--workers", "2", "--json", str(out), "--no-progress", new_session=True)  # fmt: skip
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not any(
-        "raylet" in line for line in session_processes(process.pid)
-    ):
-        time.sleep(0.5)
-    time.sleep(8)  # games under way
-    os.killpg(process.pid, signal.SIGINT)
-    _, stderr = process.communicate(timeout=120)
+        "scripts/tournament.py", *INTERRUPTED_TOURNAMENT, "--backend", "ray", "--json", str(out),
+        new_session=True,
+    )  # fmt: skip
+    try:
+        read_until(process, FIRST_PAIRING_LINE)  # Ray is up and games are under way
+        os.killpg(process.pid, signal.SIGINT)
+        _, stderr = process.communicate(timeout=HANG_GUARD)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
     assert process.returncode == 130, stderr
-    assert json.loads(out.read_text())["finished"] is False
+    data = json.loads(out.read_text())
+    assert data["finished"] is False and 400 <= len(data["games"]) < 1200
     assert wait_gone(process.pid, 60) == []
 
 

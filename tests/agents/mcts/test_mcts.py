@@ -16,13 +16,60 @@ from reference import random_board
 import connect4_env  # noqa: F401  (registers Connect4-v0)
 from connect4_agents import RandomAgent, make_agent
 from connect4_agents.evaluation.arena import play_match
+from connect4_agents.mcts import agent as mcts_agent
 from connect4_agents.mcts.agent import MCTSAgent, ucb1
 from connect4_agents.solver.agent import SolverAgent
 from connect4_env import Board, Rules
 from connect4_env.encoding import action_mask, observation_planes
 
-# playouts a time-limited search of 0.1 s surely exceeds: compiled ~60,000, the Python build (no numba) ~500
-MANY_PLAYOUTS = 5_000 if installed("numba") else 50
+
+class PlayoutClock:
+    """A machine of fixed speed for time-limited searches: the search's ``time.perf_counter`` reads a clock that
+    moves on ``seconds_per_playout`` with each playout the kernels run (and ``load_seconds`` at a compiled
+    build's first call, as loading the kernels does), never by itself. A time limit then buys the same playouts
+    on any machine under any load, so the tests below count playouts instead of reading the wall clock."""
+
+    def __init__(self, seconds_per_playout: float = 1e-5, load_seconds: float = 0.0) -> None:
+        self.seconds_per_playout = seconds_per_playout
+        self.load_seconds = load_seconds
+        self.now = 0.0
+        self.calls: list[int] = []  # the playouts asked of each kernel call, in order
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> PlayoutClock:
+        real_kernels_for = mcts_agent.kernels_for
+
+        def timed_kernels_for(*args: Any, **kwargs: Any) -> _TimedBuild:
+            return _TimedBuild(real_kernels_for(*args, **kwargs), self)
+
+        monkeypatch.setattr(mcts_agent, "kernels_for", timed_kernels_for)
+        monkeypatch.setattr(mcts_agent, "time", self)
+        return self
+
+
+class _TimedBuild:
+    """A kernel build whose playouts move a `PlayoutClock` on."""
+
+    def __init__(self, build: Any, clock: PlayoutClock) -> None:
+        self._build, self._clock = build, clock
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._build, name)
+
+    def mcts_playouts(self, playouts: int, *args: Any) -> int:
+        if self._build.compiled and not self._clock.calls:
+            self._clock.now += self._clock.load_seconds
+        self._clock.calls.append(playouts)
+        ran = int(self._build.mcts_playouts(playouts, *args))
+        self._clock.now += ran * self._clock.seconds_per_playout
+        return ran
+
+
+# the most playouts a time-limited search runs past its limit: its last chunk is sized to the time left, but
+# never under 16 playouts
+OVERRUN = 16
 
 
 def act(agent: MCTSAgent, board: Board) -> int:
@@ -162,11 +209,15 @@ def test_tree_reuse_keeps_the_subtree() -> None:
     assert not fresh.last_search.reused_tree and fresh.last_search.root_visits == 3000
 
 
-def test_time_limit_is_anytime() -> None:
+def test_time_limit_is_anytime(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = PlayoutClock(seconds_per_playout=1e-5).install(monkeypatch)  # 100,000 playouts a second
     agent = MCTSAgent(playouts=None, time_limit=0.05, seed=0)
     column = act(agent, Board.empty())
     assert column in range(7)
-    assert 0.04 <= agent.last_search.elapsed < 0.5 and agent.last_search.playouts > 100
+    search = agent.last_search
+    assert 5_000 <= search.playouts <= 5_000 + OVERRUN  # as many as the limit allows, and no more
+    assert search.elapsed == pytest.approx(search.playouts * 1e-5) and search.elapsed >= 0.05
+    assert len(clock.calls) > 2  # in chunks, the clock read between them
 
 
 def test_final_choice_by_value_and_prior_and_symmetry_options() -> None:
@@ -279,26 +330,34 @@ def pons(moves: str) -> Board:
     return Board.from_moves([int(c) - 1 for c in moves])
 
 
-def test_a_time_alone_searches_for_that_long() -> None:
+def test_a_time_alone_searches_for_that_long(monkeypatch: pytest.MonkeyPatch) -> None:
     assert MCTSAgent().playouts == 1000 and MCTSAgent(playouts=None).playouts == 1000
+    PlayoutClock(seconds_per_playout=1e-5).install(monkeypatch)
     agent = MCTSAgent(time_limit=0.1, seed=0)
     assert agent.playouts is None
     agent.search(Board.empty())
-    # ~60,000 playouts in the compiled build; the Python build (no numba: the fast extra) is ~100x slower
-    assert agent.last_search.elapsed >= 0.09 and agent.last_search.playouts > MANY_PLAYOUTS
+    assert agent.last_search.elapsed >= 0.1 and 10_000 <= agent.last_search.playouts <= 10_000 + OVERRUN
+    # with both, whichever comes first: the count, or the time
     both = MCTSAgent(playouts=500, time_limit=5, seed=0)
     both.search(Board.empty())
     assert both.last_search.playouts == 500
+    short = MCTSAgent(playouts=5_000, time_limit=0.001, seed=0)
+    short.search(Board.empty())
+    assert 100 <= short.last_search.playouts <= 100 + OVERRUN
 
 
-def test_the_tree_stops_growing_at_the_node_cap_and_the_search_goes_on() -> None:
+def test_the_tree_stops_growing_at_the_node_cap_and_the_search_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     agent = MCTSAgent(playouts=20_000, tree_capacity=2_000, seed=0)
     search = agent.search(Board.empty())
     assert search.nodes <= 2_000 and search.playouts == 20_000
     assert agent._tree is not None and agent._tree.capacity <= 2_000
+    PlayoutClock(seconds_per_playout=1e-5).install(monkeypatch)
     capped_by_time = MCTSAgent(time_limit=0.2, tree_capacity=5_000, seed=0)
     capped_by_time.search(Board.empty())
-    assert capped_by_time.last_search.nodes <= 5_000 and capped_by_time.last_search.playouts > MANY_PLAYOUTS
+    assert capped_by_time.last_search.nodes <= 5_000  # the tree is full long before the time is up
+    assert 20_000 <= capped_by_time.last_search.playouts <= 20_000 + OVERRUN
 
 
 @heavy_without_numba
@@ -423,23 +482,18 @@ def test_a_pickled_agent_reuses_its_tree_and_searches_identically() -> None:
     assert (theirs.visits, theirs.mean_value, theirs.column) == (ours.visits, ours.mean_value, ours.column)
 
 
-def test_the_first_search_does_not_count_the_kernel_load() -> None:
-    # a fresh process: its first search loads the compiled kernels (0.4 s from numba's cache, 1.5 s compiling),
-    # which once made the README's first example print 2,328 playouts/s against about 900,000 later
-    import subprocess
-    import sys
-
-    code = (
-        "from connect4_agents import MCTSAgent\n"
-        "from connect4_env import Board\n"
-        "board = Board.from_moves([0, 0, 1, 1, 2])\n"
-        "first = MCTSAgent(playouts=5000, seed=0).search(board)\n"
-        "second = MCTSAgent(playouts=5000, seed=0).search(board)\n"
-        "print(first.elapsed, second.elapsed)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    first, second = map(float, out.split())
-    assert first < 5 * second + 0.02, (first, second)
+def test_the_first_search_does_not_count_the_kernel_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a process's first search loads the compiled kernels (0.4 s from numba's cache, 1.5 s compiling), which
+    # once made the README's first example print 2,328 playouts/s against about 900,000 later. Here the load
+    # costs a clock second at the build's first call, as in a fresh process (no kernel loaded yet).
+    monkeypatch.setattr(mcts_agent, "_LOADED_GEOMETRIES", set())
+    clock = PlayoutClock(seconds_per_playout=1e-5, load_seconds=1.0).install(monkeypatch)
+    board = Board.from_moves([0, 0, 1, 1, 2])
+    first = MCTSAgent(playouts=5000, seed=0).search(board)
+    second = MCTSAgent(playouts=5000, seed=0).search(board)
+    assert first.elapsed == pytest.approx(5000 * 1e-5) == second.elapsed  # the playouts' time alone
+    # the compiled build loads in a call with no playouts before the clock starts, once a process
+    assert clock.calls.count(0) == (1 if installed("numba") else 0)
 
 
 def test_a_budget_changed_after_construction_is_checked_at_the_search() -> None:

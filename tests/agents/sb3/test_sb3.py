@@ -6,14 +6,13 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from extras import importorskip
-from scripts_helpers import start
+from scripts_helpers import HANG_GUARD, start, wait_for
 
 import connect4_env
 from connect4_agents import RandomAgent, make_agent
@@ -239,11 +238,10 @@ def test_ctrl_c_keeps_the_last_model(tmp_path: Path) -> None:
         "--quiet",
     )
     try:
-        deadline = time.time() + 120
-        while not (tmp_path / "checkpoint.zip").exists() and time.time() < deadline:
-            time.sleep(0.2)
+        # Ctrl-C once the first evaluation (after 2,000 steps) has saved a checkpoint, however long that took
+        wait_for((tmp_path / "checkpoint.zip").exists, process, "checkpoint.zip")
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=120)
+        out, err = process.communicate(timeout=HANG_GUARD)
     finally:
         if process.poll() is None:  # never leave the training running
             process.kill()
