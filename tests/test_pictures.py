@@ -21,7 +21,10 @@ pytestmark = [pytest.mark.slow, needs("train", "matplotlib", "torch")]
 # script -> (arguments for a short run, the files it must write)
 RUNS = {
     "mcts.py": ([], ["mcts-pair-tree.svg", "mcts-growth.svg", "mcts-search.png", "mcts-solver.png"]),
-    "qlearning.py": (["--episodes", "20000", "--every", "10000"], ["qlearning-curve.png"]),
+    "qlearning.py": (
+        ["--episodes", "20000", "--every", "10000"],
+        ["qlearning-epsilon.svg", "qlearning-curve.svg", "qlearning-coverage.svg"],
+    ),
     "alphazero.py": (["--generations", "2", "--table-episodes", "2000"], ["alphazero-curve.png"]),
     "play_and_watch.py": ([], ["board.svg", "rgb_array.png", "search.png", "window.png", "replay.png"]),
     "docs_site.py": ([], ["site-index.png", "site-mcts-tutorial.png"]),
@@ -78,3 +81,22 @@ def test_the_qlearning_table_size_counts_every_position_once() -> None:
                         following.append(child)
             level = following
         assert count_positions(rules) == len(seen), rules
+
+
+def test_the_qlearning_coverage_counts_the_stones_of_a_table_key() -> None:
+    """stones_of_key (the coverage picture's count per ply) against the board the key was made from."""
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        from qlearning import stones_of_key  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    from connect4_agents.qlearning import canonical_key
+    from connect4_env import Board, Rules
+
+    for rules, moves in ((Rules(4, 5, 4), [2, 2, 0, 4, 4, 4, 4, 1, 3]), (Rules(3, 4, 3), [0, 0, 0, 3, 1])):
+        board = Board(rules)
+        counts = [stones_of_key(canonical_key(board)[0], rules)]
+        for column in moves:
+            board.play(column)
+            counts.append(stones_of_key(canonical_key(board)[0], rules))
+        assert counts == list(range(len(moves) + 1)), rules

@@ -1,7 +1,7 @@
-"""The built documentation site in a real browser: the home page and the MCTS tutorial render, and no
-internal link of theirs (nor of any other page) is broken. On every built page: the table of contents lists
-each section, and docstrings render as Markdown (cross-references as links, doctests as highlighted code, no
-reST role left as text).
+"""The built documentation site in a real browser: the home page and the MCTS tutorial render, no internal
+link of theirs (nor of any other page) is broken, and the tutorials' pictures are legible at the width the
+page gives them. On every built page: the table of contents lists each section, and docstrings render as
+Markdown (cross-references as links, doctests as highlighted code, no reST role left as text).
 
 The site is built strictly and served on a local port by tools/pictures/docs_site.py's functions (the ones that
 also take the site's screenshots); Chromium is headless (tests/browser.py: on CI a missing Chromium fails the
@@ -10,7 +10,9 @@ test, elsewhere it skips).
 
 from __future__ import annotations
 
+import html
 import html.parser
+import json
 import re
 import urllib.error
 import urllib.parse
@@ -249,3 +251,61 @@ def test_site_checkers_find_what_they_look_for() -> None:
         '<p>the position, <a class="autorefs autorefs-internal" href="#b"><code>Board</code></a></p>' + PROMPT
     )
     assert unrendered_docstrings(new) == []
+
+
+# The tutorials whose pictures the picture scripts draw for legibility (tools/pictures/mcts.py, qlearning.py)
+PICTURE_PAGES = ["tutorials/mcts/", "tutorials/qlearning/"]
+SMALLEST_TEXT_PX = 12
+FONT_SIZE = re.compile(r"font-size(?::\s*|=\")([0-9.]+)")
+SVG_SIZE = re.compile(r'<svg[^>]*?\swidth="([0-9.]+)(pt|px)?"[^>]*?\sviewBox="[0-9.-]+ [0-9.-]+ ([0-9.]+)')
+
+
+def shown_images(base: str, site: Path, page: str) -> list[tuple[str, int, int]]:
+    """``(src, shown width, natural width)`` of each image of ``page``, in pixels, as Chromium lays it out in
+    a 1280-pixel window (a copy of the page that writes them into its DOM once loaded)."""
+    probe = (
+        "<script>window.addEventListener('load', () => document.body.setAttribute('data-images', "
+        "JSON.stringify([...document.images].map(i => [i.getAttribute('src'), i.width, i.naturalWidth]))))"
+        "</script>"
+    )
+    folder = site / page
+    (folder / "probe.html").write_text(
+        (folder / "index.html").read_text().replace("</body>", probe + "</body>")
+    )
+    result = browser(
+        "--window-size=1280,900", "--virtual-time-budget=5000", "--dump-dom", base + page + "probe.html"
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    found = re.search(r'data-images="([^"]*)"', result.stdout)
+    assert found, "the probe page wrote no image sizes"
+    return [tuple(image) for image in json.loads(html.unescape(found.group(1)))]
+
+
+def smallest_text_px(svg: str, shown_width: float) -> float:
+    """The smallest font size of an SVG picture, in screen pixels, when it is shown ``shown_width`` wide."""
+    size = SVG_SIZE.search(svg)
+    assert size, "an SVG picture with a width and a viewBox"
+    return min(float(font) for font in FONT_SIZE.findall(svg)) * shown_width / float(size.group(3))
+
+
+@pytest.mark.parametrize("page", PICTURE_PAGES)
+def test_tutorial_pictures_are_legible(site: Path, base: str, page: str) -> None:
+    images = [image for image in shown_images(base, site, page) if "img/" in image[0]]
+    assert len(images) >= 3  # the page's pictures were found
+    small = []
+    for src, shown, natural in images:
+        path = site / page / src
+        if path.suffix == ".svg":
+            text_px = smallest_text_px(path.read_text(), shown)
+            if text_px < SMALLEST_TEXT_PX - 0.1:  # a pixel's rounding of the shown width
+                small.append(f"{src}: {text_px:.1f} px text")
+        elif shown < natural:  # a PNG's text can only be read at its own size: shown shrunk, it is smaller
+            small.append(f"{src}: shown {shown} px wide, drawn {natural} px wide")
+    assert small == []
+
+
+def test_smallest_text_px() -> None:
+    # 9-point text of a 7.1-inch matplotlib SVG (511.2 pt, 681.6 px) at its own width: 12 px; shrunk, less
+    svg = '<svg width="511.2pt" height="100pt" viewBox="0 0 511.2 100"><text style="font-size: 9px">a</text>'
+    assert smallest_text_px(svg + '<text font-size="10.5">b</text></svg>', 681.6) == pytest.approx(12.0)
+    assert smallest_text_px(svg + "</svg>", 511.2) == pytest.approx(9.0)

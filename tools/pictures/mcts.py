@@ -28,6 +28,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.patches import Circle, FancyBboxPatch  # noqa: E402
+from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from connect4_agents import MCTSAgent  # noqa: E402
 from connect4_env import Board  # noqa: E402
@@ -54,6 +55,12 @@ GROWTH_STEPS = sorted({round(10 ** (1 + k / 8)) for k in range(27)} | {20_000})
 def _colour(rgb: tuple[int, int, int]) -> tuple[float, float, float]:
     return (rgb[0] / 255, rgb[1] / 255, rgb[2] / 255)
 
+
+# The docs' content column is about 690 px wide (Material, a 1280-pixel window and wider): a picture wider than
+# WIDTH_INCHES is shown shrunk. An SVG figure up to that width is shown at 96 px an inch, so 9-point text is
+# 12 px on the page; no text here is smaller.
+WIDTH_INCHES = 7.1
+SMALL, NORMAL, LARGE = 9.0, 9.5, 10.5  # points
 
 BLUE = _colour(BACKGROUND)
 STONE = [_colour(c) for c in PALETTE]  # empty, X (red), O (yellow)
@@ -146,7 +153,7 @@ def _words(before: Snapshot | None, after: Snapshot) -> list[str]:
         f"2 expansion: {expansion}",
         f"3 simulation: a random game after “{steps[-1]}”: {outcome}",
         f"4 backpropagation: {len(path)} nodes on the path get a visit,",
-        "   each scored for the player who moved into it",
+        "\u00a0\u00a0\u00a0each scored for the player who moved into it",  # no-break spaces: SVG keeps them
     ]
 
 
@@ -194,11 +201,17 @@ def _draw_tree(axes: Axes, before: Snapshot | None, after: Snapshot) -> None:
         weight = "bold" if id(node) in on_path else "normal"
         if depth == 0:
             axes.text(
-                x + 0.5, y, f"root, N = {node.visits}", ha="left", va="center", fontsize=9, fontweight=weight
+                x + 0.5,
+                y,
+                f"root, N = {node.visits}",
+                ha="left",
+                va="center",
+                fontsize=SMALL,
+                fontweight=weight,
             )
         else:
             label = f"{node.wins:g}/{node.visits}"
-            axes.text(x, y - 0.17, label, ha="center", va="top", fontsize=9, fontweight=weight)
+            axes.text(x, y - 0.17, label, ha="center", va="top", fontsize=SMALL, fontweight=weight)
 
     walk(after, 0)
 
@@ -207,26 +220,32 @@ def draw_pair_tree(path: Path) -> Path:
     """The pair game's tree after each of its first five playouts, with the four phases in words."""
     snapshots = pair_snapshots()
     figure, rows = plt.subplots(
-        len(snapshots), 2, figsize=(10.0, 1.85 * len(snapshots)), width_ratios=[1.25, 1.0]
+        len(snapshots), 2, figsize=(WIDTH_INCHES, 1.3 * len(snapshots) + 0.9), width_ratios=[0.84, 1.0]
     )
     before: Snapshot | None = None
     for number, (after, (tree_axes, text_axes)) in enumerate(zip(snapshots, rows), start=1):
         _draw_tree(tree_axes, before, after)
-        tree_axes.set_xlim(-2.9, 2.1)
+        tree_axes.set_xlim(-2.85, 2.2)
         tree_axes.set_ylim(-1.55, 0.25)
         tree_axes.set_aspect("equal")
         tree_axes.axis("off")
         text_axes.axis("off")
-        text_axes.text(0.0, 0.92, f"after playout {number}", fontsize=10, fontweight="bold", va="top")
+        text_axes.text(0.0, 0.95, f"after playout {number}", fontsize=LARGE, fontweight="bold", va="top")
         for line_number, line in enumerate(_words(before, after)):
-            text_axes.text(0.0, 0.7 - 0.17 * line_number, line, fontsize=8.5, va="top")
+            text_axes.text(0.0, 0.74 - 0.17 * line_number, line, fontsize=SMALL, va="top")
         before = after
     figure.suptitle(
-        "The pair game (1x4 board, two in a row), MCTSAgent(seed=2057, symmetry=False, solver=False)\n"
-        "under each node: wins/visits for the player who moved into it (red outline: X moved, yellow: O moved)",
-        fontsize=9,
+        "The pair game (1x4 board, two in a row),\nMCTSAgent(seed=2057, symmetry=False, solver=False).\n"
+        "Under each node: wins/visits for the player who moved into it\n(red outline: X moved, yellow: O moved)",
+        fontsize=NORMAL,
+        y=0.995,
     )
-    figure.tight_layout(rect=(0, 0, 1, 0.965))
+    # fixed margins: each row is about 1.3 inches, the title about 0.9 (tight_layout would leave the
+    # equal-aspect trees a band of white above them)
+    height = figure.get_figheight()
+    figure.subplots_adjust(
+        left=0.01, right=0.99, bottom=0.01, top=1 - 0.85 / height, wspace=0.04, hspace=0.12
+    )
     _save(figure, path)
     return path
 
@@ -250,7 +269,7 @@ def draw_growth(path: Path) -> Path:
         for column in range(columns):
             shares[column].append(result.visits[column] / result.root_visits)
             means[column].append(result.mean_value[column])
-    figure, (share_axes, mean_axes) = plt.subplots(1, 2, figsize=(9.0, 3.4))
+    figure, (share_axes, mean_axes) = plt.subplots(1, 2, figsize=(WIDTH_INCHES, 3.9))
     for column in range(columns):
         style = "-" if column in (2, 5) else "--"
         width = 2.0 if column in (2, 5) else 1.0
@@ -260,8 +279,12 @@ def draw_growth(path: Path) -> Path:
         mean_axes.plot(GROWTH_STEPS, means[column], style, lw=width, marker="o", ms=3)
     for axes, title in ((share_axes, "share of the visits"), (mean_axes, "mean value (win 1, draw 1/2)")):
         axes.set_xscale("log")
-        axes.set_xlabel("playouts")
-        axes.set_title(title, fontsize=10)
+        # plain numbers: the default 10^n labels have exponents at 70 % of the label size
+        axes.set_xticks([10, 100, 1000, 10_000], ["10", "100", "1,000", "10,000"])
+        axes.xaxis.set_minor_formatter(NullFormatter())
+        axes.set_xlabel("playouts", fontsize=NORMAL)
+        axes.set_title(title, fontsize=LARGE)
+        axes.tick_params(labelsize=SMALL)
         axes.grid(alpha=0.3)
     if proofs[-1]:  # the first step at which all the losses of the end were proven
         proved_at = GROWTH_STEPS[proofs.index(proofs[-1])]
@@ -272,18 +295,20 @@ def draw_growth(path: Path) -> Path:
             (proved_at, 0.78),
             xytext=(-4, 0),
             textcoords="offset points",
-            fontsize=7,
+            fontsize=SMALL,
             ha="right",
             va="top",
         )
         share_axes.set_ylim(-0.02, 0.82)
-    share_axes.legend(fontsize=7, ncol=2)
-    figure.suptitle(
-        "One search after 3, 3, 4, stopped and resumed (O to move; columns 2 and 5 win: solid lines), "
-        "MCTSAgent(seed=0)",
-        fontsize=9,
+    figure.legend(
+        *share_axes.get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=SMALL, frameon=False
     )
-    figure.tight_layout()
+    figure.suptitle(
+        "One search after 3, 3, 4, stopped and resumed, MCTSAgent(seed=0)\n"
+        "(O to move; columns 2 and 5 win: solid lines)",
+        fontsize=NORMAL,
+    )
+    figure.tight_layout(rect=(0, 0.11, 1, 1))
     _save(figure, path)
     return path
 

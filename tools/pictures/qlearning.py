@@ -1,19 +1,28 @@
 """Regenerate the pictures of the tutorial docs/tutorials/qlearning.md ("Tabular Q-learning").
 
-    .venv/bin/python tools/pictures/qlearning.py            # writes docs/tutorials/img/qlearning-curve.png
+    .venv/bin/python tools/pictures/qlearning.py            # writes the three pictures in docs/tutorials/img/
 
-One Q-learning run on 4x5 (four in a row) against a random player, at the package's default settings, with the
-table measured every ``--every`` episodes while it trains: greedy games against a fresh random player and
-against MCTS with 10 playouts, the share of decisive test-set positions where its move keeps the best outcome,
-and the number of positions in the table. The numbers are printed as well. About a minute on one core.
+- ``qlearning-epsilon.svg``: the exploration schedules (the default linear one, the older multiplicative one,
+  the original project's constant) over a 20,000-episode plan;
+- ``qlearning-curve.svg``: one Q-learning run on 4x5 (four in a row) against a random player, at the package's
+  default settings, with the table measured every ``--every`` episodes while it trains: greedy games against a
+  fresh random player and against MCTS with 10 playouts, the share of decisive test-set positions where its
+  move keeps the best outcome, and the number of positions in the table;
+- ``qlearning-coverage.svg``: the positions the page's 20,000-game table and this run's table hold, per number
+  of stones, against every 4x5 position with a move to make.
+
+The numbers are printed as well. About a minute on one core.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
+import matplotlib
 import numpy as np
+from matplotlib.ticker import NullFormatter
 
 from connect4_agents import MCTSAgent, QLearningAgent, RandomAgent
 from connect4_agents._support.figures import pyplot, save_figure
@@ -24,6 +33,7 @@ from connect4_env import Rules
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = Rules(4, 5, 4)
+PAGE_EPISODES = 20_000  # the training of the page's blocks (seed 0 against RandomAgent(seed=1))
 
 
 def decisive_positions() -> list[Position]:
@@ -31,8 +41,19 @@ def decisive_positions() -> list[Position]:
     return [p for p in load_test_set("4x5") if p.nontrivial]
 
 
+# The docs' content column is about 690 px wide: a picture up to WIDTH_INCHES wide is shown at 96 px an inch
+# (an SVG keeps its size), so no text here is under 9 points, 12 px on the page.
+WIDTH_INCHES = 7.1
+SMALL, NORMAL = 9.0, 10.0  # points
+
+
 def count_positions(rules: Rules) -> int:
-    """Positions with a move to make (the game not over), mirror images counted once: what a full table holds.
+    """Positions with a move to make (the game not over), mirror images counted once: what a full table holds."""
+    return sum(positions_per_ply(rules))
+
+
+def positions_per_ply(rules: Rules) -> list[int]:
+    """`count_positions` per number of stones on the board (index 0: the empty board).
 
     Ply by ply over numpy arrays of ``(mover's stones, all stones)`` bitboards (the board fits in 63 bits).
     """
@@ -59,10 +80,10 @@ def count_positions(rules: Rules) -> int:
     full = np.uint64(rules.board_mask)
     mover = np.zeros(1, dtype=np.uint64)
     stones = np.zeros(1, dtype=np.uint64)
-    canonical = 0
+    canonical: list[int] = []
     while len(stones):
         keys = np.minimum(mover + stones + bottom, mirror(mover) + mirror(stones) + bottom)
-        canonical += len(np.unique(keys))
+        canonical.append(len(np.unique(keys)))
         movers, boards = [], []
         for c in range(columns):
             open_column = (stones & np.uint64(1 << (c * height + rules.rows - 1))) == 0
@@ -75,6 +96,24 @@ def count_positions(rules: Rules) -> int:
         _, first = np.unique(mover + stones + bottom, return_index=True)  # one key per position
         mover, stones = mover[first], stones[first]
     return canonical
+
+
+def stones_of_key(key: int, rules: Rules) -> int:
+    """The number of stones of a table key (``mover + all stones + bottom row``, see ``canonical_key``).
+
+    In each column the stones plus the column's bottom bit carry into one bit at the column's height, and the
+    mover's stones, all below it, add no carry: the highest bit of a column's part is its height.
+    """
+    column_mask = (1 << rules.height) - 1
+    return sum(((key >> (c * rules.height)) & column_mask).bit_length() - 1 for c in range(rules.columns))
+
+
+def table_per_ply(agent: QLearningAgent) -> list[int]:
+    """The table's rows per number of stones."""
+    counts = [0] * (RULES.cells + 1)
+    for key in agent.q:
+        counts[stones_of_key(key, RULES)] += 1
+    return counts
 
 
 def measure(agent: QLearningAgent, positions: list[Position], seed: int) -> dict[str, float]:
@@ -90,6 +129,92 @@ def measure(agent: QLearningAgent, positions: list[Position], seed: int) -> dict
     }
 
 
+def draw_epsilon(plt: Any, path: Path, total: int = 20_000) -> Path:
+    """The three exploration schedules of the page's table, over a plan of ``total`` episodes."""
+    schedules = {
+        "default: linear to 0.05 over the first half": QLearningAgent(RULES, seed=0),
+        "epsilon_decay=0.9999: a factor after every episode": QLearningAgent(
+            RULES, seed=0, epsilon_decay=0.9999
+        ),
+        "QLearningAgent.original(): a constant 0.1": QLearningAgent.original(RULES, seed=0),
+    }
+    episodes = list(range(0, total + 1, 100))
+    figure, axes = plt.subplots(figsize=(WIDTH_INCHES, 3.3))
+    for (label, agent), style in zip(schedules.items(), ("-", "--", ":")):
+        axes.plot(
+            [e / 1000 for e in episodes],
+            [agent.epsilon_at(e, total=total) for e in episodes],
+            style,
+            lw=2,
+            label=label,
+        )
+    axes.set_xlabel(f"training episode (thousands) of a {total:,}-episode plan", fontsize=NORMAL)
+    axes.set_ylabel("ε: share of random moves", fontsize=NORMAL)
+    axes.set_ylim(0, 0.55)
+    axes.tick_params(labelsize=SMALL)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=SMALL, frameon=False)
+    figure.tight_layout()
+    return save_svg(figure, path)
+
+
+def draw_curve(
+    plt: Any, path: Path, points: list[tuple[int, dict[str, float]]], curve: LearningCurve, full_table: int
+) -> Path:
+    """The learning curve: the greedy table measured three ways, the training games, and the table's size."""
+    figure, (rates, table) = plt.subplots(
+        2, 1, figsize=(WIDTH_INCHES, 7.2), sharex=True, gridspec_kw={"height_ratios": [3, 1.5]}
+    )
+    x = [e / 1000 for e, _ in points]
+    rates.plot(x, [m["win_vs_random"] for _, m in points], marker=".", label="greedy: wins against random")
+    rates.plot(
+        x, [m["score_vs_mcts10"] for _, m in points], marker=".", label="greedy: score against mcts:10"
+    )
+    rates.plot(x, [m["accuracy"] for _, m in points], marker=".", label="greedy: best outcome kept (solver)")
+    rates.plot([e / 1000 for e in curve.episodes], curve.win_rate, color="gray", label="training games: wins")
+    rates.plot([e / 1000 for e in curve.episodes], curve.epsilon, color="black", linestyle="--", label="ε")
+    rates.set_ylim(0, 1)
+    rates.set_title("Q-learning on 4x5 against random, default settings", fontsize=NORMAL)
+    table.plot(x, [m["states"] / 1000 for _, m in points], marker=".", label="positions in the table")
+    table.axhline(full_table / 1000, color="tab:red", linestyle=":", label="every 4x5 position")
+    table.set_ylabel("thousands of\npositions", fontsize=NORMAL)
+    table.set_xlabel("thousands of training episodes against random", fontsize=NORMAL)
+    for axes in (rates, table):
+        axes.tick_params(labelsize=SMALL)
+        axes.grid(alpha=0.3)
+    # one legend under both panels: inside, it would hide a curve
+    handles = [handle for axes in (rates, table) for handle in axes.get_legend_handles_labels()[0]]
+    figure.legend(handles=handles, loc="lower center", ncol=2, fontsize=SMALL, frameon=False)
+    figure.tight_layout(rect=(0, 0.13, 1, 1))
+    return save_svg(figure, path)
+
+
+def draw_coverage(plt: Any, path: Path, every: list[int], tables: dict[str, list[int]]) -> Path:
+    """Per number of stones: every position with a move to make, and the rows of the tables."""
+    figure, axes = plt.subplots(figsize=(WIDTH_INCHES, 3.6))
+    plies = list(range(len(every)))
+    axes.plot(plies, every, "k-", marker="o", ms=3, lw=2, label="every 4x5 position (mirror images once)")
+    for label, counts in tables.items():
+        axes.plot(plies, counts[: len(every)], marker="o", ms=3, label=label)
+    axes.set_yscale("log")
+    axes.set_yticks([1, 10, 100, 1000, 10_000, 100_000], ["1", "10", "100", "1,000", "10,000", "100,000"])
+    axes.yaxis.set_minor_formatter(NullFormatter())
+    axes.set_xticks(plies[::2])
+    axes.set_xlabel("stones on the board", fontsize=NORMAL)
+    axes.set_ylabel("positions", fontsize=NORMAL)
+    axes.tick_params(labelsize=SMALL)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=SMALL, frameon=False, loc="lower right")
+    figure.tight_layout()
+    return save_svg(figure, path)
+
+
+def save_svg(figure: Any, path: Path) -> Path:
+    """Save as SVG with text kept as text (small files) and no date (the same file for the same numbers)."""
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "qlearning"}):
+        return save_figure(figure, path, format="svg")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -100,9 +225,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    plt = pyplot()
+    written = [draw_epsilon(plt, args.out / "qlearning-epsilon.svg")]
 
     positions = decisive_positions()
-    full_table = count_positions(RULES)
+    every_ply = positions_per_ply(RULES)
+    full_table = sum(every_ply)
     print(f"{len(positions)} decisive positions; a full 4x5 table holds {full_table:,} positions")
 
     agent = QLearningAgent(RULES, seed=args.seed)
@@ -120,32 +248,22 @@ def main() -> None:
             break
         episodes = min(args.every, args.episodes - agent.episodes_trained)
         agent.train(opponent, episodes, window=args.every, total_episodes=args.episodes, curve=curve)
+    # rows per number of stones: the page's table (its blocks' 20,000 games, whose exploration ends at half
+    # of them) and this run's
+    page_agent = QLearningAgent(RULES, seed=0)
+    page_agent.train(RandomAgent(seed=1), episodes=PAGE_EPISODES)
+    tables = {
+        f"the page's table ({PAGE_EPISODES:,} games)": table_per_ply(page_agent),
+        f"this run's table ({agent.episodes_trained:,} games)": table_per_ply(agent),
+    }
+    for label, counts in tables.items():
+        shares = ", ".join(f"{n}: {c / max(1, e):.0%}" for n, (c, e) in enumerate(zip(counts, every_ply)))
+        print(f"{label}, share of each ply's positions: {shares}")
 
-    plt = pyplot()
-    figure, (rates, table) = plt.subplots(1, 2, figsize=(11, 4.6), gridspec_kw={"width_ratios": [3, 2]})
-    x = [e / 1000 for e, _ in points]
-    rates.plot(x, [m["win_vs_random"] for _, m in points], marker=".", label="greedy: wins against random")
-    rates.plot(
-        x, [m["score_vs_mcts10"] for _, m in points], marker=".", label="greedy: score against mcts:10"
-    )
-    rates.plot(x, [m["accuracy"] for _, m in points], marker=".", label="greedy: best outcome kept (solver)")
-    rates.plot([e / 1000 for e in curve.episodes], curve.win_rate, color="gray", label="training games: wins")
-    rates.plot([e / 1000 for e in curve.episodes], curve.epsilon, color="black", linestyle="--", label="ε")
-    rates.set_xlabel("thousands of training episodes against random")
-    rates.set_ylim(0, 1)
-    rates.set_title("Q-learning on 4x5, default settings")
-    rates.grid(alpha=0.3)
-    table.plot(x, [m["states"] / 1000 for _, m in points], marker=".", label="positions in the table")
-    table.axhline(full_table / 1000, color="tab:red", linestyle=":", label="every 4x5 position")
-    table.set_xlabel("thousands of training episodes against random")
-    table.set_ylabel("thousands of positions")
-    table.set_title("table size")
-    table.grid(alpha=0.3)
-    handles = [h for axis in (rates, table) for h in axis.get_legend_handles_labels()[0]]
-    figure.legend(handles=handles, loc="lower center", ncol=4, fontsize=8, frameon=False)
-    figure.tight_layout(rect=(0, 0.1, 1, 1))
-    path = save_figure(figure, args.out / "qlearning-curve.png", dpi=80)
-    print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+    written.append(draw_curve(plt, args.out / "qlearning-curve.svg", points, curve, full_table))
+    written.append(draw_coverage(plt, args.out / "qlearning-coverage.svg", every_ply, tables))
+    for path in written:
+        print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
 
 
 if __name__ == "__main__":
