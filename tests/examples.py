@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from extras import EXTRAS, book_installed, installed, reason
+from extras import EXTRAS, MODULES, book_installed, installed, reason
 
 FENCE = re.compile(r"^(?:(<!-- test: (\w+) -->)\n)?```python\n(.*?)^```", flags=re.S | re.M)
 INTERACTIVE = "wait_on_player=True"
 SB3_MODEL = "runs/sb3/model.zip"
 MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+MISSING_EXTRA = re.compile(r"MissingExtraError: .*?the '(\w+)' extra")
 MARKS = ("slow", "rllib")
 
 
@@ -102,6 +103,10 @@ def run_block(block: Block, workdir: Path, source: str, sb3_model: Callable[[], 
     if missing is not None and missing.group(1).split(".")[0] in EXTRAS:
         module = missing.group(1).split(".")[0]
         pytest.skip(reason(EXTRAS[module], module))
+    # our own error for a missing extra (the solver's opening without the book, ...) names the extra
+    extra = MISSING_EXTRA.search(text)
+    if extra is not None and extra.group(1) in MODULES and not all(map(installed, MODULES[extra.group(1)])):
+        pytest.skip(reason(extra.group(1)))
     # the same on a core install: a 6x7 solve without the book, a video without moviepy, a model without SB3
     if "SolverBudgetExceeded" in text and not book_installed():
         pytest.skip(reason("book", "bitbully_databases"))

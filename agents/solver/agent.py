@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from connect4_agents._support.extras import MissingExtraError
 from connect4_agents.base import (
     BOARD_HINT,
     RulesBound,
@@ -35,6 +36,7 @@ __all__ = [
     "plies_to_end",
     "DEFAULT_NODE_BUDGET",
     "DEFAULT_MAX_NODES",
+    "BOOKLESS_FROM_PLY",
     "MAX_TABLE_SIZE",
 ]
 
@@ -44,6 +46,15 @@ DEFAULT_MAX_NODES = DEFAULT_NODE_BUDGET  # the constant's name before node_budge
 _MAX_NODE_BUDGET = 1 << 62  # the kernel counts nodes in int64
 MAX_TABLE_SIZE = 1 << 27  # transposition-table entries: 16 bytes each, 2 GiB at most
 
+
+# The fewest stones from which a 6x7 search without the opening book fits the default ("auto") node budget, per
+# build (compiled: 50 million nodes; plain Python: 1 million, with its smaller table). Below it, a solver left
+# to the defaults refuses at once (MissingExtraError, naming the book extra) instead of searching until the
+# budget runs out. Node counts on the shipped 6x7 test sets (machine-independent): compiled, choosing a move
+# took up to 42 million nodes with 5-7 stones and over 60 million for most positions of 2-4; from 8 stones on,
+# at most 9 million (29 million for every column's exact score). Plain Python: over a million for half the
+# positions of 12-14 stones, from 15 on mostly under 100,000.
+BOOKLESS_FROM_PLY = {True: 8, False: 15}
 
 _NO_BOOK_KEYS = np.zeros(0, dtype=np.int32)
 _NO_BOOK_SCORES = np.zeros(0, dtype=np.int8)
@@ -110,8 +121,12 @@ class SolverAgent(RulesBound):
         compiled: as for :class:`connect4_agents.MCTSAgent`.
 
     With the book, every 6x7 position (the empty board included) is answered in well under a second. Without
-    it, 6x7 positions from ply 12 on take under a second here, earlier ones from seconds to hours: the
-    default budget then raises instead of hanging.
+    it, a 6x7 position with fewer than [`BOOKLESS_FROM_PLY`][connect4_agents.solver.agent.BOOKLESS_FROM_PLY]
+    stones (8 with the compiled kernels, 15 in plain Python) is refused at once with
+    [`MissingExtraError`][connect4_env.extras.MissingExtraError] naming the `book` extra, under the default
+    `book=None` and `node_budget="auto"` (see [`check_book`][connect4_agents.solver.agent.SolverAgent.check_book]):
+    searching it would run past the default budget. `book=False` or a node budget of your own searches such
+    positions anyway, until the budget runs out.
 
     Raises:
         TypeError: a setting of the wrong type, a surplus positional argument or an old keyword (``win_length=``,
@@ -201,6 +216,35 @@ class SolverAgent(RulesBound):
             self._tables[key] = (build, (order, table, *buffers))
         return self._tables[key]
 
+    def check_book(self, board: Board) -> None:
+        """Refuse, before any search, a position that this solver cannot answer without the opening book.
+
+        That is a 6x7 position with four in a row and fewer than
+        [`BOOKLESS_FROM_PLY`][connect4_agents.solver.agent.BOOKLESS_FROM_PLY] stones (8 with the compiled
+        kernels, 15 in plain Python), asked of a solver with the defaults `book=None` and `node_budget="auto"`
+        while the `book` extra is not installed. Every search ([`score`][connect4_agents.solver.agent.SolverAgent.score],
+        [`act`][connect4_agents.solver.agent.SolverAgent.act], the evaluations) calls it first; the commands call
+        it with the empty board before a game starts.
+
+        Raises:
+            TypeError: `board` is not a [`Board`][connect4_env.core.Board].
+            MissingExtraError: the position needs the book and the `book` extra is not installed (the message
+                names the extra, its pip command, and `book=False` to search anyway).
+        """
+        rules = check_board(board).rules
+        if self.book is not None or self.node_budget != "auto" or rules != BOOK_RULES:
+            return
+        first = BOOKLESS_FROM_PLY[kernels_for(solver_kernels, rules, self.compiled).compiled]
+        if board.ply >= first or load_book() is not None:
+            return
+        raise MissingExtraError(
+            f"the solver on a 6x7 position with {board.ply} stone{'' if board.ply == 1 else 's'} (fewer than "
+            f"{first}: the opening) needs the "
+            f"opening book, the 'book' extra (bitbully_databases is not installed): "
+            f'pip install "connect4-env[book]". Without it the search would run past its node budget; '
+            f"SolverAgent(book=False) searches anyway"
+        )
+
     def _book_arrays(self, rules: Rules, n_stones: int) -> tuple[np.ndarray, np.ndarray, int]:
         if self.book is not False and rules == BOOK_RULES and n_stones <= BOOK_PLY + 1:
             book = load_book()
@@ -214,6 +258,7 @@ class SolverAgent(RulesBound):
 
         Raises:
             ValueError: the game is over. SolverBudgetExceeded: more than ``node_budget`` nodes were needed.
+            MissingExtraError: an early 6x7 position without the opening book (see `check_book`).
         """
         if check_board(board).is_terminal:
             raise ValueError("the game is over: there is nothing to solve")
@@ -236,7 +281,10 @@ class SolverAgent(RulesBound):
         n_stones: int,
         *bound: int,
     ) -> Any:
-        """Call the search kernel ``kernel`` (``solve`` or ``value_at_most``) with the kept tables."""
+        """Call the search kernel ``kernel`` (``solve`` or ``value_at_most``) with the kept tables, once
+        [`check_book`][connect4_agents.solver.agent.SolverAgent.check_book] has passed ``board`` (the position
+        asked about)."""
+        self.check_book(board)
         rules = board.rules
         build, (order, table, moves, scores) = self._kernel(rules)
         context = solver_kernels.make_context(
@@ -287,6 +335,7 @@ class SolverAgent(RulesBound):
 
         Raises:
             ValueError: the game is over. SolverBudgetExceeded: more than ``node_budget`` nodes were needed.
+            MissingExtraError: an early 6x7 position without the opening book (see `check_book`).
         """
 
         def outcome(stats: np.ndarray, opponent: int, mask: int, n_stones: int) -> int:
@@ -335,6 +384,7 @@ class SolverAgent(RulesBound):
         Raises:
             ValueError: the mask disagrees with the position or its length is not the board's width.
             SolverBudgetExceeded: the position needs more than ``node_budget`` nodes.
+            MissingExtraError: an early 6x7 position without the opening book (see `check_book`).
         """
         board, legal = self.read_board(observation, action_mask)
         if self.rng is None:
@@ -350,15 +400,16 @@ class SolverAgent(RulesBound):
     def move_info(self) -> dict[str, Any] | None:
         """The last move's numbers as plain JSON: ``kind`` "solver", the ``column`` played and ``scores``, the
         exact score of every column (:meth:`evaluate_board`; None for a full column). Computed on the first
-        call after a move (moves are chosen more cheaply), within the node budget; None before any move or
-        when the budget runs out. Game records and the play window read this."""
+        call after a move (moves are chosen more cheaply), within the node budget; None before any move, when
+        the budget runs out, or where the position needs the missing opening book. Game records and the play
+        window read this."""
         if self._last_move is None:
             return None
         board, column, info = self._last_move
         if info is None:
             try:
                 scores = self.evaluate_board(board)
-            except SolverBudgetExceeded:
+            except (SolverBudgetExceeded, MissingExtraError):
                 return None
             info = {"kind": "solver", "column": column, "scores": scores}
             self._last_move = (board, column, info)
@@ -372,6 +423,7 @@ class SolverAgent(RulesBound):
 
         Raises:
             ValueError: the game is over. SolverBudgetExceeded: more than ``node_budget`` nodes were needed.
+            MissingExtraError: an early 6x7 position without the opening book (see `check_book`).
         """
         if check_board(board).is_terminal:
             raise ValueError("the game is over: there is nothing to choose")

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
-from extras import installed, needs, needs_book
+from extras import absent, installed, needs, needs_book
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import ReferenceGame, random_board, reference_scores
+from scripts_helpers import HANG_GUARD
 
 from connect4_agents import make_agent
-from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score
+from connect4_agents._support.extras import MissingExtraError
+from connect4_agents.solver.agent import BOOKLESS_FROM_PLY, SolverAgent, SolverBudgetExceeded, describe_score
 from connect4_env import Board
 from connect4_env.encoding import action_mask, observation_planes
 
@@ -308,3 +312,123 @@ def test_positions_one_stone_past_the_book_score_as_without_it() -> None:
         if board.is_terminal:
             continue
         assert with_book.score(board) == searched.score(board), board
+
+
+# -- without the opening book ---------------------------------------------------------------------------------
+@pytest.fixture
+def no_book(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An install without the ``book`` extra, whatever this one has."""
+    from connect4_agents.solver import agent as solver_agent
+
+    absent(monkeypatch, "bitbully_databases")
+    monkeypatch.setattr(solver_agent, "load_book", lambda: None)
+
+
+OPENING = Board.from_ascii(
+    """
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . O . . .
+    . . X X . . .
+    """
+)  # 3 stones: no search without the book fits the default budget
+
+
+def test_an_opening_without_the_book_is_refused_before_any_search(no_book: None) -> None:
+    """The README's solver example on a core install searched 45 s, then raised SolverBudgetExceeded about
+    node_budget: now one MissingExtraError naming the extra and its pip command, before a node is searched."""
+    planes, mask = observation_planes(OPENING), action_mask(OPENING)
+    calls = [
+        lambda s: s.score(OPENING),
+        lambda s: s.act(planes, mask),
+        lambda s: s.evaluate_board(OPENING),
+        lambda s: s.outcomes_board(OPENING),
+        lambda s: s.best_columns(OPENING),
+        lambda s: s.check_book(Board.empty()),
+    ]
+    for call in calls:
+        solver = SolverAgent()
+        with pytest.raises(MissingExtraError) as refused:
+            call(solver)
+        message = str(refused.value)
+        assert "the 'book' extra" in message and 'pip install "connect4-env[book]"' in message, message
+        assert "book=False" in message and solver.last_nodes == 0
+    assert isinstance(refused.value, ImportError)  # an `except ImportError` still catches it
+
+
+def test_only_the_defaults_on_an_early_six_by_seven_position_need_the_book(no_book: None) -> None:
+    first = BOOKLESS_FROM_PLY[installed("numba")]
+    assert BOOKLESS_FROM_PLY == {True: 8, False: 15}
+    rng = np.random.default_rng(3)
+
+    def position(stones: int) -> Board:
+        board = random_board(rng, stones)
+        while board.ply != stones or board.is_terminal:
+            board = random_board(rng, stones)
+        return board
+
+    SolverAgent().check_book(
+        position(first)
+    )  # from BOOKLESS_FROM_PLY stones on, the default budget is enough
+    early = position(first - 1)
+    with pytest.raises(MissingExtraError, match=f"with {first - 1} stones \\(fewer than {first}"):
+        SolverAgent().check_book(early)
+    # a choice of one's own searches anyway, until its budget runs out
+    for solver in (SolverAgent(book=False), SolverAgent(node_budget=1_000), SolverAgent(node_budget=None)):
+        solver.check_book(OPENING)
+    with pytest.raises(SolverBudgetExceeded, match="node_budget=1,000"):
+        SolverAgent(node_budget=1_000).score(OPENING)
+    SolverAgent().check_book(Board.empty(6, 7, 3))  # the book is for 6x7 with four in a row only
+    SolverAgent().check_book(Board.empty(5, 6, 4))
+    with pytest.raises(TypeError, match="Board"):
+        SolverAgent().check_book("3343")  # type: ignore[arg-type]
+
+
+def test_a_move_won_at_once_needs_no_book_and_its_view_is_none(no_book: None) -> None:
+    board = Board.from_ascii(
+        """
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . O O . . .
+        . . X X X . O
+        """
+    )  # X to move wins in column 1 or 5: no search is needed
+    solver = SolverAgent()
+    assert solver.act(observation_planes(board), action_mask(board)) in (1, 5)
+    assert solver.move_info() is None  # every column's score would need the book: no view, no error
+
+
+def test_play_refuses_a_bookless_solver_before_the_first_move(
+    no_book: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``connect4 play --player0 solver --player1 human --ui terminal`` on a core install sat silent for 103 s,
+    then spoke of node_budget; now it stops at once, naming the book extra, whichever seat the solver has."""
+    from connect4_agents.commands import main
+
+    expected = (
+        "error: the solver on a 6x7 position with 0 stones (fewer than {first}: the opening) needs the opening "
+        "book, the 'book' extra (bitbully_databases is not installed): pip install \"connect4-env[book]\""
+    )
+    # the README's command as a user runs it, in a process without the book
+    hide_book = "import sys; sys.modules['bitbully_databases'] = None; "
+    dispatch = "from connect4_agents.commands import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run(
+        [sys.executable, "-c", hide_book + dispatch]
+        + ["play", "--player0", "solver", "--player1", "human", "--ui", "terminal"],
+        input="4\n",
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
+        check=False,
+    )
+    assert done.returncode == 2 and done.stdout == "", (done.stdout, done.stderr)
+    assert done.stderr.startswith(expected.format(first=BOOKLESS_FROM_PLY[installed("numba")])), done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    # the solver second, in this process: refused before the person is asked for a move
+    assert main(["play", "--player0", "human", "--player1", "solver", "--ui", "terminal"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(expected.format(first=BOOKLESS_FROM_PLY[installed("numba")])), err
