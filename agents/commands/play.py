@@ -7,8 +7,11 @@
 
 Window (pygame-ce, the render extra): click a column or press 1-9; N new game, U undo, S swap sides, Esc quit.
 Under the board, the last agent's view of its move (MCTS playout shares and mean values, solver verdicts).
---ui terminal (the default when there is no display): type column numbers; the agent's column is announced,
-another game is offered at the end with the running score; stones in colour on a terminal.
+--ui terminal (the default when there is no display): type column numbers, from 1 as the window's keys; X is the
+first mover and O the second on the board and in every message, whichever seat you take; the agent's column is
+announced, another game is offered at the end with the running score; stones in colour on a terminal. End of
+input (Ctrl-D) quits (exit code 0), leaving the game in progress unfinished and unrecorded.
+A solver on 6x7 needs the opening book (the book extra) for its opening moves: without it, play refuses at once.
 --record PATH appends every finished game to a records file (see scripts/replay.py).
 
 Agent specs: human, random, mcts:<playouts>, mcts:<seconds>s, solver, qlearning:<table.npz>, sb3:<model.zip>.
@@ -18,14 +21,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from connect4_agents import agent_from_spec
 from connect4_agents._support.cli import check_output_file, command_parser, run_cli
 from connect4_agents._support.extras import require
 from connect4_agents.evaluation.records import GameLog, write_games
+from connect4_agents.solver.agent import SolverAgent
 from connect4_agents.ui.play_window import PlayWindow, display_available
-from connect4_agents.ui.terminal import play_terminal_session
-from connect4_env import Rules
+from connect4_agents.ui.terminal import TerminalHuman, play_terminal_session
+from connect4_env import Board, Rules
 from connect4_env.validation import check_number
 
 __all__ = ["build_parser", "run", "main"]
@@ -93,18 +98,35 @@ def run(args: argparse.Namespace) -> int:
             None if spec == "human" else agent_from_spec(spec, seed=args.seed + seat, rules=rules)
             for seat, spec in enumerate(specs)
         ]
+        _check_openings(players, rules)
         window = PlayWindow(players, specs, rules, seed=args.seed, delay=args.delay, on_game_end=keep)
         window.run(exit_at_end=args.exit_at_end, screenshot=screenshot)
         if screenshot is not None:
             print(f"screenshot: {screenshot}")
         return 0
-    players = [agent_from_spec(spec, seed=args.seed + seat, rules=rules) for seat, spec in enumerate(specs)]
+    players = [
+        TerminalHuman(seat) if spec == "human" else agent_from_spec(spec, seed=args.seed + seat, rules=rules)
+        for seat, spec in enumerate(specs)
+    ]
+    _check_openings(players, rules)
     # another game is offered only to a person at a terminal: piped input plays one game, as before
     ask = input if "human" in specs and sys.stdin.isatty() else None
     play_terminal_session(
         players, specs, rules, seed=args.seed, record_search=record is not None, on_game_end=keep, ask=ask
     )
     return 0
+
+
+def _check_openings(players: list[Any], rules: Rules) -> None:
+    """Refuse, before the first move, a solver that could not play the game's opening (a 6x7 game without
+    the opening book: see [`SolverAgent.check_book`][connect4_agents.solver.agent.SolverAgent.check_book]).
+
+    Raises:
+        MissingExtraError: a solver seat needs the `book` extra, which is not installed.
+    """
+    for player in players:
+        if isinstance(player, SolverAgent):
+            player.check_book(Board(rules))
 
 
 def main(argv: list[str] | None = None) -> int:
