@@ -5,17 +5,25 @@ function. Our packages are not installed there, and its Python may lack Gymnasiu
 file written here holds the source of ``connect4_env`` and ``connect4_agents`` (with light package roots that
 import neither Gymnasium nor PettingZoo), the model file an AlphaZero, Q-learning or SB3 spec names, and a
 loader. On first use it unpacks them into a temporary folder keyed by their hash, puts it on ``sys.path``,
-registers our agent names and builds :func:`connect4_agents.interop.kaggle.make_kaggle_agent` for the spec.
-It needs only numpy (torch too for AlphaZero); numba, when present, compiles the searches (its first move then
-takes some seconds of Kaggle's 60 s overage bank), else they run in plain Python, slower.
+registers our agent names and builds a [`KaggleAgent`][connect4_agents.interop.kaggle.KaggleAgent] for the
+spec, whose first moves search in plain Python while the compiled kernels (numba, when installed) and an
+AlphaZero policy (torch) load in the background. It needs only numpy (torch too for AlphaZero).
+
+The carried packages are renamed ``connect4_env_<tag>`` and ``connect4_agents_<tag>``, the tag a hash of what
+the file carries, so that any number of submissions (of other agents, or of other versions of this package)
+run in one process, as Kaggle's ``evaluate`` runs them, each with its own code and data.
 """
 
 from __future__ import annotations
 
+import ast
 import base64
+import hashlib
 import io
 import os
+import re
 import tarfile
+import tokenize
 import zipfile
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -26,30 +34,43 @@ from connect4_agents.interop.kaggle import make_kaggle_agent
 from connect4_env import __version__
 from connect4_env.policy import ENTRY_POINT_GROUP, policy_names
 
-__all__ = ["write_kaggle_submission", "submission_source"]
+__all__ = ["write_kaggle_submission", "submission_source", "renamed_source"]
 
 _ENV_ROOT = Path(__file__).resolve().parents[2] / "connect4_env"
 _AGENTS_ROOT = Path(__file__).resolve().parents[1]
-# the agents' folders a submission leaves out: commands, measurements and windows play no Kaggle move
-_SKIPPED = {"commands", "evaluation", "ui", "data", "__pycache__"}
-_LIGHT_ENV_INIT = f'"""connect4_env in a Kaggle submission: the rules only (no Gymnasium)."""\n\n__version__ = "{__version__}"\n'
-_LIGHT_AGENTS_INIT = '"""connect4_agents in a Kaggle submission: import the agents from their modules."""\n'
+_PACKAGES = ("connect4_env", "connect4_agents")
+# the agents' folders a submission leaves out: commands and windows play no Kaggle move
+_SKIPPED = {"commands", "ui", "data", "__pycache__"}
+# package roots that would import more than a move needs (Gymnasium, every agent, the measurements), and what a
+# submission carries instead: the Q-learning agent keeps a learning curve (evaluation.curves), nothing else there
+_LIGHT_INITS = {
+    "connect4_env/__init__.py": f'"""connect4_env in a Kaggle submission: the rules only (no Gymnasium)."""\n\n'
+    f'__version__ = "{__version__}"\n',
+    "connect4_agents/__init__.py": '"""connect4_agents in a Kaggle submission: import the agents from their modules."""\n',
+    "connect4_agents/evaluation/__init__.py": '"""The measurements in a Kaggle submission: import their modules."""\n',
+}
 
 _LOADER = '''"""Kaggle ConnectX agent: {spec!r} from connect4-env {version} (written by connect4 kaggle-submission).
 
 Kaggle plays the last function of this file, agent(observation, configuration). Needs numpy only{torch}.
+Its packages are {env} and {agents}, names of this file's own, so that other submissions run beside it.
 """
 
-import base64
-import hashlib
-import os
-import sys
-import tempfile
-import zipfile
+import time
+
+_LOAD_START = time.perf_counter()  # Kaggle times this file's loading as part of the first move
+
+import base64  # noqa: E402
+import hashlib  # noqa: E402
+import io  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import zipfile  # noqa: E402
 
 SPEC = {spec!r}
 OPTIONS = {options!r}
-AGENTS = {agents!r}
+AGENTS = {registered!r}
 FILE = {file!r}
 SUFFIX = {suffix!r}
 PAYLOAD = """{payload}"""
@@ -60,7 +81,7 @@ def _unpack():
     folder = os.path.join(tempfile.gettempdir(), "connect4_kaggle_" + hashlib.sha256(data).hexdigest()[:16])
     if not os.path.isfile(os.path.join(folder, "COMPLETE")):
         partial = tempfile.mkdtemp(prefix="connect4_kaggle_")
-        with zipfile.ZipFile(__import__("io").BytesIO(data)) as archive:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
             archive.extractall(partial)
         open(os.path.join(partial, "COMPLETE"), "w").close()
         try:
@@ -75,12 +96,14 @@ _FOLDER = _unpack()
 if _FOLDER not in sys.path:
     sys.path.insert(0, _FOLDER)
 
-from connect4_agents.interop.kaggle import make_kaggle_agent  # noqa: E402
-from connect4_env.policy import register_policy  # noqa: E402
+from {agents}.interop.kaggle import KaggleAgent  # noqa: E402
+from {env}.policy import register_policy  # noqa: E402
 
 for _name, _entry_point in AGENTS.items():
     register_policy(_name, _entry_point)
-_AGENT = make_kaggle_agent(SPEC if FILE is None else SPEC + os.path.join(_FOLDER, FILE) + SUFFIX, **OPTIONS)
+# the spec was checked when this file was written; its policy is built at the first move, in the background
+_AGENT = KaggleAgent(SPEC if FILE is None else SPEC + os.path.join(_FOLDER, FILE) + SUFFIX, **OPTIONS)
+_AGENT.load_seconds = time.perf_counter() - _LOAD_START
 
 
 def agent(observation, configuration):
@@ -88,17 +111,99 @@ def agent(observation, configuration):
 '''
 
 
-def _sources(archive: zipfile.ZipFile) -> None:
-    for package, root, light in (
-        ("connect4_env", _ENV_ROOT, _LIGHT_ENV_INIT),
-        ("connect4_agents", _AGENTS_ROOT, _LIGHT_AGENTS_INIT),
-    ):
-        _add(archive, f"{package}/__init__.py", light.encode())
+def _sources() -> list[tuple[str, bytes]]:
+    """Our packages' files as the archive holds them (before renaming): ``(name, bytes)``, sorted."""
+    files = []
+    for package, root in (("connect4_env", _ENV_ROOT), ("connect4_agents", _AGENTS_ROOT)):
         for path in sorted(root.rglob("*.py")):
             relative = path.relative_to(root)
-            if relative.parts[0] in _SKIPPED or relative == Path("__init__.py"):
+            if relative.parts[0] in _SKIPPED:
                 continue
-            _add(archive, f"{package}/{relative.as_posix()}", path.read_bytes())
+            name = f"{package}/{relative.as_posix()}"
+            light = _LIGHT_INITS.get(name)
+            files.append((name, path.read_bytes() if light is None else light.encode()))
+    return files
+
+
+def _module_names(files: list[tuple[str, bytes]]) -> frozenset[str]:
+    """The import names of the ``.py`` files among ``files`` (``connect4_env/core.py``: ``connect4_env.core``)."""
+    names = set()
+    for name, _ in files:
+        if name.endswith(".py"):
+            parts = name[: -len(".py")].split("/")
+            names.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return frozenset(names)
+
+
+_PATH_STRING = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*(:[A-Za-z_][A-Za-z0-9_.]*)?")
+
+
+def renamed_source(source: bytes, names: dict[str, str], modules: frozenset[str]) -> bytes:
+    """``source`` (Python) with our packages renamed: each name token that is a key of ``names`` (imports
+    and attribute uses alike), and each string that is exactly the path of one of ``modules``, optionally
+    followed by ``:attribute`` (``"connect4_agents.sb3.features:BoardCNN"``). Other text keeps the old names:
+    docstrings, messages, and names that are not modules (the entry-point group ``"connect4_env.policies"``,
+    the file format ``"connect4_env.qtable"``).
+
+    Raises:
+        ValueError: one of the names inside an f-string's braces, which this Python's tokenizer cannot
+            reach (the renamed code would still import the old name).
+    """
+    text = source.decode("utf-8")
+    lines = text.splitlines(keepends=True)
+    edits: list[tuple[int, int, int, str]] = []  # (line, start column, end column, new text)
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        (row, column), (end_row, end_column) = token.start, token.end
+        if token.type == tokenize.NAME and token.string in names:
+            edits.append((row, column, end_column, names[token.string]))
+        elif token.type == tokenize.STRING and row == end_row:
+            new = _renamed_string(token.string, names, modules)
+            if new is not None:
+                edits.append((row, column, end_column, new))
+    for row, column, end_column, new in sorted(edits, reverse=True):
+        line = lines[row - 1]
+        lines[row - 1] = line[:column] + new + line[end_column:]
+    return "".join(lines).encode("utf-8")
+
+
+def _renamed_string(literal: str, names: dict[str, str], modules: frozenset[str]) -> str | None:
+    """The renamed literal when the string ``literal`` is a module path of ours, else None."""
+    try:
+        value = ast.literal_eval(literal)
+    except (ValueError, SyntaxError):  # an f-string: its braces hold code that the rename must reach
+        if re.search(r"\{[^{}]*\b(" + "|".join(map(re.escape, names)) + r")\b", literal):
+            raise ValueError(f"cannot rename our packages inside the f-string {literal}") from None
+        return None
+    if not isinstance(value, str) or not _PATH_STRING.fullmatch(value):
+        return None
+    module = value.partition(":")[0]
+    top = module.split(".")[0]
+    if top not in names or module not in modules:
+        return None
+    return repr(names[top] + value[len(top) :])
+
+
+def _tag(files: list[tuple[str, bytes]]) -> str:
+    """A short hash of what an archive carries (names and contents): the suffix of its packages' names."""
+    digest = hashlib.sha256()
+    for name, data in files:
+        digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return digest.hexdigest()[:12]
+
+
+def _archive(files: list[tuple[str, bytes]]) -> tuple[bytes, dict[str, str]]:
+    """The zip archive of ``files`` with our packages renamed, and the new names (``connect4_env``: ...)."""
+    tag = _tag(files)
+    names = {package: f"{package}_{tag}" for package in _PACKAGES}
+    modules = _module_names(files)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files:
+            top, _, rest = name.partition("/")
+            if name.endswith(".py"):
+                data = renamed_source(data, names, modules)
+            _add(archive, f"{names.get(top, top)}/{rest}" if rest else name, data)
+    return buffer.getvalue(), names
 
 
 def _add(archive: zipfile.ZipFile, name: str, data: bytes) -> None:
@@ -139,12 +244,14 @@ def submission_source(
 
     A spec whose value is a file (``alphazero:model.zip``, ``qlearning:table.npz``) carries that file; plain
     ``alphazero`` carries the shipped model. ``move_seconds``, ``seed`` and ``endgame`` go to
-    :func:`connect4_agents.interop.kaggle.make_kaggle_agent`.
+    [`make_kaggle_agent`][connect4_agents.interop.kaggle.make_kaggle_agent].
 
     Raises:
-        TypeError / ValueError: an unknown or malformed spec, or a file the spec's agent cannot read; an agent
-            a submission cannot play (``human``, ``text:...``, one registered by another package: the message
-            lists those it can). OSError: a file the spec names cannot be read.
+        TypeError: a spec that is not a string, or a setting of the wrong type.
+        ValueError: an unknown or malformed spec, or a file the spec's agent cannot read; an agent a submission
+            cannot play (``human``, ``text:...``, one registered by another package: the message lists those it
+            can).
+        OSError: a file the spec names cannot be read.
     """
     if not isinstance(spec, str):
         raise TypeError(
@@ -165,20 +272,20 @@ def submission_source(
         path, count = spec_parts(value)
         carried = path or ""
         suffix = "" if path is None or count is None else f":{count}"
-    extra: tuple[str, bytes] | None = None
+    files = _sources()
     file = None  # the carried file's place in the archive, when the spec names it
     if carried and Path(carried).is_file():
         file = "files/" + Path(carried).name
-        extra = (file, Path(carried).read_bytes())
+        files.append((file, Path(carried).read_bytes()))
         spec = f"{name}:"
     elif name == "alphazero":  # the shipped model, found by the agent inside the carried package
-        extra = (f"connect4_agents/{SHIPPED_MODEL}", (_AGENTS_ROOT / SHIPPED_MODEL).read_bytes())
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        _sources(archive)
-        if extra is not None:
-            _add(archive, *extra)
-    payload = base64.b64encode(buffer.getvalue()).decode("ascii")
+        files.append((f"connect4_agents/{SHIPPED_MODEL}", (_AGENTS_ROOT / SHIPPED_MODEL).read_bytes()))
+    archive, names = _archive(files)
+    payload = base64.b64encode(archive).decode("ascii")
+    registered = {  # our agents' entry points, in the renamed package
+        agent: names["connect4_agents"] + entry_point[len("connect4_agents") :]
+        for agent, entry_point in ours.items()
+    }
     options: dict[str, Any] = {
         key: value for key, value in (("move_seconds", move_seconds), ("seed", seed)) if value is not None
     }
@@ -189,7 +296,9 @@ def submission_source(
         version=__version__,
         torch=" and torch" if name in ("alphazero", "sb3") else "",
         options=options,
-        agents=ours,
+        registered=registered,
+        env=names["connect4_env"],
+        agents=names["connect4_agents"],
         file=file,
         suffix=suffix,
         payload="\n".join(payload[i : i + 100] for i in range(0, len(payload), 100)),
@@ -206,14 +315,16 @@ def write_kaggle_submission(
 ) -> Path:
     """Write a Kaggle ConnectX submission for ``spec``: ``main.py`` (any name ending ``.py``), or a
     ``.tar.gz`` holding it as ``main.py``, atomically (a failed write leaves the old file). The options are
-    :func:`submission_source`'s.
+    [`submission_source`][connect4_agents.interop.kaggle_submission.submission_source]'s.
 
     Returns:
         The written path.
 
     Raises:
-        ValueError: ``out`` ends neither in ``.py`` nor ``.tar.gz``; a bad spec (see :func:`submission_source`).
-        OSError: the file cannot be written.
+        TypeError: a spec that is not a string, or a setting of the wrong type.
+        ValueError: ``out`` ends neither in ``.py`` nor ``.tar.gz``; a bad spec (see
+            [`submission_source`][connect4_agents.interop.kaggle_submission.submission_source]).
+        OSError: the file cannot be written, or one the spec names cannot be read.
     """
     path = Path(out)
     if not (path.name.endswith(".py") or path.name.endswith(".tar.gz")):

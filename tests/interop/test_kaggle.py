@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 import tarfile
+import tempfile
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -20,8 +22,9 @@ from extras import importorskip
 from connect4_agents.commands import kaggle_submission as command
 from connect4_agents.interop.kaggle import make_kaggle_agent, read_kaggle_position
 from connect4_agents.interop.kaggle_submission import write_kaggle_submission
+from connect4_agents.mcts import MCTSAgent
 from connect4_agents.solver import SolverAgent
-from connect4_env.core import Board
+from connect4_env.core import Board, Rules
 
 GAMES = Path(__file__).with_name("kaggle_games.py")
 CONFIG = {"rows": 6, "columns": 7, "inarow": 4, "actTimeout": 2}
@@ -57,47 +60,62 @@ class Struct(dict):
 
 @pytest.mark.parametrize("wrap", [dict, Struct, lambda fields: SimpleNamespace(**fields)])
 def test_dicts_structs_and_objects_give_the_same_move(wrap: Any) -> None:
-    # a first move in a process also loads the compiled kernels: on a busy machine that can reach the move's
-    # time cap and cut the search short, so the kernels are loaded before the moves compared here
-    make_kaggle_agent("mcts:10", seed=0)({"board": kaggle_board(EARLY), "mark": 2}, CONFIG)
-    agent = make_kaggle_agent("mcts:200", seed=0)
-    column = agent(wrap({"board": kaggle_board(EARLY), "mark": 2}), wrap(CONFIG))
-    assert column == make_kaggle_agent("mcts:200", seed=0)({"board": kaggle_board(EARLY), "mark": 2}, CONFIG)
+    # playout counts decide these moves, not the clock: a minute a move never cuts 200 playouts short
+    configuration = {**CONFIG, "actTimeout": 60}
+    agent = make_kaggle_agent("mcts:200", seed=0, background=False)
+    column = agent(wrap({"board": kaggle_board(EARLY), "mark": 2}), wrap(configuration))
+    other = make_kaggle_agent("mcts:200", seed=0, background=False)
+    assert column == other({"board": kaggle_board(EARLY), "mark": 2}, configuration)
     assert isinstance(column, int) and agent.fallbacks == 0
 
 
 def test_a_bare_mcts_spec_searches_for_the_whole_move_and_a_count_caps_it() -> None:
     observation = {"board": kaggle_board(EARLY), "mark": 2}
-    bare = make_kaggle_agent("mcts", seed=0, move_seconds=0.2, endgame=False)
+    bare = make_kaggle_agent("mcts", seed=0, move_seconds=0.2, endgame=False, background=False)
     bare(observation, CONFIG)
     policy = bare.policy_for(Board.from_ascii(EARLY).rules)
     assert policy.playouts is None and policy.time_limit == pytest.approx(0.2, abs=0.01)
-    counted = make_kaggle_agent("mcts:300", seed=0, move_seconds=0.2)
+    counted = make_kaggle_agent("mcts:300", seed=0, move_seconds=0.2, background=False)
     counted(observation, CONFIG)
     assert counted.policy_for(Board.from_ascii(EARLY).rules).playouts == 300
+
+
+class CountingClock:
+    """A clock that moves ``step`` seconds each time it is read: a move's measured time is a count of reads,
+    the same on any machine and under any load."""
+
+    def __init__(self, step: float) -> None:
+        self.step, self.now = step, 0.0
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
 
 
 def test_a_bare_alphazero_sizes_its_simulations_to_the_move_time() -> None:
     importorskip("torch")
     observation = {"board": kaggle_board(EARLY), "mark": 2}
     rules = Board.from_ascii(EARLY).rules
-    bare = make_kaggle_agent("alphazero", seed=0, move_seconds=0.3)
-    counts = []
-    for _ in range(4):
-        bare(observation, CONFIG)
-        counts.append(bare.policy_for(rules).simulations)
-    assert counts[0] != 200 and all(later <= 2 * earlier for earlier, later in zip(counts, counts[1:]))
-    # the sizing itself, on given timings (no wall clock: machines and their load vary): 80 % of the move's
-    # time at the measured seconds a simulation, at most twice the last move's count
+    bare = make_kaggle_agent("alphazero", seed=0, move_seconds=0.3, endgame=False, background=False)
+    bare.clock = CountingClock(0.01)  # the move measures 0.01 s for its 200 simulations (the default)
+    bare(observation, CONFIG)
     policy = bare.policy_for(rules)
+    assert policy.simulations == 400  # 4,480 would fill 80 % of the 0.28 s left; at most twice the last count
+    # the sizing itself, on given timings: 80 % of the move's time at the measured seconds a simulation, at
+    # most twice the last move's count
     policy.last_search, policy.simulations = None, 100
     bare._fit_simulations(policy, 0.3, 0.1)  # 1 ms a simulation: 240 fit, capped at twice 100
     assert policy.simulations == 200
     bare._fit_simulations(policy, 0.3, 0.4)  # 2 ms a simulation: 120 fit
     assert policy.simulations == 120
-    fixed = make_kaggle_agent("alphazero:50", seed=0, move_seconds=5.0)
+    # a fixed count stays unless a move overruns its time (measured by the clock, here a counting one)
+    fixed = make_kaggle_agent("alphazero:8", seed=0, move_seconds=5.0, background=False)
+    fixed.clock = CountingClock(0.01)
     fixed(observation, CONFIG)
-    assert fixed.policy_for(rules).simulations == 50
+    assert fixed.policy_for(rules).simulations == 8
+    fixed.clock = CountingClock(3.0)  # each read 3 s later: the move overran its 5 s
+    fixed(observation, CONFIG)
+    assert fixed.policy_for(rules).simulations == 4
 
 
 FLOATING = kaggle_board(
@@ -157,7 +175,7 @@ def test_bad_specs_and_settings_raise_when_the_agent_is_made() -> None:
 
 def test_the_solver_past_its_time_falls_back_to_a_time_bounded_mcts() -> None:
     solver = SolverAgent(book=False)
-    agent = make_kaggle_agent(solver, move_seconds=0.2)
+    agent = make_kaggle_agent(solver, move_seconds=0.2, background=False)
     column = agent({"board": [0] * 42, "mark": 1}, CONFIG)  # the empty 6x7 board, no book: hours to solve
     assert column in range(7) and agent.fallbacks == 1
     # what bounds the move's time (no wall-clock assertion here): the solver's node budget, a share of the
@@ -184,7 +202,7 @@ class Stubborn:
 
 
 def test_an_illegal_column_is_never_played() -> None:
-    agent = make_kaggle_agent(Stubborn(), move_seconds=0.05, endgame=False)
+    agent = make_kaggle_agent(Stubborn(), move_seconds=0.05, endgame=False, background=False)
     board = [1, 0, 0, 0, 0, 0, 0] + [2, 0, 0, 0, 0, 0, 0] + [1] + [0] * 6 + [2] + [0] * 6 + [1] + [0] * 6
     board += [2] + [0] * 6
     assert agent({"board": board, "mark": 1}, CONFIG) in range(1, 7) and agent.fallbacks == 1
@@ -204,15 +222,15 @@ def test_the_endgame_solver_plays_what_it_proves_and_leaves_the_rest_to_the_poli
     observation = {"board": kaggle_board(ENDGAME), "mark": 1}
     board = Board.from_ascii(ENDGAME)
     best = SolverAgent(board.rules).best_columns(board)
-    agent = make_kaggle_agent(Stubborn(), move_seconds=0.5)
+    agent = make_kaggle_agent(Stubborn(), move_seconds=0.5, background=False)
     assert agent(observation, CONFIG) in best and agent.endgame_moves == 1
-    plain = make_kaggle_agent(Stubborn(), move_seconds=0.5, endgame=False)
+    plain = make_kaggle_agent(Stubborn(), move_seconds=0.5, endgame=False, background=False)
     assert plain(observation, CONFIG) == 0 and plain.endgame_moves == 0
     # the empty board is too early to prove: the endgame solver gets 1,000 nodes (shallow tactics only, not a
     # share of the move it would spend in vain) and the policy moves
     assert agent({"board": [0] * 42, "mark": 1}, CONFIG) == 0 and agent.endgame_moves == 1
-    assert agent._endgames[Board.empty().rules].node_budget == 1_000
-    solver = make_kaggle_agent("solver", move_seconds=0.5)  # the solver plays its own endgames
+    assert agent._endgame.solvers[Board.empty().rules].node_budget == 1_000
+    solver = make_kaggle_agent("solver", move_seconds=0.5, background=False)  # it plays its own endgames
     assert solver(observation, CONFIG) in best and solver.endgame_moves == 0
     with pytest.raises(TypeError, match="endgame"):
         make_kaggle_agent("mcts", endgame="no")
@@ -220,7 +238,7 @@ def test_the_endgame_solver_plays_what_it_proves_and_leaves_the_rest_to_the_poli
 
 def test_an_agent_that_cannot_play_the_board_is_replaced_by_mcts() -> None:
     pytest.importorskip("torch", reason="AlphaZero needs torch (the train extra)")
-    agent = make_kaggle_agent("alphazero:0", move_seconds=0.05, endgame=False)  # a 6x7 model
+    agent = make_kaggle_agent("alphazero:0", move_seconds=0.05, endgame=False, background=False)  # 6x7
     small = {"rows": 5, "columns": 6, "inarow": 3, "actTimeout": 2}
     assert agent({"board": [0] * 30, "mark": 1}, small) in range(6) and agent.fallbacks == 1
 
@@ -239,40 +257,63 @@ def test_a_5x6_game_with_three_in_a_row_is_played_to_the_end() -> None:
     assert board.is_terminal and players[0].moves + players[1].moves == board.ply
 
 
-BLOCKED_RUN = """
+SUBMISSIONS_RUN = """
 import importlib.abc, json, sys
+# not on Kaggle: our installed packages either (a submission that named them would fail here)
+BLOCKED = {"gymnasium", "pettingzoo", "numba", "bitbully_databases", "tqdm", "scipy", "connect4_env",
+           "connect4_agents"}
 class Block(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name.split(".")[0] in {"gymnasium", "pettingzoo", "numba", "bitbully_databases", "tqdm", "scipy"}:
+        if name.split(".")[0] in BLOCKED:
             raise ImportError("not on Kaggle: " + name)
 sys.meta_path.insert(0, Block())
-source = open(sys.argv[1]).read()
-namespace = {}
-exec(compile(source, sys.argv[1], "exec"), namespace)  # as kaggle-environments loads main.py: no __file__
-agent = [value for value in namespace.values() if callable(value)][-1]
-column = agent({"board": [0] * 42, "mark": 1}, {"rows": 6, "columns": 7, "inarow": 4, "actTimeout": 2})
-import connect4_env
-print(json.dumps({"column": column, "env": connect4_env.__file__}))
+rows, columns, inarow = json.loads(sys.argv[1])
+configuration = {"rows": rows, "columns": columns, "inarow": inarow, "actTimeout": 60}  # no overrun halves
+observation = {"board": [0] * (rows * columns), "mark": 1}
+report = []
+for path in sys.argv[2:]:  # each file as kaggle-environments loads it (no __file__), all in this process
+    namespace = {}
+    exec(compile(open(path).read(), path, "exec"), namespace)
+    agent = [value for value in namespace.values() if callable(value)][-1]
+    first = agent(observation, configuration)
+    kaggle_agent = namespace["_AGENT"]
+    loaded = kaggle_agent.warm_up(configuration, timeout=600)
+    module = sys.modules[type(kaggle_agent).__module__]
+    policy = kaggle_agent.policy_for(module.read_kaggle_rules(configuration))
+    report.append({
+        "first": first, "second": agent(observation, configuration), "loaded": loaded,
+        "cold_moves": kaggle_agent.cold_moves, "fallbacks": kaggle_agent.fallbacks,
+        "module": module.__name__, "file": module.__file__, "policy": type(policy).__name__,
+        "simulations": getattr(policy, "simulations", None),
+    })
+print(json.dumps(report))
 """
 
 
-def run_submission(script: str, path: Path, *args: str) -> Any:
-    """Run ``script`` on the submission at ``path`` in a fresh Python; its last line of output, read as JSON."""
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(path), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=path.parent,
-    )
+def run_submissions(*paths: Path, size: tuple[int, int, int] = (6, 7, 4)) -> list[dict[str, Any]]:
+    """Load the submissions at ``paths`` one after the other in one fresh Python with numpy alone, in a fresh
+    temporary folder, each playing an empty board's first move, loading (``warm_up``) and playing it again:
+    what each reports (see ``SUBMISSIONS_RUN``)."""
+    with tempfile.TemporaryDirectory() as temp:
+        done = subprocess.run(
+            [sys.executable, "-c", SUBMISSIONS_RUN, json.dumps(size), *map(str, paths)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=paths[0].parent,
+            env={**os.environ, "TMPDIR": temp},
+        )
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result: list[dict[str, Any]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
 
 
 def test_the_submission_plays_with_numpy_alone(tmp_path: Path) -> None:
     path = write_kaggle_submission("mcts", tmp_path / "main.py", move_seconds=0.1)
-    result = run_submission(BLOCKED_RUN, path)
-    assert result["column"] in range(7) and "connect4_kaggle_" in result["env"]  # the carried copy
+    (result,) = run_submissions(path)
+    assert result["first"] in range(7) and result["second"] in range(7)
+    assert "connect4_kaggle_" in result["file"] and result["module"].startswith("connect4_agents_")
+    assert result["policy"] == "MCTSAgent" and result["loaded"] and result["fallbacks"] == 0
     tarball = write_kaggle_submission("mcts", tmp_path / "submission.tar.gz", move_seconds=0.1)
     with tarfile.open(tarball) as archive:
         assert archive.getnames() == ["main.py"]
@@ -281,26 +322,36 @@ def test_the_submission_plays_with_numpy_alone(tmp_path: Path) -> None:
         write_kaggle_submission("mcts", tmp_path / "main.txt")
 
 
-SPEC_RUN = """
-import json, sys
-namespace = {}
-exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), namespace)
-agent = namespace["_AGENT"]
-rows, columns, inarow = json.loads(sys.argv[2])
-configuration = {"rows": rows, "columns": columns, "inarow": inarow, "actTimeout": 60}  # no overrun halves
-column = agent({"board": [0] * (rows * columns), "mark": 1}, configuration)
-policy = agent.policy_for(next(iter(agent._policies)))
-print(json.dumps({"column": column, "fallbacks": agent.fallbacks, "simulations": policy.simulations}))
-"""
+def test_submissions_run_side_by_side_in_one_process_each_with_its_own_code(tmp_path: Path) -> None:
+    """Two submissions in one process imported the second's ``connect4_agents`` from the first's folder (it
+    was in ``sys.modules`` already): an AlphaZero file after an MCTS one found no model. Each file's packages
+    now have names of its own, from a hash of what it carries."""
+    table = tmp_path / "table.npz"
+    from connect4_agents.qlearning import QLearningAgent
+
+    QLearningAgent(Board.empty().rules, seed=0).save(table)  # an untrained 6x7 table: it plays, weakly
+    mcts = write_kaggle_submission("mcts", tmp_path / "mcts.py", move_seconds=0.1, seed=0)
+    solver = write_kaggle_submission("solver", tmp_path / "solver.py", move_seconds=0.1)
+    qlearning = write_kaggle_submission(f"qlearning:{table}", tmp_path / "qlearning.py", move_seconds=0.1)
+    first, second, third, again = run_submissions(mcts, qlearning, solver, mcts)
+    assert [r["policy"] for r in (first, second, third, again)] == [
+        "MCTSAgent", "QLearningAgent", "SolverAgent", "MCTSAgent"
+    ]  # fmt: skip
+    # the Q-table is a file of the qlearning submission's own, in a package of its own; mcts and solver carry
+    # the same code, so they share their packages, as the same file loaded again does
+    assert second["module"] != first["module"] == third["module"] == again["module"]
+    assert all(r["loaded"] for r in (first, second, third, again))
+    # each played its own policy (the solver, on the empty board it cannot solve in time, hands it to MCTS)
+    assert first["fallbacks"] == second["fallbacks"] == again["fallbacks"] == 0, (first, second, again)
 
 
 @pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
 @pytest.mark.parametrize(
     ("tail", "size", "simulations"),
-    [("{model}", [5, 6, 3], 200), ("{model}:7", [5, 6, 3], 7), ("7", [6, 7, 4], 7)],  # "7": the shipped 6x7
+    [("{model}", (5, 6, 3), 200), ("{model}:7", (5, 6, 3), 7), ("7", (6, 7, 4), 7)],  # "7": the shipped 6x7
 )
 def test_an_alphazero_submission_plays_the_model_and_the_simulations_its_spec_names(
-    tail: str, size: list[int], simulations: int, tmp_path: Path
+    tail: str, size: tuple[int, int, int], simulations: int, tmp_path: Path
 ) -> None:
     importorskip("torch")
     from connect4_agents.alphazero import AlphaZeroAgent
@@ -309,9 +360,10 @@ def test_an_alphazero_submission_plays_the_model_and_the_simulations_its_spec_na
 
     model = AlphaZeroAgent(PolicyValueNet(8, 1), rules=Rules(5, 6, 3)).save(tmp_path / "small 5x6.zip")
     path = write_kaggle_submission("alphazero:" + tail.format(model=model), tmp_path / "main.py")
-    result = run_submission(SPEC_RUN, path, json.dumps(size))
+    (result,) = run_submissions(path, size=size)
     # the model named plays its board (the shipped 6x7 one could not play 5x6: MCTS would move, a fallback)
-    assert result["column"] in range(size[1]) and result["fallbacks"] == 0, result
+    assert result["policy"] == "AlphaZeroAgent" and result["loaded"], result
+    assert result["second"] in range(size[1]) and result["fallbacks"] == 0, result
     assert result["simulations"] == simulations, result
 
 
@@ -413,9 +465,10 @@ def test_no_endgame_solver_past_the_compiled_solvers_board() -> None:
     for column in (2, 3, 4):
         board[(rows - 2) * columns + column] = 2
     configuration = {"rows": rows, "columns": columns, "inarow": 4, "actTimeout": 2, "timeout": 2}
-    agent = make_kaggle_agent(Stubborn(), move_seconds=0.5)
+    agent = make_kaggle_agent(Stubborn(), move_seconds=0.5)  # past 63 bits: nothing loads in the background
     assert agent({"board": board, "mark": 1}, configuration) == 0  # the stubborn policy's column
-    assert agent.endgame_moves == 0 and agent._endgames == {}  # no plain-Python solver built or run
+    assert agent.endgame_moves == 0 and agent._endgame.solvers == {}  # no plain-Python solver built or run
+    assert agent.cold_moves == 0
 
 
 def test_a_huge_or_endless_act_timeout_is_bounded_or_named() -> None:
@@ -447,18 +500,20 @@ def test_a_submission_refuses_human_and_text_and_names_what_it_can_play(
     with pytest.raises(TypeError, match="agent spec such as 'mcts'"):
         write_kaggle_submission(Stubborn(), tmp_path / "main.py")  # type: ignore[arg-type]
     path = write_kaggle_submission("random", tmp_path / "main.py", seed=0)  # weak, but it plays
-    assert run_submission(BLOCKED_RUN, path)["column"] in range(7)
+    (result,) = run_submissions(path)
+    assert result["policy"] == "RandomAgent" and result["second"] in range(7)
 
 
 def test_the_endgame_solver_is_not_given_a_share_it_cannot_use_on_an_early_board() -> None:
     """Without the book an early 6x7 position is never proved in a fifth of a move: the attempt spent 0.27 s
     of Kaggle's 1.6 s on each early move. Above ENDGAME_MAX_EMPTY empty cells it now gets 1,000 nodes (the
     shallow tactics it can still prove); from there on, its share."""
-    from connect4_agents.interop.kaggle import ENDGAME_MAX_EMPTY, _compiled, endgame_node_budget
+    from connect4_agents.interop.kaggle import ENDGAME_MAX_EMPTY, endgame_node_budget
+    from connect4_agents.interop.kaggle_endgame import solver_compiled
 
-    agent = make_kaggle_agent(Stubborn(), move_seconds=1.6)
+    agent = make_kaggle_agent(Stubborn(), move_seconds=1.6, background=False)
     agent({"board": kaggle_board(EARLY), "mark": 2}, CONFIG)  # warm: the kernels load
-    solver = next(iter(agent._endgames.values()))
+    solver = next(iter(agent._endgame.solvers.values()))
     assert agent({"board": [0] * 42, "mark": 1}, CONFIG) == 0 and agent.endgame_moves == 0
     assert solver.node_budget == 1000  # it was a fifth of the move: 0.27 s or more spent in vain
     open_two = """
@@ -480,15 +535,126 @@ def test_the_endgame_solver_is_not_given_a_share_it_cannot_use_on_an_early_board
 """
     assert ENDGAME_MAX_EMPTY == 42 - 6
     agent({"board": kaggle_board(six_stones), "mark": 1}, CONFIG)
-    assert solver.node_budget == endgame_node_budget(1.6, _compiled(solver, solver.rules)) > 1000
+    assert solver.node_budget == endgame_node_budget(1.6, solver_compiled(solver, solver.rules)) > 1000
 
 
 def test_a_policy_left_no_time_still_searches_the_least_time() -> None:
     """A slow first move (kernels compiled) could leave a negative time: MCTS refused it and a fallback moved."""
-    agent = make_kaggle_agent("mcts", seed=0)
+    agent = make_kaggle_agent("mcts", seed=0, background=False)
     board = Board.from_ascii(EARLY)
     policy = agent.policy_for(board.rules)
     from connect4_env.encoding import action_mask, observation_planes
 
     column = agent._ask(policy, board, observation_planes(board), action_mask(board), -1.5)
     assert column in board.legal_moves() and policy.time_limit == pytest.approx(0.05)
+
+
+# --- a cold start: what loads off the move path ---------------------------------------------------------------
+def gated_loader(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, Any]:
+    """Replace the compiled kernels' background load with one that ends when the returned event is set (the
+    first move asking starts it): the moves see what they see while numba compiles. Returns the event and the
+    loader."""
+    from connect4_agents.interop import kaggle
+    from connect4_agents.interop.kaggle_loading import Background
+
+    release = threading.Event()
+    loader = Background("test-kernels", release.wait)
+    started: list[bool] = []
+
+    def kernel_loader(rules: Rules) -> tuple[Background, bool]:
+        started.append(True)
+        return loader, len(started) == 1
+
+    monkeypatch.setattr(kaggle, "kernel_loader", kernel_loader)
+    return release, loader
+
+
+def test_until_the_kernels_load_plain_python_mcts_plays_for_half_the_move(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    release, loader = gated_loader(monkeypatch)
+    agent = make_kaggle_agent("mcts:300", seed=0, move_seconds=0.2)
+    observation, rules = {"board": kaggle_board(EARLY), "mark": 2}, Board.from_ascii(EARLY).rules
+    assert agent(observation, CONFIG) in range(7) and agent.cold_moves == 1 and agent.fallbacks == 0
+    fallback, policy = agent._fallbacks[rules], agent.policy_for(rules)
+    # plain Python for the searches (the compiled kernels are loading), half of the 0.2 s for the move, and the
+    # policy itself unused
+    assert fallback.compiled is False and fallback._tree.build.compiled is False
+    assert 0 < fallback.time_limit <= 0.1 and fallback.last_search.playouts > 0
+    assert agent._endgame.solvers[rules].compiled is False and policy.last_search is None
+    assert "cold start: loading the compiled kernels in the background; plain-Python MCTS plays" in (
+        capsys.readouterr().err
+    )
+    release.set()
+    assert loader.wait(60)
+    agent(observation, CONFIG)  # the kernels are loaded: the policy plays, compiled where it can
+    assert agent.cold_moves == 1 and policy.last_search is not None and policy.last_search.playouts == 300
+    assert policy.compiled is None and "warm after 1 cold moves" in capsys.readouterr().err
+
+
+def test_a_policy_built_in_the_background_is_replaced_by_mcts_until_it_is_built(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A submission builds its policy at the first move, in the background: AlphaZero imports torch there."""
+    from connect4_agents.interop import kaggle
+
+    release, build = threading.Event(), kaggle.build_policy
+    monkeypatch.setattr(kaggle, "build_policy", lambda *args: release.wait() and build(*args))
+    monkeypatch.setattr(kaggle, "kernel_loader", lambda rules: (None, False))  # no compiled kernels
+    agent = kaggle.KaggleAgent("mcts:300", seed=0, move_seconds=0.2)  # as a submission builds it
+    observation, rules = {"board": kaggle_board(EARLY), "mark": 2}, Board.from_ascii(EARLY).rules
+    assert agent(observation, CONFIG) in range(7)
+    assert agent.cold_moves == 1 and agent.fallbacks == 0 and rules not in agent._policies
+    assert (
+        "cold start: loading the policy 'mcts:300' in the background; MCTS plays" in capsys.readouterr().err
+    )
+    release.set()
+    policy = agent.policy_for(rules)  # waits for the build
+    assert isinstance(policy, MCTSAgent) and policy.playouts == 300 and policy.last_search is None
+    agent(observation, CONFIG)
+    assert agent.cold_moves == 1 and policy.last_search is not None
+
+
+def test_a_submissions_loading_counts_toward_its_first_move() -> None:
+    """kaggle-environments runs a submission's file inside its first call, and times the whole call."""
+    agent = make_kaggle_agent("mcts", seed=0, move_seconds=1.0, endgame=False, background=False)
+    agent.clock = CountingClock(0.001)
+    agent.load_seconds = 5.0  # the file took 5 s to load: nothing is left of the first move
+    observation, rules = {"board": kaggle_board(EARLY), "mark": 2}, Board.from_ascii(EARLY).rules
+    agent(observation, CONFIG)
+    policy = agent.policy_for(rules)
+    assert policy.time_limit == pytest.approx(0.05) and agent.last_seconds > 5  # the least search
+    agent(observation, CONFIG)  # a later move has its whole time (less the clock's two reads before it)
+    assert policy.time_limit == pytest.approx(1.0 - 0.002) and agent.load_seconds == 0
+
+
+def test_warm_up_loads_the_policy_and_the_kernels_before_the_first_move(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from connect4_agents.interop.kaggle import KaggleAgent
+
+    release, _ = gated_loader(monkeypatch)
+    agent = KaggleAgent("mcts:300", seed=0, move_seconds=0.2)
+    assert agent.warm_up(timeout=0) is False  # the kernels are still loading
+    release.set()
+    assert agent.warm_up(timeout=None) is True and isinstance(agent.policy_for(Rules()), MCTSAgent)
+    agent({"board": kaggle_board(EARLY), "mark": 2}, CONFIG)
+    assert agent.cold_moves == 0 and agent.policy_for(Rules()).last_search is not None
+    small = {"rows": 5, "columns": 6, "inarow": 3}
+    assert agent.warm_up(small, timeout=None) is True and agent.policy_for(Rules(5, 6, 3)) is not None
+    with pytest.raises(ValueError, match="timeout"):
+        agent.warm_up(timeout=-1)
+    with pytest.raises(TypeError, match="a Kaggle configuration must be a dict"):
+        agent.warm_up("6x7")
+
+
+def test_the_kernels_load_once_per_process_for_every_board_of_their_signature() -> None:
+    from connect4_agents.interop.kaggle_loading import kernel_loader
+
+    loader, _ = kernel_loader(Rules())
+    if loader is None:
+        pytest.skip("no numba: the searches run in plain Python, and nothing loads")
+    assert loader.wait(600) and loader.error is None
+    for rules in (Rules(), Rules(5, 6, 3), Rules(8, 6, 5)):  # one signature: the same loader, finished
+        assert kernel_loader(rules) == (loader, False)
+    assert kernel_loader(Rules(10, 10, 4)) == (None, False)  # past 63 bits: plain Python only
