@@ -11,11 +11,12 @@ time. Nothing is imported until a name is used.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -30,6 +31,7 @@ __all__ = [
     "make_policy",
     "policy_from_spec",
     "resolve_opponent",
+    "did_you_mean",
     "ENTRY_POINT_GROUP",
 ]
 
@@ -115,6 +117,22 @@ def policy_names() -> list[str]:
     return sorted(_registry())
 
 
+def did_you_mean(typed: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'mcts'?)`` for the known name closest to ``typed`` (a typo such as ``mtcs``), or ``""``
+    when none is close or ``typed`` is too long to be a typo of one.
+
+    Returns:
+        The text to append to an "unknown ..." message.
+    """
+    names = [str(name) for name in known]
+    if not isinstance(typed, str) or len(typed) > 2 * max(map(len, names), default=0) + 2:
+        return ""
+    close = difflib.get_close_matches(typed, names, n=1, cutoff=0.6)
+    if not close:  # a wrong case alone ("MCTS") is not always within the cutoff
+        close = [name for name in names if name.lower() == typed.lower()][:1]
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def _factory(name: str) -> Callable[..., Any]:
     registry = _registry()
     if not isinstance(name, str):
@@ -122,7 +140,10 @@ def _factory(name: str) -> Callable[..., Any]:
             f"an agent name must be a str such as 'mcts', got {name!r:.80} ({type(name).__name__})"
         )
     if name not in registry:
-        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(policy_names())}")
+        raise ValueError(
+            f"unknown agent {name!r:.80}{did_you_mean(name, policy_names())}; known agents: "
+            f"{', '.join(policy_names())}"
+        )
     factory = registry[name]
     if isinstance(factory, str):
         module_name, _, attr = factory.partition(":")

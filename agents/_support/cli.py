@@ -21,9 +21,11 @@ from typing import Any
 
 from connect4_agents._support.extras import MissingExtraError
 from connect4_agents._support.files import check_file_target, parse_json
+from connect4_env.policy import did_you_mean
 
 __all__ = [
     "run_cli",
+    "CommandParser",
     "command_parser",
     "config_values",
     "positive_int",
@@ -32,6 +34,7 @@ __all__ = [
     "check_output_dir",
     "check_output_file",
     "shown_path",
+    "os_error_text",
     "EXIT_USAGE",
     "EXIT_INTERRUPTED",
 ]
@@ -71,7 +74,10 @@ def run_cli(work: Callable[..., int | None], *args: Any) -> int:
     except EOFError:
         print("error: the input was closed (no more moves can be read)", file=sys.stderr)
         return EXIT_USAGE
-    except (ValueError, TypeError, OSError, MissingExtraError) as error:
+    except OSError as error:
+        print(f"error: {os_error_text(error)}", file=sys.stderr)
+        return EXIT_USAGE
+    except (ValueError, TypeError, MissingExtraError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except RuntimeError as error:
@@ -85,6 +91,20 @@ def run_cli(work: Callable[..., int | None], *args: Any) -> int:
         del _CREATED_FOLDERS[created:]
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def os_error_text(error: OSError) -> str:
+    """An OSError as one line naming the file, as command-line tools write it: ``games.jsonl: No such file or
+    directory`` rather than Python's ``[Errno 2] No such file or directory: 'games.jsonl'``; an error with
+    no file or no reason (ours, such as "no Q-table file at t.npz") as its own message.
+
+    Returns:
+        The line, without ``error:``.
+    """
+    if error.filename is None or not error.strerror:
+        return str(error)
+    names = [shown_path(str(name)) for name in (error.filename, error.filename2) if name is not None]
+    return f"{' -> '.join(names)}: {error.strerror}"
 
 
 # Folders check_output_dir made, parents before children: a run that fails removes those still empty.
@@ -105,16 +125,31 @@ def _terminated(signum: int, frame: Any) -> None:
     raise _Terminated
 
 
+class CommandParser(argparse.ArgumentParser):
+    """The commands' argument parser: argparse's, with a suggestion for a mistyped choice, such as a command
+    name (``connect4 mtch``: "invalid choice: 'mtch' (choose from ...) (did you mean 'match'?)"), a mode or a
+    ``--ui``. Its subcommands' parsers are of this class too."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as error:
+            hint = did_you_mean(value, action.choices or ()) if isinstance(value, str) else ""
+            if not hint:
+                raise
+            raise argparse.ArgumentError(action, f"{error.message}{hint}") from None
+
+
 def command_parser(parser: argparse.ArgumentParser | None, doc: str | None) -> argparse.ArgumentParser:
     """``parser`` to fill (a ``connect4`` subcommand's), or a new one whose help shows ``doc`` as written.
 
     Returns:
-        ``parser`` itself when given, else a new :class:`argparse.ArgumentParser` with ``doc`` as its
-        description, its line breaks kept (the usage examples stay readable).
+        ``parser`` itself when given, else a new [`CommandParser`][connect4_agents._support.cli.CommandParser]
+        with ``doc`` as its description, its line breaks kept (the usage examples stay readable).
     """
     if parser is not None:
         return parser
-    return argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    return CommandParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def config_values(config_class: Any, args: argparse.Namespace) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import argparse
 import importlib
 from types import ModuleType
 
-from connect4_agents._support.cli import run_cli
+from connect4_agents._support.cli import CommandParser, run_cli
 from connect4_env import __version__
 
 __all__ = ["COMMANDS", "SUBCOMMANDS", "build_parser", "main"]
@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     Returns:
         A new :class:`argparse.ArgumentParser` whose parsed namespace names the command to run (see :func:`main`).
     """
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="connect4",
         description="Connect Four for reinforcement learning: play, train and measure agents.",
         epilog="connect4 <command> --help describes each command.",

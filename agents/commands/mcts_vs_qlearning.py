@@ -3,7 +3,7 @@
     python scripts/mcts_vs_qlearning.py mcts-vs-mcts               # one 6x5 game, every search shown
     python scripts/mcts_vs_qlearning.py mcts-vs-mcts --games 50    # a W/D/L summary instead
     python scripts/mcts_vs_qlearning.py train                       # Q-learning on 4x5 against MCTS(40)
-    python scripts/mcts_vs_qlearning.py match --table runs/qlearning/qtable.npz
+    python scripts/mcts_vs_qlearning.py match --table runs/qlearning/qtable.npz   # the match mode: vs MCTS(10)
     python scripts/mcts_vs_qlearning.py demo                        # a short train, then a match (make run)
 
 Outputs go under runs/<name>/: the Q-table (qtable.npz), the learning curve (curve.png, curve.json) and
@@ -316,7 +316,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         "match",
         help="a saved Q-table against MCTS",
         description="A saved Q-table (on its own "
-        "board size) against MCTS, alternating who starts; W/D/L per side with 95%% intervals.",
+        "board size) against MCTS, alternating who starts; W/D/L per side with 95% intervals.",
     )
     p.add_argument("--table", required=True, help="the .npz Q-table to load")
     p.add_argument("--seed", type=int, default=0, help="seed for both agents (default 0)")

@@ -11,6 +11,7 @@ best / keeps the result / mistake, with the scores.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from connect4_agents._support.cli import (
     check_output_file,
@@ -40,8 +41,14 @@ def run(args: argparse.Namespace) -> int:
     """Read the records and write the page.
 
     Raises:
+        FileNotFoundError: there is no records file at the path given.
         ValueError / OSError: an unreadable or malformed records file, an unwritable page.
     """
+    if not Path(args.records).exists():  # before the page's folder is made
+        raise FileNotFoundError(
+            f"no game records file at {args.records} (connect4 tournament ... --games-out PATH, "
+            "connect4 play --record PATH and connect4 match ... --games-out PATH write one)"
+        )
     out = check_output_file(args.out)
     check_outputs_spare_inputs({"--out": out}, [args.records])
     games = read_games(args.records)

@@ -168,13 +168,33 @@ def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, f
 
 @dataclass
 class MatchResult:
-    """Wins, draws and losses of player A against B, overall and by the side A played."""
+    """Wins, draws and losses of player A against B, overall and by the side A played.
+
+    ``names`` are A's and B's labels (the ``names`` given to
+    [`play_match`][connect4_agents.evaluation.arena.play_match], else the agents' reprs), for ``str(result)``:
+    ``"SB3Agent(...) vs RandomAgent(): 180 wins, 5 draws, 15 losses in 200 games (score 0.91)"``, the score
+    being A's points per game (win 1, draw 1/2).
+    """
 
     wins: int = 0
     draws: int = 0
     losses: int = 0
     by_side: dict[str, list[int]] = field(default_factory=lambda: {"first": [0, 0, 0], "second": [0, 0, 0]})
     games: list[GameLog] = field(default_factory=list)
+    names: tuple[str, str] | None = field(default=None, repr=False, compare=False)
+
+    def __str__(self) -> str:
+        players = f"{self.names[0]} vs {self.names[1]}: " if self.names is not None else ""
+        counts = ", ".join(
+            f"{count} {word if count == 1 else plural}"
+            for count, word, plural in (
+                (self.wins, "win", "wins"),
+                (self.draws, "draw", "draws"),
+                (self.losses, "loss", "losses"),
+            )
+        )
+        games = "1 game" if self.n_games == 1 else f"{self.n_games} games"
+        return f"{players}{counts} in {games} (score {self.score:.2f})"
 
     @property
     def n_games(self) -> int:
@@ -274,6 +294,8 @@ def play_match(
     if result is not None and not isinstance(result, MatchResult):
         raise TypeError(f"result must be None or a MatchResult, got {type(result).__name__}")
     result = MatchResult() if result is None else result
+    if result.names is None:
+        result.names = labels
     for index in range(n_games):
         a_first = index % 2 == 0
         players = (player_a, player_b) if a_first else (player_b, player_a)

@@ -269,3 +269,63 @@ def test_main_exit_codes_are_the_scripts(
 
     monkeypatch.setattr(importlib.import_module("connect4_agents.commands.play"), "run", interrupted)
     assert commands.main(TERMINAL_GAME) == 130
+
+
+@pytest.mark.parametrize(
+    ("argv", "meant"),
+    [
+        (["mtch"], "match"),
+        (["plya"], "play"),
+        (["match", "mtch", "--table", "t.npz"], "match"),
+        (["match", "trian"], "train"),
+        (["play", "--ui", "termnal"], "terminal"),
+    ],
+)
+def test_a_mistyped_command_mode_or_choice_suggests_the_closest(
+    argv: list[str], meant: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        commands.main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    typed = next(word for word in reversed(argv) if word in ("mtch", "plya", "trian", "termnal"))
+    assert f"invalid choice: {typed!r}" in err and err.rstrip().endswith(f"(did you mean {meant!r}?)"), err
+
+
+def test_an_unknown_agent_in_a_command_suggests_the_closest(capsys: pytest.CaptureFixture[str]) -> None:
+    assert commands.main(["play", "--player0", "mtcs", "--player1", "random", "--ui", "terminal"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "error: unknown agent 'mtcs' (did you mean 'mcts'?); known agents:"
+    )
+
+
+def test_match_match_is_the_match_commands_match_mode(capsys: pytest.CaptureFixture[str]) -> None:
+    """``connect4 match match`` is no word said twice: ``match`` (the bundled MCTS vs Q-learning program) and
+    its ``match`` mode (a saved table against MCTS), which needs ``--table``; a third word is refused."""
+    with pytest.raises(SystemExit) as exit_info:
+        commands.main(["match", "match"])
+    assert exit_info.value.code == 2
+    assert "the following arguments are required: --table" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        commands.main(["match", "match", "match", "--table", "t.npz"])
+    assert "unrecognized arguments: match" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        commands.main(["match", "match", "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert "A saved Q-table" in out and "95% intervals" in out and "%%" not in out
+
+
+def test_a_missing_input_file_is_named_without_errno(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nothere.jsonl"
+    assert commands.main(["replay", str(missing), "-o", str(tmp_path / "page" / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: no game records file at {missing} (connect4 tournament"), err
+    assert not (tmp_path / "page").exists()  # refused before the page's folder was made
+    assert commands.main(["replay", str(tmp_path), "-o", str(tmp_path / "r.html")]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {tmp_path}: Is a directory"
+    assert commands.main(["tournament", "--gauntlet", "mcts:3", "--ladder", str(tmp_path / "l.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"error: {tmp_path / 'l.json'}: No such file or directory" and "Errno" not in err

@@ -173,3 +173,26 @@ def test_an_env_with_a_search_opponent_pickles_mid_game(opponent: str) -> None:
         assert clone.board == env.unwrapped.board
         assert clone.opponent.rules == Rules()
         clone.step(2)  # the copy plays on
+
+
+def test_an_unknown_agent_name_suggests_the_closest_known_one() -> None:
+    from connect4_env.policy import did_you_mean, policy_from_spec
+
+    for typed, meant in (
+        ("mtcs", "mcts"),
+        ("slover:1", "solver"),
+        ("MCTS:200", "mcts"),
+        ("qlearn:t.npz", "qlearning"),
+    ):
+        with pytest.raises(
+            ValueError, match=rf"unknown agent '{typed.split(':')[0]}' \(did you mean '{meant}'\?\); known"
+        ):
+            policy_from_spec(typed)
+    with pytest.raises(ValueError) as unknown:
+        policy_from_spec("zzz")
+    assert "did you mean" not in str(unknown.value) and "known agents: alphazero," in str(unknown.value)
+    with pytest.raises(ValueError) as flood:
+        policy_from_spec("m" * 1_000_000)  # neither suggested nor repeated in full
+    assert len(str(flood.value)) < 300 and "did you mean" not in str(flood.value)
+    assert did_you_mean("plya", ["play", "replay"]) == " (did you mean 'play'?)"
+    assert did_you_mean("anything", []) == ""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from connect4_agents._support.cli import EXIT_USAGE, check_output_dir, run_cli, shown_path
+from connect4_agents._support.cli import EXIT_USAGE, check_output_dir, os_error_text, run_cli, shown_path
 
 
 def test_shown_path_is_relative_inside_the_working_folder(
@@ -90,3 +90,28 @@ def test_counts_and_seeds_typed_by_a_user_are_bounded() -> None:
         SB3TrainConfig(n_envs=100_000)
     with pytest.raises(ValueError, match="time_limit must be a finite number > 0.0 and <= 604800.0"):
         MCTSAgent(time_limit=1e30)
+
+
+def test_a_file_error_is_one_line_naming_the_file_without_errno(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    def read(path: Path) -> int:
+        path.read_text()
+        return 0
+
+    assert run_cli(read, tmp_path / "games.jsonl") == EXIT_USAGE
+    assert (
+        capsys.readouterr().err == "error: games.jsonl: No such file or directory\n"
+    )  # relative: shown_path
+    assert run_cli(read, tmp_path) == EXIT_USAGE
+    assert capsys.readouterr().err == "error: .: Is a directory\n"
+
+    def ours() -> int:
+        raise FileNotFoundError("no Q-table file at t.npz")  # a message of our own is kept as written
+
+    assert run_cli(ours) == EXIT_USAGE
+    assert capsys.readouterr().err == "error: no Q-table file at t.npz\n"
+    error = OSError(18, "Invalid cross-device link", "/tmp/a", None, "/data/b")
+    assert os_error_text(error) == "/tmp/a -> /data/b: Invalid cross-device link"

@@ -94,3 +94,26 @@ def test_one_tournament_runner() -> None:
     )
     assert isinstance(result, tournament.TournamentResult) and len(games) == 2
     assert tournament.pairing_line("random", "mcts:10", result.pairings[0][2]).startswith("random vs mcts:10")
+
+
+def test_a_match_result_prints_as_a_sentence() -> None:
+    """README block 4 printed ``MatchResult(wins=..., by_side={...}, games=[])``: now who played whom and the
+    counts in words, as ``print(play_match(...))`` shows them."""
+    named = play_match(MCTSAgent(30, seed=0), RandomAgent(seed=1), 6, SMALL, names=["mcts:30", "random"])
+    assert str(named) == (
+        f"mcts:30 vs random: {named.wins} win{'s' * (named.wins != 1)}, {named.draws} "
+        f"draw{'s' * (named.draws != 1)}, {named.losses} loss{'es' * (named.losses != 1)} in 6 games "
+        f"(score {named.score:.2f})"
+    )
+    unnamed = play_match(RandomAgent(seed=2), RandomAgent(seed=3), 1, SMALL)
+    assert str(unnamed).startswith("RandomAgent() vs RandomAgent(): ") and " in 1 game (score " in str(
+        unnamed
+    )
+    counted = arena.MatchResult(wins=180, draws=5, losses=15)
+    assert str(counted) == "180 wins, 5 draws, 15 losses in 200 games (score 0.91)"
+    assert (
+        str(arena.MatchResult(wins=1, draws=1, losses=1)) == "1 win, 1 draw, 1 loss in 3 games (score 0.50)"
+    )
+    # the names change neither the repr nor equality
+    assert repr(named).startswith("MatchResult(wins=") and "names" not in repr(named)
+    assert arena.MatchResult(wins=1, names=("a", "b")) == arena.MatchResult(wins=1)
