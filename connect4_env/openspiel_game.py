@@ -1,11 +1,12 @@
 """Our Connect Four of any ``rows`` × ``columns`` × ``win_length`` as an OpenSpiel Python game.
 
 Importing this module registers the game with pyspiel as ``"python_connect4_env"``; use
-:func:`connect4_env.openspiel.load_openspiel_game` rather than importing it. The state wraps a
-:class:`~connect4_env.Board`, so every rule is the rules core's. Strings, actions and the observation tensor
-follow OpenSpiel's own ``connect_four``: ``x`` moves first, row 0 of the tensor is the bottom row, and the
-tensor's planes are ``x``'s stones, ``o``'s stones and the empty cells, so that a network or bot written for
-``connect_four`` reads ours the same way. Needs the ``openspiel`` extra (this module imports pyspiel).
+[`connect4_env.openspiel.load_openspiel_game`][connect4_env.openspiel.load_openspiel_game] rather than
+importing it. The state wraps a [`Board`][connect4_env.core.Board], so every rule is the rules core's.
+Strings, actions and the observation tensor follow OpenSpiel's own ``connect_four``: ``x`` moves first, row 0
+of the tensor is the bottom row, and the tensor's planes are ``x``'s stones, ``o``'s stones and the empty
+cells, so that a network or bot written for ``connect_four`` reads ours the same way. Needs the ``openspiel``
+extra (this module imports pyspiel).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ class Connect4Game(pyspiel.Game):
 
 
 class Connect4State(pyspiel.State):
-    """A position of :class:`Connect4Game`: ``self.board`` is the :class:`Board`."""
+    """A position of `Connect4Game`: ``self.board`` is the [`Board`][connect4_env.core.Board]."""
 
     def __init__(self, game: Connect4Game) -> None:
         super().__init__(game)

@@ -1,14 +1,19 @@
 """OpenSpiel bots as our policies, and our policies as OpenSpiel bots (needs the ``openspiel`` extra).
 
-- :class:`OpenSpielPolicy`: any ``pyspiel.Bot`` (OpenSpiel's ``MCTSBot``, its AlphaZero bot, a bot of yours)
-  plays through our policy protocol, ``act(observation, action_mask)``, in the envs, the arena and
-  tournaments. :func:`openspiel_mcts` builds one around OpenSpiel's ``MCTSBot``.
-- :class:`PolicyBot`: any policy of ours (or a spec such as ``"mcts:200"``) is a ``pyspiel.Bot``, which
-  OpenSpiel's ``evaluate_bots`` and its other tools play on ``connect_four`` or on our
-  ``python_connect4_env`` game of any size.
+- [`OpenSpielPolicy`][connect4_agents.interop.openspiel.OpenSpielPolicy]: any ``pyspiel.Bot`` (OpenSpiel's
+  ``MCTSBot``, its AlphaZero bot, a bot of yours) plays through our policy protocol,
+  ``act(observation, action_mask)``, in the envs, the arena and tournaments; a bot of OpenSpiel's C++
+  factories, built for one player, comes with its ``seat`` or as a function of the seat (one bot each).
+  [`openspiel_mcts`][connect4_agents.interop.openspiel.openspiel_mcts] builds one around OpenSpiel's
+  ``MCTSBot``.
+- [`PolicyBot`][connect4_agents.interop.openspiel.PolicyBot]: any policy of ours (or a spec such as
+  ``"mcts:200"``) is a ``pyspiel.Bot``, which OpenSpiel's ``evaluate_bots`` and its other tools play on
+  ``connect_four``, on Kaggle's ``connect_four_proxy`` (its Game Arena) or on our ``python_connect4_env`` game
+  of any size.
 
-The positions cross through :func:`connect4_env.openspiel.board_from_openspiel` and
-:func:`~connect4_env.openspiel.board_to_openspiel`.
+The positions cross through
+[`connect4_env.openspiel.board_from_openspiel`][connect4_env.openspiel.board_from_openspiel] and
+[`board_to_openspiel`][connect4_env.openspiel.board_to_openspiel].
 """
 
 from __future__ import annotations
@@ -33,43 +38,83 @@ _Bot: Any = pyspiel.Bot
 
 
 class OpenSpielPolicy:
-    """A ``pyspiel.Bot`` as a policy of ours.
+    """A `pyspiel.Bot` as a policy of ours.
 
-    Each move rebuilds the position as a state of ``game`` (:func:`board_to_openspiel`), calls the bot's
-    ``restart_at(state)`` (so a bot that follows the game's history starts from this one) and returns its
-    ``step(state)``.
+    Each move rebuilds the position as a state of `game`
+    ([`board_to_openspiel`][connect4_env.openspiel.board_to_openspiel]), calls the bot's `restart_at(state)` (so
+    a bot that follows the game's history starts from this one) and returns its `step(state)`.
+
+    OpenSpiel's C++ bot factories (`make_uniform_random_bot`, `make_stateful_random_bot`, `make_policy_bot`,
+    `load_bot`) build a bot for one player (their `player_id`), and such a bot asked for the other player's
+    move crashes the Python process. So a bot of theirs comes with its `seat`, and a policy whose bot has a
+    seat never asks it for the other seat's move (it raises `ValueError` instead); to play both seats, as
+    every match of ours does, pass a function `player_id -> bot` instead: one bot per seat, each built on first
+    use and asked only for its own seat's moves.
 
     Args:
-        bot: the ``pyspiel.Bot``; it must play the game of ``game`` with the board's rules.
-            A bot built for one seat (OpenSpiel's C++ bots take a ``player_id``) must be asked only for that
-            seat's moves: given the other seat's position, such a bot may crash the process.
-        game: ``"connect_four"`` (OpenSpiel's C++ game, the default and the fastest to search),
-            ``"python_connect4_env"`` (ours), or a loaded ``pyspiel.Game`` of either.
+        bot: the `pyspiel.Bot`, or a function from a player id (0 moves first) to the `pyspiel.Bot` for that
+            seat, such as `lambda player: pyspiel.make_uniform_random_bot(player, 0)`. Each must play the game
+            of `game` with the board's rules.
+        game: `"connect_four"` (OpenSpiel's C++ game, the default and the fastest to search),
+            `"python_connect4_env"` (ours), `"connect_four_proxy"` (Kaggle's, when registered) or a loaded
+            `pyspiel.Game` of any of them.
         rules: the board, if known; else the bound rules, else the observation's size with 4 in a row.
+        seat: the player `bot` was built for (0 or 1), required for a bot made by OpenSpiel's C++ factories
+            (a plain `pyspiel.Bot`); None for a bot that plays whoever is to move (a Python bot such as
+            OpenSpiel's `MCTSBot`, its C++ `pyspiel.MCTSBot`) or for a function of the seat.
 
     Raises:
-        TypeError: ``bot`` is not a ``pyspiel.Bot``. ValueError: ``game`` names another game.
+        TypeError: `bot` is neither a `pyspiel.Bot` nor callable, `game` neither a name nor a `pyspiel.Game`,
+            or `seat` not an integer.
+        ValueError: `game` names another game; `seat` is not 0 or 1, is missing for a bot of OpenSpiel's C++
+            factories, or is given with a function of the seat.
     """
 
-    def __init__(self, bot: Any, *, game: str | Any = "connect_four", rules: Rules | None = None) -> None:
-        if not isinstance(bot, pyspiel.Bot):
-            raise TypeError(f"bot must be a pyspiel.Bot, got {type(bot).__name__}")
+    def __init__(
+        self,
+        bot: Any,
+        *,
+        game: str | Any = "connect_four",
+        rules: Rules | None = None,
+        seat: int | None = None,
+    ) -> None:
+        if isinstance(bot, pyspiel.Bot):
+            if seat is not None:
+                seat = check_int("seat", seat, 0, 1)
+            elif type(bot) is pyspiel.Bot:  # what make_uniform_random_bot, make_policy_bot, load_bot return
+                raise ValueError(
+                    "a bot of OpenSpiel's C++ factories (make_uniform_random_bot, make_policy_bot, load_bot, "
+                    "...) plays only the player_id it was built for and crashes the process when asked for the "
+                    "other player's move: pass seat=<its player_id>, or a function player_id -> bot (one bot "
+                    "per seat) to play both seats"
+                )
+        elif callable(bot):
+            if seat is not None:
+                raise ValueError(
+                    "seat is for a single bot; a function player_id -> bot already has one per seat"
+                )
+        else:
+            raise TypeError(
+                f"bot must be a pyspiel.Bot or a function player_id -> pyspiel.Bot, got {type(bot).__name__}"
+            )
         check_rules(rules, None)
         if isinstance(game, str):
             load_openspiel_game(Rules(), game=game)  # check the name now, not at the first move
         elif not isinstance(game, pyspiel.Game):
             raise TypeError(f"game must be a game name or a pyspiel.Game, got {type(game).__name__}")
         self.bot = bot
+        self.seat = seat
         self.game = game
         self.rules = rules
         self._games: dict[Rules, Any] = {}
+        self._bots: dict[int, Any] = {}
 
     def bind(self, rules: Rules) -> None:
-        """Play ``rules`` from now on."""
+        """Play `rules` from now on."""
         self.rules = rules
 
     def reset(self, seed: int | None = None) -> None:
-        """Before a game. ``seed`` is ignored: seed the bot where it is built (its ``random_state``)."""
+        """Before a game. `seed` is ignored: seed the bot where it is built (its `random_state` or seed)."""
 
     def _game_for(self, rules: Rules) -> Any:
         if not isinstance(self.game, str):
@@ -79,15 +124,43 @@ class OpenSpielPolicy:
         return self._games[rules]
 
     def state_for(self, board: Board) -> Any:
-        """``board`` as a state of this policy's game (what the bot is given)."""
+        """`board` as a state of this policy's game (what the bot is given)."""
         return board_to_openspiel(board, game=self._game_for(board.rules))
+
+    def bot_for(self, player: int) -> Any:
+        """The bot that plays `player`'s moves (0 moves first).
+
+        Raises:
+            ValueError: the bot was built for the other seat. TypeError: the function of the seat returned
+                something that is not a `pyspiel.Bot`.
+        """
+        player = check_int("player", player, 0, 1)
+        if isinstance(self.bot, pyspiel.Bot):
+            if self.seat is not None and player != self.seat:
+                raise ValueError(
+                    f"this OpenSpielPolicy's bot was built for player {self.seat} and is asked for player "
+                    f"{player}'s move; pass a function player_id -> bot to play both seats"
+                )
+            return self.bot
+        if player not in self._bots:
+            made = self.bot(player)
+            if not isinstance(made, pyspiel.Bot):
+                raise TypeError(
+                    f"the bot function returned {type(made).__name__} for player {player}, not a pyspiel.Bot"
+                )
+            self._bots[player] = made
+        return self._bots[player]
 
     def act(self, observation: Any, action_mask: Any = None) -> int:
         """The bot's column for this position.
 
         Raises:
-            NoLegalMoveError: the game is over. ValueError: the mask disagrees with the position, or the
-                observation is not the bound board's size. RuntimeError: the bot answered an illegal column.
+            NoLegalMoveError: the game is over.
+            ValueError: the mask disagrees with the position, the observation is not the bound board's size,
+                no game reaches the position, or the bot was built for the other seat (see
+                [`bot_for`][connect4_agents.interop.openspiel.OpenSpielPolicy.bot_for]).
+            TypeError: the function of the seat returned something that is not a `pyspiel.Bot`.
+            RuntimeError: the bot answered an illegal column.
         """
         planes, mask = split_observation(observation, action_mask)
         rules = self.rules
@@ -101,9 +174,10 @@ class OpenSpielPolicy:
             raise ValueError(
                 f"action_mask {mask.tolist()} disagrees with the position's legal columns {legal}"
             )
+        bot = self.bot_for(board.to_move)  # before the bot sees a state: another seat's would crash it
         state = self.state_for(board)
-        self.bot.restart_at(state)
-        column = int(self.bot.step(state))
+        bot.restart_at(state)
+        column = int(bot.step(state))
         if not board.is_legal(column):
             raise RuntimeError(f"the OpenSpiel bot played column {column}; legal are {board.legal_moves()}")
         return column
@@ -129,7 +203,7 @@ def openspiel_mcts(
         game: ``"connect_four"`` (C++, fast) or ``"python_connect4_env"`` (ours).
 
     Returns:
-        An :class:`OpenSpielPolicy` around the bot.
+        An [`OpenSpielPolicy`][connect4_agents.interop.openspiel.OpenSpielPolicy] around the bot.
 
     Raises:
         TypeError / ValueError: a setting of the wrong type or out of range (``simulations`` 1..10**9,
@@ -158,7 +232,8 @@ def openspiel_mcts(
 
 
 class PolicyBot(_Bot):
-    """A policy of ours as a ``pyspiel.Bot``, for ``connect_four`` and ``python_connect4_env`` states.
+    """A policy of ours as a `pyspiel.Bot`, for `connect_four`, `connect_four_proxy` (Kaggle's Game Arena) and
+    `python_connect4_env` states.
 
     Args:
         policy: any policy (an object with ``act``), or a spec such as ``"mcts:200"`` or ``"solver"``.
@@ -191,7 +266,8 @@ class PolicyBot(_Bot):
 
         Raises:
             TypeError, ValueError: ``state`` is not a state of a Connect Four game (as
-                :func:`board_from_openspiel`). NoLegalMoveError: the game is over.
+                [`board_from_openspiel`][connect4_env.openspiel.board_from_openspiel]). NoLegalMoveError: the
+                game is over.
         """
         board = board_from_openspiel(state)
         if board.rules != self._rules:

@@ -3,6 +3,11 @@ in pyspiel (OpenSpiel's own API checker, its MCTSBot on 5x6 and 7x7), bots both 
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pytest
 from extras import importorskip
@@ -161,7 +166,7 @@ def test_openspiels_mcts_bot_plays_as_our_policy_in_the_arena() -> None:
     result = play_match(theirs, RandomAgent(0), 4, rules=rules)
     assert result.wins == 4, result
     # any bot works through OpenSpielPolicy, also on our registered game
-    random_policy = OpenSpielPolicy(pyspiel.make_uniform_random_bot(0, 1), game="python_connect4_env")
+    random_policy = OpenSpielPolicy(pyspiel.make_uniform_random_bot(0, 1), game="python_connect4_env", seat=0)
     board = Board.from_moves([3, 3], rows=5, columns=6)  # player 0 to move: the C++ bot plays for player 0
     assert board.is_legal(random_policy.act(observation_planes(board), action_mask(board)))
 
@@ -192,7 +197,7 @@ def test_bad_inputs_raise_clear_errors_and_change_nothing() -> None:
     with pytest.raises(ValueError, match="rules"):
         board_to_openspiel(board, game=load_openspiel_game(Rules(5, 6, 4)))
     assert board == Board.from_moves([3, 3]) and board.last_move == 3
-    with pytest.raises(TypeError, match="pyspiel.Bot, got str"):
+    with pytest.raises(TypeError, match="pyspiel.Bot or a function player_id -> pyspiel.Bot, got str"):
         OpenSpielPolicy("mcts")
     with pytest.raises(TypeError, match="act"):
         PolicyBot(42)
@@ -292,3 +297,308 @@ def test_openspiel_mcts_checks_its_settings_before_the_first_move() -> None:
     bot = openspiel_mcts(10, seed=0).bot
     with pytest.raises(TypeError, match="rules"):
         OpenSpielPolicy(bot, rules="6x7")  # type: ignore[arg-type]
+
+
+SEAT_BOUND_SCRIPT = """
+import pyspiel
+from connect4_agents.evaluation.arena import play_match
+from connect4_agents.interop.openspiel import OpenSpielPolicy
+from connect4_agents.random_agent import RandomAgent
+
+try:  # the crash of issue 41: a bot built for player 0, asked for player 1's move in the second game
+    play_match(OpenSpielPolicy(pyspiel.make_uniform_random_bot(0, 0)), RandomAgent(seed=0), 2)
+except ValueError as error:
+    print("refused:", error)
+seat_zero = OpenSpielPolicy(pyspiel.make_uniform_random_bot(0, 0), seat=0)
+try:
+    play_match(seat_zero, RandomAgent(seed=0), 2)
+except ValueError as error:
+    print("refused:", error)
+one_per_seat = OpenSpielPolicy(lambda player: pyspiel.make_uniform_random_bot(player, 0))
+result = play_match(one_per_seat, RandomAgent(seed=0), 2)
+print("games:", result.wins + result.draws + result.losses)
+"""
+
+
+def test_a_seat_bound_cpp_bot_is_never_asked_for_the_other_seat() -> None:
+    """OpenSpiel's C++ factory bots take a player_id; asked for the other player's move they crashed Python
+    (exit 139) in an ordinary 2-game match. Run in a subprocess, so that a crash fails this test only."""
+    done = subprocess.run(
+        [sys.executable, "-c", SEAT_BOUND_SCRIPT], capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("refused: a bot of OpenSpiel's C++ factories") and "seat=" in lines[0]
+    assert lines[1].startswith("refused: this OpenSpielPolicy's bot was built for player 0 and is asked for")
+    assert lines[2] == "games: 2"
+
+
+def test_one_bot_per_seat_and_the_seat_checks() -> None:
+    made: list[int] = []
+
+    def make(player: int) -> Any:
+        made.append(player)
+        return pyspiel.make_uniform_random_bot(player, 5)
+
+    policy = OpenSpielPolicy(make)
+    for moves in ([], [3], [3, 3], [2]):
+        board = Board.from_moves(moves)
+        assert board.is_legal(policy.act(observation_planes(board), action_mask(board)))
+    assert made == [0, 1]  # each seat's bot built once, on first use
+    second = OpenSpielPolicy(pyspiel.make_uniform_random_bot(1, 0), seat=1)
+    board = Board.from_moves([3])
+    assert board.is_legal(second.act(observation_planes(board), action_mask(board)))
+    with pytest.raises(ValueError, match="built for player 1 and is asked for player 0's move"):
+        second.act(observation_planes(Board()), action_mask(Board()))
+    with pytest.raises(ValueError, match="seat is for a single bot"):
+        OpenSpielPolicy(make, seat=0)
+    with pytest.raises(ValueError, match="seat must be an integer in 0..1"):
+        OpenSpielPolicy(pyspiel.make_uniform_random_bot(0, 0), seat=2)
+    with pytest.raises(TypeError, match="returned str for player 0, not a pyspiel.Bot"):
+        OpenSpielPolicy(lambda player: "bot").act(observation_planes(Board()), action_mask(Board()))
+    # a bot that plays whoever is to move needs no seat: OpenSpiel's Python MCTSBot and its C++ MCTSBot
+    cpp_mcts = pyspiel.MCTSBot(
+        pyspiel.load_game("connect_four"), pyspiel.RandomRolloutEvaluator(1, 0), 2.0, 50, 100, True, 0, False
+    )
+    result = play_match(OpenSpielPolicy(cpp_mcts), RandomAgent(seed=0), 2)
+    assert result.wins + result.draws + result.losses == 2
+
+
+def _proxy_game_class() -> type:
+    """A game that wraps ``connect_four`` under the name ``connect_four_proxy``, built as Kaggle's Game Arena
+    builds its proxy (kaggle_environments/envs/open_spiel_env/proxy.py and games/connect_four): a Python
+    ``pyspiel.Game`` with the wrapped game's type, information and parameters, whose states forward every call
+    to the wrapped C++ state. Written here, as that package is not installed beside OpenSpiel."""
+
+    class ProxyState(pyspiel.State):
+        def __init__(self, wrapped: Any, game: Any) -> None:
+            super().__init__(game)
+            self.wrapped = wrapped
+
+        def current_player(self) -> int:
+            return self.wrapped.current_player()
+
+        def _legal_actions(self, player: int) -> list[int]:
+            return self.wrapped.legal_actions(player)
+
+        def _apply_action(self, action: int) -> None:
+            self.wrapped.apply_action(action)
+
+        def _action_to_string(self, player: int, action: int) -> str:
+            return self.wrapped.action_to_string(player, action)
+
+        def is_terminal(self) -> bool:
+            return self.wrapped.is_terminal()
+
+        def returns(self) -> list[float]:
+            return self.wrapped.returns()
+
+        def __str__(self) -> str:
+            return str(self.wrapped)
+
+    class ProxyGame(pyspiel.Game):
+        def __init__(self, params: Any = None) -> None:
+            wrapped = pyspiel.load_game("connect_four", params or {})
+            kind = wrapped.get_type()
+            game_type = pyspiel.GameType(
+                short_name="connect_four_proxy",
+                long_name="Connect Four (proxy)",
+                dynamics=kind.dynamics,
+                chance_mode=kind.chance_mode,
+                information=kind.information,
+                utility=kind.utility,
+                reward_model=kind.reward_model,
+                max_num_players=kind.max_num_players,
+                min_num_players=kind.min_num_players,
+                provides_information_state_string=kind.provides_information_state_string,
+                provides_information_state_tensor=kind.provides_information_state_tensor,
+                provides_observation_string=kind.provides_observation_string,
+                provides_observation_tensor=kind.provides_observation_tensor,
+                parameter_specification=kind.parameter_specification,
+            )
+            info = pyspiel.GameInfo(
+                num_distinct_actions=wrapped.num_distinct_actions(),
+                max_chance_outcomes=wrapped.max_chance_outcomes(),
+                num_players=wrapped.num_players(),
+                min_utility=wrapped.min_utility(),
+                max_utility=wrapped.max_utility(),
+                utility_sum=wrapped.utility_sum(),
+                max_game_length=wrapped.max_game_length(),
+            )
+            super().__init__(game_type, info, wrapped.get_parameters())
+            self.wrapped = wrapped
+
+        def new_initial_state(self) -> Any:
+            return ProxyState(self.wrapped.new_initial_state(), self)
+
+    return ProxyGame
+
+
+@pytest.fixture(scope="module")
+def proxy_registered() -> None:
+    if "connect_four_proxy" not in pyspiel.registered_names():
+        game_class = _proxy_game_class()
+        pyspiel.register_game(game_class().get_type(), game_class)
+
+
+def test_kaggle_game_arena_proxy_states_are_accepted_like_connect_four(proxy_registered: None) -> None:
+    """Kaggle's Game Arena hands agents a connect_four_proxy state (deserialized from the observation's
+    serializedGameAndState); the adapters refused it as "not Connect Four"."""
+    rules = Rules(6, 7, 4)
+    game = pyspiel.load_game("connect_four_proxy", pyspiel.load_game("connect_four").get_parameters())
+    state = game.new_initial_state()
+    for column in [3, 3, 4, 4, 5, 5]:
+        state.apply_action(column)
+    _, state = pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(game, state))
+    assert state.get_game().get_type().short_name == "connect_four_proxy"
+    board = board_from_openspiel(state)
+    assert board == Board.from_moves([3, 3, 4, 4, 5, 5]) and board.rules == rules
+    assert PolicyBot("solver").step(state) in (2, 6)  # either completes the bottom row
+    back = board_to_openspiel(board, game=game)
+    assert str(back) == str(state) and back.get_game().get_type().short_name == "connect_four_proxy"
+    assert str(board_to_openspiel(board, game="connect_four_proxy")) == str(state)
+    assert load_openspiel_game(Rules(5, 6, 4), game="connect_four_proxy").get_parameters()["x_in_row"] == 4
+    # a whole game there: our MCTS as a pyspiel bot wins both seats against random play, and a bot of any
+    # game plays through OpenSpielPolicy on it
+    from open_spiel.python.algorithms import evaluate_bots
+
+    rng = np.random.RandomState(0)
+    for seat in (0, 1):
+        bots = [pyspiel.make_uniform_random_bot(player, 7) for player in (0, 1)]
+        bots[seat] = PolicyBot("mcts:100", seed=seat)
+        assert evaluate_bots.evaluate_bots(game.new_initial_state(), bots, rng)[seat] == 1.0
+    policy = OpenSpielPolicy(lambda player: pyspiel.make_uniform_random_bot(player, 0), game=game)
+    assert board.is_legal(policy.act(observation_planes(board), action_mask(board)))
+
+
+def test_the_proxy_name_says_who_registers_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    names = [name for name in pyspiel.registered_names() if name != "connect_four_proxy"]
+    monkeypatch.setattr(pyspiel, "registered_names", lambda: names)
+    with pytest.raises(ValueError, match="not registered with pyspiel in this process: kaggle_environments"):
+        load_openspiel_game(game="connect_four_proxy")
+
+
+def _counting_lines(call: Callable[[], Any], limit: int) -> Any:
+    """``call()`` while counting the lines of connect4_env/openspiel.py that run; past ``limit`` it fails (work
+    bounded by a count, not by the clock)."""
+    import connect4_env.openspiel as module
+
+    count = 0
+
+    class TooMuchWork(Exception):
+        pass
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal count
+        if event == "line":
+            count += 1
+            if count > limit:
+                raise TooMuchWork(f"over {limit:,} lines run")
+        return local
+
+    def calls(frame: Any, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename == module.__file__ else None
+
+    previous = sys.gettrace()
+    sys.settrace(calls)
+    try:
+        return call()
+    finally:
+        sys.settrace(previous)
+
+
+CRAFTED_12X8 = Board.from_ascii(
+    """
+    . . . . . . . .
+    . . . . . . . .
+    . . . . . . . .
+    . . . . . . . .
+    X O O O O O X X
+    X X O X O X X X
+    O O X O X O X X
+    X X X X O X X X
+    X X O O X X O X
+    O O O X X X O X
+    O O X O X O X O
+    O O O O O O O O
+    """,
+    win_length=9,
+)
+
+
+def test_an_unreachable_position_is_refused_after_bounded_work() -> None:
+    """Every bottom stone is the second player's, so no first move exists; the search from the top took 34 s to
+    find that out on this board (more with more stones). It is refused within a fixed count of lines."""
+    with pytest.raises(ValueError, match="no order of moves reaches this position"):
+        _counting_lines(lambda: board_to_openspiel(CRAFTED_12X8, game="connect_four"), 200_000)
+
+
+def test_a_long_game_on_a_big_board_converts_without_recursion() -> None:
+    """A 40x40 game at ply 1,100 raised RecursionError (the search recursed once per stone)."""
+    rules = Rules(40, 40, 40)
+    rng = np.random.default_rng(0)
+    board = Board(rules)
+    while board.ply < 1100:
+        board.play(int(rng.choice(board.legal_moves())))
+    assert board.winner is None
+    stones_only = Board.from_stones(rules, *board.stones)
+    for position in (board, stones_only):
+        state = _counting_lines(lambda p=position: board_to_openspiel(p, game="connect_four"), 300_000)
+        assert board_from_openspiel(state) == board
+
+
+def test_move_orders_agree_with_a_forward_search_on_small_boards() -> None:
+    """The order search (greedy, then a bounded search, with a no-search refutation) against the obviously
+    correct one: every order of moves from the empty board, remembering positions that failed."""
+    from connect4_env.openspiel import _move_order
+
+    def reachable(target: Board) -> bool:
+        failed: set[tuple[int, int]] = set()
+        pending = [Board(target.rules)]
+        while pending:
+            board = pending.pop()
+            if board.ply == target.ply:
+                if board == target and board.winner == target.winner:
+                    return True
+                continue
+            if board.winner is not None or tuple(board.stones) in failed:
+                continue
+            failed.add(tuple(board.stones))
+            mover_stones = target.stones[board.ply & 1]
+            for column in range(target.rules.columns):
+                height = board.heights[column]
+                if height < target.heights[column] and mover_stones & target.rules.stone_bit(column, height):
+                    pending.append(board.copy())
+                    pending[-1].play(column)
+        return False
+
+    rng = np.random.default_rng(3)
+    checked = found = 0
+    while checked < 400:
+        rows, columns = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+        if max(rows, columns) < 2:
+            continue
+        rules = Rules(rows, columns, int(rng.integers(2, max(rows, columns) + 1)))
+        heights = np.bincount(rng.choice(columns, int(rng.integers(0, rules.cells + 1))), minlength=columns)
+        if (heights > rows).any():
+            continue
+        owners = rng.permutation([0] * ((heights.sum() + 1) // 2) + [1] * (heights.sum() // 2))
+        stones = [0, 0]
+        cells = [(c, h) for c in range(columns) for h in range(heights[c])]
+        for (column, height), owner in zip(cells, owners):
+            stones[owner] |= rules.stone_bit(column, height)
+        try:
+            target = Board.from_stones(rules, *stones)
+        except ValueError:
+            continue
+        checked += 1
+        expected = reachable(target)
+        try:
+            order = _move_order(target)
+        except ValueError as error:
+            assert not expected and "reaches" in str(error), target
+            continue
+        found += 1
+        replayed = Board(rules).play_moves(order)
+        assert expected and replayed == target and replayed.winner == target.winner
+    assert 50 < found < checked  # both kinds were met
