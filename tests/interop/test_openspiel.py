@@ -479,10 +479,12 @@ def test_the_proxy_name_says_who_registers_it(monkeypatch: pytest.MonkeyPatch) -
 
 
 def _counting_lines(call: Callable[[], Any], limit: int) -> Any:
-    """``call()`` while counting the lines of connect4_env/openspiel.py that run; past ``limit`` it fails (work
-    bounded by a count, not by the clock)."""
-    import connect4_env.openspiel as module
+    """``call()`` while counting the lines of connect4_env/openspiel.py and move_order.py that run; past
+    ``limit`` it fails (work bounded by a count, not by the clock)."""
+    import connect4_env.move_order
+    import connect4_env.openspiel
 
+    files = {connect4_env.move_order.__file__, connect4_env.openspiel.__file__}
     count = 0
 
     class TooMuchWork(Exception):
@@ -497,7 +499,7 @@ def _counting_lines(call: Callable[[], Any], limit: int) -> Any:
         return local
 
     def calls(frame: Any, event: str, arg: Any) -> Any:
-        return local if frame.f_code.co_filename == module.__file__ else None
+        return local if frame.f_code.co_filename in files else None
 
     previous = sys.gettrace()
     sys.settrace(calls)
@@ -545,60 +547,3 @@ def test_a_long_game_on_a_big_board_converts_without_recursion() -> None:
     for position in (board, stones_only):
         state = _counting_lines(lambda p=position: board_to_openspiel(p, game="connect_four"), 300_000)
         assert board_from_openspiel(state) == board
-
-
-def test_move_orders_agree_with_a_forward_search_on_small_boards() -> None:
-    """The order search (greedy, then a bounded search, with a no-search refutation) against the obviously
-    correct one: every order of moves from the empty board, remembering positions that failed."""
-    from connect4_env.openspiel import _move_order
-
-    def reachable(target: Board) -> bool:
-        failed: set[tuple[int, int]] = set()
-        pending = [Board(target.rules)]
-        while pending:
-            board = pending.pop()
-            if board.ply == target.ply:
-                if board == target and board.winner == target.winner:
-                    return True
-                continue
-            if board.winner is not None or tuple(board.stones) in failed:
-                continue
-            failed.add(tuple(board.stones))
-            mover_stones = target.stones[board.ply & 1]
-            for column in range(target.rules.columns):
-                height = board.heights[column]
-                if height < target.heights[column] and mover_stones & target.rules.stone_bit(column, height):
-                    pending.append(board.copy())
-                    pending[-1].play(column)
-        return False
-
-    rng = np.random.default_rng(3)
-    checked = found = 0
-    while checked < 400:
-        rows, columns = int(rng.integers(1, 6)), int(rng.integers(1, 6))
-        if max(rows, columns) < 2:
-            continue
-        rules = Rules(rows, columns, int(rng.integers(2, max(rows, columns) + 1)))
-        heights = np.bincount(rng.choice(columns, int(rng.integers(0, rules.cells + 1))), minlength=columns)
-        if (heights > rows).any():
-            continue
-        owners = rng.permutation([0] * ((heights.sum() + 1) // 2) + [1] * (heights.sum() // 2))
-        stones = [0, 0]
-        cells = [(c, h) for c in range(columns) for h in range(heights[c])]
-        for (column, height), owner in zip(cells, owners):
-            stones[owner] |= rules.stone_bit(column, height)
-        try:
-            target = Board.from_stones(rules, *stones)
-        except ValueError:
-            continue
-        checked += 1
-        expected = reachable(target)
-        try:
-            order = _move_order(target)
-        except ValueError as error:
-            assert not expected and "reaches" in str(error), target
-            continue
-        found += 1
-        replayed = Board(rules).play_moves(order)
-        assert expected and replayed == target and replayed.winner == target.winner
-    assert 50 < found < checked  # both kinds were met
