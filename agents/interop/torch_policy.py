@@ -181,9 +181,17 @@ class TorchPolicy(RulesAware):
         """One legal column per game for ``observations`` ``(batch, rows, columns, 2)`` and ``action_masks``
         ``(batch, columns)``; returns an int64 array (the batched env calls this).
 
+        Where a game's planes show a position (0s and 1s, no cell taken twice, no stone above an empty cell, the
+        mover with as many stones as the opponent or one fewer), its mask must allow exactly the columns that
+        are not full, as every policy of ours checks: a mask that lies is refused rather than trusted into a
+        full column. Planes that show no position (a network fed other inputs) are taken with their mask as
+        they are.
+
         Raises:
-            ValueError: shapes that do not fit, NaN scores, or every legal column scored -inf (or +inf when
-                sampling). NoLegalMoveError: a mask allows no column. TypeError: see :meth:`scores`.
+            ValueError: shapes that do not fit, a mask that disagrees with its game's position (naming both),
+                NaN scores, or every legal column scored -inf (or +inf when sampling).
+            NoLegalMoveError: a mask allows no column.
+            TypeError: see [`scores`][connect4_agents.interop.torch_policy.TorchPolicy.scores].
         """
         observations = np.asarray(observations)
         masks = np.asarray(action_masks)
@@ -198,6 +206,7 @@ class TorchPolicy(RulesAware):
         if not legal.any(axis=1).all():
             row = int(np.flatnonzero(~legal.any(axis=1))[0])
             raise NoLegalMoveError(f"no legal move: action_mask {masks[row].tolist()} allows no column")
+        _check_masks(observations, legal, masks)
         scores = np.where(legal, self.scores(observations), -np.inf)
         best = scores.max(axis=1)
         bad = np.isneginf(best) | (np.isposinf(best) & (not self.deterministic))
@@ -224,3 +233,30 @@ class TorchPolicy(RulesAware):
         if planes.ndim != 3:
             raise ValueError(f"observation must have shape (rows, columns, 2), got {planes.shape}")
         return int(self.act_batch(planes[None], np.asarray(mask)[None])[0])
+
+
+def _check_masks(planes: np.ndarray, legal: np.ndarray, masks: np.ndarray) -> None:
+    """ValueError for the first game whose planes show a position and whose mask is not its open columns."""
+    binary = np.isin(planes, (0, 1)).all(axis=(1, 2, 3))
+    if not binary.any():
+        return
+    stones = np.where(binary[:, None, None, None], planes, 0).astype(np.int64)
+    occupied = stones.sum(axis=3)  # (batch, rows, columns): 2 where a cell is taken twice
+    own, opponent = stones[..., 0].sum(axis=(1, 2)), stones[..., 1].sum(axis=(1, 2))
+    shows_position = (
+        binary
+        & (occupied <= 1).all(axis=(1, 2))
+        & ~(occupied[:, :-1] > occupied[:, 1:]).any(axis=(1, 2))  # row 0 is the top: no stone on air
+        & ((own == opponent) | (own + 1 == opponent))
+    )
+    open_columns = occupied[:, 0] == 0
+    wrong = shows_position & (legal != open_columns).any(axis=1)
+    if wrong.any():
+        row = int(np.flatnonzero(wrong)[0])
+        where = f" (game {row} of the batch)" if len(planes) > 1 else ""
+        full = np.flatnonzero(legal[row] & ~open_columns[row]).tolist()
+        raise ValueError(
+            f"action_mask {masks[row].tolist()} does not match the position's legal columns "
+            f"{np.flatnonzero(open_columns[row]).tolist()}{where}"
+            + (f": it allows the full column(s) {full}" if full else "")
+        )

@@ -61,6 +61,16 @@ FULL_COLUMN_3 = """
 """
 
 
+FULL_COLUMNS_5_AND_6 = """
+.....XO
+.....OX
+.....XO
+.....OX
+.....XO
+.....OX
+"""
+
+
 def test_a_full_favourite_column_is_never_played() -> None:
     planes, mask = planes_from_ascii(FULL_COLUMN_3)
     policy = TorchPolicy(Prefers(3))
@@ -214,4 +224,31 @@ def test_a_nan_mask_an_unknown_device_and_an_empty_batch() -> None:
         np.zeros((0, ROWS, COLUMNS, 2), np.int8), np.zeros((0, COLUMNS), np.int8)
     )
     assert batch.shape == (0,)
-    assert TorchPolicy(Prefers(4)).act(empty, np.array([1.0, 1, 1, 1, 1, 0, 0])) == 4  # float 0/1 masks work
+    planes, mask = planes_from_ascii(FULL_COLUMNS_5_AND_6)
+    assert TorchPolicy(Prefers(4)).act(planes, mask.astype(np.float64)) == 4  # float 0/1 masks work
+
+
+def test_a_mask_that_lies_about_the_position_is_refused() -> None:
+    """The mask is checked against the position the planes show, as the other policies check it: a mask that
+    allows a full column was trusted (the full favourite column was played)."""
+    planes, mask = planes_from_ascii(FULL_COLUMN_3)
+    policy = TorchPolicy(Prefers(3))
+    with pytest.raises(
+        ValueError, match=r"legal columns \[0, 1, 2, 4, 5, 6\]: it allows the full column\(s\) \[3\]"
+    ):
+        policy.act(planes, np.ones(COLUMNS, np.int8))
+    narrower = mask.copy()
+    narrower[0] = 0  # column 0 is open: a mask that hides it disagrees with the position too
+    with pytest.raises(ValueError, match="does not match the position's legal columns"):
+        policy.act(planes, narrower)
+    batch = np.stack([np.zeros_like(planes), planes, planes])
+    masks = np.stack([np.ones(COLUMNS, np.int8), mask, np.ones(COLUMNS, np.int8)])
+    with pytest.raises(ValueError, match=r"\(game 2 of the batch\)"):
+        policy.act_batch(batch, masks)
+    masks[2] = mask
+    columns = policy.act_batch(batch, masks).tolist()
+    assert columns[0] == 3 and 3 not in columns[1:]
+    # planes that show no position (a stone on air, a cell taken twice) are not a position to check against
+    floating = np.zeros_like(planes)
+    floating[0, 3, 0] = 1
+    assert policy.act(floating, np.ones(COLUMNS, np.int8)) == 3
