@@ -1,8 +1,8 @@
-"""``Connect4Text-v0`` as an OpenEnv environment: its Action / Observation / State models, the
-:class:`~openenv.core.env_server.Environment` the server runs (one per session), and the typed
-:class:`~openenv.core.env_client.EnvClient` that plays it over a WebSocket session (needs the ``openenv`` extra).
+"""`Connect4Text-v0` as an OpenEnv environment: its Action / Observation / State models, the OpenEnv
+`Environment` the server runs (one per session), and the typed OpenEnv `EnvClient` that plays it over a
+WebSocket session (the `openenv` extra: `openenv`, or `openenv-core` in its place; both are supported).
 
-The wire format, as OpenEnv serialises these models::
+The wire format, as OpenEnv serialises these models:
 
     action       {"message": "I play d"}                    the model's answer, at most max_answer_length chars
     observation  {"text": ..., "legal_columns": [1, ...],   the position as Connect4Text-v0 shows it; 1-based
@@ -14,6 +14,7 @@ The wire format, as OpenEnv serialises these models::
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from typing import Any
 
@@ -34,15 +35,18 @@ __all__ = [
     "NoGameError",
 ]
 
+# openenv's StepResult has a metadata field; openenv-core's (the same package's other distribution) has not
+_STEP_RESULT_HAS_METADATA = "metadata" in {field.name for field in dataclasses.fields(StepResult)}
+
 
 class Connect4TextAction(Action):
-    """The model's answer, read by ``Connect4Text-v0``'s grammar (``"4"``, ``"column 4"``, ``"I play d"``)."""
+    """The model's answer, read by `Connect4Text-v0`'s grammar (`"4"`, `"column 4"`, `"I play d"`)."""
 
     message: str = Field(max_length=MAX_ANSWER_LENGTH, description="the model's answer, as free text")
 
 
 class Connect4TextObservation(Observation):
-    """The position as text, with the parse of the last answer (``reward`` and ``done`` come from OpenEnv)."""
+    """The position as text, with the parse of the last answer (`reward` and `done` come from OpenEnv)."""
 
     text: str = Field(description="the position as text (Connect4Text-v0's observation)")
     legal_columns: list[int] = Field(default_factory=list, description="legal columns, 1-based as in text")
@@ -57,7 +61,7 @@ class Connect4TextObservation(Observation):
 
 
 class Connect4TextState(State):
-    """The session's game: the board as ASCII (``X`` first mover), plies played, the learner's side."""
+    """The session's game: the board as ASCII (`X` first mover), plies played, the learner's side."""
 
     board: str = ""
     ply: int = 0
@@ -66,13 +70,14 @@ class Connect4TextState(State):
 
 
 class NoGameError(RuntimeError):
-    """A step on an environment with no game in progress (OpenEnv's stateless HTTP ``/step``, or after the end)."""
+    """A step on an environment with no game in progress (OpenEnv's stateless HTTP `/step`, or after the end)."""
 
 
 class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObservation, Connect4TextState]):
-    """One session's ``Connect4Text-v0``; keyword arguments go to :class:`~connect4_env.text_env.Connect4TextEnv`.
+    """One session's `Connect4Text-v0`; keyword arguments go to
+    [`Connect4TextEnv`][connect4_env.text_env.Connect4TextEnv].
 
-    Each session has its own instance (``SUPPORTS_CONCURRENT_SESSIONS``), so sessions share nothing.
+    Each session has its own instance (`SUPPORTS_CONCURRENT_SESSIONS`), so sessions share nothing.
     """
 
     SUPPORTS_CONCURRENT_SESSIONS = True
@@ -105,10 +110,11 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
     def reset(
         self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
     ) -> Connect4TextObservation:
-        """Start a game (``seed`` makes it reproducible); returns the first observation.
+        """Start a game (`seed` makes it reproducible); returns the first observation.
 
         Raises:
-            TypeError, ValueError: a seed that is not a non-negative integer.
+            TypeError: a seed that is not an integer.
+            ValueError: a negative seed.
         """
         text, info = self.env.reset(seed=seed)
         self._state = Connect4TextState(
@@ -120,11 +126,12 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
     def step(
         self, action: Connect4TextAction, timeout_s: float | None = None, **kwargs: Any
     ) -> Connect4TextObservation:
-        """Play the answer; returns the observation with Connect4-v0's reward and ``done``.
+        """Play the answer; returns the observation with Connect4-v0's reward and `done`.
 
         Raises:
-            NoGameError: no game in progress (reset first; OpenEnv's HTTP ``/step`` is stateless). TypeError:
-                the action is not a :class:`Connect4TextAction`.
+            NoGameError: no game in progress (reset first; OpenEnv's HTTP `/step` is stateless).
+            TypeError: the action is not a
+                [`Connect4TextAction`][connect4_env.openenv_env.Connect4TextAction].
         """
         if not self._playing:
             raise NoGameError(
@@ -141,7 +148,7 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
 
     @property
     def state(self) -> Connect4TextState:
-        """The session's game (see :class:`Connect4TextState`)."""
+        """The session's game (see [`Connect4TextState`][connect4_env.openenv_env.Connect4TextState])."""
         return self._state
 
     def close(self) -> None:
@@ -162,11 +169,12 @@ class Connect4TextClient(EnvClient[Connect4TextAction, Connect4TextObservation, 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[Connect4TextObservation]:
         fields = dict(payload.get("observation", {}))
         fields.update(reward=payload.get("reward"), done=payload.get("done", False))
+        extra = {"metadata": payload.get("metadata")} if _STEP_RESULT_HAS_METADATA else {}
         return StepResult(
             observation=Connect4TextObservation(**fields),
             reward=payload.get("reward"),
             done=payload.get("done", False),
-            metadata=payload.get("metadata"),
+            **extra,
         )
 
     def _parse_state(self, payload: dict[str, Any]) -> Connect4TextState:

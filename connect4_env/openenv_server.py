@@ -1,41 +1,53 @@
-"""An OpenEnv-compatible HTTP server for ``Connect4Text-v0`` (``connect4 serve-openenv``; the ``openenv`` extra).
+"""An OpenEnv-compatible HTTP server for `Connect4Text-v0` (`connect4 serve-openenv`; the `openenv` extra).
 
-The app is OpenEnv's own (``openenv.core.env_server.create_fastapi_app``), so OpenEnv's clients and TRL's
-rollout helpers talk to it as to any OpenEnv environment:
+It works with both distributions of OpenEnv's package (`openenv` and `openenv-core`, the same import name).
+The app is OpenEnv's (`openenv.core.env_server.create_fastapi_app`) with its session routes served here, so
+OpenEnv's clients and TRL's rollout helpers talk to it as to any OpenEnv environment:
 
-- ``/ws``: a WebSocket session per connection with its own game (what ``EnvClient`` / ``Connect4TextClient``
-  use): messages ``reset`` / ``step`` / ``state`` / ``close``; errors come back as ``{"type": "error"}`` frames
-  with a message, and the session goes on. ``/ws?session_id=...`` naming no session is refused with a message.
-- ``/reset``, ``/step``, ``/state``, ``/health``, ``/schema``, ``/metadata``: OpenEnv's HTTP routes. OpenEnv
-  makes a new environment for each of these requests, so ``/step`` there has no game: it answers 409 and says
-  where to play.
-- ``/sessions`` (added here): stateful HTTP for clients without WebSockets. ``POST /sessions`` creates a game
-  and answers ``{"session_id"}``; ``POST /sessions/{id}/reset`` (body ``{"seed": 0}``, optional),
-  ``POST /sessions/{id}/step`` (body ``{"action": {"message": "4"}}``), ``GET /sessions/{id}/state`` and
-  ``DELETE /sessions/{id}``. An unknown id answers 404.
+- `/ws`: a WebSocket session per connection with its own game (what `EnvClient` / `Connect4TextClient` use):
+  messages `reset` / `step` / `state` / `close`; whatever a frame holds, a bad one gets an error frame
+  (`{"type": "error"}`) and the session goes on (`connect4_env.openenv_websocket` has the protocol and the close
+  codes).
+- `/reset`, `/step`, `/state`, `/health`, `/schema`, `/metadata`: OpenEnv's HTTP routes. OpenEnv makes a new
+  environment for each of these requests, so `/step` there has no game: it answers 409 and says where to play.
+- `/sessions` (added here): stateful HTTP for clients without WebSockets. `POST /sessions` creates a game and
+  answers `{"session_id"}`; `POST /sessions/{id}/reset` (body `{"seed": 0}`, optional),
+  `POST /sessions/{id}/step` (body `{"action": {"message": "4"}}`), `GET /sessions/{id}/state` and
+  `DELETE /sessions/{id}`. An unknown id answers 404.
+- OpenEnv's MCP routes (`/mcp`) are not served: this environment has no tools, and their sessions would escape
+  the limits below.
 
-Limits, so that no client exhausts the server: every HTTP body is at most ``max_body_bytes`` (413 beyond,
-read no further) and every WebSocket message too (the connection is closed with code 1009); at most
-``max_sessions`` WebSocket sessions and ``max_sessions`` HTTP sessions at once (then 503, or an error frame),
-idle ones dropped after ``session_timeout`` seconds. Errors are JSON: ``{"detail": "<what was wrong>"}``.
+Limits, so that no client exhausts the server:
+
+- at most `max_sessions` games at once, WebSocket and HTTP sessions together (then 503, or an error frame and
+  close code 1013), and new ones at most `session_rate` a second on average (429 with `Retry-After`);
+- a session unused for `session_timeout` seconds is dropped; an idle WebSocket is closed (code 1001);
+- every HTTP body is at most `max_body_bytes` (413, read no further) and every WebSocket message too (an error
+  frame; past 4 times that, uvicorn closes the connection with code 1009); JSON nests at most 32 levels;
+- on a loopback address only requests to a loopback name (`Host`) are answered, and a request from another
+  web page (an `Origin` other than the server's own or `allowed_origins`) is refused: 403. So a web page the
+  user has open can neither play nor fill the server, not even by rebinding its DNS name to 127.0.0.1.
+
+Errors are JSON: `{"detail": "<what was wrong>"}`.
 """
 
 from __future__ import annotations
 
 import functools
-import json
+import inspect
+import ipaddress
+import logging
+import math
 import socket
-import threading
-import time
-import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Annotated, Any
 
 import uvicorn
-from fastapi import Body, FastAPI, HTTPException, Request
+from fastapi import Body, FastAPI, HTTPException, Request, WebSocket
 from fastapi.responses import JSONResponse
 from openenv.core.env_server import ConcurrencyConfig, create_fastapi_app, serialize_observation
 from pydantic import ValidationError
+from starlette.routing import WebSocketRoute
 
 from connect4_env.openenv_env import (
     Connect4TextAction,
@@ -44,136 +56,94 @@ from connect4_env.openenv_env import (
     Connect4TextState,
     NoGameError,
 )
+from connect4_env.openenv_guards import DRAIN_BYTES, LOOPBACK_HOSTS, BodyLimit, HostCheck, split_authority
+from connect4_env.openenv_sessions import SessionLimitError, Sessions, UnknownSessionError
+from connect4_env.openenv_websocket import serve_websocket
+from connect4_env.validation import check_int, check_number
 
-__all__ = ["create_app", "serve", "BodyLimit", "MAX_BODY_BYTES", "MAX_SESSIONS", "SESSION_TIMEOUT"]
+__all__ = [
+    "create_app",
+    "build_server",
+    "serve",
+    "BodyLimit",
+    "HostCheck",
+    "MAX_BODY_BYTES",
+    "MAX_SESSIONS",
+    "SESSION_TIMEOUT",
+    "SESSION_RATE",
+    "DRAIN_BYTES",
+]
+
+logger = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 64 * 1024  # an answer is at most 4096 characters; the rest is JSON around it
 MAX_SESSIONS = 64
 SESSION_TIMEOUT = 600.0
+SESSION_RATE = (
+    20.0  # new sessions a second: a client per game, each game many model calls long, needs far fewer
+)
+# uvicorn closes a WebSocket whose message passes this many times max_body_bytes (code 1009) without reading
+# it; a message between the two gets an error frame
+WS_HARD_LIMIT_FACTOR = 4
 
 
-# a refused body is read and dropped up to this size, so that the client can read the 413; a longer one is cut off
-DRAIN_BYTES = 1 << 20
+def _openenv_app(factory: Callable[[], Connect4TextEnvironment], max_sessions: int) -> FastAPI:
+    """OpenEnv's FastAPI app for our environment, without its WebSocket and MCP routes (served here or not at
+    all), from either distribution: `openenv` takes the state model and a name, `openenv-core` does not."""
+    accepted = inspect.signature(create_fastapi_app).parameters
+    optional = {"env_name": "connect4_text", "state_cls": Connect4TextState}
+    app = create_fastapi_app(
+        factory,
+        Connect4TextAction,
+        Connect4TextObservation,
+        # OpenEnv's own session table stays empty: its routes that fill it are removed below
+        concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=None),
+        **{name: value for name, value in optional.items() if name in accepted},
+    )
+    app.router.routes[:] = [
+        route
+        for route in app.router.routes
+        if not isinstance(route, WebSocketRoute) and getattr(route, "path", None) != "/mcp"
+    ]
+    return app
 
 
-class BodyLimit:
-    """ASGI middleware: an HTTP body longer than ``limit`` bytes is answered 413 without being kept (up to
-    ``DRAIN_BYTES`` of it is read and dropped first, so the client gets the answer)."""
-
-    def __init__(self, app: Any, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(
-        self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]
-    ) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
-            if declared.isdigit() and int(declared) <= DRAIN_BYTES:
-                await self._drain(receive)
-            await self._refuse(send)
-            return
-        chunks: list[bytes] = []
-        size = 0
-        while True:  # read the body here (at most limit bytes), then hand it on as one message
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            size += len(message.get("body", b""))
-            if size > self.limit:
-                if message.get("more_body", False):
-                    await self._drain(receive, size)
-                await self._refuse(send)
-                return
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
-        sent = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-    @staticmethod
-    async def _drain(receive: Callable[..., Any], size: int = 0) -> None:
-        """Read and drop the rest of a refused body, up to ``DRAIN_BYTES`` in all: a server that closes the
-        connection with a body still unread resets it, and the client never reads the 413."""
-        while size <= DRAIN_BYTES:
-            message = await receive()
-            if message["type"] != "http.request":
-                return
-            size += len(message.get("body", b""))
-            if not message.get("more_body", False):
-                return
-
-    async def _refuse(self, send: Callable[..., Any]) -> None:
-        detail = f"request body too large: at most {self.limit} bytes"
-        payload = json.dumps({"detail": detail}).encode()
-        headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
-        await send({"type": "http.response.start", "status": 413, "headers": headers})
-        await send({"type": "http.response.body", "body": payload})
+def _session_error(error: SessionLimitError) -> HTTPException:
+    if error.retry_after is None:
+        return HTTPException(503, str(error))
+    return HTTPException(429, str(error), headers={"Retry-After": str(max(1, math.ceil(error.retry_after)))})
 
 
-class _Sessions:
-    """The HTTP sessions: id -> (environment, lock, last use), at most ``limit``, idle ones dropped."""
+def _add_session_routes(app: FastAPI, sessions: Sessions[Connect4TextEnvironment]) -> None:
+    def run(session_id: str, work: Callable[[Connect4TextEnvironment], Any]) -> Any:
+        try:
+            return sessions.run(session_id, work)
+        except UnknownSessionError:
+            raise HTTPException(
+                404, f"unknown session {session_id[:64]!r}: create one with POST /sessions"
+            ) from None
 
-    def __init__(self, factory: Callable[[], Connect4TextEnvironment], limit: int, timeout: float) -> None:
-        self.factory = factory
-        self.limit = limit
-        self.timeout = timeout
-        self.lock = threading.Lock()
-        self.games: dict[str, tuple[Connect4TextEnvironment, threading.Lock, list[float]]] = {}
-
-    def create(self) -> str:
-        with self.lock:
-            now = time.monotonic()
-            for key in [k for k, (_, _, used) in self.games.items() if now - used[0] > self.timeout]:
-                self.games.pop(key)[0].close()
-            if len(self.games) >= self.limit:
-                raise HTTPException(503, f"too many sessions: at most {self.limit}; DELETE one or wait")
-            session_id = uuid.uuid4().hex
-            self.games[session_id] = (self.factory(), threading.Lock(), [now])
-        return session_id
-
-    def run(self, session_id: str, work: Callable[[Connect4TextEnvironment], Any]) -> Any:
-        with self.lock:
-            entry = self.games.get(session_id)
-        if entry is None:
-            raise HTTPException(404, f"unknown session {session_id[:64]!r}: create one with POST /sessions")
-        env, lock, used = entry
-        with lock:
-            used[0] = time.monotonic()
-            return work(env)
-
-    def delete(self, session_id: str) -> None:
-        with self.lock:
-            entry = self.games.pop(session_id, None)
-        if entry is None:
-            raise HTTPException(404, f"unknown session {session_id[:64]!r}")
-        entry[0].close()
-
-
-def _add_session_routes(app: FastAPI, sessions: _Sessions) -> None:
-    def play(env: Connect4TextEnvironment, work: Callable[[], Connect4TextObservation]) -> dict[str, Any]:
+    def play(work: Callable[[], Connect4TextObservation]) -> dict[str, Any]:
         try:
             return serialize_observation(work())
-        except (NoGameError, RuntimeError) as error:
+        except NoGameError as error:
             raise HTTPException(409, str(error)) from error
         except (TypeError, ValueError) as error:
             raise HTTPException(422, str(error)) from error
+        except Exception as error:  # the game failed (an opponent that cannot move): the client hears why
+            logger.error(
+                "connect4 serve-openenv: a session request failed: %s: %s", type(error).__name__, error
+            )
+            raise HTTPException(
+                500, f"the server could not play this: {type(error).__name__}: {error}"
+            ) from None
 
     @app.post("/sessions", status_code=201, tags=["Sessions"])
     def create_session() -> dict[str, str]:
-        return {"session_id": sessions.create()}
+        try:
+            return {"session_id": sessions.open("http").session_id}
+        except SessionLimitError as error:
+            raise _session_error(error) from None
 
     @app.post("/sessions/{session_id}/reset", tags=["Sessions"])
     def reset_session(
@@ -181,8 +151,8 @@ def _add_session_routes(app: FastAPI, sessions: _Sessions) -> None:
     ) -> dict[str, Any]:
         seed = (request or {}).get("seed")
         if seed is not None and (type(seed) is not int or seed < 0):
-            raise HTTPException(422, f"seed must be a non-negative integer or null, got {seed!r}")
-        return sessions.run(session_id, lambda env: play(env, lambda: env.reset(seed=seed)))
+            raise HTTPException(422, f"seed must be a non-negative integer or null, got {seed!r:.80}")
+        return run(session_id, lambda env: play(lambda: env.reset(seed=seed)))
 
     @app.post("/sessions/{session_id}/step", tags=["Sessions"])
     def step_session(session_id: str, request: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
@@ -190,79 +160,125 @@ def _add_session_routes(app: FastAPI, sessions: _Sessions) -> None:
             action = Connect4TextAction(**request.get("action", {}))
         except (ValidationError, TypeError) as error:
             raise HTTPException(422, f'expected {{"action": {{"message": "<answer>"}}}}: {error}') from error
-        return sessions.run(session_id, lambda env: play(env, lambda: env.step(action)))
+        return run(session_id, lambda env: play(lambda: env.step(action)))
 
     @app.get("/sessions/{session_id}/state", tags=["Sessions"])
     def session_state(session_id: str) -> dict[str, Any]:
-        return sessions.run(session_id, lambda env: env.state.model_dump())
+        return run(session_id, lambda env: env.state.model_dump())
 
     @app.delete("/sessions/{session_id}", tags=["Sessions"])
     def delete_session(session_id: str) -> dict[str, str]:
-        sessions.delete(session_id)
+        if not sessions.close(session_id):
+            raise HTTPException(404, f"unknown session {session_id[:64]!r}")
         return {"deleted": session_id}
+
+
+def _check_names(name: str, value: object) -> list[str]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Collection):
+        raise TypeError(f"{name} must be a list of strings, got {value!r:.80} ({type(value).__name__})")
+    for item in value:
+        if not isinstance(item, str):
+            raise TypeError(
+                f"{name} must be a list of strings, got an item {item!r:.80} ({type(item).__name__})"
+            )
+    return list(value)
 
 
 def create_app(
     max_sessions: int = MAX_SESSIONS,
     session_timeout: float = SESSION_TIMEOUT,
     max_body_bytes: int = MAX_BODY_BYTES,
+    *,
+    session_rate: float = SESSION_RATE,
+    allowed_hosts: Collection[str] | None = LOOPBACK_HOSTS,
+    allowed_origins: Collection[str] = (),
     **env_kwargs: Any,
 ) -> Any:
-    """The ASGI app: OpenEnv's FastAPI app for :class:`Connect4TextEnvironment`, the ``/sessions`` routes and
-    the body limit (see the module docstring). ``env_kwargs`` go to ``Connect4Text-v0`` (``opponent``,
-    ``invalid_answer``, ``max_retries``, ``agent_first``, the board size).
+    """The ASGI app: OpenEnv's FastAPI app for
+    [`Connect4TextEnvironment`][connect4_env.openenv_env.Connect4TextEnvironment], the `/ws` and `/sessions`
+    routes, and the limits of the module docstring.
+
+    Args:
+        max_sessions: the most games at once, WebSocket and HTTP sessions together.
+        session_timeout: seconds a session may go unused before it is dropped (an idle WebSocket is closed).
+        max_body_bytes: the largest HTTP body and WebSocket message.
+        session_rate: new sessions a second, on average (bursts of up to `max_sessions`).
+        allowed_hosts: the host names the server answers to (the `Host` header; the loopback names by
+            default), or None for any (a server on a public address; [`serve`][connect4_env.openenv_server.serve]
+            chooses).
+        allowed_origins: web origins such as `"http://127.0.0.1:3000"` whose pages may use the server, besides
+            the server's own pages.
+        **env_kwargs: for `Connect4Text-v0` (`opponent`, `invalid_answer`, `max_retries`, `agent_first`, the
+            board size).
 
     Returns:
-        The app wrapped in :class:`BodyLimit`, for ``uvicorn.run`` (its FastAPI app is ``.app``).
+        The app: [`HostCheck`][connect4_env.openenv_guards.HostCheck] around
+        [`BodyLimit`][connect4_env.openenv_guards.BodyLimit] around the FastAPI app, for `uvicorn`.
 
     Raises:
-        TypeError, ValueError: bad ``env_kwargs`` (an environment is built here once to check them).
+        TypeError: an argument of the wrong type, or bad `env_kwargs` (an environment is built here once to
+            check them).
+        ValueError: an argument out of range, or bad `env_kwargs`.
     """
+    max_sessions = check_int("max_sessions", max_sessions, minimum=1)
+    session_timeout = check_number("session_timeout", session_timeout, 0, above_minimum=True)
+    max_body_bytes = check_int("max_body_bytes", max_body_bytes, minimum=1)
+    session_rate = check_number("session_rate", session_rate, 0, above_minimum=True)
+    hosts = None if allowed_hosts is None else _check_names("allowed_hosts", allowed_hosts)
+    origins = _check_names("allowed_origins", allowed_origins)
+    for origin in origins:
+        scheme, _, authority = origin.partition("://")
+        if scheme not in ("http", "https") or split_authority(authority.rstrip("/"))[0] is None:
+            raise ValueError(
+                f"an allowed origin is scheme://host[:port] (http or https), got {origin!r:.100}"
+            )
     Connect4TextEnvironment(**env_kwargs).close()  # bad arguments fail now, not in every session
     factory = functools.partial(Connect4TextEnvironment, **env_kwargs)
-    app = create_fastapi_app(
-        factory,
-        Connect4TextAction,
-        Connect4TextObservation,
-        concurrency_config=ConcurrencyConfig(
-            max_concurrent_envs=max_sessions, session_timeout=session_timeout
-        ),
-        env_name="connect4_text",
-        state_cls=Connect4TextState,
-    )
+    app = _openenv_app(factory, max_sessions)
 
     @app.exception_handler(NoGameError)
     async def no_game(request: Request, error: NoGameError) -> JSONResponse:
         return JSONResponse({"detail": str(error)}, status_code=409)
 
-    _add_session_routes(app, _Sessions(factory, max_sessions, session_timeout))
-    return BodyLimit(app, max_body_bytes)
+    sessions = Sessions(factory, max_sessions, session_timeout, session_rate)
+
+    @app.websocket("/ws")
+    async def play_over_websocket(websocket: WebSocket) -> None:
+        await serve_websocket(websocket, sessions, max_body_bytes)
+
+    _add_session_routes(app, sessions)
+    return HostCheck(BodyLimit(app, max_body_bytes), hosts, origins)
 
 
-def serve(
+def build_server(
     host: str = "127.0.0.1",
     port: int = 8000,
     *,
     max_body_bytes: int = MAX_BODY_BYTES,
-    on_ready: Callable[[str], None] | None = None,
     log_level: str = "warning",
     **app_kwargs: Any,
-) -> None:
-    """Serve :func:`create_app` with uvicorn until interrupted (Ctrl-C or SIGTERM stop it cleanly).
+) -> tuple[uvicorn.Server, socket.socket, str]:
+    """The uvicorn server for [`create_app`][connect4_env.openenv_server.create_app], its socket bound and
+    listening (connections wait in the backlog until the server runs).
 
-    ``port=0`` picks a free port; ``on_ready(url)`` is called with the address once the socket is bound.
+    Bound to a loopback address, the app answers only requests to a loopback name, `host` or that address;
+    otherwise it answers any `Host`. `port=0` picks a free port.
+
+    Returns:
+        `(server, sock, url)`: run it with `server.run(sockets=[sock])` (stop it with `server.should_exit =
+        True`), then close `sock`; `url` is `http://host:port` with the port bound.
 
     Raises:
-        OSError: the address cannot be bound (a host name that does not resolve is named). TypeError: ``host``
-            is not a str; bad app arguments. ValueError: bad app arguments.
+        OSError: the address cannot be bound (a host name that does not resolve is named).
+        TypeError: `host` is not a str; bad app arguments.
+        ValueError: bad app arguments.
     """
     if not isinstance(host, str):
         raise TypeError(f"host must be a str such as '127.0.0.1', got {host!r:.80} ({type(host).__name__})")
-    app = create_app(max_body_bytes=max_body_bytes, **app_kwargs)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except socket.gaierror as error:  # a name the resolver does not know: say which
@@ -270,13 +286,42 @@ def serve(
                 f"cannot listen on host {host!r}: {error.strerror} (name a local address such as 127.0.0.1, or "
                 "0.0.0.0 for every interface)"
             ) from None
+        address, bound_port = sock.getsockname()[:2]
+        loopback = ipaddress.ip_address(address.split("%")[0]).is_loopback
+        hosts = (*LOOPBACK_HOSTS, host, address) if loopback else None
+        app = create_app(max_body_bytes=max_body_bytes, allowed_hosts=hosts, **app_kwargs)
         sock.listen(128)  # connections made from now on wait in the backlog until uvicorn accepts them
-        bound_port = sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level=log_level, ws_max_size=max_body_bytes, lifespan="on")
-        server = uvicorn.Server(config)
-        shown = f"[{host}]" if ":" in host else host
+    except BaseException:
+        sock.close()
+        raise
+    config = uvicorn.Config(
+        app, log_level=log_level, ws_max_size=WS_HARD_LIMIT_FACTOR * max_body_bytes, lifespan="on"
+    )
+    shown = f"[{host}]" if ":" in host else host
+    return uvicorn.Server(config), sock, f"http://{shown}:{bound_port}"
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    on_ready: Callable[[str], None] | None = None,
+    **server_kwargs: Any,
+) -> None:
+    """Serve [`create_app`][connect4_env.openenv_server.create_app] with uvicorn until interrupted (Ctrl-C or
+    SIGTERM stop it cleanly); the arguments are [`build_server`][connect4_env.openenv_server.build_server]'s.
+
+    `on_ready(url)` is called with the address once the socket is bound.
+
+    Raises:
+        OSError: the address cannot be bound (a host name that does not resolve is named).
+        TypeError: `host` is not a str; bad app arguments.
+        ValueError: bad app arguments.
+    """
+    server, sock, url = build_server(host, port, **server_kwargs)
+    try:
         if on_ready is not None:
-            on_ready(f"http://{shown}:{bound_port}")
+            on_ready(url)
         server.run(sockets=[sock])
     finally:
         sock.close()

@@ -1,4 +1,5 @@
-"""Serve Connect4Text-v0 to language models over HTTP: an OpenEnv environment server (the openenv extra).
+"""Serve Connect4Text-v0 to language models over HTTP: an OpenEnv environment server (the openenv extra: openenv,
+or openenv-core installed in its place).
 
     python scripts/serve_openenv.py                          # http://127.0.0.1:8000, opponent random
     python scripts/serve_openenv.py --opponent solver --port 8001 --invalid-answer lose
@@ -6,8 +7,10 @@
 
 OpenEnv's clients play it over /ws (one game per connection, e.g. connect4_env.openenv_env.Connect4TextClient);
 clients without WebSockets use POST /sessions, then /sessions/<id>/reset, /step, /state. The server listens on
-localhost unless --host says otherwise; bodies and WebSocket messages are limited to --max-body-bytes, sessions
-to --max-sessions (idle ones dropped after --session-timeout seconds). Ctrl-C or SIGTERM stops it.
+localhost unless --host says otherwise, and there answers only requests to a local name from no other web page
+(--allow-origin names a page that may use it). Bodies and WebSocket messages are limited to --max-body-bytes,
+games to --max-sessions at once (WebSocket and HTTP together; idle ones dropped after --session-timeout
+seconds) and new ones to --session-rate a second. Ctrl-C or SIGTERM stops it.
 """
 
 from __future__ import annotations
@@ -83,11 +86,26 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--rows", type=int, default=6)
     parser.add_argument("--columns", type=int, default=7)
     parser.add_argument("--win-length", type=int, default=4)
-    parser.add_argument("--max-sessions", type=positive_int, default=64, help="sessions at once (per kind)")
+    parser.add_argument(
+        "--max-sessions",
+        type=positive_int,
+        default=64,
+        help="games at once, WebSocket and HTTP sessions together",
+    )
     parser.add_argument(
         "--session-timeout", type=float, default=600.0, help="idle seconds before a session goes"
     )
+    parser.add_argument(
+        "--session-rate", type=float, default=20.0, help="new sessions a second, on average (default 20)"
+    )
     parser.add_argument("--max-body-bytes", type=positive_int, default=64 * 1024, help="largest request")
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a web origin (http://host:port) whose pages may use the server; repeat for more",
+    )
     return parser
 
 
@@ -105,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(
             f"--session-timeout must be a finite number of seconds > 0, got {args.session_timeout}"
         )
+    if not math.isfinite(args.session_rate) or args.session_rate <= 0:
+        raise ValueError(
+            f"--session-rate must be a finite number of sessions a second > 0, got {args.session_rate}"
+        )
     agent_first = {"yes": True, "no": False, "random": None}[args.agent_first]
     serve(
         args.host,
@@ -113,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
         on_ready=lambda url: print(f"serving Connect4Text-v0 over OpenEnv at {url}", flush=True),
         max_sessions=args.max_sessions,
         session_timeout=args.session_timeout,
+        session_rate=args.session_rate,
+        allowed_origins=args.allow_origin,
         opponent=args.opponent,
         agent_first=agent_first,
         invalid_answer=args.invalid_answer,

@@ -1,12 +1,11 @@
-"""``connect4 serve-openenv`` against OpenEnv's own clients: a server started and stopped here (localhost, a free
-port), a full game against the solver, hostile requests answered with a clear error while the server keeps
-serving, and parallel sessions that share nothing."""
+"""`connect4 serve-openenv` against OpenEnv's own clients (typed and generic; the same tests run with both
+distributions, `openenv` and `openenv-core`: `make test-openenv-core`): a server started and stopped here
+(localhost, a free port), a full game against the solver, hostile requests answered with a clear error while the
+server keeps serving, and parallel sessions that share nothing."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.request
@@ -14,45 +13,20 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from extras import needs, needs_book
+from extras import book_installed, needs, needs_book
+from openenv_servers import command_server, handshake
 
 pytestmark = needs("openenv")
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    """The command in a child process (opponent: the solver); its URL. Stopped by its own process object."""
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "connect4_agents.commands",
-            "serve-openenv",
-            "--port",
-            "0",
-            "--opponent",
-            "solver",
-            "--max-sessions",
-            "8",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        line = process.stdout.readline() if process.stdout else ""
-        assert "serving Connect4Text-v0 over OpenEnv at http://127.0.0.1:" in line, (
-            line,
-            process.stderr.read(),
-        )
-        yield line.split(" at ")[1].strip()
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    """The command in a child process (opponent: the solver where the opening book is installed, else random;
+    one allowed web origin); its URL. Stopped by its own process object."""
+    opponent = "solver" if book_installed() else "random"
+    options = ["--opponent", opponent, "--max-sessions", "8", "--allow-origin", "http://127.0.0.1:3000"]
+    with command_server(*options) as (url, _):
+        yield url
 
 
 def http(url: str, method: str = "GET", body: bytes | None = None) -> tuple[int, Any]:
@@ -114,6 +88,8 @@ def test_hostile_http_requests_get_json_errors_and_the_server_keeps_serving(serv
     assert code == 404 and "unknown session 'no-such-session'" in error["detail"]
     code, error = http(f"{base}/step", "POST", b'{"action": {"message": "' + b"4" * 200_000 + b'"}}')
     assert code == 413 and "at most 65536 bytes" in error["detail"]
+    code, error = http(f"{base}/step", "POST", b'{"action": ' * 2_000)  # JSON nested past any parser's limit
+    assert code == 400 and "nested too deep" in error["detail"]
     code, error = http(f"{base}/step", "POST", b'{"action": {"text": "4"}}')
     assert code == 422 and "message" in error["detail"]
     code, error = http(f"{server}/step", "POST", b'{"action": {"message": "4"}}')  # OpenEnv's stateless /step
@@ -142,7 +118,9 @@ def test_hostile_websocket_messages_get_an_error_frame_or_a_close(server: str) -
     with sync_client.connect(ws_url + "?session_id=bogus") as ws:
         assert "Unknown session_id: bogus" in json.loads(ws.recv())["data"]["message"]
     with sync_client.connect(ws_url, max_size=None) as ws:
-        ws.send("x" * 200_000)
+        ws.send("x" * 200_000)  # over the limit (64 KiB): an error frame, and the session goes on
+        assert "at most 65536" in json.loads(ws.recv())["data"]["message"]
+        ws.send("x" * 300_000)  # over four times the limit: not even read
         with pytest.raises(Exception) as closed:
             ws.recv()
         assert "1009" in str(closed.value)  # message too big
@@ -170,7 +148,26 @@ def test_the_session_cap_refuses_more_sessions_with_a_message() -> None:
 
     from connect4_env.openenv_server import create_app
 
-    with TestClient(create_app(max_sessions=2)) as client:
+    with TestClient(create_app(max_sessions=2), base_url="http://127.0.0.1") as client:
         assert [client.post("/sessions").status_code for _ in range(2)] == [201, 201]
         refused = client.post("/sessions")
         assert refused.status_code == 503 and "at most 2" in refused.json()["detail"]
+
+
+def test_openenvs_generic_client_plays_a_game(server: str) -> None:
+    from openenv.core import GenericEnvClient
+
+    with GenericEnvClient(base_url=server).sync() as env:
+        result = env.reset(seed=2)
+        steps = 0
+        while not result.done and steps < 42:
+            result = env.step({"message": str(result.observation["legal_columns"][0])})
+            steps += 1
+        assert result.done and result.observation["outcome"] in ("win", "loss", "draw")
+        assert env.state()["step_count"] == steps
+
+
+def test_the_command_allows_the_web_origins_it_is_given_and_no_other(server: str) -> None:
+    assert handshake(server, headers={"Origin": "http://127.0.0.1:3000"})[0] == 101
+    assert handshake(server, headers={"Origin": "http://127.0.0.1:3001"})[0] == 403
+    assert handshake(server, headers={"Host": "evil.example"})[0] == 403
