@@ -24,7 +24,13 @@ KAGGLE_STAMP := $(KAGGLE_VENV)/.installed-stamp
 CORE_VENV := .venv-core
 CORE_STAMP := $(CORE_VENV)/.installed-stamp
 
-.PHONY: run test test-slow test-rllib test-kaggle test-core lint type format bench bench-report pictures clean install docs venvs
+# openenv-core, OpenEnv's other distribution (the same import name, openenv), in place of the openenv extra's
+# openenv: the OpenEnv server and client are tested with both.
+OPENENV_CORE_VENV := .venv-openenv-core
+OPENENV_CORE_STAMP := $(OPENENV_CORE_VENV)/.installed-stamp
+OPENENV_TESTS := tests/interop/test_openenv_server.py tests/interop/test_openenv_limits.py
+
+.PHONY: run test test-slow test-rllib test-kaggle test-core test-openenv-core lint type format bench bench-report pictures clean install docs venvs
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -75,9 +81,18 @@ $(CORE_STAMP): pyproject.toml constraints.txt
 test-core: $(CORE_STAMP)
 	$(CORE_VENV)/bin/python -m pytest -m "not slow and not rllib" -q -n auto -p no:cacheprovider
 
-# The three side venvs; `make -j4 install venvs` installs them and the main one at once (as CI does: one pip
-# keeps about one core busy).
-venvs: $(CORE_STAMP) $(RLLIB_STAMP) $(KAGGLE_STAMP)
+$(OPENENV_CORE_STAMP): pyproject.toml constraints.txt
+	test -x $(OPENENV_CORE_VENV)/bin/python || $(PYTHON) -m venv $(OPENENV_CORE_VENV)
+	$(OPENENV_CORE_VENV)/bin/python $(PIP_INSTALL) -e ".[dev]" "openenv-core>=0.3"
+	touch $(OPENENV_CORE_STAMP)
+
+# The OpenEnv tests (slow ones included) against openenv-core; the main venv runs them against openenv.
+test-openenv-core: $(OPENENV_CORE_STAMP)
+	$(OPENENV_CORE_VENV)/bin/python -m pytest -q -p no:cacheprovider $(OPENENV_TESTS)
+
+# The side venvs; `make -j4 install venvs` installs them and the main one at once (as CI does: one pip keeps
+# about one core busy).
+venvs: $(CORE_STAMP) $(RLLIB_STAMP) $(KAGGLE_STAMP) $(OPENENV_CORE_STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check connect4_env agents scripts tests benchmarks tools
@@ -115,4 +130,4 @@ pictures: $(STAMP)
 	for script in tools/pictures/*.py; do $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(RLLIB_VENV) $(KAGGLE_VENV) $(CORE_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(RLLIB_VENV) $(KAGGLE_VENV) $(CORE_VENV) $(OPENENV_CORE_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
