@@ -25,7 +25,7 @@ RUNS = {
         ["--episodes", "20000", "--every", "10000"],
         ["qlearning-epsilon.svg", "qlearning-curve.svg", "qlearning-coverage.svg"],
     ),
-    "alphazero.py": (["--generations", "2", "--table-episodes", "2000"], ["alphazero-curve.png"]),
+    "alphazero.py": (["--generations", "2", "--table-episodes", "2000"], ["alphazero-curve.svg"]),
     "play_and_watch.py": ([], ["board.svg", "rgb_array.png", "search.png", "window.png", "replay.png"]),
     "docs_site.py": ([], ["site-index.png", "site-mcts-tutorial.png"]),
 }

