@@ -144,7 +144,8 @@ def skip_without_book() -> None:
         pytest.skip(reason("book", "bitbully_databases"))
 
 
-# Solving an early 6x7 position without the book runs into the solver's budget (tens of seconds, then an error).
+# Solving an early 6x7 position without the book: a solver left to its defaults refuses it at once
+# (MissingExtraError), one told to search anyway (book=False, node_budget=None) takes minutes to hours.
 needs_book = pytest.mark.skipif(not book_installed(), reason=reason("book", "bitbully_databases"))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from extras import needs_book
 from reference import random_board
 
 from connect4_agents.solver.agent import SolverAgent
@@ -11,8 +12,7 @@ from connect4_agents.solver.book import BOOK_PLY, OpeningBook, load_book
 from connect4_env import Board
 from connect4_env.encoding import action_mask, observation_planes
 
-book = load_book()
-pytestmark = pytest.mark.skipif(book is None, reason="the book extra (bitbully-databases) is not installed")
+book = load_book()  # None without the book extra: the tests that read it are marked needs_book
 
 
 def book_positions(n: int, seed: int) -> list[Board]:
@@ -26,6 +26,7 @@ def book_positions(n: int, seed: int) -> list[Board]:
     return found
 
 
+@needs_book
 def test_book_values_match_our_own_search() -> None:
     searcher = SolverAgent(book=False)
     for board in book_positions(6, seed=1):
@@ -33,12 +34,14 @@ def test_book_values_match_our_own_search() -> None:
 
 
 @pytest.mark.slow
+@needs_book
 def test_book_values_match_our_own_search_on_more_positions() -> None:
     searcher = SolverAgent(book=False)
     for board in book_positions(40, seed=2):
         assert book.score(board) == searcher.score(board), board
 
 
+@needs_book
 def test_known_values_and_mirror_images() -> None:
     # the book package's documented examples: 71 = the first player wins 29 plies later (the 41st stone)
     example = Board.from_ascii(
@@ -58,6 +61,7 @@ def test_known_values_and_mirror_images() -> None:
         book.score(Board.empty())
 
 
+@needs_book
 def test_empty_board_and_openings_are_answered_exactly() -> None:
     # Allis / Tromp: the centre wins with the 41st stone, the neighbours draw, the rest lose
     solver = SolverAgent()
@@ -65,6 +69,7 @@ def test_empty_board_and_openings_are_answered_exactly() -> None:
     assert solver.evaluate_board(Board.from_moves([3])) == [-8, -4, -4, -2, -4, -4, -8]
 
 
+@needs_book
 def test_perfect_play_from_the_empty_board_wins_with_the_41st_stone() -> None:
     first, second = SolverAgent(), SolverAgent()
     board = Board.empty()
@@ -74,6 +79,7 @@ def test_perfect_play_from_the_empty_board_wins_with_the_41st_stone() -> None:
     assert board.winner == 0 and board.ply == 41
 
 
+@needs_book
 def test_a_damaged_book_file_is_refused(tmp_path) -> None:
     source = np.fromfile(book.source, dtype=np.uint8, count=5 * 1000)
     cut = tmp_path / "cut.dat"
@@ -98,3 +104,6 @@ def test_without_the_book_the_solver_says_how_to_get_it(monkeypatch: pytest.Monk
         SolverAgent(book=True)
     with pytest.raises(connect4_agents.solver.agent.SolverBudgetExceeded, match=r"connect4-env\[book\]"):
         SolverAgent(node_budget=10_000).score(Board.from_moves([3, 3]))
+    # with the default budget the opening is refused before any search
+    with pytest.raises(ImportError, match=r"the 'book' extra .*connect4-env\[book\]"):
+        SolverAgent().score(Board.from_moves([3, 3]))
