@@ -178,19 +178,24 @@ def read_text_limited(path: str | os.PathLike[str], max_bytes: int, what: str) -
 
 
 def read_zip_member(archive: zipfile.ZipFile, name: str, limit: int) -> bytes:
-    """The bytes of the member ``name`` of ``archive``, at most ``limit`` of them (checked against its header
-    before reading, and again after).
+    """The bytes of the member `name` of `archive`, at most `limit` of them.
+
+    The member's declared size (its header's) is checked against `limit` before anything is decompressed,
+    and the reading stops at `limit + 1` bytes whatever the header says, so a member that lies about its size
+    (a deflate stream of zeros declared small) costs at most `limit + 1` bytes of memory.
 
     Raises:
-        KeyError: no such member. ValueError: larger than ``limit``, or unreadable: a bad CRC or deflate
-            stream, a truncated member, an encrypted one, an unknown compression method (the message starts
-            with ``name``; callers put the file's path in front).
+        KeyError: no such member.
+        ValueError: declared or found larger than `limit`, or unreadable: a bad CRC or deflate stream, a
+            truncated member, an encrypted one, an unknown compression method (the message starts with
+            `name`; callers put the file's path in front).
     """
     info = archive.getinfo(name)
     if info.file_size > limit:
         raise ValueError(f"{name} is {info.file_size:,} bytes; allowed: at most {limit:,}")
     try:
-        data = archive.read(info)
+        with archive.open(info) as member:
+            data = member.read(limit + 1)
     except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError) as error:
         raise ValueError(f"{name} cannot be read from the zip ({error})") from None
     if len(data) > limit:

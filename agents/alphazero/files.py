@@ -1,8 +1,10 @@
 """AlphaZero model files: a zip of ``model.json`` (plain JSON metadata) and ``weights.pt`` (a state dict).
 
 Nothing is unpickled: the weights are read with ``torch.load(weights_only=True)`` (tensors only), the
-metadata as JSON; each member's size is checked before it is read, and the state dict must match the network
-the metadata describes, tensor by tensor. Saved atomically.
+metadata as JSON; the state dict must match the network the metadata describes, tensor by tensor. Each
+member's declared size is checked before it is decompressed (``weights.pt`` against the bytes the described
+network's tensors take, read first from ``model.json``), and no member is read past that size, whatever its
+header says. Saved atomically.
 """
 
 from __future__ import annotations
@@ -23,12 +25,15 @@ from connect4_agents.alphazero.network import PolicyValueNet
 from connect4_env.core import Rules
 from connect4_env.validation import check_int
 
-__all__ = ["ModelFile", "save_model", "load_model", "FORMAT", "VERSION"]
+__all__ = ["ModelFile", "save_model", "load_model", "weights_bytes", "FORMAT", "VERSION"]
 
 FORMAT = "connect4-alphazero"
 VERSION = 1
 _MAX_METADATA = 1 << 20
 _MAX_WEIGHTS = 256 << 20
+# what torch.save adds to the tensors' bytes: a small record and alignment per tensor, the pickle, the zip
+_SAVE_OVERHEAD_PER_TENSOR = 1024
+_SAVE_OVERHEAD = 64 << 10
 
 
 @dataclass
@@ -64,6 +69,28 @@ def save_model(
             archive.writestr("weights.pt", weights)
 
     return atomic_write(path, write)
+
+
+def weights_bytes(channels: int, blocks: int) -> tuple[int, int]:
+    """The least and the most bytes a `weights.pt` of a `PolicyValueNet(channels, blocks)` takes: the bytes of
+    its state dict's tensors (float32, and an int64 batch count per batch norm), and those plus what
+    `torch.save` adds to them. Worked out from the network's layers, without building it.
+
+    Raises:
+        TypeError: a value is not an integer.
+        ValueError: `channels` or `blocks` outside the network's range.
+    """
+    channels = check_int("channels", channels, 1, MAX_CHANNELS)
+    blocks = check_int("blocks", blocks, 0, MAX_BLOCKS)
+    batch_norm = 4 * channels  # weight, bias, running mean and variance
+    floats = 2 * 9 * channels + batch_norm  # the stem: a 3x3 convolution of the 2 planes, a batch norm
+    floats += blocks * 2 * (9 * channels * channels + batch_norm)  # each block: two of them, channels wide
+    floats += (2 * channels * channels + channels) + (channels + 1)  # the policy head's 1x1 convolutions
+    floats += (2 * channels * 64 + 64) + (64 + 1)  # the value head's linear layers
+    counters = 1 + 2 * blocks  # num_batches_tracked of each batch norm
+    tensors = 14 + 12 * blocks
+    raw = 4 * floats + 8 * counters
+    return raw, raw + _SAVE_OVERHEAD_PER_TENSOR * tensors + _SAVE_OVERHEAD
 
 
 def _member(archive: zipfile.ZipFile, name: str, limit: int, path: Any) -> bytes:
@@ -123,16 +150,20 @@ def load_model(path: str | os.PathLike[str]) -> ModelFile:
         info = metadata.get("info", {})
         if not isinstance(info, dict):
             raise ValueError(f"{path}: bad metadata: info must be a JSON object")
-        weights = _member(archive, "weights.pt", _MAX_WEIGHTS, path)
-    # the declared network's convolutions alone take this many float32 bytes; torch.save stores tensors raw,
-    # so smaller weights cannot be its weights: refused before the network is built (1024 channels and 64
-    # blocks declared in a 913-byte file took 5 GB and 20 s to build before being refused)
-    least = 4 * 9 * (2 * channels + 2 * blocks * channels * channels)
-    if len(weights) < least:
-        raise ValueError(
-            f"{path}: weights.pt has {len(weights):,} bytes; the network in model.json ({channels} channels, "
-            f"{blocks} blocks) needs at least {least:,}"
-        )
+        # the declared network's tensors take exactly `least` bytes, and torch.save stores them raw: a
+        # weights.pt declared smaller cannot hold them (1024 channels and 64 blocks declared in a 913-byte file
+        # took 5 GB and 20 s to build before being refused), and one declared larger than `most` is not theirs
+        # (216 KiB of deflated zeros declared as 223 MB took 2.7 s and 650 MB before being refused)
+        least, most = weights_bytes(channels, blocks)
+        declared = archive.getinfo("weights.pt").file_size if "weights.pt" in archive.namelist() else None
+        network = f"the network in model.json ({channels} channels, {blocks} blocks)"
+        if declared is not None and declared < least:
+            raise ValueError(f"{path}: weights.pt has {declared:,} bytes; {network} needs at least {least:,}")
+        if declared is not None and declared > most:
+            raise ValueError(
+                f"{path}: weights.pt is declared as {declared:,} bytes; {network} takes at most {most:,}"
+            )
+        weights = _member(archive, "weights.pt", min(most, _MAX_WEIGHTS), path)
     try:
         state = torch.load(io.BytesIO(weights), map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises many kinds for a bad or unsafe file

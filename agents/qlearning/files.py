@@ -3,8 +3,9 @@
 Arrays: ``keys`` (n, key_bytes) uint8, little-endian canonical keys; ``q`` (n, columns) float64; ``meta``: a
 JSON string with the format tag, version, board size, hyper-parameters and episodes trained.
 
-Loading trusts nothing in the file: the zip's member list, every array's header (dtype, shape, order) and the
-metadata are checked before an array is read; what loading allocates (the arrays *and* the agent's table of
+Loading trusts nothing in the file: the zip's member list, every member's declared size, every array's header
+(dtype, shape, order) and the metadata are checked before an array is read, and no member is read past the
+bytes its checked header needs, whatever the zip declares; what loading allocates (the arrays *and* the agent's table of
 Python objects built from them, about 250 bytes a state on 6x7) is capped by ``max_bytes`` before anything is
 built; keys that are not positions of the declared board, and duplicate keys, are refused.
 
@@ -191,6 +192,10 @@ def load_qtable(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
             meta_shape, meta_dtype = _peek(archive, "meta.npy")
             if meta_shape != () or meta_dtype.kind != "U":
                 raise ValueError(f"its metadata is {meta_dtype} {meta_shape}, not a JSON string")
+            if meta_dtype.itemsize > _META_MAX_BYTES:  # the string's declared width is what would be read
+                raise ValueError(
+                    f"its metadata is a string of {meta_dtype.itemsize:,} bytes (at most {_META_MAX_BYTES:,})"
+                )
             meta = parse_json(str(_read(archive, "meta.npy", (), meta_dtype)[()]), "Q-table metadata")
             rules, states = _check_meta(meta)
             width = key_bytes(rules)

@@ -66,6 +66,9 @@ MAX_CHANNELS = 1024
 _DATA_MAX_BYTES = 64 << 20
 _SIDECAR_MAX_BYTES = 1 << 20
 _WEIGHTS_MAX_BYTES = 256 << 20
+_SAVE_OVERHEAD = (
+    1 << 20
+)  # what torch.save adds to the tensors' bytes (a record per tensor, the pickle, the zip)
 MAX_PARAMETERS = _WEIGHTS_MAX_BYTES // 4
 """Parameters (float32) a policy may have: what the largest ``policy.pth`` loaded holds (the trainer refuses
 larger networks, so every model it saves loads)."""
@@ -113,19 +116,26 @@ def _member(archive: zipfile.ZipFile, name: str, limit: int) -> bytes:
         raise ValueError(f"its {error}") from None
 
 
-def _read_members(path: Path) -> tuple[dict[str, Any], bytes]:
+def _open(path: Path) -> zipfile.ZipFile:
     try:
-        with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
-            if "data" not in names or "policy.pth" not in names:
-                raise ValueError("not a Stable-Baselines3 model file (no 'data' or 'policy.pth' in the zip)")
-            data = parse_json(_member(archive, "data", _DATA_MAX_BYTES), "its 'data'", allow_nan=True)
-            weights = _member(archive, "policy.pth", _WEIGHTS_MAX_BYTES)
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, EOFError) as error:
+        raise ValueError(f"not a readable Stable-Baselines3 model file: {error}") from None
+    names = set(archive.namelist())
+    if "data" not in names or "policy.pth" not in names:
+        archive.close()
+        raise ValueError("not a Stable-Baselines3 model file (no 'data' or 'policy.pth' in the zip)")
+    return archive
+
+
+def _read_data(archive: zipfile.ZipFile) -> dict[str, Any]:
+    try:
+        data = parse_json(_member(archive, "data", _DATA_MAX_BYTES), "its 'data'", allow_nan=True)
     except (zipfile.BadZipFile, UnicodeDecodeError, OSError, EOFError) as error:
         raise ValueError(f"not a readable Stable-Baselines3 model file: {error}") from None
     if not isinstance(data, dict):
         raise ValueError("its data is not a JSON object")
-    return data, weights
+    return data
 
 
 def _spaces(data: dict[str, Any]) -> tuple[Any, Any]:
@@ -287,7 +297,14 @@ def load_policy(path: Path, algo: str | None = None) -> Any:
 
 
 def _load_policy(torch: Any, path: Path, algo: str | None) -> Any:
-    data, weights = _read_members(path)
+    with _open(path) as archive:
+        data = _read_data(archive)
+        return _build_policy(torch, path, algo, archive, data)
+
+
+def _build_policy(
+    torch: Any, path: Path, algo: str | None, archive: zipfile.ZipFile, data: dict[str, Any]
+) -> Any:
     sidecar_path = path.with_suffix(".json")
     sidecar = None
     if sidecar_path.is_file():
@@ -309,14 +326,21 @@ def _load_policy(torch: Any, path: Path, algo: str | None) -> Any:
         parameters = policy_parameters(found, rows, columns, kwargs, features)
     except (TypeError, ValueError) as error:
         raise ValueError(f"its policy_kwargs are refused before anything is built: {error}") from None
-    # torch.save stores float32 tensors raw: a policy.pth smaller than this cannot hold these weights, so the
-    # network is never built for it (a few hundred bytes naming net_arch [200000, 200000] would take 160 GB)
+    # torch.save stores float32 tensors raw: a policy.pth declared smaller than this cannot hold these weights,
+    # so the network is never built for it (a few hundred bytes naming net_arch [200000, 200000] would take
+    # 160 GB), and one declared larger than the weights and torch.save's records is not theirs: refused before
+    # it is decompressed (a zip of deflated zeros declared as 200 MB would take that much to be refused)
     least = 4 * parameters
-    if len(weights) < least:
+    most = least + _SAVE_OVERHEAD
+    declared = archive.getinfo("policy.pth").file_size
+    network = f"the network its policy_kwargs describe ({parameters:,} parameters)"
+    if declared < least:
+        raise ValueError(f"its policy.pth has {declared:,} bytes; {network} needs at least {least:,}")
+    if declared > most:
         raise ValueError(
-            f"its policy.pth has {len(weights):,} bytes; the network its policy_kwargs describe "
-            f"({parameters:,} parameters) needs at least {least:,}"
+            f"its policy.pth is declared as {declared:,} bytes; {network} takes at most {most:,}"
         )
+    weights = _member(archive, "policy.pth", min(most, _WEIGHTS_MAX_BYTES))
     if features in _FEATURES:
         extractor_module, _, attr = _FEATURES[features].partition(":")
         kwargs["features_extractor_class"] = getattr(importlib.import_module(extractor_module), attr)
