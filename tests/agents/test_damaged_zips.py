@@ -257,3 +257,17 @@ def test_a_zip_member_is_never_read_past_its_limit(tmp_path: Path, decompressed:
     with zipfile.ZipFile(path) as archive, pytest.raises(ValueError, match="zeros"):
         read_zip_member(archive, "zeros", 5000)
     assert decompressed[0] < 64 << 10
+
+
+def test_the_weights_size_is_the_networks_state_dict() -> None:
+    torch = importorskip("torch")
+    from connect4_agents.alphazero import PolicyValueNet
+    from connect4_agents.alphazero.files import weights_bytes
+
+    for channels, blocks in [(1, 0), (8, 1), (3, 7), (32, 2), (64, 4)]:
+        state = PolicyValueNet(channels, blocks).state_dict()
+        raw = sum(tensor.numel() * tensor.element_size() for tensor in state.values())
+        buffer = io.BytesIO()
+        torch.save(state, buffer)
+        least, most = weights_bytes(channels, blocks)
+        assert least == raw <= len(buffer.getvalue()) <= most
