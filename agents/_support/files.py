@@ -69,7 +69,7 @@ def is_version(value: object, expected: int) -> bool:
 
 
 def check_file_target(what: str, path: object) -> Path:
-    """``path`` as a :class:`Path` if a file can be written there: a path (str or os.PathLike), not a folder.
+    """``path`` as a `Path` if a file can be written there: a path (str or os.PathLike), not a folder.
 
     Raises:
         TypeError: not a path. ValueError: a folder (the message says ``what`` it is: "--json", "json_out").
@@ -117,7 +117,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[BinaryIO], objec
 
 
 def atomic_write_json(path: str | os.PathLike[str], data: Any) -> Path:
-    """Write ``data`` as indented JSON through :func:`atomic_write`."""
+    """Write ``data`` as indented JSON through `atomic_write`."""
     return atomic_write(path, lambda stream: stream.write(json.dumps(data, indent=2).encode()))
 
 
@@ -138,7 +138,7 @@ def parse_json(text: str | bytes, what: str, *, allow_nan: bool = False) -> Any:
 
     Raises:
         ValueError: not JSON (``json.JSONDecodeError`` is a ValueError), not UTF-8, a refused constant, or
-            arrays/objects nested more than :data:`MAX_JSON_DEPTH` deep (Python's parser and every walk of the
+            arrays/objects nested more than `MAX_JSON_DEPTH` deep (Python's parser and every walk of the
             value recurse, so a deep document would otherwise end in ``RecursionError``).
     """
     try:
@@ -206,7 +206,7 @@ def read_zip_member(archive: zipfile.ZipFile, name: str, limit: int) -> bytes:
 def read_json_lines(
     path: str | os.PathLike[str], max_bytes: int, what: str, build: Callable[[Any], T]
 ) -> list[T]:
-    """``build(value)`` for the JSON value of each non-blank line of ``path`` (see :func:`json_lines`); a
+    """``build(value)`` for the JSON value of each non-blank line of ``path`` (see `json_lines`); a
     ValueError from ``build`` is raised again with the file and the line number in front."""
     built = []
     for number, value in json_lines(path, max_bytes, what):

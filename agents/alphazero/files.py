@@ -103,7 +103,7 @@ def _member(archive: zipfile.ZipFile, name: str, limit: int, path: Any) -> bytes
 
 
 def load_model(path: str | os.PathLike[str]) -> ModelFile:
-    """Read a model written by :func:`save_model`.
+    """Read a model written by `save_model`.
 
     Raises:
         ValueError: a folder, not a model zip, another format or version (a version that is not an integer,

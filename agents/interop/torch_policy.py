@@ -1,10 +1,10 @@
 """A torch network trained elsewhere (CleanRL, Tianshou, your own loop) as a policy that never plays a masked column.
 
 Scripts such as CleanRL's ``ppo.py`` train on ``Connect4Flat-v0`` and sample from the raw logits, so their agents
-sometimes drop a stone into a full column and lose. :class:`TorchPolicy` wraps such a network: it builds the
+sometimes drop a stone into a full column and lose. `TorchPolicy` wraps such a network: it builds the
 observation the network was trained on from the planes every policy receives, runs the network, and takes the
 best (or samples a) legal column. It then plays wherever a policy is asked for: ``Connect4-v0``'s opponent,
-the batched env (through :meth:`TorchPolicy.act_batch`), the arena and tournaments.
+the batched env (through `TorchPolicy.act_batch`), the arena and tournaments.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ class TorchPolicy(RulesAware):
         model: the network, any callable from a float32 tensor to per-column scores (a ``torch.nn.Module``
             is put in eval mode). Its output is a tensor of shape ``(batch, columns)``, or a tuple or list
             whose first item is that tensor (Tianshou's nets return ``(logits, state)``).
-        observation: ``"flat"``, ``"planes"`` or ``"channels_first"`` (see :data:`OBSERVATIONS`).
-        output: ``"logits"`` or ``"q"`` (see :data:`OUTPUTS`).
+        observation: ``"flat"``, ``"planes"`` or ``"channels_first"`` (see `OBSERVATIONS`).
+        output: ``"logits"`` or ``"q"`` (see `OUTPUTS`).
         forward: called instead of ``model`` with the observation tensor, for a network whose scores come
             from a part of it: ``forward=agent.actor`` for a CleanRL ``Agent``, which has no ``forward`` of
             its own. ``model`` still sets the device and is put in eval mode.
@@ -191,7 +191,7 @@ class TorchPolicy(RulesAware):
             ValueError: shapes that do not fit, a mask that disagrees with its game's position (naming both),
                 NaN scores, or every legal column scored -inf (or +inf when sampling).
             NoLegalMoveError: a mask allows no column.
-            TypeError: see [`scores`][connect4_agents.interop.torch_policy.TorchPolicy.scores].
+            TypeError: see `scores`.
         """
         observations = np.asarray(observations)
         masks = np.asarray(action_masks)
@@ -226,7 +226,7 @@ class TorchPolicy(RulesAware):
         """A legal column for one position (planes and mask, or PettingZoo's dict).
 
         Raises:
-            As :meth:`act_batch`.
+            As `act_batch`.
         """
         planes, mask = unpack(observation, action_mask)
         planes = np.asarray(planes)

@@ -10,7 +10,9 @@ Python objects built from them, about 250 bytes a state on 6x7) is capped by ``m
 built; keys that are not positions of the declared board, and duplicate keys, are refused.
 
 This module knows nothing of the agent: it writes and reads arrays and metadata
-(:class:`QTableFile`); :meth:`connect4_agents.qlearning.QLearningAgent.load` builds the agent from them.
+(`QTableFile`);
+[`connect4_agents.qlearning.QLearningAgent.load`][connect4_agents.qlearning.agent.QLearningAgent.load] builds
+the agent from them.
 """
 
 from __future__ import annotations
@@ -155,12 +157,12 @@ def _peek(archive: zipfile.ZipFile, name: str) -> tuple[tuple[int, ...], np.dtyp
 
 
 def load_qtable(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> QTableFile:
-    """Read a table written by :func:`save_qtable`, checking everything before reading the arrays.
+    """Read a table written by `save_qtable`, checking everything before reading the arrays.
 
     Args:
         path: the ``.npz`` file.
         max_bytes: the most bytes loading may allocate: the decompressed arrays plus the agent's table built
-            from them (:func:`table_bytes_per_state` a state; default 4 GiB, about 13 M states on 6x7).
+            from them (`table_bytes_per_state` a state; default 4 GiB, about 13 M states on 6x7).
 
     Returns:
         The checked arrays and metadata.

@@ -6,10 +6,10 @@ schedules), so a crafted file runs code when it is loaded. Here nothing is unpic
 - ``data`` is read as JSON only, for its plain fields: which policy class saved it (module and name), the
   observation shape and the number of actions, and ``policy_kwargs`` when they are plain JSON;
 - ``policy_kwargs`` that SB3 had to pickle (e.g. a custom feature extractor) come instead from our JSON sidecar
-  (``model.json``, written by :func:`connect4_agents.sb3.train.save_model`), which names the extractor among ours;
+  (``model.json``, written by `connect4_agents.sb3.train.save_model`), which names the extractor among ours;
 - before anything is built, every layer size and channel count and the board are checked against fixed
-  limits (:data:`MAX_LAYERS`, :data:`MAX_UNITS`, :data:`MAX_CHANNELS`, the package's board limits), and the
-  number of parameters that architecture has (:func:`policy_parameters`) must fit in the ``policy.pth`` it
+  limits (`MAX_LAYERS`, `MAX_UNITS`, `MAX_CHANNELS`, the package's board limits), and the
+  number of parameters that architecture has (`policy_parameters`) must fit in the ``policy.pth`` it
   comes with: a file of a few hundred bytes cannot make the loader build a network of gigabytes;
 - the policy is built from its class in the installed SB3, and the weights are read with
   ``torch.load(weights_only=True)``, which refuses anything but tensors and plain containers.
@@ -210,9 +210,9 @@ def policy_parameters(
     Raises:
         TypeError: ``net_arch`` or ``features_extractor_kwargs`` of the wrong type (a string, a float).
         ValueError: an unknown ``algo`` or ``features``, a board beyond the package's limits, a layer size
-            outside 1..:data:`MAX_UNITS`, more than :data:`MAX_LAYERS` layers, ``channels`` outside
-            1..:data:`MAX_CHANNELS`, a ``features_extractor_class`` (named by ``features`` instead), or more
-            than :data:`MAX_PARAMETERS` parameters in all.
+            outside 1..`MAX_UNITS`, more than `MAX_LAYERS` layers, ``channels`` outside
+            1..`MAX_CHANNELS`, a ``features_extractor_class`` (named by ``features`` instead), or more
+            than `MAX_PARAMETERS` parameters in all.
     """
     if algo not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algo!r}; allowed: {', '.join(ALGORITHMS)}")
@@ -373,7 +373,7 @@ _NOT_SAVED = {"observation_space", "action_space", "lr_schedule", "optimizer_cla
 
 
 def save_policy(path: str | os.PathLike[str], policy: Any) -> Path:
-    """Write ``policy`` as a model zip that :func:`load_policy` (and so ``SB3Agent.load``) reads: ``data`` (plain
+    """Write ``policy`` as a model zip that `load_policy` (and so ``SB3Agent.load``) reads: ``data`` (plain
     JSON: policy class, spaces, ``policy_kwargs``) and ``policy.pth`` (the weights), both atomically, plus the
     ``.json`` sidecar naming the feature extractor.
 
