@@ -202,7 +202,8 @@ def create_app(
         max_sessions: the most games at once, WebSocket and HTTP sessions together.
         session_timeout: seconds a session may go unused before it is dropped (an idle WebSocket is closed).
         max_body_bytes: the largest HTTP body and WebSocket message.
-        session_rate: new sessions a second, on average (bursts of up to `max_sessions`).
+        session_rate: new sessions a second, on average (in bursts of up to `max_sessions` or `session_rate`,
+            whichever is more).
         allowed_hosts: the host names the server answers to (the `Host` header; the loopback names by
             default), or None for any (a server on a public address; [`serve`][connect4_env.openenv_server.serve]
             chooses).

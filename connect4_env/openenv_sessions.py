@@ -100,7 +100,8 @@ class Sessions(Generic[GameT]):
 
         Raises:
             SessionLimitError: `limit` games are playing (after dropping unused HTTP sessions), or new ones
-                came faster than `rate` (`retry_after` says when to try again). ValueError: an unknown kind.
+                came faster than `rate` (`retry_after` says when to try again).
+            ValueError: an unknown kind.
         """
         if kind not in ("ws", "http"):
             raise ValueError(f"kind must be 'ws' or 'http', got {kind!r}")
@@ -146,7 +147,7 @@ class Sessions(Generic[GameT]):
             What `work` returns.
 
         Raises:
-            UnknownSessionError: no such HTTP session (never made, deleted, or dropped unused). Whatever `work`
+            UnknownSessionError: no such HTTP session (never made, deleted, or dropped unused); whatever `work`
                 raises passes through.
         """
         with self._lock:

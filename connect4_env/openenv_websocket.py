@@ -18,6 +18,7 @@ The connection is closed by the server:
 | `session_id` in the URL (this server opens a game per connection; it attaches to none) | 1008 |
 | a frame over the server's hard size limit (by uvicorn, before the app reads it) | 1009 |
 | no session could be opened: too many games, or too many new ones (after an error frame) | 1013 |
+| the game could not be built (after an error frame) | 1011 |
 
 A client that leaves while its request is being answered costs one line in the log.
 """
@@ -211,6 +212,11 @@ async def serve_websocket(
     except SessionLimitError as refused:
         if await _send(websocket, _error(str(refused), "CAPACITY_REACHED")):
             await _close(websocket, 1013, "too many sessions: try again later")
+        return
+    except Exception as error:  # the game could not be built
+        logger.error("connect4 serve-openenv: a new game failed: %s: %s", type(error).__name__, error)
+        if await _send(websocket, _error(f"the server could not start a game: {error}", "FACTORY_ERROR")):
+            await _close(websocket, 1011, "the server could not start a game")
         return
     env = session.game
     assert env is not None  # open() returns the session with its game built
