@@ -237,7 +237,7 @@ class TorchPolicy(RulesAware):
 
 def _check_masks(planes: np.ndarray, legal: np.ndarray, masks: np.ndarray) -> None:
     """ValueError for the first game whose planes show a position and whose mask is not its open columns."""
-    binary = np.isin(planes, (0, 1)).all(axis=(1, 2, 3))
+    binary = np.asarray(np.isin(planes, (0, 1)).all(axis=(1, 2, 3)))
     if not binary.any():
         return
     stones = np.where(binary[:, None, None, None], planes, 0).astype(np.int64)
