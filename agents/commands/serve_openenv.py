@@ -16,14 +16,17 @@ seconds) and new ones to --session-rate a second. Ctrl-C or SIGTERM stops it.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.metadata
 import ipaddress
 import math
 import re
+import sys
 
 from connect4_agents._support.cli import command_parser, positive_int, run_cli
-from connect4_agents._support.extras import require
+from connect4_agents._support.extras import MissingExtraError, require
 
-__all__ = ["build_parser", "run", "main"]
+__all__ = ["build_parser", "run", "main", "check_openenv", "OPENENV_DISTRIBUTIONS"]
 
 
 def _port(text: str) -> int:
@@ -62,6 +65,59 @@ def _host(text: str) -> str:
             "(every interface), or a host name of letters, digits, hyphens and dots (localhost)"
         )
     return text
+
+
+# OpenEnv's two distributions of the one `openenv` package, and the oldest release of each that works here
+OPENENV_DISTRIBUTIONS = {"openenv": (0, 10), "openenv-core": (0, 3)}
+
+
+def _release(version: str) -> tuple[int, int]:
+    """`(major, minor)` of a version string (`"0.10.0"` -> `(0, 10)`); `(0, 0)` when it has none."""
+    match = re.match(r"(\d+)\.(\d+)", version)
+    return (int(match[1]), int(match[2])) if match else (0, 0)
+
+
+def check_openenv(installed: dict[str, str] | None = None) -> str | None:
+    """Check the installed OpenEnv distributions before anything is imported (from their metadata alone).
+
+    Args:
+        installed: distribution -> version; by default read from the environment's metadata.
+
+    Returns:
+        A warning when both distributions are installed (they write the same files, so the one installed last
+        is the one used), or None.
+
+    Raises:
+        MissingExtraError: the installed one is older than this command supports (the message names it and
+            what to install).
+    """
+    if installed is None:
+        installed = {}
+        for name in OPENENV_DISTRIBUTIONS:
+            with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+                installed[name] = importlib.metadata.version(name)
+    wanted = ", or ".join(
+        f"{name} {'.'.join(map(str, oldest))} or later" for name, oldest in OPENENV_DISTRIBUTIONS.items()
+    )
+    usable = [name for name, version in installed.items() if _release(version) >= OPENENV_DISTRIBUTIONS[name]]
+    if installed and not usable:
+        found = " and ".join(f"{name} {version}" for name, version in installed.items())
+        name = next(iter(installed))
+        raise MissingExtraError(
+            f"connect4 serve-openenv needs {wanted}; found {found}: pip install --upgrade {name}"
+        )
+    if len(installed) > 1:
+        found = " and ".join(f"{name} {version}" for name, version in installed.items())
+        keep = (
+            f"keep {usable[0]} (pip uninstall {next(name for name in installed if name != usable[0])})"
+            if len(usable) == 1
+            else "keep one (pip uninstall openenv-core, or pip uninstall openenv)"
+        )
+        return (
+            f"warning: {found} are both installed; both write the same openenv package, so the files of the one "
+            f"installed last are used: {keep}"
+        )
+    return None
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
@@ -113,9 +169,14 @@ def run(args: argparse.Namespace) -> int:
     """Serve until interrupted.
 
     Raises:
-        MissingExtraError: the openenv extra is not installed. ValueError / TypeError: a bad option.
+        MissingExtraError: the openenv extra is not installed, or too old a release of OpenEnv is.
+        ValueError: a bad option.
+        TypeError: a bad option.
         OSError: the address cannot be bound.
     """
+    warning = check_openenv()
+    if warning is not None:
+        print(warning, file=sys.stderr)
     require("openenv", "openenv", "connect4 serve-openenv")
     from connect4_env.openenv_server import serve  # FastAPI, uvicorn and OpenEnv load only here
 
