@@ -251,6 +251,18 @@ def create_app(
     return HostCheck(BodyLimit(app, max_body_bytes), hosts, origins)
 
 
+class _ClientFaultInOneLine(logging.Filter):
+    """uvicorn's report of a text frame that is not UTF-8 in one line: its traceback says nothing about the
+    server, and any client could fill the log with it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and str(record.msg).startswith("Invalid UTF-8"):
+            record.msg = f"{record.msg} (its connection is closed, code 1007)"
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
 def build_server(
     host: str = "127.0.0.1",
     port: int = 8000,
@@ -298,6 +310,9 @@ def build_server(
     config = uvicorn.Config(
         app, log_level=log_level, ws_max_size=WS_HARD_LIMIT_FACTOR * max_body_bytes, lifespan="on"
     )
+    uvicorn_errors = logging.getLogger("uvicorn.error")
+    if not any(isinstance(existing, _ClientFaultInOneLine) for existing in uvicorn_errors.filters):
+        uvicorn_errors.addFilter(_ClientFaultInOneLine())
     shown = f"[{host}]" if ":" in host else host
     return uvicorn.Server(config), sock, f"http://{shown}:{bound_port}"
 

@@ -16,6 +16,7 @@ The connection is closed by the server:
 | the client sent `close` | 1000 |
 | the client sent nothing for `timeout` seconds (the session's game is dropped) | 1001 |
 | `session_id` in the URL (this server opens a game per connection; it attaches to none) | 1008 |
+| a text frame that is not UTF-8 (by uvicorn, as the WebSocket protocol requires; one line in the log) | 1007 |
 | a frame over the server's hard size limit (by uvicorn, before the app reads it) | 1009 |
 | no session could be opened: too many games, or too many new ones (after an error frame) | 1013 |
 | the game could not be built (after an error frame) | 1011 |

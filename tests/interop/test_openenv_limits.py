@@ -174,6 +174,29 @@ def test_every_bad_frame_gets_an_error_frame_and_the_game_goes_on() -> None:
         assert exchange(ws, '{"type": "state"}')["data"]["ply"] == before["ply"] + 2
 
 
+def test_a_text_frame_that_is_not_utf8_closes_its_connection_with_one_log_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync import client as sync_client
+
+    with running_server() as url:
+        uvicorn_errors = logging.getLogger("uvicorn.error")  # does not propagate to the root: catch it here
+        uvicorn_errors.addHandler(caplog.handler)
+        try:
+            with sync_client.connect(ws_url(url)) as ws:
+                ws.send(b"\xff\xfe{", text=True)  # the WebSocket protocol requires the connection to fail
+                with pytest.raises(ConnectionClosed) as closed:
+                    ws.recv(timeout=30)
+                assert closed.value.rcvd is not None and closed.value.rcvd.code == 1007
+            with sync_client.connect(ws_url(url)) as ws:  # the server goes on serving
+                assert exchange(ws, reset_frame(0))["type"] == "observation"
+        finally:
+            uvicorn_errors.removeHandler(caplog.handler)
+    invalid = [record for record in caplog.records if "Invalid UTF-8" in record.getMessage()]
+    assert len(invalid) == 1 and not invalid[0].exc_info and "Traceback" not in caplog.text
+
+
 def test_new_sessions_are_limited_to_the_rate() -> None:
     from websockets.sync import client as sync_client
 
