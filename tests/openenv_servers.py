@@ -20,9 +20,7 @@ from urllib.parse import urlsplit
 
 
 @contextmanager
-def command_server(
-    *options: str, env: dict[str, str] | None = None
-) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+def command_server(*options: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """`connect4 serve-openenv --port 0 OPTIONS` in a child process: its URL and the process (whose stderr a
     test reads once the server is stopped, with `stop`). Stopped through its own process object."""
     process = subprocess.Popen(
@@ -30,7 +28,6 @@ def command_server(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, **(env or {})},
     )
     try:
         line = process.stdout.readline() if process.stdout else ""
