@@ -79,9 +79,8 @@ logger = logging.getLogger(__name__)
 MAX_BODY_BYTES = 64 * 1024  # an answer is at most 4096 characters; the rest is JSON around it
 MAX_SESSIONS = 64
 SESSION_TIMEOUT = 600.0
-SESSION_RATE = (
-    20.0  # new sessions a second: a client per game, each game many model calls long, needs far fewer
-)
+# new sessions a second: a client per game, each game many model calls long, needs far fewer
+SESSION_RATE = 20.0
 # uvicorn closes a WebSocket whose message passes this many times max_body_bytes (code 1009) without reading
 # it; a message between the two gets an error frame
 WS_HARD_LIMIT_FACTOR = 4
