@@ -24,7 +24,7 @@ from connect4_agents.base import (
     renamed_attribute,
 )
 from connect4_agents.solver import kernels as solver_kernels
-from connect4_agents.solver.book import BOOK_PLY, BOOK_RULES, load_book
+from connect4_agents.solver.book import BOOK_PLY, BOOK_RULES, load_book, require_book
 from connect4_env.compiled import KernelBuild, kernels_for
 from connect4_env.core import Board, Rules, check_board
 from connect4_env.validation import check_bool, check_choice, check_int, seeded_rng
@@ -36,7 +36,6 @@ __all__ = [
     "plies_to_end",
     "DEFAULT_NODE_BUDGET",
     "DEFAULT_MAX_NODES",
-    "BOOKLESS_FROM_PLY",
     "MAX_TABLE_SIZE",
 ]
 
@@ -46,15 +45,6 @@ DEFAULT_MAX_NODES = DEFAULT_NODE_BUDGET  # the constant's name before node_budge
 _MAX_NODE_BUDGET = 1 << 62  # the kernel counts nodes in int64
 MAX_TABLE_SIZE = 1 << 27  # transposition-table entries: 16 bytes each, 2 GiB at most
 
-
-# The fewest stones from which a 6x7 search without the opening book fits the default ("auto") node budget, per
-# build (compiled: 50 million nodes; plain Python: 1 million, with its smaller table). Below it, a solver left
-# to the defaults refuses at once (MissingExtraError, naming the book extra) instead of searching until the
-# budget runs out. Node counts on the shipped 6x7 test sets (machine-independent): compiled, choosing a move
-# took up to 42 million nodes with 5-7 stones and over 60 million for most positions of 2-4; from 8 stones on,
-# at most 9 million (29 million for every column's exact score). Plain Python: over a million for half the
-# positions of 12-14 stones, from 15 on mostly under 100,000.
-BOOKLESS_FROM_PLY = {True: 8, False: 15}
 
 _NO_BOOK_KEYS = np.zeros(0, dtype=np.int32)
 _NO_BOOK_SCORES = np.zeros(0, dtype=np.int8)
@@ -121,12 +111,8 @@ class SolverAgent(RulesBound):
         compiled: as for :class:`connect4_agents.MCTSAgent`.
 
     With the book, every 6x7 position (the empty board included) is answered in well under a second. Without
-    it, a 6x7 position with fewer than [`BOOKLESS_FROM_PLY`][connect4_agents.solver.agent.BOOKLESS_FROM_PLY]
-    stones (8 with the compiled kernels, 15 in plain Python) is refused at once with
-    [`MissingExtraError`][connect4_env.extras.MissingExtraError] naming the `book` extra, under the default
-    `book=None` and `node_budget="auto"` (see [`check_book`][connect4_agents.solver.agent.SolverAgent.check_book]):
-    searching it would run past the default budget. `book=False` or a node budget of your own searches such
-    positions anyway, until the budget runs out.
+    it, the defaults refuse a 6x7 opening at once (see `check_book`); `book=False` or a node budget of your own
+    searches it anyway, until the budget runs out.
 
     Raises:
         TypeError: a setting of the wrong type, a surplus positional argument or an old keyword (``win_length=``,
@@ -217,33 +203,17 @@ class SolverAgent(RulesBound):
         return self._tables[key]
 
     def check_book(self, board: Board) -> None:
-        """Refuse, before any search, a position that this solver cannot answer without the opening book.
-
-        That is a 6x7 position with four in a row and fewer than
-        [`BOOKLESS_FROM_PLY`][connect4_agents.solver.agent.BOOKLESS_FROM_PLY] stones (8 with the compiled
-        kernels, 15 in plain Python), asked of a solver with the defaults `book=None` and `node_budget="auto"`
-        while the `book` extra is not installed. Every search ([`score`][connect4_agents.solver.agent.SolverAgent.score],
-        [`act`][connect4_agents.solver.agent.SolverAgent.act], the evaluations) calls it first; the commands call
-        it with the empty board before a game starts.
+        """Refuse, before any search, a 6x7 opening that this solver cannot answer without the opening book:
+        with the defaults `book=None` and `node_budget="auto"`, see `connect4_agents.solver.book.require_book`
+        (fewer than 8 stones with the compiled kernels, 15 in plain Python). Every search calls it first.
 
         Raises:
-            TypeError: `board` is not a [`Board`][connect4_env.core.Board].
-            MissingExtraError: the position needs the book and the `book` extra is not installed (the message
-                names the extra, its pip command, and `book=False` to search anyway).
+            TypeError: `board` is not a `Board`.
+            MissingExtraError: the position needs the `book` extra, which is not installed.
         """
         rules = check_board(board).rules
-        if self.book is not None or self.node_budget != "auto" or rules != BOOK_RULES:
-            return
-        first = BOOKLESS_FROM_PLY[kernels_for(solver_kernels, rules, self.compiled).compiled]
-        if board.ply >= first or load_book() is not None:
-            return
-        raise MissingExtraError(
-            f"the solver on a 6x7 position with {board.ply} stone{'' if board.ply == 1 else 's'} (fewer than "
-            f"{first}: the opening) needs the "
-            f"opening book, the 'book' extra (bitbully_databases is not installed): "
-            f'pip install "connect4-env[book]". Without it the search would run past its node budget; '
-            f"SolverAgent(book=False) searches anyway"
-        )
+        if self.book is None and self.node_budget == "auto" and rules == BOOK_RULES:
+            require_book(board, kernels_for(solver_kernels, rules, self.compiled).compiled)
 
     def _book_arrays(self, rules: Rules, n_stones: int) -> tuple[np.ndarray, np.ndarray, int]:
         if self.book is not False and rules == BOOK_RULES and n_stones <= BOOK_PLY + 1:

@@ -23,16 +23,32 @@ from pathlib import Path
 
 import numpy as np
 
+from connect4_agents._support.extras import MissingExtraError
 from connect4_agents.solver.kernels import UNKNOWN_SCORE, book_score
 from connect4_env.compiled import kernel_geometry
 from connect4_env.core import Board, Rules
 
-__all__ = ["OpeningBook", "load_book", "BOOK_PLY", "BOOK_RULES", "book_available"]
+__all__ = [
+    "OpeningBook",
+    "load_book",
+    "BOOK_PLY",
+    "BOOK_RULES",
+    "BOOKLESS_FROM_PLY",
+    "book_available",
+    "require_book",
+]
 
 BOOK_PLY = 12
 BOOK_RULES = Rules(6, 7, 4)
 _RECORD = np.dtype([("key", ">i4"), ("score", "i1")])
 _EXPECTED_RECORDS = 4_200_899  # bitbully-databases 0.0.2's 12-ply book with distances
+# The fewest stones from which a 6x7 search without the book fits the solver's default node budget, per build
+# (True: compiled, 50 million nodes; False: plain Python, 1 million with its smaller table). Node counts on the
+# shipped 6x7 test sets (machine-independent): compiled, choosing a move took up to 42 million nodes with 5-7
+# stones and over 60 million for most positions of 2-4; from 8 stones on, at most 9 million (29 million for
+# every column's exact score). Plain Python: over a million for half the positions of 12-14 stones, from 15 on
+# mostly under 100,000.
+BOOKLESS_FROM_PLY = {True: 8, False: 15}
 
 
 class OpeningBook:
@@ -123,3 +139,26 @@ def load_book() -> OpeningBook | None:
     if len(book) != _EXPECTED_RECORDS:
         raise ValueError(f"{path} holds {len(book):,} positions; the 12-ply book has {_EXPECTED_RECORDS:,}")
     return book
+
+
+def require_book(board: Board, compiled: bool) -> None:
+    """Refuse a 6x7 opening that a solver without the book could not answer within its default node budget.
+
+    Args:
+        board: the position asked about.
+        compiled: whether the search would run the compiled kernels (``BOOKLESS_FROM_PLY`` is per build).
+
+    Raises:
+        MissingExtraError: ``board`` is 6x7 with four in a row and fewer than ``BOOKLESS_FROM_PLY[compiled]``
+            stones (8 compiled, 15 in plain Python), and the ``book`` extra is not installed; the message names
+            the extra, its pip command, and ``book=False`` to search anyway.
+    """
+    first = BOOKLESS_FROM_PLY[bool(compiled)]
+    if board.rules != BOOK_RULES or board.ply >= first or load_book() is not None:
+        return
+    stones = f"{board.ply} stone{'' if board.ply == 1 else 's'}"
+    raise MissingExtraError(
+        f"the solver on a 6x7 position with {stones} (fewer than {first}: the opening) needs the opening book, "
+        f"the 'book' extra (bitbully_databases is not installed): pip install \"connect4-env[book]\". Without "
+        "it the search would run past its node budget; SolverAgent(book=False) searches anyway"
+    )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from extras import importorskip
+from extras import importorskip, needs_book
 
 torch = importorskip("torch")
 
@@ -326,6 +326,11 @@ def test_agent_plays_legal_moves_and_records_its_search() -> None:
         assert board.is_legal(column)
         info = agent.move_info()
         assert info is not None and info["column"] == column and sum(info["visits"]) > 0
+
+
+@needs_book  # the solver answers the 6x7 opening from the book only
+def test_a_game_against_the_solver_records_the_agents_search() -> None:
+    agent = AlphaZeroAgent(PolicyValueNet(channels=8, blocks=1), simulations=20, seed=0)
     record = play_game([agent, SolverAgent()], Rules(), record_search=True)
     assert record.winner in (None, 1) and record.search[0]["kind"] == "mcts"
 

@@ -98,8 +98,10 @@ def test_a_damaged_book_file_is_refused(tmp_path) -> None:
 
 def test_without_the_book_the_solver_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
     import connect4_agents.solver.agent
+    import connect4_agents.solver.book
 
-    monkeypatch.setattr(connect4_agents.solver.agent, "load_book", lambda: None)
+    for module in (connect4_agents.solver.agent, connect4_agents.solver.book):
+        monkeypatch.setattr(module, "load_book", lambda: None)
     with pytest.raises(ValueError, match=r"connect4-env\[book\]"):
         SolverAgent(book=True)
     with pytest.raises(connect4_agents.solver.agent.SolverBudgetExceeded, match=r"connect4-env\[book\]"):

@@ -16,7 +16,8 @@ from scripts_helpers import HANG_GUARD
 
 from connect4_agents import make_agent
 from connect4_agents._support.extras import MissingExtraError
-from connect4_agents.solver.agent import BOOKLESS_FROM_PLY, SolverAgent, SolverBudgetExceeded, describe_score
+from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score
+from connect4_agents.solver.book import BOOKLESS_FROM_PLY
 from connect4_env import Board
 from connect4_env.encoding import action_mask, observation_planes
 
@@ -319,9 +320,11 @@ def test_positions_one_stone_past_the_book_score_as_without_it() -> None:
 def no_book(monkeypatch: pytest.MonkeyPatch) -> None:
     """An install without the ``book`` extra, whatever this one has."""
     from connect4_agents.solver import agent as solver_agent
+    from connect4_agents.solver import book as solver_book
 
     absent(monkeypatch, "bitbully_databases")
-    monkeypatch.setattr(solver_agent, "load_book", lambda: None)
+    for module in (solver_agent, solver_book):  # load_book keeps the book once read: its answer is replaced
+        monkeypatch.setattr(module, "load_book", lambda: None)
 
 
 OPENING = Board.from_ascii(
