@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from extras import importorskip
+from extras import importorskip, needs_book
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -19,6 +19,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@needs_book  # the solver plays positions of the six 6x7 sets, the openings among them
 def test_accuracy_by_set_reads_errors_per_set() -> None:
     done = run("benchmarks/accuracy_by_set.py", "solver", "random", "--sample", "60", "--workers", "1")
     assert done.returncode == 0, done.stderr[-3000:]

@@ -548,6 +548,7 @@ def test_the_curve_has_an_elo_panel_only_when_the_ladder_was_played(tmp_path: Pa
 
 
 @pytest.mark.slow
+@needs_book  # the reference ladder holds the solver, which plays the 6x7 opening from the book only
 def test_ladder_elo_of_a_model(tmp_path: Path) -> None:
     from connect4_agents.alphazero.train import AlphaZeroTrainConfig, ladder_elo
 
