@@ -170,10 +170,9 @@ def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, f
 class MatchResult:
     """Wins, draws and losses of player A against B, overall and by the side A played.
 
-    ``names`` are A's and B's labels (the ``names`` given to
-    [`play_match`][connect4_agents.evaluation.arena.play_match], else the agents' reprs), for ``str(result)``:
-    ``"SB3Agent(...) vs RandomAgent(): 180 wins, 5 draws, 15 losses in 200 games (score 0.91)"``, the score
-    being A's points per game (win 1, draw 1/2).
+    ``names`` are A's and B's labels (the ``names`` given to `play_match`, else the agents' reprs), for
+    ``str(result)``: ``"SB3Agent(...) vs RandomAgent(): 180 wins, 5 draws, 15 losses in 200 games (score
+    0.91)"``, the score being A's points per game (win 1, draw 1/2).
     """
 
     wins: int = 0

@@ -252,8 +252,7 @@ class SolverAgent(RulesBound):
         *bound: int,
     ) -> Any:
         """Call the search kernel ``kernel`` (``solve`` or ``value_at_most``) with the kept tables, once
-        [`check_book`][connect4_agents.solver.agent.SolverAgent.check_book] has passed ``board`` (the position
-        asked about)."""
+        `check_book` has passed ``board`` (the position asked about)."""
         self.check_book(board)
         rules = board.rules
         build, (order, table, moves, scores) = self._kernel(rules)
