@@ -186,9 +186,9 @@ def test_an_alphazero_member_of_zeros_is_refused_by_its_declared_size(
 def test_an_alphazero_member_that_lies_about_its_size_is_read_no_further(
     tmp_path: Path, decompressed: list[int]
 ) -> None:
+    path, load = _alphazero_file(tmp_path)  # skips without torch
     from connect4_agents.alphazero.files import weights_bytes
 
-    path, load = _alphazero_file(tmp_path)
     bomb = _with_member(path, tmp_path / "bomb.zip", "weights.pt", _zeros)
     least, most = weights_bytes(8, 1)
     _declare(bomb, "weights.pt", least)  # as small as the network's weights: the header lies
