@@ -48,7 +48,11 @@ def game(agents: list, configuration: dict) -> dict:
     steps = env.run(agents)
     sides = []
     for side in range(2):
-        logs = [step[side].get("stderr", "") for step in env.logs if len(step) > side and step[side]]
+        # each move's log (the entry of a side that did not move has no duration)
+        moved = [
+            step[side] for step in env.logs if len(step) > side and step[side] and "duration" in step[side]
+        ]
+        logs = [entry.get("stderr", "") for entry in moved]
         bank = min(step[side].observation.get("remainingOverageTime", 60) for step in steps)
         sides.append(
             {

@@ -4,13 +4,20 @@ in .venv-kaggle, where our package is not installed."""
 
 from __future__ import annotations
 
+import ast
+import base64
+import contextlib
+import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
 import tempfile
 import threading
+import tokenize
+import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -21,6 +28,7 @@ from extras import importorskip
 
 from connect4_agents.commands import kaggle_submission as command
 from connect4_agents.interop.kaggle import make_kaggle_agent, read_kaggle_position
+from connect4_agents.interop.kaggle_loading import KERNEL_THREAD
 from connect4_agents.interop.kaggle_submission import write_kaggle_submission
 from connect4_agents.mcts import MCTSAgent
 from connect4_agents.solver import SolverAgent
@@ -345,6 +353,65 @@ def test_submissions_run_side_by_side_in_one_process_each_with_its_own_code(tmp_
     assert first["fallbacks"] == second["fallbacks"] == again["fallbacks"] == 0, (first, second, again)
 
 
+def test_renaming_reaches_code_and_module_paths_and_nothing_else() -> None:
+    from connect4_agents.interop.kaggle_submission import renamed_source
+
+    names = {"connect4_env": "connect4_env_t", "connect4_agents": "connect4_agents_t"}
+    modules = frozenset(
+        {"connect4_env", "connect4_env.core", "connect4_agents", "connect4_agents.sb3.features"}
+    )
+    source = """\"\"\"Reads connect4_env.core boards.\"\"\"
+import connect4_env.core as core
+from connect4_agents.sb3 import features  # a comment on connect4_agents
+import connect4_env
+
+GROUP = "connect4_env.policies"  # an entry-point group, not a module
+FORMAT = 'connect4_env.qtable'  # a file format's name, not a module
+FEATURES = {"cnn": "connect4_agents.sb3.features:BoardCNN"}
+PACKAGE = ('connect4_agents')
+MESSAGE = f"connect4_env.{GROUP} is not a connect4_agents module"
+board = connect4_env.core.Board
+"""
+    renamed = renamed_source(source.encode(), names, modules).decode()
+    assert renamed == (
+        source.replace("import connect4_env.core", "import connect4_env_t.core")
+        .replace("from connect4_agents.sb3", "from connect4_agents_t.sb3")
+        .replace("import connect4_env\n", "import connect4_env_t\n")
+        .replace('"connect4_agents.sb3.features:BoardCNN"', "'connect4_agents_t.sb3.features:BoardCNN'")
+        .replace("('connect4_agents')", "('connect4_agents_t')")
+        .replace("= connect4_env.core.Board", "= connect4_env_t.core.Board")
+    )
+    fstring = b'version = f"{connect4_env.__version__}"\n'
+    if sys.version_info >= (3, 12):  # the tokenizer reaches inside f-strings
+        assert renamed_source(fstring, names, modules) == fstring.replace(b"env.", b"env_t.")
+    else:  # it cannot: a name there would be left behind, so it is refused
+        with pytest.raises(ValueError, match="f-string"):
+            renamed_source(fstring, names, modules)
+
+
+def test_a_submissions_code_names_its_own_packages_only(tmp_path: Path) -> None:
+    """Every module a submission carries, read token by token: no name, and no string naming one of our
+    modules, is left with the installed packages' names (an import of them would load another version)."""
+    path = write_kaggle_submission("mcts", tmp_path / "main.py")
+    payload = re.search(r'PAYLOAD = """(.*?)"""', path.read_text(), re.DOTALL)
+    assert payload is not None
+    with zipfile.ZipFile(io.BytesIO(base64.b64decode(payload.group(1)))) as archive:
+        tops = {name.split("/")[0] for name in archive.namelist()}
+        (env,) = [top for top in tops if top.startswith("connect4_env_")]
+        assert tops == {env, env.replace("connect4_env_", "connect4_agents_")}
+        old = {"connect4_env", "connect4_agents"}
+        for name in archive.namelist():
+            tokens = tokenize.generate_tokens(io.StringIO(archive.read(name).decode()).readline)
+            for token in tokens:
+                assert not (token.type == tokenize.NAME and token.string in old), (name, token)
+                if token.type == tokenize.STRING and token.string[:1] in "'\"":
+                    value = ast.literal_eval(token.string)
+                    assert not re.fullmatch(r"connect4_(env|agents)(\.\w+)*(:\w+)?", value) or value in (
+                        "connect4_env.policies",  # the entry-point group
+                        "connect4_env.qtable",  # the Q-table file format
+                    ), (name, value)
+
+
 @pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
 @pytest.mark.parametrize(
     ("tail", "size", "simulations"),
@@ -387,45 +454,71 @@ needs_kaggle = pytest.mark.skipif(
 )
 
 
+def run_kaggle(*commands: list[str], cwd: Path) -> list[dict[str, Any]]:
+    """Run tests/interop/kaggle_games.py with each argument list, all at once (one a core), each on a machine
+    that never ran a submission: a fresh ``TMPDIR`` (where a submission unpacks, and numba caches its
+    compilations beside the sources) and no ``NUMBA_CACHE_DIR``. Returns what each printed (JSON)."""
+    environment = {key: value for key, value in os.environ.items() if key != "NUMBA_CACHE_DIR"}
+    with contextlib.ExitStack() as stack:
+        runs = []
+        for command in commands:
+            temp = stack.enter_context(tempfile.TemporaryDirectory(prefix="kaggle-cold-"))
+            runs.append(
+                subprocess.Popen(
+                    [os.path.abspath(str(KAGGLE_PYTHON)), str(GAMES), *command],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    cwd=cwd,
+                    env={**environment, "TMPDIR": temp},
+                )
+            )
+        results = []
+        try:
+            for run in runs:
+                out, err = run.communicate(timeout=1800)
+                assert run.returncode == 0, err[-3000:]
+                results.append(json.loads(out.strip().splitlines()[-1]))
+        finally:
+            for run in runs:  # a failed or timed-out run: stop the others
+                if run.poll() is None:
+                    run.kill()
+                    run.wait()
+    return results
+
+
 def play_negamax(path: Path, games: int, configuration: dict[str, int]) -> dict[str, Any]:
     """``games`` games against negamax, half with the submission first and half second, the halves in two
-    processes at once (one a core); the results added up."""
-    runs = [
-        subprocess.Popen(
-            [
-                os.path.abspath(str(KAGGLE_PYTHON)),
-                str(GAMES),
-                str(path),
-                str(count),
-                json.dumps(configuration),
-                side,
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=path.parent,
-        )
+    processes at once; each process first plays a game from a cold start, then loads the submission
+    (``warm_up``) and plays its half. The results added up, and each process's cold game and loading."""
+    commands = [
+        ["negamax", str(path), str(count), json.dumps(configuration), side]
         for side, count in (("first", (games + 1) // 2), ("second", games // 2))
         if count
     ]
-    results = []
-    try:
-        for run in runs:
-            out, err = run.communicate(timeout=1800)
-            assert run.returncode == 0, err[-3000:]
-            results.append(json.loads(out.strip().splitlines()[-1]))
-    finally:
-        for run in runs:  # a failed or timed-out half: stop the other
-            if run.poll() is None:
-                run.kill()
-                run.wait()
+    results = run_kaggle(*commands, cwd=path.parent)
     total: dict[str, Any] = {
         key: sum(r[key] for r in results) for key in ("games", "wins", "draws", "losses")
     }
     total["errors"] = [error for r in results for error in r["errors"]]
     total["overage_used"] = max(r["overage_used"] for r in results)
     total["seconds"] = max(r["seconds"] for r in results)
+    for key in ("cold", "warm_up", "compiles"):
+        total[key] = [r[key] for r in results]
     return total
+
+
+def assert_cold_start_waited_for_nothing(result: dict[str, Any], policy: str) -> None:
+    """What every process of ``play_negamax`` shows of its cold start, with Kaggle's own ``actTimeout`` (2 s)
+    and overage bank (60 s): its first game ended in no error, invalid column or timeout; its first move said
+    it played while the compiled kernels loaded; numba compiled, on the loading thread alone (never on the
+    thread that plays the moves, where a move would have waited for it); the submission then loaded ``policy``."""
+    for cold, loaded, compiles in zip(result["cold"], result["warm_up"], result["compiles"]):
+        assert cold["status"] == "DONE", cold
+        assert cold["first_log"].startswith("connect4 kaggle agent: cold start: loading the compiled kernels")
+        assert not any("Traceback" in log for log in cold["logs"]), cold
+        assert set(compiles) == {KERNEL_THREAD} and compiles[KERNEL_THREAD] > 0, compiles
+        assert loaded["loaded"] and loaded["policy"] == policy, loaded
 
 
 # seconds a move (None: Kaggle's actTimeout less the margin): short budgets keep CI quick. AlphaZero plays a fixed
@@ -433,18 +526,21 @@ def play_negamax(path: Path, games: int, configuration: dict[str, int]) -> dict[
 # would size them to the time instead (more than 200 on Kaggle's 1.6 s). Before the endgame solver, alphazero
 # won 94 to 98 of 100 (draws, and losses at 1.0 s on a machine at half speed): it let late wins slip.
 SUBMISSIONS = {"mcts": 0.2, "solver": 0.2, "alphazero:200": None}
+POLICIES = {"mcts": "MCTSAgent", "solver": "SolverAgent", "alphazero:200": "AlphaZeroAgent"}
 
 
 @pytest.mark.kaggle
 @needs_kaggle
 @pytest.mark.parametrize("spec", list(SUBMISSIONS))
-def test_the_submission_beats_kaggles_negamax_on_both_sides(spec: str, tmp_path: Path) -> None:
+def test_the_submission_starts_cold_then_beats_kaggles_negamax_on_both_sides(
+    spec: str, tmp_path: Path
+) -> None:
     path = write_kaggle_submission(spec, tmp_path / "main.py", move_seconds=SUBMISSIONS[spec], seed=0)
     result = play_negamax(path, N_GAMES, {})
-    print(spec, result)
-    # at most one game not won (a draw or a loss), with no error
+    print(spec, {key: value for key, value in result.items() if key != "cold"})
+    assert_cold_start_waited_for_nothing(result, POLICIES[spec])
+    # then, loaded: at most one game not won (a draw or a loss), with no error
     assert result["errors"] == [] and result["wins"] >= N_GAMES - 1, result
-    assert result["overage_used"] < 30, result
 
 
 @pytest.mark.kaggle
@@ -452,8 +548,33 @@ def test_the_submission_beats_kaggles_negamax_on_both_sides(spec: str, tmp_path:
 @pytest.mark.parametrize("spec", ["mcts", "alphazero"])  # AlphaZero's 6x7 model: MCTS plays 5x6 instead
 def test_a_5x6_three_in_a_row_game_completes_on_kaggle(spec: str, tmp_path: Path) -> None:
     path = write_kaggle_submission(spec, tmp_path / "main.py", move_seconds=0.2, seed=0)
-    result = play_negamax(path, 2, {"rows": 5, "columns": 6, "inarow": 3})
+    (result,) = run_kaggle(
+        ["negamax", str(path), "2", json.dumps({"rows": 5, "columns": 6, "inarow": 3}), "both"], cwd=tmp_path
+    )
     assert result["errors"] == [] and result["wins"] + result["draws"] + result["losses"] == 2, result
+    assert result["cold"]["status"] == "DONE" and result["warm_up"]["loaded"], result
+    assert result["warm_up"]["policy"] == ("MCTSAgent" if spec == "mcts" else "NoneType"), result
+
+
+@pytest.mark.kaggle
+@needs_kaggle
+def test_two_submissions_play_each_other_in_one_process_in_either_order(tmp_path: Path) -> None:
+    """``env.run(["mcts.py", "alphazero.py"])``: the second file imported the first one's packages, and with
+    them no AlphaZero model (a loss). Each file now imports its own. Both orders, from a cold start."""
+    mcts = write_kaggle_submission("mcts", tmp_path / "mcts.py", move_seconds=0.2, seed=0)
+    alphazero = write_kaggle_submission("alphazero", tmp_path / "alphazero.py", move_seconds=0.2, seed=0)
+    policies = {str(mcts): "MCTSAgent", str(alphazero): "AlphaZeroAgent"}
+    for order in run_kaggle(
+        ["duel", str(mcts), str(alphazero)], ["duel", str(alphazero), str(mcts)], cwd=tmp_path
+    ):
+        for game in order["games"]:
+            for side in game["sides"]:
+                assert side["status"] == "DONE", game
+                assert not any("Error" in log or "Traceback" in log for log in side["logs"]), game
+        assert {path: loaded["policy"] for path, loaded in order["policies"].items()} == policies, order
+        modules = {loaded["module"] for loaded in order["policies"].values()}
+        assert len(modules) == 2 and all(loaded["loaded"] for loaded in order["policies"].values()), order
+        assert set(order["compiles"]) == {KERNEL_THREAD}, order["compiles"]
 
 
 def test_no_endgame_solver_past_the_compiled_solvers_board() -> None:
