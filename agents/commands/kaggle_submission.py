@@ -7,8 +7,10 @@
 The file carries our rules and agents (and the model an AlphaZero spec plays) and needs only numpy on Kaggle
 (torch too for AlphaZero). Each move searches for Kaggle's actTimeout less a margin, or --move-seconds if
 shorter; the solver falls back to a time-bounded MCTS where it would need longer, the exact solver plays the
-other agents' endgames (--no-endgame: the agent plays every move), and no move is an illegal column. Try it
-locally: kaggle_environments.make("connectx").run(["main.py", "negamax"]).
+other agents' endgames (--no-endgame: the agent plays every move), and no move is an illegal column. On a
+fresh machine no move waits for numba's compilation or torch's import: they happen in the background while
+plain-Python MCTS plays the first moves, for half their time. Its packages have names of their own, so several
+submissions run in one process. Try it locally: kaggle_environments.make("connectx").run(["main.py", "negamax"]).
 """
 
 from __future__ import annotations
