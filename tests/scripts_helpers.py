@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -70,7 +71,7 @@ def session_processes(session: int) -> list[str]:
 
 def wait_for(condition: Callable[[], bool], process: subprocess.Popen[str], what: str) -> None:
     """Poll until ``condition()`` holds while ``process`` runs; fail, naming ``what``, if it ends first or
-    the :data:`HANG_GUARD` passes."""
+    the `HANG_GUARD` passes."""
     deadline = time.monotonic() + HANG_GUARD
     while not condition():
         if process.poll() is not None:
@@ -80,21 +81,33 @@ def wait_for(condition: Callable[[], bool], process: subprocess.Popen[str], what
         time.sleep(0.2)
 
 
-def read_until(process: subprocess.Popen[str], fragment: str) -> list[str]:
-    """Read ``process``'s standard output line by line up to the first line holding ``fragment``; returns the
-    lines read. Fails if the output ends first; a run still silent after the :data:`HANG_GUARD` is killed."""
-    assert process.stdout is not None
+def read_until(process: subprocess.Popen[str], wanted: str | re.Pattern[str], stream: str = "stdout") -> str:
+    """Read ``process``'s standard output (or ``stream="stderr"``) up to the first line holding ``wanted`` (a
+    string, or a regex that must match in it); a progress bar's redrawn line (after ``\\r``) counts as a line.
+    Returns the text read. Fails if the output ends first; a run still silent after the `HANG_GUARD` is
+    killed."""
+    source = getattr(process, stream)
+    assert source is not None
+
+    def holds(line: str) -> bool:
+        return wanted in line if isinstance(wanted, str) else wanted.search(line) is not None
+
     guard = threading.Timer(HANG_GUARD, process.kill)
     guard.start()
-    lines: list[str] = []
+    text: list[str] = []
+    line: list[str] = []
     try:
-        for line in process.stdout:
-            lines.append(line)
-            if fragment in line:
-                return lines
+        while char := source.read(1):
+            text.append(char)
+            if char not in "\r\n":
+                line.append(char)
+            elif holds("".join(line)):
+                return "".join(text)
+            else:
+                line = []
     finally:
         guard.cancel()
-    raise AssertionError(f"the output ended without {fragment!r}: {''.join(lines)[-2000:]}")
+    raise AssertionError(f"the output ended without {wanted!r}: {''.join(text)[-2000:]}")
 
 
 def wait_gone(session: int, seconds: float = 60) -> list[str]:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
-from extras import importorskip
-from scripts_helpers import run, signal_after, start
+from extras import importorskip, needs
+from scripts_helpers import HANG_GUARD, read_until, run, start
 
 from connect4_agents import QLearningAgent, RandomAgent
 from connect4_env import Rules
@@ -136,6 +137,7 @@ def test_train_sb3_refuses_bad_hyperparameters_before_training(tmp_path: Path) -
 
 
 @pytest.mark.slow  # about 4 s on 2 cores (over 3 s): make test-slow, CI runs it
+@needs("train", "tqdm")  # the progress bar says when episodes are done
 def test_ctrl_c_in_training_saves_the_table(tmp_path: Path) -> None:
     out = tmp_path / "run"
     process = start(
@@ -149,9 +151,16 @@ def test_ctrl_c_in_training_saves_the_table(tmp_path: Path) -> None:
         "100",
         "--out",
         str(out),
-        "--quiet",
     )
-    err = signal_after(process, "training", signal.SIGINT, delay=3)  # some episodes first
+    try:  # Ctrl-C once the progress bar has counted episodes, however long they took
+        seen = read_until(process, re.compile(r" [1-9]\d*/10000000 "), stream="stderr")
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=HANG_GUARD)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    err = seen + err
     assert process.returncode == 130, err
     assert "Traceback" not in err and "interrupted after" in err
     table = QLearningAgent.load(out / "qtable.npz")
