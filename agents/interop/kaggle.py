@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -35,8 +35,20 @@ from connect4_agents.interop.kaggle_endgame import (
     node_budget,
     solver_compiled,
 )
-from connect4_agents.interop.kaggle_loading import Background, build_policy, kernel_loader, load_kernels
-from connect4_agents.interop.kaggle_position import read_kaggle_position, read_kaggle_rules
+from connect4_agents.interop.kaggle_loading import (
+    POLICY_THREAD,
+    Background,
+    build_policy,
+    kernel_loader,
+    load_kernels,
+    loading_anywhere,
+)
+from connect4_agents.interop.kaggle_position import (
+    KAGGLE_ACT_TIMEOUT,
+    read_act_timeout,
+    read_kaggle_position,
+    read_kaggle_rules,
+)
 from connect4_agents.mcts.agent import MCTSAgent
 from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded
 from connect4_env.core import Board, Rules
@@ -54,16 +66,14 @@ __all__ = [
     "ENDGAME_MAX_EMPTY",
 ]
 
-KAGGLE_ACT_TIMEOUT = 2.0  # seconds a move: connectx's default actTimeout
 DEFAULT_MARGIN = 0.4  # seconds kept back from actTimeout for Kaggle's own overhead and a slow machine
 _MIN_SECONDS = 0.05  # the least time any search is given
 MAX_MOVE_SECONDS = 3600.0  # the most: a huge actTimeout (1e30) must not become an endless search
 _SIMULATION_SHARE = 0.8  # of the move's time, the part a bare "alphazero" spec sizes its simulations for
 _MAX_SIMULATIONS = 10_000
 _SOLVER_SHARE = 0.5  # of the move's time, the solver's; the fallback search gets the rest
-# Of the move's time, a cold move's search (something still loading in the background): a loading thread can
-# hold Python's lock for a few tenths of a second at a time (torch's import loading its native libraries held
-# it for up to 0.55 s at once on a busy 2-core machine), and the other half is the reserve for that.
+# Of the move's time, a cold move's search (something still loading in the background), the other half the
+# reserve for a loading thread holding Python's lock (torch's import held it for 0.55 s at once on 2 busy cores)
 _COLD_SHARE = 0.5
 _BUILD_WAIT_SHARE = 0.25  # of the move's time, the most a move waits for its policy built in the background
 
@@ -77,12 +87,11 @@ class KaggleAgent:
     """A policy as a Kaggle ConnectX agent: ``agent(observation, configuration) -> column``.
 
     Build it with [`make_kaggle_agent`][connect4_agents.interop.kaggle.make_kaggle_agent], which checks the
-    spec and the settings (a submission builds it directly, from settings checked when the file was written,
-    so that its loading imports nothing slow). ``moves`` counts the moves it answered, ``fallbacks`` those a
-    time-bounded MCTS answered instead (the solver over its time, a policy that raised or chose an illegal
-    column, a policy that cannot play the board), ``endgame_moves`` those the endgame solver played and
-    ``cold_moves`` those played while the compiled kernels or the policy were still loading in the background;
-    ``last_seconds`` is the last move's time.
+    spec and the settings (a submission builds it directly, from settings checked when it was written, so that
+    its loading imports nothing slow). ``moves`` counts the moves it answered, ``fallbacks`` those a MCTS
+    answered instead (the solver over its time, a policy that raised, chose an illegal column or cannot play
+    the board), ``endgame_moves`` those the endgame solver played, ``cold_moves`` those played while something
+    was loading in the background; ``last_seconds`` is the last move's time.
 
     Attributes:
         load_seconds: seconds spent before the first call that Kaggle times as part of the first move (a
@@ -117,8 +126,7 @@ class KaggleAgent:
         self._builds: dict[Rules, Background] = {}
         self._time_limits: dict[Rules, float | None] = {}  # each MCTS policy's own, before any move's cap
         self._object_time_limit = getattr(self._policy, "time_limit", None)
-        # a policy whose compiled setting is None (left to us) searches in plain Python where the compiled
-        # kernels failed to load; one set to True or False keeps its setting
+        # a policy leaving its build to us (compiled=None) searches in plain Python if the kernels failed to load
         self._object_auto = getattr(self._policy, "compiled", False) is None
         self._auto: dict[Rules, bool] = {}
         self._fallbacks: dict[Rules, MCTSAgent] = {}
@@ -141,13 +149,7 @@ class KaggleAgent:
         Raises:
             ValueError: an ``actTimeout`` that is negative, not finite or past a float's range.
         """
-        timeout = configuration.get("actTimeout") if isinstance(configuration, Mapping) else None
-        if timeout is None and not isinstance(configuration, Mapping):
-            timeout = getattr(configuration, "actTimeout", None)
-        timeout = (
-            KAGGLE_ACT_TIMEOUT if timeout is None else check_number("configuration.actTimeout", timeout, 0.0)
-        )
-        seconds = min(timeout - self.margin, MAX_MOVE_SECONDS)
+        seconds = min(read_act_timeout(configuration) - self.margin, MAX_MOVE_SECONDS)
         if self.move_seconds is not None:
             seconds = min(seconds, self.move_seconds)
         return max(_MIN_SECONDS, seconds)
@@ -202,9 +204,7 @@ class KaggleAgent:
         build = self._builds.get(rules)
         if build is None:
             spec, seed = self._spec, self.seed
-            build = self._builds[rules] = Background(
-                "connect4-kaggle-policy", lambda: build_policy(spec, seed, rules)
-            )
+            build = self._builds[rules] = Background(POLICY_THREAD, lambda: build_policy(spec, seed, rules))
         if not build.wait(wait):
             return None, True
         return self.policy_for(rules), False
@@ -231,11 +231,11 @@ class KaggleAgent:
             self._said.add(key)
             _say(message)
 
-    def _tell_cold(self, kernels: bool, policy: bool) -> None:
+    def _tell_cold(self, kernels: bool, policy: bool, cold: bool) -> None:
         """Say in the log when the agent starts cold and when it is no longer."""
-        if kernels or policy:
+        if cold:
             names = {"the compiled kernels": kernels, f"the policy {self._spec!r}": policy}
-            loading = " and ".join(name for name, on in names.items() if on)
+            loading = " and ".join(name for name, on in names.items() if on) or "another agent"
             mcts = "plain-Python MCTS" if kernels else "MCTS"
             self._say_once(
                 "cold", f"cold start: loading {loading} in the background; {mcts} plays until then"
@@ -304,8 +304,9 @@ class KaggleAgent:
         # calls, each giving up Python's lock to a loading thread, took seconds for what takes tenths)
         wait = 0.0 if kernels_loading else _BUILD_WAIT_SHARE * budget - (self.clock() - called)
         policy, policy_loading = self._policy_now(rules, wait)
-        cold = kernels_loading or policy_loading
-        self._tell_cold(kernels_loading, policy_loading)
+        # another agent's loading (another submission in this process) would slow a network's move as much
+        cold = kernels_loading or policy_loading or loading_anywhere()
+        self._tell_cold(kernels_loading, policy_loading, cold)
         if cold:
             budget = max(_MIN_SECONDS, budget * _COLD_SHARE)
             self.cold_moves += 1

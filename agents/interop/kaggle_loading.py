@@ -15,6 +15,7 @@ import contextlib
 import importlib.util
 import threading
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from connect4_agents.mcts.agent import MCTSAgent
@@ -23,9 +24,19 @@ from connect4_env.compiled import fits_compiled, kernel_geometry
 from connect4_env.core import Board, Rules
 from connect4_env.policy import policy_from_spec
 
-__all__ = ["Background", "build_policy", "kernel_loader", "load_kernels", "KERNEL_THREAD"]
+__all__ = [
+    "Background",
+    "build_policy",
+    "kernel_loader",
+    "load_kernels",
+    "loading_anywhere",
+    "KERNEL_THREAD",
+    "POLICY_THREAD",
+]
 
-KERNEL_THREAD = "connect4-kaggle-kernels"  # the name of the thread that loads the compiled kernels
+KERNEL_THREAD = "connect4-kaggle-kernels"  # the name of the thread loading the compiled kernels
+POLICY_THREAD = "connect4-kaggle-policy"  # the name of a thread building a policy
+_LOADING = "connect4_kaggle_loading"  # the attribute marking a loading thread, True while it loads
 # playouts of the loading search: enough that the reply to its first move is a grandchild in its tree, so the
 # second search reuses the tree (the kernel that compacts a subtree is loaded too)
 _LOADING_PLAYOUTS = 400
@@ -45,6 +56,9 @@ class Background:
         self._work = work
         self._done = threading.Event()
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        setattr(
+            self.thread, _LOADING, True
+        )  # on the thread: another submission's copy of this module sees it
         self.thread.start()
 
     def _run(self) -> None:
@@ -53,6 +67,7 @@ class Background:
         except BaseException as error:  # kept for the caller to report; a thread's own traceback is lost
             self.error = error
         finally:
+            setattr(self.thread, _LOADING, False)  # before done: a thread ends a moment after its work
             self._done.set()
 
     @property
@@ -105,12 +120,18 @@ def load_kernels(rules: Rules) -> None:
     solver = SolverAgent(rules, book=False, node_budget=1, table_size=1 << 10, compiled=True)
     empty = Board.empty(rules.rows, rules.columns, rules.win_length)
     for search in (solver.score, solver.outcomes_board):
-        with contextlib.suppress(
-            SolverBudgetExceeded
-        ):  # one node is the budget: the kernel ran, so it loaded
+        # one node is the budget: the search stops at once, but its kernel ran, so it is loaded
+        with contextlib.suppress(SolverBudgetExceeded):
             search(empty)
 
 
+def loading_anywhere() -> bool:
+    """Whether any Kaggle agent of ours is loading something in this process: this one, or another
+    submission (its own copy of this module marks its threads the same way)."""
+    return any(getattr(thread, _LOADING, False) for thread in threading.enumerate())
+
+
+@cache
 def _numba_installed() -> bool:
     """Whether numba can be imported, asked without importing it (that takes seconds, for the loader)."""
     try:
@@ -133,9 +154,14 @@ def kernel_loader(rules: Rules) -> tuple[Background | None, bool]:
         ``rules`` (numba is not installed, or the board needs more than 63 bits); ``started`` is True when
         this call started it.
     """
-    if not fits_compiled(rules) or not _numba_installed():
+    if not fits_compiled(rules):
         return None, False
     key = len(kernel_geometry(rules))
+    loader = _LOADERS.get(key)
+    if loader is not None:  # every move asks: the answer, once it is known
+        return loader, False
+    if not _numba_installed():
+        return None, False
     with _LOADERS_LOCK:
         loader = _LOADERS.get(key)
         if loader is not None:

@@ -20,9 +20,11 @@ import numpy as np
 
 from connect4_env.core import Board, Rules
 from connect4_env.encoding import cell_bit_index
-from connect4_env.validation import check_int
+from connect4_env.validation import check_int, check_number
 
-__all__ = ["read_kaggle_position", "read_kaggle_rules"]
+__all__ = ["read_kaggle_position", "read_kaggle_rules", "read_act_timeout", "KAGGLE_ACT_TIMEOUT"]
+
+KAGGLE_ACT_TIMEOUT = 2.0  # seconds a move: connectx's default actTimeout
 
 
 def _field(source: Any, name: str, what: str) -> Any:
@@ -114,3 +116,15 @@ def read_kaggle_position(observation: Any, configuration: Any) -> Board:
         result = "a draw" if board.winner is None else f"won by mark {board.winner + 1}"
         raise ValueError(f"the game on observation.board is over ({result}): there is no move to make")
     return board
+
+
+def read_act_timeout(configuration: Any) -> float:
+    """The seconds a move may take, ``configuration.actTimeout``; Kaggle's 2 where the configuration has none.
+
+    Raises:
+        ValueError: an ``actTimeout`` that is negative, not finite or past a float's range.
+    """
+    timeout = configuration.get("actTimeout") if isinstance(configuration, Mapping) else None
+    if timeout is None and not isinstance(configuration, Mapping):
+        timeout = getattr(configuration, "actTimeout", None)
+    return KAGGLE_ACT_TIMEOUT if timeout is None else check_number("configuration.actTimeout", timeout, 0.0)

@@ -577,7 +577,7 @@ def test_two_submissions_play_each_other_in_one_process_in_either_order(tmp_path
         assert set(order["compiles"]) == {KERNEL_THREAD}, order["compiles"]
 
 
-def test_no_endgame_solver_past_the_compiled_solvers_board() -> None:
+def test_no_endgame_solver_past_the_compiled_solvers_board(monkeypatch: pytest.MonkeyPatch) -> None:
     # 10x10: 110 bits, past the compiled solver's 63; a win in one is there, and the policy still moves
     rows, columns = 10, 10
     board = [0] * (rows * columns)
@@ -586,6 +586,7 @@ def test_no_endgame_solver_past_the_compiled_solvers_board() -> None:
     for column in (2, 3, 4):
         board[(rows - 2) * columns + column] = 2
     configuration = {"rows": rows, "columns": columns, "inarow": 4, "actTimeout": 2, "timeout": 2}
+    no_other_loading(monkeypatch)
     agent = make_kaggle_agent(Stubborn(), move_seconds=0.5)  # past 63 bits: nothing loads in the background
     assert agent({"board": board, "mark": 1}, configuration) == 0  # the stubborn policy's column
     assert agent.endgame_moves == 0 and agent._endgame.solvers == {}  # no plain-Python solver built or run
@@ -687,7 +688,16 @@ def gated_loader(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, Any]
         return loader, len(started) == 1
 
     monkeypatch.setattr(kaggle, "kernel_loader", kernel_loader)
+    no_other_loading(monkeypatch)
     return release, loader
+
+
+def no_other_loading(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No other agent loads anything in this process, as far as the agents see: other tests' agents may have
+    left the real kernels loading in the background (for seconds where numba has never compiled them)."""
+    from connect4_agents.interop import kaggle
+
+    monkeypatch.setattr(kaggle, "loading_anywhere", lambda: False)
 
 
 def test_until_the_kernels_load_plain_python_mcts_plays_for_half_the_move(
@@ -722,6 +732,7 @@ def test_a_policy_built_in_the_background_is_replaced_by_mcts_until_it_is_built(
     release, build = threading.Event(), kaggle.build_policy
     monkeypatch.setattr(kaggle, "build_policy", lambda *args: release.wait() and build(*args))
     monkeypatch.setattr(kaggle, "kernel_loader", lambda rules: (None, False))  # no compiled kernels
+    no_other_loading(monkeypatch)
     agent = kaggle.KaggleAgent("mcts:300", seed=0, move_seconds=0.2)  # as a submission builds it
     observation, rules = {"board": kaggle_board(EARLY), "mark": 2}, Board.from_ascii(EARLY).rules
     assert agent(observation, CONFIG) in range(7)
@@ -734,6 +745,27 @@ def test_a_policy_built_in_the_background_is_replaced_by_mcts_until_it_is_built(
     assert isinstance(policy, MCTSAgent) and policy.playouts == 300 and policy.last_search is None
     agent(observation, CONFIG)
     assert agent.cold_moves == 1 and policy.last_search is not None
+
+
+def test_another_agents_loading_in_the_process_makes_a_move_cold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two submissions in one process: one's loading threads would slow the other's network as much as its
+    own (each network call gives up Python's lock to them), so its moves stay cold until they end."""
+    from connect4_agents.interop import kaggle
+    from connect4_agents.interop.kaggle_loading import KERNEL_THREAD, Background, loading_anywhere
+
+    release = threading.Event()
+    elsewhere = Background(KERNEL_THREAD, release.wait)  # as another submission's copy of the module makes it
+    assert loading_anywhere()  # the thread is marked on itself, which every copy of the module reads
+    monkeypatch.setattr(kaggle, "kernel_loader", lambda rules: (None, False))  # ours: nothing to load
+    monkeypatch.setattr(kaggle, "loading_anywhere", lambda: not elsewhere.done)  # other tests' loads left out
+    agent = make_kaggle_agent("mcts:300", seed=0, move_seconds=0.2)
+    observation, rules = {"board": kaggle_board(EARLY), "mark": 2}, Board.from_ascii(EARLY).rules
+    agent(observation, CONFIG)
+    assert agent.cold_moves == 1 and agent.policy_for(rules).last_search is None
+    release.set()
+    assert elsewhere.wait(60) and not elsewhere.thread.connect4_kaggle_loading  # type: ignore[attr-defined]
+    agent(observation, CONFIG)
+    assert agent.cold_moves == 1 and agent.policy_for(rules).last_search is not None
 
 
 def test_a_submissions_loading_counts_toward_its_first_move() -> None:
