@@ -1,12 +1,12 @@
 """The policy boundary: what the environments ask of a policy, how a policy receives the game's rules, and
 the registry of policies by name.
 
-The environments never import ``agents``: they call any object that follows :class:`Policy`, and hand it
-the game's :class:`~connect4_env.core.Rules` through :func:`bind_policy` before it plays. Names such as
+The environments never import ``agents``: they call any object that follows `Policy`, and hand it
+the game's [`Rules`][connect4_env.rules.Rules] through `bind_policy` before it plays. Names such as
 ``"mcts"`` resolve through a registry of string entry points (``"package.module:Class"``), as Gymnasium's registry
 does for envs: installed packages declare theirs under the ``connect4_env.policies`` entry-point
-group (this project's ``connect4_agents`` does, in ``pyproject.toml``, the only list of its names), and :func:`register_policy` adds more at run
-time. Nothing is imported until a name is used.
+group (this project's ``connect4_agents`` does, in ``pyproject.toml``, the only list of its names), and
+`register_policy` adds more at run time. Nothing is imported until a name is used.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class Policy(Protocol):
     Optional:
 
     - ``bind(rules)``: receive the game's rules (board size and ``win_length``, which observations do not
-      carry). Everything that runs a policy in a game calls it first (:func:`bind_policy`); a policy that
+      carry). Everything that runs a policy in a game calls it first (`bind_policy`); a policy that
       cannot play those rules raises ``ValueError`` there.
     - ``reset(seed=None)`` before a game.
     - ``act_batch(observations, action_masks) -> columns`` for many games at once (the batched env uses it),
@@ -66,8 +66,8 @@ def bind_policy(policy: Any, rules: Rules) -> Any:
     """Give ``policy`` the game's rules through its ``bind(rules)``, if it has one; returns ``policy``.
 
     Raises:
-        TypeError: ``rules`` is not a :class:`Rules`. ValueError: the policy cannot play these rules (its own
-            ``bind`` says why).
+        TypeError: ``rules`` is not a [`Rules`][connect4_env.rules.Rules]. ValueError: the policy cannot play
+            these rules (its own ``bind`` says why).
     """
     check_rules(rules)
     bind = getattr(policy, "bind", None)
@@ -113,7 +113,7 @@ def register_policy(name: str, entry_point: str | Callable[..., Any]) -> None:
 
 
 def policy_names() -> list[str]:
-    """The names :func:`make_policy` knows."""
+    """The names `make_policy` knows."""
     return sorted(_registry())
 
 

@@ -203,7 +203,7 @@ def json_object(text: str) -> dict[str, Any]:
 def check_output_dir(path: str | Path) -> Path:
     """Create the folder ``path`` (if needed) and check that files can be written in it, before any work.
 
-    Under :func:`run_cli`, the folders made here are removed again if the run fails while they are empty (a
+    Under `run_cli`, the folders made here are removed again if the run fails while they are empty (a
     refused setting leaves no empty ``--out`` behind).
 
     Raises:

@@ -2,14 +2,14 @@
 
 Each module has ``build_parser(parser=None)`` (fills a given parser, such as a subcommand's, or makes one),
 ``run(args)`` (the work, returning an exit code or None) and ``main(argv=None)`` (parse, then run through
-:func:`connect4_agents._support.cli.run_cli`: ``error: ...`` and exit 2 for a user's mistake, 130 on
+`connect4_agents._support.cli.run_cli`: ``error: ...`` and exit 2 for a user's mistake, 130 on
 Ctrl-C). A command only builds its parser, calls one or two package functions and prints; the work itself
-lives in the package (the families, :mod:`connect4_agents.evaluation`, :mod:`connect4_agents.ui`).
+lives in the package (the families, `connect4_agents.evaluation`, `connect4_agents.ui`).
 
-:func:`main` is the ``connect4`` command (``[project.scripts]``; also ``python -m connect4_agents.commands``): it
+`main` is the ``connect4`` command (``[project.scripts]``; also ``python -m connect4_agents.commands``): it
 mounts every module's parser as a subcommand (``connect4 play ...``, ``connect4 match train ...``) and runs the
 chosen one through ``run_cli``, so the exit codes are the scripts' own. Importing this package imports no command;
-:func:`build_parser` imports them all, and none imports an optional dependency before its ``run`` (torch, SB3,
+`build_parser` imports them all, and none imports an optional dependency before its ``run`` (torch, SB3,
 ray, pygame, matplotlib, scipy, numba stay out), so ``connect4 <command> --help`` works on a core install.
 """
 
@@ -57,11 +57,11 @@ def _summary(doc: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``connect4`` parser: ``--version`` and one subcommand per module of :data:`COMMANDS`, each filled by
+    """The ``connect4`` parser: ``--version`` and one subcommand per module of `COMMANDS`, each filled by
     the module's own ``build_parser``, its help the module's docstring with ``connect4 <name>`` in the examples.
 
     Returns:
-        A new :class:`argparse.ArgumentParser` whose parsed namespace names the command to run (see :func:`main`).
+        A new `argparse.ArgumentParser` whose parsed namespace names the command to run (see `main`).
     """
     parser = CommandParser(
         prog="connect4",

@@ -168,7 +168,7 @@ def demo(args: argparse.Namespace) -> int:
 
 
 def train_mode(args: argparse.Namespace) -> int:
-    """The ``train`` mode: :func:`train`, exit code 0."""
+    """The ``train`` mode: `train`, exit code 0."""
     train(args)
     return 0
 

@@ -57,7 +57,7 @@ def _is_host(text: str) -> bool:
 
 
 def _host(text: str) -> str:
-    """An address to listen on, for argparse: an IP address or a host name (see :func:`_is_host`); not empty
+    """An address to listen on, for argparse: an IP address or a host name (see `_is_host`); not empty
     (an empty host listens on every interface; to do that on purpose, say ``--host 0.0.0.0``)."""
     if not _is_host(text):
         raise argparse.ArgumentTypeError(

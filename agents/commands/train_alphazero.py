@@ -79,7 +79,7 @@ _HELP = {
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options (one per :class:`AlphaZeroTrainConfig` field), added to ``parser`` (a
+    """The command's options (one per `AlphaZeroTrainConfig` field), added to ``parser`` (a
     subcommand's) or to a new parser; returns it."""
     parser = command_parser(parser, __doc__)
     for item in dataclasses.fields(AlphaZeroTrainConfig):

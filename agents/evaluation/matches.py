@@ -1,8 +1,8 @@
 """Matches with their records written: what the match modes of ``scripts/mcts_vs_qlearning.py`` run.
 
-- :func:`play_recorded_game`: one game, its record written when asked.
-- :func:`play_recorded_match`: a match with a progress bar, its game records written even when interrupted.
-- :func:`qtable_against_mcts`: a saved Q-table against MCTS on the table's own board, the results to JSON.
+- `play_recorded_game`: one game, its record written when asked.
+- `play_recorded_match`: a match with a progress bar, its game records written even when interrupted.
+- `qtable_against_mcts`: a saved Q-table against MCTS on the table's own board, the results to JSON.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def play_recorded_game(
     games_out: str | os.PathLike[str] | None = None,
 ) -> GameLog:
     """One game of ``players[0]`` (moves first) against ``players[1]`` (see
-    :func:`~connect4_agents.evaluation.arena.play_game`); with ``games_out``, its record (search numbers
+    `connect4_agents.evaluation.arena.play_game`); with ``games_out``, its record (search numbers
     included, players named ``names``, run seed ``seed``) is written there.
 
     Returns:
@@ -62,7 +62,7 @@ def play_recorded_match(
     on_records: Callable[[Path], None] | None = None,
 ) -> MatchResult:
     """``games`` games of A against B, alternating who starts (see
-    :func:`~connect4_agents.evaluation.arena.play_match`), with a progress bar closed however the match
+    `connect4_agents.evaluation.arena.play_match`), with a progress bar closed however the match
     ends.
 
     With ``games_out``, the games' records (search numbers included, named ``names``, run seed ``seed``) are
@@ -101,7 +101,7 @@ def play_recorded_match(
 
 @dataclass(frozen=True)
 class QTableMatch:
-    """What :func:`qtable_against_mcts` played: the results from the table's side, on its board."""
+    """What `qtable_against_mcts` played: the results from the table's side, on its board."""
 
     result: MatchResult
     rules: Rules
@@ -133,7 +133,7 @@ def qtable_against_mcts(
     table's path relative to the JSON file's folder when the table lies inside it, so the pair can be moved).
 
     The table plays with seed ``seed``, MCTS with ``seed + 1``. ``games_out`` and ``on_records``: as for
-    :func:`play_recorded_match`.
+    `play_recorded_match`.
 
     Returns:
         The results, the board, and the JSON file written.
