@@ -14,8 +14,9 @@ positions (those the test sets are drawn from), 0 perfect play. Positions of the
 board (and their mirror images and transpositions) are never stored, so accuracy is measured on positions the
 network was not trained on; a position met twice within a task is stored once.
 
-Where the solver is fast: 6x7 with the opening book, and boards of up to about 30 cells. Elsewhere a position
-past the solver's default node budget (about 20 s of search) stops the run with
+Where the solver is fast: 6x7 with the opening book, and boards of up to about 30 cells. On 6x7 without the
+book the first early position stops the run with one `MissingExtraError` naming the `book` extra. Elsewhere a
+position past the solver's default node budget (about 20 s of search) stops the run with
 [`SolverBudgetExceeded`][connect4_agents.solver.agent.SolverBudgetExceeded] instead of searching for hours.
 """
 
