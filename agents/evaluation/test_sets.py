@@ -6,9 +6,8 @@ hard >= 28), for the six groups where such positions exist. The smaller boards (
 experiments use) get one set each. In every set: no finished position, none where the side to move can win
 at once, and no position twice (transpositions and mirror images count as the same).
 
-Scores are [`connect4_agents.SolverAgent`][connect4_agents.solver.agent.SolverAgent]'s, from the view of the
-player to move: a win completed by the board's ``w``-th stone scores ``cells + 1 - w``, a loss the negative of
-the opponent's win, a draw 0 (larger is better).
+Scores are [`SolverAgent`][connect4_agents.solver.agent.SolverAgent]'s, from the view of the player to move: a
+win by the board's ``w``-th stone scores ``cells + 1 - w``, a loss minus the opponent's win, a draw 0.
 
 Files: ``agents/data/test_sets/<name>.jsonl.gz``, one JSON object per line (``moves``, ``move_scores``,
 ``score``, ``rows``, ``columns``, ``win_length``), gzip written with no name and no time stamp, so
