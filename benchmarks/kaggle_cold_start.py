@@ -76,7 +76,7 @@ def main() -> int:
     )
     parser.add_argument("--runs", type=int, default=5, help="cold processes an agent (default 5)")
     parser.add_argument(
-        "--games", type=int, default=2, help="games a run, the first one moving first (default 2)"
+        "--games", type=int, default=4, help="games a run, the first one moving first (default 4)"
     )
     parser.add_argument(
         "--agents", nargs="+", default=list(AGENTS), choices=AGENTS, help="the submissions to time"
