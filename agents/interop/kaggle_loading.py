@@ -56,9 +56,8 @@ class Background:
         self._work = work
         self._done = threading.Event()
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
-        setattr(
-            self.thread, _LOADING, True
-        )  # on the thread: another submission's copy of this module sees it
+        # marked on the thread itself, where another submission's copy of this module sees it too
+        setattr(self.thread, _LOADING, True)
         self.thread.start()
 
     def _run(self) -> None:
