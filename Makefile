@@ -69,8 +69,8 @@ $(KAGGLE_STAMP): constraints.txt
 # Our submissions (built here) play Kaggle's negamax in .venv-kaggle (with numpy, numba and torch, as Kaggle's
 # image has them), each process from a cold start (a fresh TMPDIR, no numba cache; the tests set that up): a
 # first game, then KAGGLE_GAMES games each (50; the docs' table used 100), half on each side (the halves in two
-# processes at once), a 5x6 game with 3 in a row, and mcts against alphazero in one process (12.6 minutes on 2
-# cores busy with other work, half of it alphazero's games at Kaggle's 1.6 s a move).
+# processes at once), a 5x6 game with 3 in a row, and mcts against alphazero in one process (5.3 minutes on 2
+# cores, 12.6 on 2 cores busy with other work; half of it alphazero's games at Kaggle's 1.6 s a move).
 KAGGLE_GAMES ?= 50
 test-kaggle: $(STAMP) $(KAGGLE_STAMP)
 	KAGGLE_GAMES=$(KAGGLE_GAMES) KAGGLE_PYTHON=$(KAGGLE_VENV)/bin/python $(PY) -m pytest -m kaggle -q -p no:cacheprovider tests/interop/test_kaggle.py
