@@ -1,8 +1,8 @@
 """Kernel modules in two builds: numba-compiled (boards up to 63 bits) and plain Python (any board).
 
-A kernel module is a file of functions in the numba subset, such as :mod:`connect4_env.kernels` (the rules)
-or the agents' search kernels, which import their rule functions from :mod:`connect4_env.kernels`.
-``kernels_for(module, rules)`` returns a :class:`KernelBuild`: the module's functions plus the array dtype for
+A kernel module is a file of functions in the numba subset, such as `connect4_env.kernels` (the rules)
+or the agents' search kernels, which import their rule functions from `connect4_env.kernels`.
+``kernels_for(module, rules)`` returns a `KernelBuild`: the module's functions plus the array dtype for
 bitboards in that build. The plain build is the module itself. The compiled build is a second copy of the
 module's file in which every function is ``njit``-ed and every function it imports from another kernel module
 is replaced by that module's compiled version, *before* anything is called: numba resolves globals when it
@@ -47,7 +47,7 @@ _COPY_SUFFIX = "_numba"  # the compiled copy of module ``x`` is registered as ``
 
 
 def kernel_geometry(rules: Rules) -> tuple[int, ...]:
-    """The ``geo`` tuple the kernels read (see :mod:`connect4_env.kernels`).
+    """The ``geo`` tuple the kernels read (see `connect4_env.kernels`).
 
     Returns:
         ``(rows, columns, height, win_length, cells)``, then the rules' vertical win shifts padded with zeros
@@ -97,7 +97,7 @@ class KernelBuild:
         return name.removesuffix(_COPY_SUFFIX) if self.compiled else name
 
     def geometry(self, rules: Rules) -> tuple[int, ...]:
-        """The ``geo`` tuple of ``rules`` (see :func:`kernel_geometry`)."""
+        """The ``geo`` tuple of ``rules`` (see `kernel_geometry`)."""
         return kernel_geometry(rules)
 
     def bit_array(self, size: int) -> np.ndarray:

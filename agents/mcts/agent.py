@@ -1,6 +1,6 @@
 """Monte Carlo Tree Search (UCT) with MCTS-Solver, tree reuse, and a look inside every search.
 
-The four phases run in a compiled kernel (:mod:`connect4_agents.mcts.kernels`, numba) on an array-based tree:
+The four phases run in a compiled kernel (`connect4_agents.mcts.kernels`, numba) on an array-based tree:
 
 1. **Selection** from the root: unvisited children first, in random order; then the child with the highest
    UCB1 score ``wins/visits + c * sqrt(ln(parent visits) / visits)`` (with the solver on, each child's
@@ -83,7 +83,7 @@ class MCTSAgent(RulesBound):
     """UCT Monte Carlo Tree Search as a policy.
 
     Args:
-        playouts: playouts per move. None (the default): :data:`DEFAULT_PLAYOUTS` (1000) if no
+        playouts: playouts per move. None (the default): `DEFAULT_PLAYOUTS` (1000) if no
             ``time_limit`` is given, else no playout limit.
         time_limit: seconds per move (a finite number > 0, at most a week), or None. Alone, the search runs for that long
             (anytime: it plays the best move found when time runs out); with ``playouts``, whichever comes
@@ -227,7 +227,7 @@ class MCTSAgent(RulesBound):
 
     # -- policy ------------------------------------------------------------------------------------------
     def act(self, observation: Any, action_mask: Any = None) -> int:
-        """The column to play for the player to move in ``observation`` (see :class:`connect4_env.policy.Policy`).
+        """The column to play for the player to move in ``observation`` (see `connect4_env.policy.Policy`).
 
         Raises:
             ValueError: the mask disagrees with the position or its length is not the board's width, or the
@@ -237,7 +237,8 @@ class MCTSAgent(RulesBound):
         return self.search(board).column
 
     def move_info(self) -> dict[str, Any] | None:
-        """The last move's search numbers as plain JSON (:meth:`SearchResult.to_dict`), or None before a move.
+        """The last move's search numbers as plain JSON
+        ([`SearchResult.to_dict`][connect4_agents.mcts.result.SearchResult.to_dict]), or None before a move.
 
         Game records and the play window read this from any policy that has it."""
         return None if self.last_search is None else self.last_search.to_dict()
@@ -255,8 +256,9 @@ class MCTSAgent(RulesBound):
         """Search from ``board`` within the budget; returns (and keeps in ``last_search``) the result.
 
         Raises:
-            TypeError: ``board`` is not a :class:`Board`. ValueError: the game is over, or a budget set on the
-                agent after construction is out of range (``playouts``, ``time_limit``; both None).
+            TypeError: ``board`` is not a [`Board`][connect4_env.core.Board]. ValueError: the game is over, or
+                a budget set on the agent after construction is out of range (``playouts``, ``time_limit``;
+                both None).
         """
         if check_board(board).is_terminal:
             raise ValueError("cannot search a finished game: there is no legal move")

@@ -1,4 +1,4 @@
-"""Evaluators for the PUCT search (:mod:`connect4_agents.mcts.puct`): what scores a position.
+"""Evaluators for the PUCT search (`connect4_agents.mcts.puct`): what scores a position.
 
 An evaluator speaks for the player to move in each board (a network's view); the search turns its values into
 the tree's convention (for the player who moved into the node).

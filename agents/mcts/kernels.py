@@ -1,8 +1,9 @@
 """The UCT search's hot loops (MCTS with the MCTS-Solver bounds), in the numba subset.
 
-:mod:`connect4_env.compiled` builds this module twice (see there): plain Python for any board, and numba-compiled
-for boards up to 63 bits, where the rule functions imported from :mod:`connect4_env.kernels` are the compiled
-ones. :class:`connect4_agents.MCTSAgent` owns the tree arrays and calls :func:`mcts_playouts`.
+`connect4_env.compiled` builds this module twice (see there): plain Python for any board, and numba-compiled
+for boards up to 63 bits, where the rule functions imported from `connect4_env.kernels` are the compiled
+ones. [`connect4_agents.MCTSAgent`][connect4_agents.mcts.agent.MCTSAgent] owns the tree arrays and calls
+`mcts_playouts`.
 
 Tree arrays, one entry per node: ``cur``/``msk`` (the position: the stones of the player to move, all stones),
 ``parent``, ``move`` (the column played into the node), ``first_child``/``n_children`` (children are

@@ -5,7 +5,7 @@ After OpenSpiel's Evaluator / SearchNode / Bot split and AlphaZero's search. An 
 masks and normalises them) and values in [-1, 1] for the player to move (a network's view).
 
 Inside the tree every value is for the player who moved *into* the node, the convention of the UCT kernel
-(:mod:`connect4_agents.mcts.kernels`) and of OpenSpiel's MCTS: a node's estimate, the value sums of the moves
+(`connect4_agents.mcts.kernels`) and of OpenSpiel's MCTS: a node's estimate, the value sums of the moves
 into its children, and its proof bounds. No sign flips in selection, one flip per level in the backup. The
 search:
 
@@ -17,13 +17,14 @@ search:
 - **backup** with the sign flipped at each level;
 - **proofs** (MCTS-Solver with score bounds, as the UCT kernel): finished games are exact; each node keeps
   bounds ``lower <= value <= upper`` for the player who moved into it, recomputed from its children by
-  :func:`propagate_bounds` (tested against the kernel's routine on the same trees); a node whose bounds meet
+  `propagate_bounds` (tested against the kernel's routine on the same trees); a node whose bounds meet
   is proven, its value replaces estimates (means are clamped into the bounds), and a proven root stops the
   search;
 - **self-play** extras: Dirichlet noise on the root's priors, and a temperature on the visit counts.
 
-For random rollouts at full speed use :class:`connect4_agents.MCTSAgent` (the compiled UCT kernel): this search is in
-Python and pays off when the evaluator is expensive (a network), where batching matters more.
+For random rollouts at full speed use [`MCTSAgent`][connect4_agents.mcts.agent.MCTSAgent] (the compiled UCT
+kernel): this search is in Python and pays off when the evaluator is expensive (a network), where batching
+matters more.
 """
 
 from __future__ import annotations
@@ -71,8 +72,7 @@ def _bounded(q: float, child: Node | None) -> float:
 
 
 class Node:
-    """One position of the tree, a record (after OpenSpiel's ``SearchNode``). Build it with
-    :meth:`expand` or :meth:`terminal`.
+    """One position of the tree, a record (after OpenSpiel's ``SearchNode``). Build it with `expand` or `terminal`.
 
     Every value is for the player who moved *into* this node (the UCT kernel's convention):
 
@@ -196,7 +196,7 @@ class Node:
         return None if self.proof is None else -self.proof
 
     def update_proof(self) -> None:
-        """Deprecated: use :meth:`update_bounds`."""
+        """Deprecated: use [`update_bounds`][connect4_agents.mcts.puct.Node.update_bounds]."""
         warnings.warn("Node.update_proof is deprecated: use update_bounds", DeprecationWarning, stacklevel=2)
         self.update_bounds()
 
@@ -260,7 +260,7 @@ class PUCTSearch:
     """PUCT search with an evaluator, for one game or many in lockstep.
 
     Args:
-        evaluator: see :class:`Evaluator`.
+        evaluator: see [`Evaluator`][connect4_agents.mcts.evaluators.Evaluator].
         c_puct: exploration weight (1.5).
         fpu: first-play urgency: an unvisited move counts as the parent's value for the player choosing
             minus ``fpu`` (0.25).
@@ -324,9 +324,10 @@ class PUCTSearch:
         return root
 
     def _select(self, node: Node) -> int:
-        """The legal column with the highest ``Q + U`` (the first of equals): :meth:`Node.q` plus the
-        exploration term, computed column by column on Python floats (a node has a handful of columns, where
-        numpy's per-call cost is most of the work; the same rules, ``_mean`` and ``_bounded``)."""
+        """The legal column with the highest ``Q + U`` (the first of equals):
+        [`Node.q`][connect4_agents.mcts.puct.Node.q] plus the exploration term, computed column by column on
+        Python floats (a node has a handful of columns, where numpy's per-call cost is most of the work; the
+        same rules, ``_mean`` and ``_bounded``)."""
         visits = node.visits.tolist()
         sums = node.value_sum.tolist()
         priors = node.priors.tolist()
@@ -432,7 +433,7 @@ class PUCTSearch:
 
     @staticmethod
     def result(root: Node) -> PUCTResult:
-        """The search so far as the player to move at ``root`` sees it (see :class:`PUCTResult`)."""
+        """The search so far as the player to move at ``root`` sees it (see `PUCTResult` below)."""
         values = np.where(root.visits > 0, root.value_sum / np.maximum(root.visits, 1), np.nan)
         # the children's values are for the player who moved into them: the player to move at the root
         proven = [None if child is None else child.proof for child in root.children]

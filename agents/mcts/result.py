@@ -1,5 +1,6 @@
-"""What one MCTS search found, to read, print, plot and record: :class:`SearchResult`, and the UCB1 score the
-search ranks moves by (:func:`ucb1`)."""
+"""What one MCTS search found, to read, print, plot and record:
+[`SearchResult`][connect4_agents.mcts.result.SearchResult], and the UCB1 score the search ranks moves by
+([`ucb1`][connect4_agents.mcts.result.ucb1])."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ PROOF_NAMES = {LOSS: "loss", DRAW: "draw", WIN: "win"}
 def ucb1(wins: float, visits: float, parent_visits: float, c: float = math.sqrt(2)) -> float:
     """UCB1 score of a child: mean result plus ``c * sqrt(ln(parent_visits) / visits)``.
 
-    >>> round(ucb1(1, 1, 4), 3), round(ucb1(0.5, 1, 4), 3), round(ucb1(0, 1, 4), 3)
-    (2.665, 2.165, 1.665)
+    Examples:
+        >>> round(ucb1(1, 1, 4), 3), round(ucb1(0.5, 1, 4), 3), round(ucb1(0, 1, 4), 3)
+        (2.665, 2.165, 1.665)
     """
     if visits <= 0:
         return math.inf

@@ -101,14 +101,16 @@ class SolverAgent(RulesBound):
             envs reseed their opponent at every ``reset``, so ``opponent="solver"`` varies its play.
         node_budget: the most nodes one call may search of ``score``/``evaluate``/``act``. ``"auto"`` (default): 50 million
             nodes with the compiled kernels (about 20 s here), 1 million in plain Python (about 30 s); None:
-            unlimited; or an int. Past it, :class:`SolverBudgetExceeded`, which names the budget.
+            unlimited; or an int. Past it,
+            [`SolverBudgetExceeded`][connect4_agents.solver.agent.SolverBudgetExceeded], which names the
+            budget.
         table_size: transposition-table entries (rounded up to a prime), at most ``MAX_TABLE_SIZE`` (2**27,
             2 GiB). Default about 4 million (67 MB);
             the table is kept between calls, so later positions of a game are faster.
-        book: the 6x7 opening book (:mod:`connect4_agents.solver.book`, the ``book`` extra) for positions with up to 12
-            stones. None (default): used when installed; True: required (ValueError without it); False:
+        book: the 6x7 opening book (`connect4_agents.solver.book`, the ``book`` extra) for positions with up
+            to 12 stones. None (default): used when installed; True: required (ValueError without it); False:
             never. Other board sizes never use it.
-        compiled: as for :class:`connect4_agents.MCTSAgent`.
+        compiled: as for [`connect4_agents.MCTSAgent`][connect4_agents.mcts.agent.MCTSAgent].
 
     With the book, every 6x7 position (the empty board included) is answered in well under a second. Without
     it, the defaults refuse a 6x7 opening at once (see `check_book`); `book=False` or a node budget of your own
@@ -298,9 +300,10 @@ class SolverAgent(RulesBound):
         """One outcome per column for the player to move: 1 the move wins, 0 draws, -1 loses (under perfect
         play from then on), None for a full column; one node budget for all.
 
-        The sign of :meth:`evaluate_board`'s scores without their distances, found by at most two null-window
-        tests per column (is the opponent's score after the move at most 0? at most -1?) instead of an exact
-        score's binary search: several times cheaper, and all that a win/draw/loss label needs.
+        The sign of [`evaluate_board`][connect4_agents.solver.agent.SolverAgent.evaluate_board]'s scores
+        without their distances, found by at most two null-window tests per column (is the opponent's score
+        after the move at most 0? at most -1?) instead of an exact score's binary search: several times
+        cheaper, and all that a win/draw/loss label needs.
 
         Raises:
             ValueError: the game is over. SolverBudgetExceeded: more than ``node_budget`` nodes were needed.
@@ -368,10 +371,11 @@ class SolverAgent(RulesBound):
 
     def move_info(self) -> dict[str, Any] | None:
         """The last move's numbers as plain JSON: ``kind`` "solver", the ``column`` played and ``scores``, the
-        exact score of every column (:meth:`evaluate_board`; None for a full column). Computed on the first
-        call after a move (moves are chosen more cheaply), within the node budget; None before any move, when
-        the budget runs out, or where the position needs the missing opening book. Game records and the play
-        window read this."""
+        exact score of every column
+        ([`evaluate_board`][connect4_agents.solver.agent.SolverAgent.evaluate_board]; None for a full column).
+        Computed on the first call after a move (moves are chosen more cheaply), within the node budget; None
+        before any move, when the budget runs out, or where the position needs the missing opening book. Game
+        records and the play window read this."""
         if self._last_move is None:
             return None
         board, column, info = self._last_move
@@ -387,8 +391,9 @@ class SolverAgent(RulesBound):
     def best_columns(self, board: Board, every: bool = True) -> list[int]:
         """The columns with the best score, most central first (``every=False``: the most central only).
 
-        Cheaper than :meth:`evaluate_board`: the position's score (a book lookup at 12 stones on 6x7), then
-        one null-window test per column ("does this move keep that score?") instead of an exact score each.
+        Cheaper than [`evaluate_board`][connect4_agents.solver.agent.SolverAgent.evaluate_board]: the
+        position's score (a book lookup at 12 stones on 6x7), then one null-window test per column ("does this
+        move keep that score?") instead of an exact score each.
 
         Raises:
             ValueError: the game is over. SolverBudgetExceeded: more than ``node_budget`` nodes were needed.
@@ -405,7 +410,8 @@ class SolverAgent(RulesBound):
         return sorted(board.legal_moves(), key=lambda c: (abs(c - centre), c))
 
     def _best_columns(self, board: Board, legal: list[int], every: bool) -> list[int]:
-        """:meth:`best_columns` over the ``legal`` columns in the order given (the game is not over)."""
+        """[`best_columns`][connect4_agents.solver.agent.SolverAgent.best_columns] over the ``legal`` columns
+        in the order given (the game is not over)."""
         rules = board.rules
         current, mask = board.stones[board.to_move], board.mask
         winning = set(board.winning_moves())

@@ -96,7 +96,9 @@ class OpeningBook:
         return f"OpeningBook({len(self):,} positions of {self.ply} stones on 6x7)"
 
     def score(self, board: Board) -> int | None:
-        """The exact score (as :meth:`connect4_agents.SolverAgent.score`) of a 12-stone 6x7 board, or None if absent.
+        """The exact score (as
+        [`connect4_agents.SolverAgent.score`][connect4_agents.solver.agent.SolverAgent.score]) of a 12-stone
+        6x7 board, or None if absent.
 
         Raises:
             ValueError: the board is not a 6x7 (win_length 4) position with 12 stones.
@@ -130,7 +132,8 @@ def load_book() -> OpeningBook | None:
     """The installed opening book, read once per process (about 0.1 s, 25 MB); None without the extra.
 
     Raises:
-        ValueError: the installed file is damaged (see :meth:`OpeningBook.from_file`).
+        ValueError: the installed file is damaged (see
+            [`OpeningBook.from_file`][connect4_agents.solver.book.OpeningBook.from_file]).
     """
     path = _installed_book_path()
     if path is None:

@@ -1,14 +1,15 @@
 """The exact solver's hot loops (alpha-beta negamax, the opening-book lookup), in the numba subset.
 
-:mod:`connect4_env.compiled` builds this module twice (see there): plain Python for any board, and numba-compiled
-for boards up to 63 bits, where the rule functions imported from :mod:`connect4_env.kernels` are the compiled
-ones. :class:`connect4_agents.SolverAgent` owns the tables and calls :func:`solve` and :func:`value_at_most`.
+`connect4_env.compiled` builds this module twice (see there): plain Python for any board, and numba-compiled
+for boards up to 63 bits, where the rule functions imported from `connect4_env.kernels` are the compiled
+ones. [`connect4_agents.SolverAgent`][connect4_agents.solver.agent.SolverAgent] owns the tables and calls
+`solve` and `value_at_most`.
 
-The searches share one context tuple, built by :func:`make_context` and read by the ``CTX_*`` places:
+The searches share one context tuple, built by `make_context` and read by the ``CTX_*`` places:
 ``(geo, board_mask, bottom_mask, order, table, stats, move_buffer, score_buffer, book_codes, book_scores,
 book_ply)``:
 
-- ``geo``, ``board_mask``, ``bottom_mask``: the board (see :mod:`connect4_env.kernels`);
+- ``geo``, ``board_mask``, ``bottom_mask``: the board (see `connect4_env.kernels`);
 - ``order``: the columns in the order to try them (centre first);
 - ``table``: the transposition table, one ``(slots, 2)`` array whose row is a slot: the position's key, then
   its lower and upper bounds on the score and its best move packed by ``tt_pack`` (never 0; 0 marks an empty
