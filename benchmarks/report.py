@@ -38,6 +38,7 @@ COMMANDS: dict[str, list[str]] = {
     "selfplay_throughput": ["benchmarks/selfplay_throughput.py"],
     "openenv_latency": ["benchmarks/openenv_latency.py", "--steps", "1000"],
     "qlearning_targets": ["benchmarks/qlearning_targets.py", "--episodes", "1000000"],
+    "kaggle_cold_start": ["benchmarks/kaggle_cold_start.py", "--runs", "5", "--games", "1"],
 }
 PINNED = {"vector_throughput"}
 
