@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from connect4_agents import RandomAgent
-from connect4_env.vector_env import Connect4VectorEnv
+from connect4_env.envs.vector_env import Connect4VectorEnv
 
 
 def ours(

@@ -4,9 +4,9 @@
 - `connect4_env.connect4_v0`: the PettingZoo AEC environment (``env()`` / ``raw_env()``).
 - ``gymnasium.make("Connect4-v0")``: the single-agent view against a fixed opponent (registered on import);
   ``"Connect4Flat-v0"``: the same with a flat float32 observation (CleanRL's scripts).
-- ``gymnasium.make("Connect4Text-v0")``: the same game as text for language models (`connect4_env.text_env`).
-- [`Connect4Env`][connect4_env.gym_env.Connect4Env] /
-  [`Connect4VectorEnv`][connect4_env.vector_env.Connect4VectorEnv]: the classes behind ``Connect4-v0`` and its
+- ``gymnasium.make("Connect4Text-v0")``: the same game as text for language models (`connect4_env.envs.text_env`).
+- [`Connect4Env`][connect4_env.envs.gym_env.Connect4Env] /
+  [`Connect4VectorEnv`][connect4_env.envs.vector_env.Connect4VectorEnv]: the classes behind ``Connect4-v0`` and its
   vector form; `Policy`: the protocol every opponent and agent follows.
 - ``pettingzoo.make("aec", "connect4_env/connect4_v0")``: the AEC env from PettingZoo's registry (registered
   on import, PettingZoo >= 1.27).
@@ -22,9 +22,9 @@ import pettingzoo
 from connect4_env import connect4_v0
 from connect4_env.core import Board, IllegalMoveError, Rules
 from connect4_env.encoding import action_mask, board_from_observation, observation_planes
-from connect4_env.gym_env import Connect4Env
+from connect4_env.envs.gym_env import Connect4Env
+from connect4_env.envs.vector_env import Connect4VectorEnv
 from connect4_env.policy import Policy
-from connect4_env.vector_env import Connect4VectorEnv
 
 __all__ = [
     "Board",
@@ -47,9 +47,9 @@ PETTINGZOO_ID = "connect4_env/connect4_v0"
 def make_sb3_vec_env(n_envs: int = 8, monitor: bool = True, **env_kwargs: Any) -> Any:
     """``n_envs`` batched ``Connect4-v0`` games as a Stable-Baselines3 ``VecEnv`` (needs the ``train`` extra).
 
-    See [`connect4_env.sb3_vec_env.make_sb3_vec_env`][connect4_env.sb3_vec_env.make_sb3_vec_env].
+    See [`connect4_env.integrations.sb3.make_sb3_vec_env`][connect4_env.integrations.sb3.make_sb3_vec_env].
     """
-    from connect4_env.sb3_vec_env import make_sb3_vec_env as make
+    from connect4_env.integrations.sb3 import make_sb3_vec_env as make
 
     return make(n_envs, monitor=monitor, **env_kwargs)
 
@@ -57,20 +57,20 @@ def make_sb3_vec_env(n_envs: int = 8, monitor: bool = True, **env_kwargs: Any) -
 if "Connect4-v0" not in gymnasium.registry:
     gymnasium.register(
         id="Connect4-v0",
-        entry_point="connect4_env.gym_env:make_env",
-        vector_entry_point="connect4_env.vector_env:Connect4VectorEnv",
+        entry_point="connect4_env.envs.gym_env:make_env",
+        vector_entry_point="connect4_env.envs.vector_env:Connect4VectorEnv",
         # the entry point applies Gymnasium's checker itself, in a version a failed call leaves unchanged
         disable_env_checker=True,
     )
 # the same game with a flat float32 observation, for scripts that feed it to a linear layer (CleanRL)
 if "Connect4Flat-v0" not in gymnasium.registry:
     gymnasium.register(
-        id="Connect4Flat-v0", entry_point="connect4_env.gym_env:make_flat_env", disable_env_checker=True
+        id="Connect4Flat-v0", entry_point="connect4_env.envs.gym_env:make_flat_env", disable_env_checker=True
     )
-# text in, text out, for language models (connect4_env.text_env; served over OpenEnv by connect4 serve-openenv)
+# text in, text out, for language models (connect4_env.envs.text_env; served over OpenEnv by connect4 serve-openenv)
 if "Connect4Text-v0" not in gymnasium.registry:
     gymnasium.register(
-        id="Connect4Text-v0", entry_point="connect4_env.text_env:make_text_env", disable_env_checker=True
+        id="Connect4Text-v0", entry_point="connect4_env.envs.text_env:make_text_env", disable_env_checker=True
     )
 
 
@@ -84,4 +84,4 @@ def _in_pettingzoo_registry() -> bool:
 
 
 if callable(getattr(pettingzoo, "register", None)) and not _in_pettingzoo_registry():
-    pettingzoo.register("aec", PETTINGZOO_ID, entry_point="connect4_env.pettingzoo_env:env")
+    pettingzoo.register("aec", PETTINGZOO_ID, entry_point="connect4_env.envs.pettingzoo_env:env")

@@ -41,9 +41,9 @@ def command_server(*options: str) -> Iterator[tuple[str, subprocess.Popen[str]]]
 
 @contextmanager
 def running_server(**options: Any) -> Iterator[str]:
-    """The server of `connect4_env.openenv_server.build_server` (`options`) on 127.0.0.1, a free port, run by a
+    """The server of `connect4_env.integrations.openenv.server.build_server` (`options`) on 127.0.0.1, a free port, run by a
     thread of this process; its URL. Stopped as uvicorn is, by `should_exit`."""
-    from connect4_env.openenv_server import build_server
+    from connect4_env.integrations.openenv.server import build_server
 
     server, sock, url = build_server("127.0.0.1", 0, **options)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)

@@ -35,7 +35,7 @@ def test_docstring_examples_run(name: str) -> None:
         missing = (getattr(cause, "name", None) or "").split(".")[0]
         if missing in EXTRAS:
             pytest.skip(f"needs the {EXTRAS[missing]!r} extra ({missing} is not installed)")
-        if name == "connect4_env.rllib":
+        if name == "connect4_env.integrations.rllib":
             pytest.skip("needs ray[rllib], which runs in its own venv (make test-rllib)")
         raise
     flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE

@@ -5,7 +5,7 @@ or openenv-core installed in its place).
     python scripts/serve_openenv.py --opponent solver --port 8001 --invalid-answer lose
     python scripts/serve_openenv.py --port 0                 # a free port, printed once listening
 
-OpenEnv's clients play it over /ws (one game per connection, e.g. connect4_env.openenv_env.Connect4TextClient);
+OpenEnv's clients play it over /ws (one game per connection, e.g. connect4_env.integrations.openenv.environment.Connect4TextClient);
 clients without WebSockets use POST /sessions, then /sessions/<id>/reset, /step, /state. The server listens on
 localhost unless --host says otherwise, and there answers only requests to a local name from no other web page
 (--allow-origin names a page that may use it). Bodies and WebSocket messages are limited to --max-body-bytes,
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     if warning is not None:
         print(warning, file=sys.stderr)
     require("openenv", "openenv", "connect4 serve-openenv")
-    from connect4_env.openenv_server import serve  # FastAPI, uvicorn and OpenEnv load only here
+    from connect4_env.integrations.openenv.server import serve  # FastAPI, uvicorn and OpenEnv load only here
 
     if not math.isfinite(args.session_timeout) or args.session_timeout <= 0:
         raise ValueError(

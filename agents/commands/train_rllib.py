@@ -4,7 +4,7 @@
     .venv-rllib/bin/python scripts/train_rllib.py --iterations 50
     .venv-rllib/bin/python scripts/train_rllib.py --address auto --env-runners 8    # on a running Ray cluster
 
-Uses connect4_env.rllib's multi-agent env (observations laid out for RLlib's ActionMaskingTorchRLModule) on
+Uses connect4_env.integrations.rllib's multi-agent env (observations laid out for RLlib's ActionMaskingTorchRLModule) on
 RLlib's new API stack. Saves an RLlib checkpoint per --checkpoint-every iterations and at the end under
 --out (RLlib's own format: restore it with Algorithm.from_checkpoint, which unpickles, so only your own), prints
 episodes and mean episode length per iteration, and plays the trained policy (greedy) against --eval-opponents, rating it against the reference ladder's fixed Elo

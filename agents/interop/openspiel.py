@@ -12,8 +12,8 @@
   of any size.
 
 The positions cross through
-[`connect4_env.openspiel.board_from_openspiel`][connect4_env.openspiel.board_from_openspiel] and
-[`board_to_openspiel`][connect4_env.openspiel.board_to_openspiel].
+[`connect4_env.integrations.openspiel.convert.board_from_openspiel`][connect4_env.integrations.openspiel.convert.board_from_openspiel] and
+[`board_to_openspiel`][connect4_env.integrations.openspiel.convert.board_to_openspiel].
 """
 
 from __future__ import annotations
@@ -27,7 +27,11 @@ from connect4_agents.base import NoLegalMoveError
 from connect4_env.core import Board, Rules, check_rules
 from connect4_env.encoding import action_mask, board_from_observation, observation_planes, split_observation
 from connect4_env.extras import require
-from connect4_env.openspiel import board_from_openspiel, board_to_openspiel, load_openspiel_game
+from connect4_env.integrations.openspiel.convert import (
+    board_from_openspiel,
+    board_to_openspiel,
+    load_openspiel_game,
+)
 from connect4_env.policy import bind_policy, policy_from_spec
 from connect4_env.validation import check_bool, check_int, check_number
 
@@ -41,7 +45,7 @@ class OpenSpielPolicy:
     """A `pyspiel.Bot` as a policy of ours.
 
     Each move rebuilds the position as a state of `game`
-    ([`board_to_openspiel`][connect4_env.openspiel.board_to_openspiel]), calls the bot's `restart_at(state)` (so
+    ([`board_to_openspiel`][connect4_env.integrations.openspiel.convert.board_to_openspiel]), calls the bot's `restart_at(state)` (so
     a bot that follows the game's history starts from this one) and returns its `step(state)`.
 
     OpenSpiel's C++ bot factories (`make_uniform_random_bot`, `make_stateful_random_bot`, `make_policy_bot`,
@@ -266,7 +270,7 @@ class PolicyBot(_Bot):
 
         Raises:
             TypeError, ValueError: ``state`` is not a state of a Connect Four game (as
-                [`board_from_openspiel`][connect4_env.openspiel.board_from_openspiel]). NoLegalMoveError: the
+                [`board_from_openspiel`][connect4_env.integrations.openspiel.convert.board_from_openspiel]). NoLegalMoveError: the
                 game is over.
         """
         board = board_from_openspiel(state)

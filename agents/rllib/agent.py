@@ -1,4 +1,4 @@
-"""An RLlib RLModule (trained with `connect4_env.rllib`'s layout) as a policy for the arena and the envs."""
+"""An RLlib RLModule (trained with `connect4_env.integrations.rllib`'s layout) as a policy for the arena and the envs."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ class RLlibAgent(RulesAware):
 
     Args:
         module: a torch RLModule whose input is ``{"observations", "action_mask"}`` as
-            `connect4_env.rllib.Connect4MultiAgentEnv` gives it (``algo.get_module("shared")``).
+            `connect4_env.integrations.rllib.Connect4MultiAgentEnv` gives it (``algo.get_module("shared")``).
     """
 
     name = "rllib"

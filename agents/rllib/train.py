@@ -75,7 +75,7 @@ class NoEpisodesError(RuntimeError):
 
 
 def ppo_config(config: RLlibTrainConfig) -> Any:
-    """RLlib's ``PPOConfig`` for ``config``: the multi-agent env of `connect4_env.rllib`, one policy
+    """RLlib's ``PPOConfig`` for ``config``: the multi-agent env of `connect4_env.integrations.rllib`, one policy
     (``"shared"``) for both seats, RLlib's ``ActionMaskingTorchRLModule``, on the new API stack.
 
     Raises:
@@ -88,7 +88,7 @@ def ppo_config(config: RLlibTrainConfig) -> Any:
     from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
     from ray.tune.registry import register_env
 
-    from connect4_env.rllib import Connect4MultiAgentEnv
+    from connect4_env.integrations.rllib import Connect4MultiAgentEnv
 
     register_env("connect4_env", lambda env_config: Connect4MultiAgentEnv(env_config))
     env_config = {"rows": config.rows, "columns": config.columns, "win_length": config.win_length}

@@ -341,7 +341,7 @@ def train_baseline(config: SB3TrainConfig) -> TrainResult:
     """
     import torch
 
-    from connect4_env.sb3_vec_env import make_sb3_vec_env
+    from connect4_env.integrations.sb3 import make_sb3_vec_env
 
     config.__post_init__()  # the fields may have changed since the config was made
     rules = Rules(config.rows, config.columns, config.win_length)

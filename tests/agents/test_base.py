@@ -65,7 +65,7 @@ def _rules_takers() -> list:
     from connect4_agents.evaluation.arena import play_game
     from connect4_agents.interop.text import TextPolicy
     from connect4_env.core import Board
-    from connect4_env.openspiel import load_openspiel_game
+    from connect4_env.integrations.openspiel.convert import load_openspiel_game
     from connect4_env.policy import bind_policy
 
     return [

@@ -54,7 +54,7 @@ def test_serve_openenv_takes_addresses_and_host_names(host: str) -> None:
 
 def test_a_host_name_that_does_not_resolve_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     importorskip("openenv")
-    from connect4_env import openenv_server
+    from connect4_env.integrations.openenv import server as openenv_server
 
     class Unresolved:
         """A socket whose bind meets a name the resolver does not know (no network is asked)."""
@@ -209,7 +209,7 @@ def test_ascii_counts_and_non_ascii_file_names_are_read_as_before(tmp_path: Path
 def test_sb3_set_attr_checks_the_setting_as_the_constructor_does() -> None:
     importorskip("stable_baselines3")
     from connect4_agents.mcts.agent import MCTSAgent
-    from connect4_env.sb3_vec_env import make_sb3_vec_env
+    from connect4_env.integrations.sb3 import make_sb3_vec_env
 
     venv = make_sb3_vec_env(2, opponent="random")  # with VecMonitor, which passes set_attr on
     venv.set_attr("opponent", "mcts:5")  # a spec is built and bound, as opponent= is

@@ -30,7 +30,9 @@ def installed_as(monkeypatch: pytest.MonkeyPatch, versions: dict[str, str]) -> N
 
     real = importlib.metadata.version
     monkeypatch.setattr(importlib.metadata, "version", version)
-    monkeypatch.setitem(sys.modules, "connect4_env.openenv_server", types.SimpleNamespace(serve=serve))
+    monkeypatch.setitem(
+        sys.modules, "connect4_env.integrations.openenv.server", types.SimpleNamespace(serve=serve)
+    )
 
 
 @pytest.mark.parametrize(

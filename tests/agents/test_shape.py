@@ -199,9 +199,9 @@ def test_sb3_save_refuses_what_the_safe_loader_could_not_rebuild(tmp_path: Path)
 
 def test_connect4_env_exports_the_env_classes_and_policy() -> None:
     from connect4_env import Connect4Env, Connect4VectorEnv, Policy
-    from connect4_env.gym_env import Connect4Env as GymEnv
+    from connect4_env.envs.gym_env import Connect4Env as GymEnv
+    from connect4_env.envs.vector_env import Connect4VectorEnv as VectorEnv
     from connect4_env.policy import Policy as PolicyProtocol
-    from connect4_env.vector_env import Connect4VectorEnv as VectorEnv
 
     assert (Connect4Env, Connect4VectorEnv, Policy) == (GymEnv, VectorEnv, PolicyProtocol)
     import connect4_env

@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 from extras import importorskip
 
-from connect4_env.gym_env import make_flat_env
+from connect4_env.envs.gym_env import make_flat_env
 
 torch = importorskip("torch")
 

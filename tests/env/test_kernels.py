@@ -212,7 +212,7 @@ def test_a_build_survives_pickling() -> None:
 
 def test_importing_the_env_does_not_load_numba() -> None:
     code = (
-        "import sys, connect4_env, connect4_env.batched, connect4_env.vector_env, connect4_env.compiled\n"
+        "import sys, connect4_env, connect4_env.batched, connect4_env.envs.vector_env, connect4_env.compiled\n"
         "assert 'numba' not in sys.modules, 'numba loaded at import'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -16,7 +16,7 @@ IDS = [connect4_env.PETTINGZOO_ID, "classic/connect_four_v3"]
 
 def test_registered_on_import() -> None:
     spec = pettingzoo.spec("aec", connect4_env.PETTINGZOO_ID)
-    assert spec.entry_point == "connect4_env.pettingzoo_env:env"
+    assert spec.entry_point == "connect4_env.envs.pettingzoo_env:env"
     env = pettingzoo.make("aec", connect4_env.PETTINGZOO_ID, rows=5, columns=6, win_length=4)
     env.reset(seed=0)
     assert env.observation_space("player_0")["observation"].shape == (5, 6, 2)

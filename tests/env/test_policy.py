@@ -18,8 +18,8 @@ from connect4_agents import MCTSAgent, QLearningAgent, RandomAgent, SolverAgent,
 from connect4_agents.evaluation.arena import play_game
 from connect4_env import Board, Rules
 from connect4_env.encoding import action_mask, observation_planes
+from connect4_env.envs.vector_env import Connect4VectorEnv
 from connect4_env.policy import bind_policy
-from connect4_env.vector_env import Connect4VectorEnv
 
 THREE_IN_A_ROW = Rules(5, 6, 3)
 

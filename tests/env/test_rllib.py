@@ -13,7 +13,7 @@ pytest.importorskip(
 from scripts_helpers import session_processes, start, wait_gone  # noqa: E402
 
 from connect4_env import Board, Rules  # noqa: E402
-from connect4_env.rllib import Connect4MultiAgentEnv  # noqa: E402
+from connect4_env.integrations.rllib import Connect4MultiAgentEnv  # noqa: E402
 
 
 def test_rllib_checker_accepts_the_env():

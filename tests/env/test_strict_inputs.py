@@ -14,9 +14,9 @@ from connect4_agents import MCTSAgent, QLearningAgent, RandomAgent, SolverAgent
 from connect4_env import connect4_v0
 from connect4_env.core import MAX_CELLS, Board, Rules
 from connect4_env.encoding import action_mask, observation_planes
+from connect4_env.envs.vector_env import Connect4VectorEnv
 from connect4_env.render import MAX_TILE, BoardRenderer, render_rgb
 from connect4_env.validation import check_bool, check_choice, check_int, check_number
-from connect4_env.vector_env import Connect4VectorEnv
 
 
 @pytest.mark.parametrize("value", [2.0, "3", None, True, np.float64(1), [1]])
@@ -374,7 +374,7 @@ def test_methods_that_take_boards_specs_or_names_refuse_other_types() -> None:
 
 def test_make_sb3_vec_env_checks_its_own_arguments() -> None:
     importorskip("stable_baselines3")
-    from connect4_env.sb3_vec_env import make_sb3_vec_env
+    from connect4_env.integrations.sb3 import make_sb3_vec_env
 
     with pytest.raises(TypeError, match="monitor must be True or False"):
         make_sb3_vec_env(2, monitor="no")  # type: ignore[arg-type]
@@ -386,7 +386,7 @@ def test_the_sb3_vec_env_checks_seeds_and_indices_and_keeps_working() -> None:
     """A bad seed is refused when given (it used to be stored and break every later reset); game indices
     must name games of this VecEnv (an out-of-range one was an IndexError, or silently ignored)."""
     importorskip("stable_baselines3")
-    from connect4_env.sb3_vec_env import make_sb3_vec_env
+    from connect4_env.integrations.sb3 import make_sb3_vec_env
 
     venv = make_sb3_vec_env(2, monitor=False, opponent="random")
     for bad, error in ((1.5, TypeError), (True, TypeError), ("3", TypeError), (-1, ValueError)):

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 import connect4_env  # noqa: F401  (registers the ids)
 from connect4_env.core import Board
-from connect4_env.text_env import Connect4TextEnv
-from connect4_env.text_protocol import (
+from connect4_env.envs.text_env import Connect4TextEnv
+from connect4_env.envs.text_protocol import (
     ECHO_LENGTH,
     ParseResult,
     describe_position,
@@ -226,7 +226,7 @@ def test_gymnasium_env_checker_and_ansi_render() -> None:
 def test_the_last_tagged_answer_is_read_as_the_lazy_pattern_reads_it(tokens: list[str]) -> None:
     import re
 
-    from connect4_env.text_protocol import _last_tagged
+    from connect4_env.envs.text_protocol import _last_tagged
 
     text = "".join(tokens)
     pairs = re.findall(r"<answer>(.*?)</answer>", text, re.IGNORECASE | re.DOTALL)  # the slow reference
@@ -234,7 +234,7 @@ def test_the_last_tagged_answer_is_read_as_the_lazy_pattern_reads_it(tokens: lis
 
 
 def test_unclosed_tags_are_read_in_linear_time_and_the_length_is_bounded() -> None:
-    from connect4_env.text_protocol import parse_column
+    from connect4_env.envs.text_protocol import parse_column
 
     text = (
         "<answer>4</answer>" + " <answer>" * 100_000

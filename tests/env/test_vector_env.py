@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import connect4_env  # noqa: F401
 from connect4_agents import RandomAgent
 from connect4_env import IllegalMoveError
-from connect4_env.vector_env import Connect4VectorEnv
+from connect4_env.envs.vector_env import Connect4VectorEnv
 
 
 class Leftmost:
@@ -176,7 +176,7 @@ def test_render() -> None:
 )
 def test_a_batch_of_too_many_cells_is_refused_at_construction(make: Any) -> None:
     # 268 boards of 1000x1000 passed the old check (2**28 cells) and took 3.6 GB in reset
-    from connect4_env.vector_env import MAX_BATCH_CELLS
+    from connect4_env.envs.vector_env import MAX_BATCH_CELLS
 
     with pytest.raises(ValueError, match=f"{MAX_BATCH_CELLS:,}"):
         make()

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connect4_env.openenv_guards import HostCheck, json_depth, split_authority
-from connect4_env.openenv_sessions import SessionLimitError, Sessions, UnknownSessionError
+from connect4_env.integrations.openenv.guards import HostCheck, json_depth, split_authority
+from connect4_env.integrations.openenv.sessions import SessionLimitError, Sessions, UnknownSessionError
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

@@ -59,7 +59,7 @@ def test_an_idle_websocket_is_closed_with_a_reason_and_its_place_goes_to_a_new_c
 
 
 def test_http_and_websocket_sessions_share_one_cap() -> None:
-    from connect4_env.openenv_env import Connect4TextClient
+    from connect4_env.integrations.openenv.environment import Connect4TextClient
 
     with running_server(max_sessions=2) as url, Connect4TextClient(base_url=url).sync() as env:
         env.reset(seed=0)
@@ -75,7 +75,7 @@ def test_http_and_websocket_sessions_share_one_cap() -> None:
 
 
 def test_openenv_mcp_routes_are_not_served_so_plain_requests_cannot_fill_the_server() -> None:
-    from connect4_env.openenv_env import Connect4TextAction, Connect4TextClient
+    from connect4_env.integrations.openenv.environment import Connect4TextAction, Connect4TextClient
 
     create = json.dumps(
         {"jsonrpc": "2.0", "method": "openenv/session/create", "params": {}, "id": 1}

@@ -41,7 +41,7 @@ def http(url: str, method: str = "GET", body: bytes | None = None) -> tuple[int,
 
 
 def play_game(url: str, seed: int) -> tuple[list[Any], Any]:
-    from connect4_env.openenv_env import Connect4TextAction, Connect4TextClient
+    from connect4_env.integrations.openenv.environment import Connect4TextAction, Connect4TextClient
 
     results = []
     with Connect4TextClient(base_url=url).sync() as env:
@@ -66,7 +66,7 @@ def test_a_full_game_against_the_solver_through_openenvs_client(server: str) -> 
 
 
 def test_unreadable_answers_get_the_reason_and_the_game_goes_on(server: str) -> None:
-    from connect4_env.openenv_env import Connect4TextAction, Connect4TextClient
+    from connect4_env.integrations.openenv.environment import Connect4TextAction, Connect4TextClient
 
     with Connect4TextClient(base_url=server).sync() as env:
         env.reset(seed=1)
@@ -146,7 +146,7 @@ def test_two_clients_in_parallel_play_separate_sessions(server: str) -> None:
 def test_the_session_cap_refuses_more_sessions_with_a_message() -> None:
     from fastapi.testclient import TestClient  # OpenEnv's own dependency
 
-    from connect4_env.openenv_server import create_app
+    from connect4_env.integrations.openenv.server import create_app
 
     with TestClient(create_app(max_sessions=2), base_url="http://127.0.0.1") as client:
         assert [client.post("/sessions").status_code for _ in range(2)] == [201, 201]

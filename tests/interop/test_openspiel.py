@@ -19,7 +19,7 @@ from connect4_agents.evaluation.arena import play_match  # noqa: E402
 from connect4_agents.interop.openspiel import OpenSpielPolicy, PolicyBot, openspiel_mcts  # noqa: E402
 from connect4_agents.random_agent import RandomAgent  # noqa: E402
 from connect4_env import Board, Rules, action_mask, observation_planes  # noqa: E402
-from connect4_env.openspiel import (  # noqa: E402
+from connect4_env.integrations.openspiel.convert import (  # noqa: E402
     board_from_openspiel,
     board_to_openspiel,
     load_openspiel_game,
@@ -479,12 +479,12 @@ def test_the_proxy_name_says_who_registers_it(monkeypatch: pytest.MonkeyPatch) -
 
 
 def _counting_lines(call: Callable[[], Any], limit: int) -> Any:
-    """``call()`` while counting the lines of connect4_env/openspiel.py and move_order.py that run; past
+    """``call()`` while counting the lines of connect4_env/integrations/openspiel/convert.py and move_order.py that run; past
     ``limit`` it fails (work bounded by a count, not by the clock)."""
+    import connect4_env.integrations.openspiel.convert
     import connect4_env.move_order
-    import connect4_env.openspiel
 
-    files = {connect4_env.move_order.__file__, connect4_env.openspiel.__file__}
+    files = {connect4_env.move_order.__file__, connect4_env.integrations.openspiel.convert.__file__}
     count = 0
 
     class TooMuchWork(Exception):

@@ -18,7 +18,7 @@ from connect4_agents import NoLegalMoveError, RandomAgent  # noqa: E402
 from connect4_agents.evaluation.arena import play_match  # noqa: E402
 from connect4_agents.interop.torch_policy import TorchPolicy  # noqa: E402
 from connect4_env import Rules  # noqa: E402
-from connect4_env.vector_env import Connect4VectorEnv  # noqa: E402
+from connect4_env.envs.vector_env import Connect4VectorEnv  # noqa: E402
 
 torch.set_num_threads(1)
 

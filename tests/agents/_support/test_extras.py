@@ -87,7 +87,7 @@ def test_alphazero_by_name_or_attribute_names_the_train_extra(monkeypatch: pytes
 
 def test_sb3_load_and_vec_env_name_the_train_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     absent(monkeypatch, "stable_baselines3", "torch")
-    monkeypatch.delitem(sys.modules, "connect4_env.sb3_vec_env", raising=False)
+    monkeypatch.delitem(sys.modules, "connect4_env.integrations.sb3", raising=False)
     with pytest.raises(MissingExtraError) as raised:
         SB3Agent.load("no_such_model.zip")  # the extra is checked before the file
     _says_extra(raised, "train")
@@ -132,6 +132,6 @@ def test_the_human_render_mode_names_the_render_extra(monkeypatch: pytest.Monkey
 
 def test_the_rllib_env_names_ray_rllib(monkeypatch: pytest.MonkeyPatch) -> None:
     absent(monkeypatch, "ray")
-    monkeypatch.delitem(sys.modules, "connect4_env.rllib", raising=False)
+    monkeypatch.delitem(sys.modules, "connect4_env.integrations.rllib", raising=False)
     with pytest.raises(MissingExtraError, match=r'pip install "ray\[rllib\]"'):
-        importlib.import_module("connect4_env.rllib")
+        importlib.import_module("connect4_env.integrations.rllib")

@@ -296,14 +296,14 @@ class RetryableEnvChecker(PassiveEnvChecker):
 
 
 def make_env(**kwargs: Any) -> gym.Env:
-    """``Connect4-v0``'s entry point: [`Connect4Env`][connect4_env.gym_env.Connect4Env] inside
-    [`RetryableEnvChecker`][connect4_env.gym_env.RetryableEnvChecker].
+    """``Connect4-v0``'s entry point: [`Connect4Env`][connect4_env.envs.gym_env.Connect4Env] inside
+    [`RetryableEnvChecker`][connect4_env.envs.gym_env.RetryableEnvChecker].
 
     Returns:
         The checked env; ``gym.make`` adds ``OrderEnforcing`` around it.
 
     Raises:
-        TypeError, ValueError: as [`Connect4Env`][connect4_env.gym_env.Connect4Env] for bad arguments.
+        TypeError, ValueError: as [`Connect4Env`][connect4_env.envs.gym_env.Connect4Env] for bad arguments.
     """
     return RetryableEnvChecker(Connect4Env(**kwargs))
 

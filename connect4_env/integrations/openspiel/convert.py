@@ -3,15 +3,15 @@ and back, and our game of any size registered as an OpenSpiel game.
 
 OpenSpiel (`pip install "connect4-env[openspiel]"`) is imported only when one of these functions runs.
 
-- [`board_from_openspiel`][connect4_env.openspiel.board_from_openspiel]: the position of a pyspiel state of
+- [`board_from_openspiel`][connect4_env.integrations.openspiel.convert.board_from_openspiel]: the position of a pyspiel state of
   `connect_four` (OpenSpiel's C++ game, any `rows` / `columns` / `x_in_row`), of Kaggle's
   `connect_four_proxy` (the same game as Kaggle's Game Arena hands it to agents) or of our registered game,
   replayed from the state's history.
-- [`board_to_openspiel`][connect4_env.openspiel.board_to_openspiel]: a [`Board`][connect4_env.core.Board] as a
+- [`board_to_openspiel`][connect4_env.integrations.openspiel.convert.board_to_openspiel]: a [`Board`][connect4_env.core.Board] as a
   pyspiel state of any of them, played from the empty board in one order of moves that reaches the position
   (a `Board` keeps no history; the last move is `board.last_move` when known).
-- [`load_openspiel_game`][connect4_env.openspiel.load_openspiel_game]: our rules as a pyspiel game
-  (`connect4_env.openspiel_game`, registered as `"python_connect4_env"` with parameters `rows`, `columns`,
+- [`load_openspiel_game`][connect4_env.integrations.openspiel.convert.load_openspiel_game]: our rules as a pyspiel game
+  (`connect4_env.integrations.openspiel.game`, registered as `"python_connect4_env"` with parameters `rows`, `columns`,
   `win_length`), which OpenSpiel's MCTS, AlphaZero and evaluation tools play like any of its own games.
 
 OpenSpiel draws row 0 at the bottom and keeps absolute planes (`x`, `o`, empty); a `Board` draws row 0 at the
@@ -72,7 +72,9 @@ def load_openspiel_game(rules: Rules | None = None, *, game: str = GAME_NAME) ->
         raise ValueError(f"game={game!r} is not supported; allowed: {', '.join(repr(g) for g in GAMES)}")
     pyspiel = _pyspiel()
     if game == GAME_NAME:
-        from connect4_env import openspiel_game  # registers the game with pyspiel on import
+        from connect4_env.integrations.openspiel import (
+            game as openspiel_game,  # registers the game with pyspiel on import
+        )
 
         del openspiel_game
     elif game not in pyspiel.registered_names():
@@ -137,7 +139,7 @@ def board_to_openspiel(board: Board, *, game: str | Any = GAME_NAME) -> Any:
 
     Returns:
         A `pyspiel.State` whose position equals `board`
-        ([`board_from_openspiel`][connect4_env.openspiel.board_from_openspiel] gives it back).
+        ([`board_from_openspiel`][connect4_env.integrations.openspiel.convert.board_from_openspiel] gives it back).
 
     Raises:
         TypeError: `board` is not a [`Board`][connect4_env.core.Board], or `game` is neither a name nor a

@@ -1,9 +1,9 @@
 """What a network client may send to `connect4 serve-openenv`, checked before the app sees it: two ASGI
 middlewares (the `openenv` extra's server; this module itself needs only the standard library).
 
-- [`BodyLimit`][connect4_env.openenv_guards.BodyLimit]: an HTTP body is at most `limit` bytes (413) and its
-  JSON nests at most [`MAX_JSON_DEPTH`][connect4_env.openenv_guards.MAX_JSON_DEPTH] levels (400).
-- [`HostCheck`][connect4_env.openenv_guards.HostCheck]: every request, HTTP or WebSocket, names an allowed
+- [`BodyLimit`][connect4_env.integrations.openenv.guards.BodyLimit]: an HTTP body is at most `limit` bytes (413) and its
+  JSON nests at most [`MAX_JSON_DEPTH`][connect4_env.integrations.openenv.guards.MAX_JSON_DEPTH] levels (400).
+- [`HostCheck`][connect4_env.integrations.openenv.guards.HostCheck]: every request, HTTP or WebSocket, names an allowed
   `Host` (when the server listens on a loopback address: a page that rebinds its own DNS name to 127.0.0.1
   reaches the server under that name, and is refused), and comes from no other web page: a request with an
   `Origin` header (which browsers add to cross-site requests, WebSocket handshakes included) is refused unless
@@ -132,7 +132,7 @@ async def _refuse(
 
 class BodyLimit:
     """ASGI middleware: an HTTP body longer than `limit` bytes is answered 413 without being kept (up to
-    [`DRAIN_BYTES`][connect4_env.openenv_guards.DRAIN_BYTES] of it is read and dropped first, so the client
+    [`DRAIN_BYTES`][connect4_env.integrations.openenv.guards.DRAIN_BYTES] of it is read and dropped first, so the client
     gets the answer), and one whose JSON nests deeper than `max_depth` levels is answered 400."""
 
     def __init__(self, app: Any, limit: int, max_depth: int = MAX_JSON_DEPTH) -> None:

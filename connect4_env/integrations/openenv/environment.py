@@ -23,8 +23,8 @@ from openenv.core.env_client import EnvClient
 from openenv.core.env_server import Action, Environment, Observation, State
 from pydantic import Field
 
-from connect4_env.text_env import Connect4TextEnv
-from connect4_env.text_protocol import MAX_ANSWER_LENGTH
+from connect4_env.envs.text_env import Connect4TextEnv
+from connect4_env.envs.text_protocol import MAX_ANSWER_LENGTH
 
 __all__ = [
     "Connect4TextAction",
@@ -75,7 +75,7 @@ class NoGameError(RuntimeError):
 
 class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObservation, Connect4TextState]):
     """One session's `Connect4Text-v0`; keyword arguments go to
-    [`Connect4TextEnv`][connect4_env.text_env.Connect4TextEnv].
+    [`Connect4TextEnv`][connect4_env.envs.text_env.Connect4TextEnv].
 
     Each session has its own instance (`SUPPORTS_CONCURRENT_SESSIONS`), so sessions share nothing.
     """
@@ -131,7 +131,7 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
         Raises:
             NoGameError: no game in progress (reset first; OpenEnv's HTTP `/step` is stateless).
             TypeError: the action is not a
-                [`Connect4TextAction`][connect4_env.openenv_env.Connect4TextAction].
+                [`Connect4TextAction`][connect4_env.integrations.openenv.environment.Connect4TextAction].
         """
         if not self._playing:
             raise NoGameError(
@@ -148,7 +148,7 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
 
     @property
     def state(self) -> Connect4TextState:
-        """The session's game (see [`Connect4TextState`][connect4_env.openenv_env.Connect4TextState])."""
+        """The session's game (see [`Connect4TextState`][connect4_env.integrations.openenv.environment.Connect4TextState])."""
         return self._state
 
     def close(self) -> None:

@@ -10,8 +10,8 @@ import numpy as np
 from gymnasium import spaces
 
 from connect4_env.core import Board
-from connect4_env.gym_env import Connect4Env, RetryableEnvChecker
-from connect4_env.text_protocol import (
+from connect4_env.envs.gym_env import Connect4Env, RetryableEnvChecker
+from connect4_env.envs.text_protocol import (
     MAX_ANSWER_LENGTH,
     SYSTEM_PROMPT,
     describe_position,
@@ -44,7 +44,7 @@ class Connect4TextEnv(gym.Env):
     seeding are that env's); it only reads the answer and decides what an unreadable one costs.
 
     ## Action Space
-    `Text(max_answer_length)`: any `str`. It is read by `connect4_env.text_protocol.parse_column` (its
+    `Text(max_answer_length)`: any `str`. It is read by `connect4_env.envs.text_protocol.parse_column` (its
     docstring has the grammar): `"4"`, `"d"`, `"column 4"`, `"I play d"`, `"Move: 4"` or
     `"...<answer>4</answer>"`, case-insensitive. **Columns are 1-based in text**: answer `N` (or the `N`-th
     letter) is `Connect4-v0`'s action `N - 1`. A non-`str` action raises `TypeError`.
@@ -156,7 +156,7 @@ class Connect4TextEnv(gym.Env):
         """Start an episode; returns ``(text, info)`` with ``info["action_mask"]``.
 
         Raises:
-            As [`Connect4Env.reset`][connect4_env.gym_env.Connect4Env.reset] (the opponent's errors); the env
+            As [`Connect4Env.reset`][connect4_env.envs.gym_env.Connect4Env.reset] (the opponent's errors); the env
             is then as before the call.
         """
         seed = check_seed(seed)
@@ -175,7 +175,7 @@ class Connect4TextEnv(gym.Env):
         Raises:
             TypeError: ``action`` is not a ``str`` (nothing changes). RuntimeError: the episode is over.
             Whatever the opponent raised, with the game as before the call (see
-            [`Connect4Env.step`][connect4_env.gym_env.Connect4Env.step]).
+            [`Connect4Env.step`][connect4_env.envs.gym_env.Connect4Env.step]).
         """
         if not isinstance(action, str):
             raise TypeError(
@@ -219,7 +219,7 @@ class Connect4TextEnv(gym.Env):
 
 def make_text_env(**kwargs: Any) -> gym.Env:
     """``Connect4Text-v0``'s entry point: `Connect4TextEnv` inside
-    [`RetryableEnvChecker`][connect4_env.gym_env.RetryableEnvChecker].
+    [`RetryableEnvChecker`][connect4_env.envs.gym_env.RetryableEnvChecker].
 
     Raises:
         TypeError, ValueError: bad arguments, as `Connect4TextEnv`.

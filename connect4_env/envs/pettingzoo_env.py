@@ -18,9 +18,9 @@ from pettingzoo import AECEnv
 
 from connect4_env.core import Board, IllegalMoveError, Rules, as_column, short_repr
 from connect4_env.encoding import TrackedBoard
+from connect4_env.envs.wrappers import ResetNeededError, wrap_classic
 from connect4_env.render import RENDER_MODES, BoardRenderer
 from connect4_env.validation import check_seed
-from connect4_env.wrappers import ResetNeededError, wrap_classic
 
 __all__ = ["raw_env", "env", "UnknownAgentError"]
 
@@ -57,10 +57,10 @@ def env(**kwargs: Any) -> AECEnv:
     An illegal move (full column) ends the game with reward -1 for the mover (``TerminateIllegalWrapper``);
     an action outside ``Discrete(columns)`` fails ``AssertOutOfBoundsWrapper`` (an ``AssertionError`` as
     PettingZoo's, that is also a TypeError for a non-integer and a ValueError for an integer out of range, and
-    names the allowed actions: `connect4_env.wrappers.ActionTypeError`,
-    `connect4_env.wrappers.ActionOutOfBoundsError`); calls out of order are caught
+    names the allowed actions: `connect4_env.envs.wrappers.ActionTypeError`,
+    `connect4_env.envs.wrappers.ActionOutOfBoundsError`); calls out of order are caught
     by ``OrderEnforcingWrapper``. Exactly as ``pettingzoo.classic.connect_four_v3.env()`` (the wrappers are
-    PettingZoo's, subclassed in `connect4_env.wrappers` only to make attribute reads direct).
+    PettingZoo's, subclassed in `connect4_env.envs.wrappers` only to make attribute reads direct).
     """
     return wrap_classic(raw_env(**kwargs), illegal_reward=-1)
 

@@ -6,7 +6,7 @@ OpenEnv's clients and TRL's rollout helpers talk to it as to any OpenEnv environ
 
 - `/ws`: a WebSocket session per connection with its own game (what `EnvClient` / `Connect4TextClient` use):
   messages `reset` / `step` / `state` / `close`; whatever a frame holds, a bad one gets an error frame
-  (`{"type": "error"}`) and the session goes on (`connect4_env.openenv_websocket` has the protocol and the close
+  (`{"type": "error"}`) and the session goes on (`connect4_env.integrations.openenv.websocket` has the protocol and the close
   codes).
 - `/reset`, `/step`, `/state`, `/health`, `/schema`, `/metadata`: OpenEnv's HTTP routes. OpenEnv makes a new
   environment for each of these requests, so `/step` there has no game: it answers 409 and says where to play.
@@ -49,16 +49,22 @@ from openenv.core.env_server import ConcurrencyConfig, create_fastapi_app, seria
 from pydantic import ValidationError
 from starlette.routing import WebSocketRoute
 
-from connect4_env.openenv_env import (
+from connect4_env.integrations.openenv.environment import (
     Connect4TextAction,
     Connect4TextEnvironment,
     Connect4TextObservation,
     Connect4TextState,
     NoGameError,
 )
-from connect4_env.openenv_guards import DRAIN_BYTES, LOOPBACK_HOSTS, BodyLimit, HostCheck, split_authority
-from connect4_env.openenv_sessions import SessionLimitError, Sessions, UnknownSessionError
-from connect4_env.openenv_websocket import serve_websocket
+from connect4_env.integrations.openenv.guards import (
+    DRAIN_BYTES,
+    LOOPBACK_HOSTS,
+    BodyLimit,
+    HostCheck,
+    split_authority,
+)
+from connect4_env.integrations.openenv.sessions import SessionLimitError, Sessions, UnknownSessionError
+from connect4_env.integrations.openenv.websocket import serve_websocket
 from connect4_env.validation import check_int, check_number
 
 __all__ = [
@@ -194,7 +200,7 @@ def create_app(
     **env_kwargs: Any,
 ) -> Any:
     """The ASGI app: OpenEnv's FastAPI app for
-    [`Connect4TextEnvironment`][connect4_env.openenv_env.Connect4TextEnvironment], the `/ws` and `/sessions`
+    [`Connect4TextEnvironment`][connect4_env.integrations.openenv.environment.Connect4TextEnvironment], the `/ws` and `/sessions`
     routes, and the limits of the module docstring.
 
     Args:
@@ -204,7 +210,7 @@ def create_app(
         session_rate: new sessions a second, on average (in bursts of up to `max_sessions` or `session_rate`,
             whichever is more).
         allowed_hosts: the host names the server answers to (the `Host` header; the loopback names by
-            default), or None for any (a server on a public address; [`serve`][connect4_env.openenv_server.serve]
+            default), or None for any (a server on a public address; [`serve`][connect4_env.integrations.openenv.server.serve]
             chooses).
         allowed_origins: web origins such as `"http://127.0.0.1:3000"` whose pages may use the server, besides
             the server's own pages.
@@ -212,8 +218,8 @@ def create_app(
             board size).
 
     Returns:
-        The app: [`HostCheck`][connect4_env.openenv_guards.HostCheck] around
-        [`BodyLimit`][connect4_env.openenv_guards.BodyLimit] around the FastAPI app, for `uvicorn`.
+        The app: [`HostCheck`][connect4_env.integrations.openenv.guards.HostCheck] around
+        [`BodyLimit`][connect4_env.integrations.openenv.guards.BodyLimit] around the FastAPI app, for `uvicorn`.
 
     Raises:
         TypeError: an argument of the wrong type, or bad `env_kwargs` (an environment is built here once to
@@ -270,7 +276,7 @@ def build_server(
     log_level: str = "warning",
     **app_kwargs: Any,
 ) -> tuple[uvicorn.Server, socket.socket, str]:
-    """The uvicorn server for [`create_app`][connect4_env.openenv_server.create_app], its socket bound and
+    """The uvicorn server for [`create_app`][connect4_env.integrations.openenv.server.create_app], its socket bound and
     listening (connections wait in the backlog until the server runs).
 
     Bound to a loopback address, the app answers only requests to a loopback name, `host` or that address;
@@ -323,8 +329,8 @@ def serve(
     on_ready: Callable[[str], None] | None = None,
     **server_kwargs: Any,
 ) -> None:
-    """Serve [`create_app`][connect4_env.openenv_server.create_app] with uvicorn until interrupted (Ctrl-C or
-    SIGTERM stop it cleanly); the arguments are [`build_server`][connect4_env.openenv_server.build_server]'s.
+    """Serve [`create_app`][connect4_env.integrations.openenv.server.create_app] with uvicorn until interrupted (Ctrl-C or
+    SIGTERM stop it cleanly); the arguments are [`build_server`][connect4_env.integrations.openenv.server.build_server]'s.
 
     `on_ready(url)` is called with the address once the socket is bound.
 

@@ -1,7 +1,7 @@
 """Many ``Connect4-v0`` games stepped at once with numpy: bitboards in int64 arrays, the opponent batched too.
 
 ``gymnasium.make_vec("Connect4-v0", num_envs=N)`` (or ``vectorization_mode="vector_entry_point"``) returns a
-[`Connect4VectorEnv`][connect4_env.vector_env.Connect4VectorEnv]; `connect4_env.make_sb3_vec_env` wraps the
+[`Connect4VectorEnv`][connect4_env.envs.vector_env.Connect4VectorEnv]; `connect4_env.make_sb3_vec_env` wraps the
 same engine as a Stable-Baselines3 ``VecEnv``. Observations, masks, rewards and illegal-action rules are those
 of ``Connect4-v0``.
 """
@@ -18,7 +18,7 @@ from gymnasium.vector.utils import batch_space
 
 from connect4_env.batched import BatchedBoards
 from connect4_env.core import IllegalMoveError, Rules
-from connect4_env.gym_env import check_match_settings
+from connect4_env.envs.gym_env import check_match_settings
 from connect4_env.opponent import opponent_columns
 from connect4_env.policy import resolve_opponent
 from connect4_env.render import BoardRenderer

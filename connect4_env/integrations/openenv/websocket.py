@@ -38,9 +38,13 @@ from openenv.core.env_server import serialize_observation
 from pydantic import ValidationError
 from starlette.websockets import WebSocketDisconnect
 
-from connect4_env.openenv_env import Connect4TextAction, Connect4TextEnvironment, NoGameError
-from connect4_env.openenv_guards import MAX_JSON_DEPTH, json_depth
-from connect4_env.openenv_sessions import SessionLimitError, Sessions
+from connect4_env.integrations.openenv.environment import (
+    Connect4TextAction,
+    Connect4TextEnvironment,
+    NoGameError,
+)
+from connect4_env.integrations.openenv.guards import MAX_JSON_DEPTH, json_depth
+from connect4_env.integrations.openenv.sessions import SessionLimitError, Sessions
 
 __all__ = ["serve_websocket", "read_frame", "FrameError", "RESET_FIELDS", "MAX_EPISODE_ID_LENGTH"]
 

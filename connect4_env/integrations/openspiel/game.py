@@ -1,7 +1,7 @@
 """Our Connect Four of any ``rows`` × ``columns`` × ``win_length`` as an OpenSpiel Python game.
 
 Importing this module registers the game with pyspiel as ``"python_connect4_env"``; use
-[`connect4_env.openspiel.load_openspiel_game`][connect4_env.openspiel.load_openspiel_game] rather than
+[`connect4_env.integrations.openspiel.convert.load_openspiel_game`][connect4_env.integrations.openspiel.convert.load_openspiel_game] rather than
 importing it. The state wraps a [`Board`][connect4_env.core.Board], so every rule is the rules core's.
 Strings, actions and the observation tensor follow OpenSpiel's own ``connect_four``: ``x`` moves first, row 0
 of the tensor is the bottom row, and the tensor's planes are ``x``'s stones, ``o``'s stones and the empty

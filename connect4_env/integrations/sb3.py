@@ -17,9 +17,9 @@ require("stable_baselines3", "train", "the SB3 VecEnv (make_sb3_vec_env)")
 
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
 
-from connect4_env.gym_env import check_match_settings  # noqa: E402
+from connect4_env.envs.gym_env import check_match_settings  # noqa: E402
+from connect4_env.envs.vector_env import Connect4VectorEnv  # noqa: E402
 from connect4_env.policy import resolve_opponent  # noqa: E402
-from connect4_env.vector_env import Connect4VectorEnv  # noqa: E402
 
 __all__ = ["Connect4SB3VecEnv", "make_sb3_vec_env"]
 
@@ -29,10 +29,10 @@ _SETTABLE = ("opponent", "agent_first", "illegal_action", "copy")
 
 class Connect4SB3VecEnv(VecEnv):
     """``num_envs`` games of ``Connect4-v0`` as a Stable-Baselines3 ``VecEnv``
-    ([`make_sb3_vec_env`][connect4_env.sb3_vec_env.make_sb3_vec_env]).
+    ([`make_sb3_vec_env`][connect4_env.integrations.sb3.make_sb3_vec_env]).
 
     ## Description
-    SB3's ``VecEnv`` protocol over [`Connect4VectorEnv`][connect4_env.vector_env.Connect4VectorEnv] with
+    SB3's ``VecEnv`` protocol over [`Connect4VectorEnv`][connect4_env.envs.vector_env.Connect4VectorEnv] with
     same-step autoreset: each step plays the learner's column in every game, then the opponent's replies, and
     resets every game that ended.
 

@@ -7,7 +7,7 @@ module itself needs only the standard library).
   client that opens and drops sessions in a loop gets refused instead of keeping the server busy building
   games.
 - An HTTP session unused for `timeout` seconds is dropped (it has no connection to close); a WebSocket
-  session's connection closes itself once idle that long (see `connect4_env.openenv_websocket`).
+  session's connection closes itself once idle that long (see `connect4_env.integrations.openenv.websocket`).
 """
 
 from __future__ import annotations

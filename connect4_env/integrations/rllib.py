@@ -4,7 +4,7 @@ Needs ``ray[rllib]`` (which pins its own gymnasium: ``make test-rllib`` builds a
 imported only when used, never by ``import connect4_env``.
 
     from ray.tune.registry import register_env
-    from connect4_env.rllib import Connect4MultiAgentEnv
+    from connect4_env.integrations.rllib import Connect4MultiAgentEnv
     register_env("connect4", lambda config: Connect4MultiAgentEnv(config))
 
 What it changes against PettingZoo's AEC layout, so that RLlib's ``ActionMaskingTorchRLModule`` runs as is:
@@ -36,7 +36,7 @@ except ModuleNotFoundError as error:  # the same message shape as require's; RLl
         "(it pins its own gymnasium: make test-rllib builds a separate venv)"
     ) from error
 
-from connect4_env.pettingzoo_env import raw_env  # noqa: E402
+from connect4_env.envs.pettingzoo_env import raw_env  # noqa: E402
 
 __all__ = ["Connect4MultiAgentEnv", "to_rllib_observation"]
 
@@ -72,7 +72,7 @@ class Connect4MultiAgentEnv(MultiAgentEnv):  # type: ignore[misc]
     `Dict(observations=Box(0.0, 1.0, (rows * columns * 2,), float32), action_mask=Box(0.0, 1.0, (columns,), float32))`.
     `observations` are `connect4_v0`'s planes from that agent's side (plane 0 its stones, plane 1 the opponent's,
     row 0 the top row), flattened row by row; `action_mask` is 1.0 on the legal columns (all 0.0 once the game is
-    over). `connect4_env.rllib.to_rllib_observation` converts a `connect4_v0` observation dict to this layout.
+    over). `connect4_env.integrations.rllib.to_rllib_observation` converts a `connect4_v0` observation dict to this layout.
 
     ## Rewards
 
