@@ -28,7 +28,7 @@ CORE_STAMP := $(CORE_VENV)/.installed-stamp
 # openenv: the OpenEnv server and client are tested with both.
 OPENENV_CORE_VENV := .venv-openenv-core
 OPENENV_CORE_STAMP := $(OPENENV_CORE_VENV)/.installed-stamp
-OPENENV_TESTS := tests/interop/test_openenv_server.py tests/interop/test_openenv_limits.py
+OPENENV_TESTS := tests/env/integrations/test_openenv_server.py tests/env/integrations/test_openenv_limits.py
 
 .PHONY: run test test-slow test-rllib test-kaggle test-core test-openenv-core lint type format bench bench-report pictures clean install docs venvs
 
@@ -56,7 +56,7 @@ $(RLLIB_STAMP): pyproject.toml constraints.txt
 	touch $(RLLIB_STAMP)
 
 test-rllib: $(RLLIB_STAMP)
-	$(RLLIB_VENV)/bin/python -m pytest -m rllib -q -p no:cacheprovider tests/env/test_rllib.py tests/test_docs.py
+	$(RLLIB_VENV)/bin/python -m pytest -m rllib -q -p no:cacheprovider tests/env/integrations/test_rllib.py tests/test_docs.py
 
 # kaggle-environments declares the dependencies of all its games (jax, transformers, open_spiel...: 2.4 GB,
 # minutes to install); ConnectX imports only requests, jsonschema and numpy, so those come without the rest.

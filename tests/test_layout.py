@@ -1,6 +1,9 @@
 """The house rules of the layout: every import points down (no cycle, counting imports inside functions),
 function-level imports only keep an optional heavy dependency out of start-up, the light imports stay light,
-the env layer names no agent module, pyproject installs every agents/ subpackage, and files stay small."""
+the env layer names no agent module, the env package's three layers (rules core, `envs/`, `integrations/`) import
+only downwards and the first two no extra, a family imports the measurements only where it says why,
+pyproject installs every subpackage, a long module says why it is one job, and the architecture page names
+every module there is."""
 
 from __future__ import annotations
 
@@ -34,7 +37,40 @@ HEAVY = {
     "pyspiel",
     "open_spiel",
 }
-MAX_LINES = 450
+# a module may pass this many lines only with a reason in the first line of its docstring ("one job: ...")
+LONG_MODULE = 450
+# the layers of the env package: the rules core at its root, the APIs it is, other libraries' shapes
+ENVS = "connect4_env.envs"
+INTEGRATIONS = "connect4_env.integrations"
+# The package root re-exports the public names of every layer (Connect4Env, connect4_v0, make_sb3_vec_env):
+# it is the front door, not the rules core, so the layer rules below leave it out. connect4_v0 is the
+# PettingZoo-style public module (`from connect4_env import connect4_v0`), a two-line re-export of envs/.
+FACADES = {"connect4_env", "connect4_env.connect4_v0"}
+# the extras the rules core and envs/ may import, each inside the one function that needs it, and why
+CORE_EXTRAS = {
+    (
+        "connect4_env.compiled",
+        "numba",
+    ): "the compiled build of the kernels (the fast extra); plain Python without it",
+    (
+        "connect4_env.render",
+        "pygame",
+    ): "render_mode='human' opens a window (the play extra); the other modes need none",
+}
+# family modules (agents/<family>/) that import connect4_agents.evaluation, and why; an agent itself never does
+FAMILIES = ("mcts", "solver", "qlearning", "sb3", "rllib", "alphazero")
+FAMILY_MEASURES = {
+    "connect4_agents.qlearning.agent": "a Q-table keeps its learning curve (evaluation.curves) in its file",
+    "connect4_agents.qlearning.learning": "the training loop records the learning curve (evaluation.curves)",
+    "connect4_agents.qlearning.train": "training saves the learning curve (evaluation.curves)",
+    "connect4_agents.sb3.train": "training evaluates against reference opponents (evaluation.arena)",
+    "connect4_agents.rllib.train": "training plays and rates the ladder (evaluation.arena, evaluation.ratings)",
+    "connect4_agents.alphazero.monitor": "the training monitor measures accuracy and Elo (evaluation.*)",
+    "connect4_agents.alphazero.teacher": "the solver teacher runs on the measurements' worker pools and test sets",
+    "connect4_agents.alphazero.selfplay": "self-play runs on the measurements' worker pools (evaluation.backends)",
+    "connect4_agents.alphazero.train": "training runs on the worker pools and reads test-set positions",
+}
+ARCHITECTURE = ROOT / "docs" / "design" / "architecture.md"
 
 
 def _module_name(path: Path) -> str:
@@ -168,7 +204,7 @@ def test_the_env_layer_names_no_agent_module() -> None:
         assert all(not t.startswith("connect4_agents") for t, _, _ in GRAPH[module]), path
 
 
-def test_pyproject_installs_every_agents_subpackage_under_our_import_name() -> None:
+def test_pyproject_installs_every_subpackage_under_our_import_names() -> None:
     tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert config["package-dir"] == {"connect4_agents": "agents"}
@@ -176,7 +212,160 @@ def test_pyproject_installs_every_agents_subpackage_under_our_import_name() -> N
     assert set(config["packages"]) == folders
 
 
+def _layer(module: str) -> str:
+    if module == INTEGRATIONS or module.startswith(INTEGRATIONS + "."):
+        return "integrations"
+    if module == ENVS or module.startswith(ENVS + "."):
+        return "envs"
+    if module.startswith("connect4_env") and module not in FACADES:
+        return "core"
+    return "other"
+
+
+def _required_extras(path: Path) -> list[tuple[str, int]]:
+    """The extras a module loads through `require("module", ...)` (connect4_env.extras), with their lines."""
+    return [
+        (node.args[0].value.split(".")[0], node.lineno)
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", None)) == "require"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ]
+
+
+def test_the_rules_core_and_envs_import_no_extra_at_any_level() -> None:
+    found = [
+        f"{MODULES[module].relative_to(ROOT)}:{line} imports {target}"
+        for module in MODULES
+        if _layer(module) in ("core", "envs")
+        for target, line in [(t, n) for t, _, n in GRAPH[module]] + _required_extras(MODULES[module])
+        if target in HEAVY and (module, target) not in CORE_EXTRAS
+    ]
+    assert not found, "an extra belongs in connect4_env/integrations/:\n" + "\n".join(found)
+
+
+def test_the_core_extras_list_is_current() -> None:
+    for module, extra in CORE_EXTRAS:
+        targets = {t for t, lazy, _ in GRAPH[module] if lazy} | {
+            t for t, _ in _required_extras(MODULES[module])
+        }
+        assert extra in targets, f"{module} no longer imports {extra}: drop it from CORE_EXTRAS"
+        assert not any(t == extra for t, lazy, _ in GRAPH[module] if not lazy), (
+            f"{module} imports {extra} at once"
+        )
+
+
+def test_imports_point_down_the_three_layers() -> None:
+    """core -> envs -> integrations: the rules core imports neither envs/ nor integrations/, envs/ no
+    integration (at any level, lazy imports included)."""
+    allowed = {"core": {"core"}, "envs": {"core", "envs"}}
+    upward = [
+        f"{MODULES[module].relative_to(ROOT)}:{line} imports {target}"
+        for module in MODULES
+        if _layer(module) in allowed
+        for target, _, line in GRAPH[module]
+        if target in MODULES and _layer(target) not in allowed[_layer(module)] | {"other"}
+    ]
+    assert not upward, "imports that point up the env package's layers:\n" + "\n".join(upward)
+
+
+def test_each_integration_is_the_only_place_that_imports_its_library() -> None:
+    libraries = {
+        "sb3": {"stable_baselines3", "sb3_contrib"},
+        "rllib": {"ray"},
+        "openspiel": {"pyspiel", "open_spiel"},
+        "openenv": {"openenv", "fastapi", "uvicorn"},
+    }
+    for module in MODULES:
+        if _layer(module) != "integrations" or module == INTEGRATIONS:
+            continue
+        own = libraries[module.split(".")[2]]
+        others = set().union(*libraries.values()) - own
+        targets = {t for t, _, _ in GRAPH[module]} | {t for t, _ in _required_extras(MODULES[module])}
+        assert not targets & others, (
+            f"{module} imports another integration's library: {sorted(targets & others)}"
+        )
+        siblings = {
+            t for t in targets if _layer(t) == "integrations" and t.split(".")[2] != module.split(".")[2]
+        }
+        assert not siblings, f"{module} imports another integration: {sorted(siblings)}"
+
+
+def test_a_family_imports_the_measurements_only_where_it_says_why() -> None:
+    measuring = {
+        module
+        for module in MODULES
+        if module.split(".")[1:2]
+        and module.split(".")[1] in FAMILIES
+        and module.startswith("connect4_agents.")
+        for target, _, _ in GRAPH[module]
+        if target.startswith("connect4_agents.evaluation")
+    }
+    assert measuring == set(FAMILY_MEASURES), (
+        f"unlisted: {sorted(measuring - set(FAMILY_MEASURES))}; listed but no longer: "
+        f"{sorted(set(FAMILY_MEASURES) - measuring)}"
+    )
+
+
+def test_interop_modules_name_their_env_side_twin_in_their_first_line() -> None:
+    for module, path in MODULES.items():
+        if not module.startswith("connect4_agents.interop.") or module == "connect4_agents.interop":
+            continue
+        first = (ast.get_docstring(ast.parse(path.read_text())) or "").splitlines()[0]
+        assert "env side:" in first, f"{path.relative_to(ROOT)}: name the env-side twin ('env side: ...')"
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
-def test_product_modules_stay_small(module: str) -> None:
-    lines = len(MODULES[module].read_text().splitlines())
-    assert lines <= MAX_LINES, f"{MODULES[module].relative_to(ROOT)} has {lines} lines; split it by job"
+def test_a_long_module_says_why_it_is_one_job(module: str) -> None:
+    """A module is one job and its size follows from that: past ~450 lines, the first line of its docstring
+    gives the reason ("one job: ...")."""
+    text = MODULES[module].read_text()
+    lines = len(text.splitlines())
+    first = (ast.get_docstring(ast.parse(text)) or "").splitlines()[:1]
+    assert lines <= LONG_MODULE or (first and "one job:" in first[0]), (
+        f"{MODULES[module].relative_to(ROOT)} has {lines} lines: split it by job, or say in the first line of "
+        "its docstring why it is one ('one job: ...'); splitting to fit is not a reason"
+    )
+
+
+def _architecture_tree() -> tuple[set[str], set[str]]:
+    """The modules and packages the first fenced block of the architecture page names.
+
+    The convention: each line is `<indent><names>  <description>`, the names ending at the first run of two
+    spaces; a name ending in `/` is a folder, and lines indented under it are in it; other names are
+    comma-separated `module.py` files. Folders outside `connect4_env/` and `agents/` are not read."""
+    text = ARCHITECTURE.read_text()
+    block = text.split("```text\n", 1)[1].split("```", 1)[0]
+    roots = {"connect4_env/": "connect4_env", "agents/": "connect4_agents"}
+    modules: set[str] = set()
+    packages: set[str] = set()
+    stack: list[tuple[int, str | None]] = []
+    for line in block.splitlines():
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        names = line.strip().split("  ", 1)[0]
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        parent = stack[-1][1] if stack else None
+        for name in (n.strip() for n in names.split(",")):
+            if name.endswith("/"):
+                # a folder inside an unread one (parent None below the top) is not read either
+                package = roots.get(name) if not stack else (f"{parent}.{name[:-1]}" if parent else None)
+                if package is not None:
+                    packages.add(package)
+                stack.append((indent, package))
+            elif name.endswith(".py") and parent is not None:
+                modules.add(f"{parent}.{name[: -len('.py')]}")
+    return modules, packages
+
+
+def test_the_architecture_page_names_every_module_and_no_other() -> None:
+    named, packages = _architecture_tree()
+    inits = {m for m, p in MODULES.items() if p.name == "__init__.py"}
+    modules = {m for m in MODULES if m not in inits}
+    assert named - modules == set(), f"the page names modules that do not exist: {sorted(named - modules)}"
+    assert modules - named == set(), f"the page leaves out: {sorted(modules - named)}"
+    assert packages == inits, f"packages: page {sorted(packages ^ inits)} differ"

@@ -1,4 +1,4 @@
-"""Kaggle ConnectX agents: any of our policies as an ``agent(observation, configuration) -> column`` function.
+"""Kaggle ConnectX agents: any policy as ``agent(observation, configuration)`` (env side: Kaggle's connectx).
 
 Kaggle's ``connectx`` (``kaggle-environments``) calls an agent with the position
 ([`read_kaggle_position`][connect4_agents.interop.kaggle_position.read_kaggle_position] reads it) and a

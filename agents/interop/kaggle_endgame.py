@@ -1,4 +1,4 @@
-"""The exact solver inside a Kaggle move: node budgets sized to the move's time, and the endgames it proves.
+"""The solver inside a Kaggle move: node budgets and the endgames it proves (env side: Kaggle's connectx).
 
 A node budget is the same on any machine, so a solver search stays bounded however busy the machine is; its size
 comes from the solver's node rate (compiled or plain Python) and the share of the move's time it gets.

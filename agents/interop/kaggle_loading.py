@@ -1,4 +1,4 @@
-"""What a Kaggle agent loads off its move path: the compiled kernels and its policy, each in a daemon thread.
+"""What a Kaggle agent loads off its move path, in daemon threads (env side: Kaggle's connectx).
 
 On a machine that has never run them, the compiled kernels (numba) compile on first use, and an AlphaZero
 policy imports torch and reads its model. Kaggle times all of that as part of the move that needs it (2 s,

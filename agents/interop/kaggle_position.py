@@ -1,4 +1,4 @@
-"""Kaggle ConnectX's call read and checked: the position, its rules and the player to move.
+"""Kaggle ConnectX's call read and checked: position, rules, player to move (env side: Kaggle's connectx).
 
 Kaggle's ``connectx`` (``kaggle-environments``) calls an agent with two objects, dicts or Kaggle ``Struct`` s
 (attribute access):

@@ -1,4 +1,4 @@
-"""A Kaggle ConnectX submission: one ``main.py`` that carries our rules and agents, for Kaggle's runtime.
+"""A Kaggle ConnectX submission: one ``main.py`` with our rules and agents (env side: Kaggle's connectx).
 
 Kaggle runs a submission's ``main.py`` (alone, or from a ``submission.tar.gz``) and plays its last-defined
 function. Our packages are not installed there, and its Python may lack Gymnasium, PettingZoo and numba: the

@@ -1,4 +1,4 @@
-"""OpenSpiel bots as our policies, and our policies as OpenSpiel bots (needs the ``openspiel`` extra).
+"""OpenSpiel bots as our policies and back (env side: `connect4_env.integrations.openspiel`).
 
 - [`OpenSpielPolicy`][connect4_agents.interop.openspiel.OpenSpielPolicy]: any ``pyspiel.Bot`` (OpenSpiel's
   ``MCTSBot``, its AlphaZero bot, a bot of yours) plays through our policy protocol,

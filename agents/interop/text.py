@@ -1,5 +1,7 @@
-"""A ``str -> str`` function (a local language model, an API call) as a policy: it reads ``Connect4Text-v0``'s
-text and answers a column, within a time limit, so it plays in our arena, tournaments and Elo ladder.
+"""A ``str -> str`` function as a policy (env side: `connect4_env.envs.text_env`, ``Connect4Text-v0``).
+
+The function (a local language model, an API call) reads ``Connect4Text-v0``'s text and answers a column,
+within a time limit, so it plays in our arena, tournaments and Elo ladder.
 
 Examples:
     >>> from connect4_agents.interop.text import TextPolicy, leftmost_legal_answer

@@ -1,4 +1,6 @@
-"""A torch network trained elsewhere (CleanRL, Tianshou, your own loop) as a policy that never plays a masked column.
+"""A torch network trained elsewhere as a policy (env side: `connect4_env.envs.gym_env`'s observations).
+
+The network (CleanRL, Tianshou, your own loop) never plays a masked column.
 
 Scripts such as CleanRL's ``ppo.py`` train on ``Connect4Flat-v0`` and sample from the raw logits, so their agents
 sometimes drop a stone into a full column and lose. `TorchPolicy` wraps such a network: it builds the

@@ -1,6 +1,6 @@
 """The RLlib training loop (connect4_agents.rllib.train) on a stand-in for Ray: checkpoints, the failure of a
 run whose env runners played nothing, and Ray shut down however the run ends. RLlib itself runs in
-tests/env/test_rllib.py, in its own venv."""
+tests/env/integrations/test_rllib.py, in its own venv."""
 
 from __future__ import annotations
 
