@@ -9,8 +9,8 @@ whole Connect Four move. These subclasses
 - take a fast path for the everyday call (a legal in-range ``int`` action, a live game, after ``reset``) that
   does exactly what the parent's code does in that case, and hand every other call to the parent.
 
-``tests/env/envs/test_wrappers.py`` plays random games, illegal moves included, through these and through the stock
-wrappers and checks that every ``last()`` agrees.
+``tests/env/envs/test_wrappers.py`` plays random games, illegal moves included, through these and through the
+stock wrappers and checks that every ``last()`` agrees.
 """
 
 from __future__ import annotations
