@@ -102,7 +102,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="Connect4-v0 vs solver measurement")
     args = parser.parse_args()
     if not book_available():
-        raise SystemExit('error: needs the opening book: pip install "connect4-env[book]"')
+        raise SystemExit('error: needs the opening book: pip install -e ".[book]"')
     sources = positions(args.per_set, args.games, args.seed)
     other = peer()
     boards = {

@@ -58,9 +58,7 @@ def main() -> None:
         for g in range(args.games)
     ]
     if load_book() is None:
-        print(
-            "the opening book is not installed (pip install 'connect4-env[book]'): skipping the 6x7 opening"
-        )
+        print("the opening book is not installed (pip install -e '.[book]'): skipping the 6x7 opening")
     else:
         load_book()
         print("6x7 opening (all seven columns evaluated), with the book / without it:")

@@ -45,6 +45,6 @@ def require(module: str, extra: str, what: str, *, hint: str = "", install: str 
         else:
             message = (
                 f"{what} needs the {extra!r} extra ({error.name} is not installed): "
-                f'pip install "connect4-env[{extra}]"'
+                f'pip install -e ".[{extra}]"'
             )
         raise MissingExtraError(message + (f" {hint}" if hint else "")) from error

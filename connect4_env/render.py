@@ -1,6 +1,6 @@
 """Rendering: ``ansi`` text, ``rgb_array`` images drawn with numpy alone, and a ``human`` pygame window.
 
-pygame is imported only when a window is opened (``pip install "connect4-env[render]"``).
+pygame is imported only when a window is opened (``pip install -e ".[render]"``).
 """
 
 from __future__ import annotations

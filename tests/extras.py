@@ -61,7 +61,7 @@ def reason(extra: str, module: str | None = None) -> str:
     if extra not in MODULES:
         raise ValueError(f"unknown extra {extra!r}; expected one of {sorted(MODULES)}")
     missing = f" ({module} is not installed)" if module else ""
-    return f'needs the {extra!r} extra{missing}: pip install "connect4-env[{extra}]"'
+    return f'needs the {extra!r} extra{missing}: pip install -e ".[{extra}]"'
 
 
 def installed(module: str) -> bool:

@@ -120,7 +120,7 @@ def train(args: argparse.Namespace) -> Path:
         )
         raise
     if trained.curve_png is None:
-        print("matplotlib is not installed: no curve.png (pip install 'connect4-env[train]')")
+        print("matplotlib is not installed: no curve.png (pip install -e '.[train]')")
     curve, last = trained.curve, -1
     print(
         f"done in {trained.seconds:.1f} s: {len(agent.q):,} states; last {curve.window} episodes: "

@@ -48,9 +48,7 @@ MAX_TABLE_SIZE = 1 << 27  # transposition-table entries: 16 bytes each, 2 GiB at
 
 _NO_BOOK_KEYS = np.zeros(0, dtype=np.int32)
 _NO_BOOK_SCORES = np.zeros(0, dtype=np.int8)
-_BOOK_MISSING = (
-    "book=True needs the opening book: pip install 'connect4-env[book]' (the bitbully-databases package)"
-)
+_BOOK_MISSING = "book=True needs the opening book: pip install -e '.[book]' (the bitbully-databases package)"
 
 
 class SolverBudgetExceeded(RuntimeError):
@@ -273,7 +271,7 @@ class SolverAgent(RulesBound):
         self.last_nodes = int(stats[0])
         if stats[2]:
             book_hint = (
-                ", or use the 6x7 opening book (book=None, with pip install 'connect4-env[book]')"
+                ", or use the 6x7 opening book (book=None, with pip install -e '.[book]')"
                 if rules == BOOK_RULES
                 and board.ply < BOOK_PLY
                 and (self.book is False or load_book() is None)

@@ -1,6 +1,6 @@
 """The 6x7 opening book: the exact score of every 12-stone position, for the solver's first moves.
 
-The book is data from the ``book`` extra (``pip install "connect4-env[book]"``: the MIT-licensed
+The book is data from the ``book`` extra (``pip install -e ".[book]"``: the MIT-licensed
 ``bitbully-databases`` package, by Markus Thill). We read its file ourselves into two numpy arrays, once per
 process, so the compiled solver looks positions up with a binary search; nothing is unpickled or executed.
 
@@ -162,6 +162,6 @@ def require_book(board: Board, compiled: bool) -> None:
     stones = f"{board.ply} stone{'' if board.ply == 1 else 's'}"
     raise MissingExtraError(
         f"the solver on a 6x7 position with {stones} (fewer than {first}: the opening) needs the opening book, "
-        f"the 'book' extra (bitbully_databases is not installed): pip install \"connect4-env[book]\". Without "
+        f"the 'book' extra (bitbully_databases is not installed): pip install -e \".[book]\". Without "
         "it the search would run past its node budget; SolverAgent(book=False) searches anyway"
     )

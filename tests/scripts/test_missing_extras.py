@@ -66,7 +66,7 @@ def test_a_missing_extra_exits_2_before_any_work(
     assert (
         f"needs the {extra!r} extra (" in err and "is not installed)" in err
     )  # on core: the first one missing
-    assert f'pip install "connect4-env[{extra}]"' in err
+    assert f'pip install -e ".[{extra}]"' in err
     assert "Traceback" not in err
     assert out == ""  # nothing played or trained: no pairing line, no generation line
     assert not (tmp_path / "t.json").exists() and not (tmp_path / "p.png").exists()
@@ -92,6 +92,6 @@ def test_the_tournament_script_on_a_core_install_prints_one_line(tmp_path: Path)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [
         "error: the tournament's rating fit needs the 'train' extra (scipy is not installed): "
-        'pip install "connect4-env[train]"'
+        'pip install -e ".[train]"'
     ]
     assert done.stdout == "" and not out.exists()

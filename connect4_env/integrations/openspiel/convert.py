@@ -1,7 +1,7 @@
 """OpenSpiel both ways, on the env layer: a pyspiel `connect_four` state to a [`Board`][connect4_env.core.Board]
 and back, and our game of any size registered as an OpenSpiel game.
 
-OpenSpiel (`pip install "connect4-env[openspiel]"`) is imported only when one of these functions runs.
+OpenSpiel (`pip install -e ".[openspiel]"`) is imported only when one of these functions runs.
 
 - [`board_from_openspiel`][connect4_env.integrations.openspiel.convert.board_from_openspiel]: the position of a pyspiel state of
   `connect_four` (OpenSpiel's C++ game, any `rows` / `columns` / `x_in_row`), of Kaggle's

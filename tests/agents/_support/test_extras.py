@@ -29,7 +29,7 @@ def test_require_names_the_extra_and_the_pip_command() -> None:
     message = str(raised.value)
     assert "loading an SB3 model needs the 'train' extra" in message
     assert "no_such_module_for_connect4 is not installed" in message
-    assert 'pip install "connect4-env[train]"' in message
+    assert 'pip install -e ".[train]"' in message
     assert isinstance(raised.value, ImportError)  # ``except ImportError`` still catches it
 
 
@@ -66,7 +66,7 @@ def test_commands_print_it_and_exit_2(capsys: pytest.CaptureFixture[str]) -> Non
 
 def _says_extra(raised: pytest.ExceptionInfo[MissingExtraError], extra: str) -> None:
     assert f"needs the {extra!r} extra" in str(raised.value)
-    assert f'pip install "connect4-env[{extra}]"' in str(raised.value)
+    assert f'pip install -e ".[{extra}]"' in str(raised.value)
 
 
 def test_the_env_layer_and_the_agents_raise_one_class() -> None:

@@ -356,7 +356,7 @@ def test_an_opening_without_the_book_is_refused_before_any_search(no_book: None)
         with pytest.raises(MissingExtraError) as refused:
             call(solver)
         message = str(refused.value)
-        assert "the 'book' extra" in message and 'pip install "connect4-env[book]"' in message, message
+        assert "the 'book' extra" in message and 'pip install -e ".[book]"' in message, message
         assert "book=False" in message and solver.last_nodes == 0
     assert isinstance(refused.value, ImportError)  # an `except ImportError` still catches it
 
@@ -414,7 +414,7 @@ def test_play_refuses_a_bookless_solver_before_the_first_move(
 
     expected = (
         "error: the solver on a 6x7 position with 0 stones (fewer than {first}: the opening) needs the opening "
-        "book, the 'book' extra (bitbully_databases is not installed): pip install \"connect4-env[book]\""
+        "book, the 'book' extra (bitbully_databases is not installed): pip install -e \".[book]\""
     )
     # the README's command as a user runs it, in a process without the book
     hide_book = "import sys; sys.modules['bitbully_databases'] = None; "
