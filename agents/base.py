@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
-import warnings
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -27,19 +23,7 @@ __all__ = [
     "check_mask_width",
     "mask_booleans",
     "check_search_settings",
-    "legacy_arguments",
-    "warn_deprecated",
-    "renamed_attribute",
-    "BOARD_HINT",
 ]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-# what the old board arguments (win_length=, rows=, columns=) became, for legacy_arguments' messages
-BOARD_HINT = (
-    "pass rules=connect4_env.Rules(rows, columns, win_length) instead, or leave it out: every env, the arena "
-    "and the scripts bind the game's rules (agent.bind(rules))"
-)
 
 
 def check_spec_value(value: object) -> str:
@@ -124,94 +108,6 @@ def check_search_settings(rules: object, compiled: object) -> None:
     check_rules(rules, None)
     if compiled is not None:
         check_bool("compiled", compiled)
-
-
-def legacy_arguments(
-    *,
-    positional: Sequence[str] = (),
-    renamed: Mapping[str, str] | None = None,
-    translate: Callable[[tuple[Any, ...], dict[str, Any]], tuple[tuple[Any, ...], dict[str, Any]] | None]
-    | None = None,
-) -> Callable[[F], F]:
-    """Decorate an agent's ``__init__`` (or a classmethod) so that old spellings fail loudly, naming the new one.
-
-    The agents take one positional argument, their main setting; the rest are keyword-only. Python's own errors
-    for the old spellings ("takes 2 positional arguments but 4 were given", "unexpected keyword argument
-    'win_length'") do not say what to write instead; these do. No old spelling is ever given a new meaning.
-
-    Args:
-        positional: the parameter names in their *old* positional order (after ``self``/``cls``), so that a
-            surplus positional argument is named: ``MCTSAgent(2000, 0.5)`` says to write ``time_limit=0.5``.
-        renamed: old keyword -> what to write instead (the message's tail), e.g.
-            ``{"max_nodes": "write tree_capacity= (the same meaning)"}``.
-        translate: called first with ``(args, kwargs)``; returns rewritten ``(args, kwargs)`` for an old spelling
-            that still works (it issues its own ``DeprecationWarning``), or None to leave the call as it is.
-
-    Returns:
-        The decorator; the decorated function keeps its signature (``inspect.signature`` sees the new one).
-
-    Raises (from the decorated function):
-        TypeError: a surplus positional argument or an old keyword, naming the new spelling.
-    """
-    old_names = dict(renamed or {})
-
-    def decorate(function: F) -> F:
-        parameters = list(inspect.signature(function).parameters.values())[1:]  # without self / cls
-        n_positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
-        first = [p.name for p in parameters[:n_positional]]
-
-        @functools.wraps(function)
-        def wrapper(owner: Any, *args: Any, **kwargs: Any) -> Any:
-            cls = owner if isinstance(owner, type) else type(owner)
-            where = cls.__name__ if function.__name__ == "__init__" else f"{cls.__name__}.{function.__name__}"
-            if translate is not None:
-                rewritten = translate(args, kwargs)
-                if rewritten is not None:
-                    args, kwargs = rewritten
-            if len(args) > n_positional:
-                surplus = args[n_positional:]
-                names = list(positional[n_positional : n_positional + len(surplus)])
-                if len(names) == len(surplus):
-                    fix = ", ".join(f"{name}={_short(value)}" for name, value in zip(names, surplus))
-                    shown = [_short(value) for value in args[:n_positional]]
-                    fix = f"write {where}({', '.join([*shown, fix])})"
-                else:
-                    fix = "pass the others by keyword"
-                taken = f"{n_positional} positional argument{'s' if n_positional != 1 else ''}"
-                raise TypeError(
-                    f"{where}() takes {taken}{' (' + ', '.join(first) + ')' if first else ''} but "
-                    f"{len(args)} were given; the other settings are keyword-only: {fix}"
-                )
-            for old in kwargs:
-                if old in old_names:
-                    raise TypeError(f"{where}() no longer takes {old}=: {old_names[old]}")
-            return function(owner, *args, **kwargs)
-
-        return wrapper  # type: ignore[return-value]
-
-    return decorate
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def renamed_attribute(old: str, new: str) -> property:
-    """A class attribute for an old setting's name: reading or assigning it raises AttributeError naming ``new``.
-
-    Assigning ``agent.max_nodes = ...`` would otherwise create an attribute nothing reads: a silent no-op.
-    """
-
-    def fail(self: Any, *value: Any) -> Any:
-        raise AttributeError(f"{type(self).__name__}.{old} was renamed: use .{new}")
-
-    return property(fail, fail, doc=f"Renamed: use ``{new}``.")
-
-
-def warn_deprecated(message: str) -> None:
-    """A ``DeprecationWarning`` pointing at the caller of the agent's constructor."""
-    warnings.warn(message, DeprecationWarning, stacklevel=4)
 
 
 class RulesAware:

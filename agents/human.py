@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from connect4_agents.base import RulesAware, check_mask_width, legacy_arguments, legal_columns, unpack
+from connect4_agents.base import RulesAware, check_mask_width, legal_columns, unpack
 from connect4_env.render import colour_stones, terminal_has_colour
 from connect4_env.validation import check_bool
 
@@ -26,7 +26,6 @@ class HumanAgent(RulesAware):
 
     name = "human"
 
-    @legacy_arguments(positional=("input_fn", "output_fn", "colour"))
     def __init__(
         self,
         input_fn: Callable[[str], str] = input,

@@ -13,7 +13,7 @@ import torch
 
 from connect4_agents.alphazero.files import ModelFile, load_model, save_model
 from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet
-from connect4_agents.base import RulesBound, check_search_settings, check_spec_value, legacy_arguments
+from connect4_agents.base import RulesBound, check_search_settings, check_spec_value
 from connect4_agents.mcts.puct import PUCTResult, PUCTSearch
 from connect4_env.core import Board, Rules
 from connect4_env.validation import check_bool, check_int, check_number, seeded_rng
@@ -70,13 +70,12 @@ class AlphaZeroAgent(RulesBound):
     ``AlphaZeroAgent.load(path, **options)`` reads a model file; ``save(path)`` writes the agent's model.
 
     Raises:
-        TypeError / ValueError: bad settings, or (at ``bind``) rules other than the model's. TypeError: a
-            surplus positional argument (the message names its keyword).
+        TypeError: a setting of the wrong type.
+        ValueError: a setting out of range, or (at ``bind``) rules other than the model's.
     """
 
     name = "alphazero"
 
-    @legacy_arguments(positional=("model", "simulations", "c_puct", "seed", "rules", "threads", "symmetric"))
     def __init__(
         self,
         model: str | os.PathLike[str] | ModelFile | PolicyValueNet | None = None,

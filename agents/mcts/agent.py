@@ -30,12 +30,9 @@ from typing import Any
 import numpy as np
 
 from connect4_agents.base import (
-    BOARD_HINT,
     RulesBound,
     check_search_settings,
     check_spec_value,
-    legacy_arguments,
-    renamed_attribute,
 )
 from connect4_agents.mcts import kernels as uct_kernels
 from connect4_agents.mcts.kernels import DRAW, WIN
@@ -51,12 +48,10 @@ __all__ = [
     "ucb1",
     "DEFAULT_PLAYOUTS",
     "DEFAULT_TREE_CAPACITY",
-    "DEFAULT_MAX_NODES",
 ]
 
 DEFAULT_PLAYOUTS = 1000  # the budget when neither playouts nor time_limit is given
 DEFAULT_TREE_CAPACITY = 1 << 22  # 54 bytes a node: about 230 MB at the cap
-DEFAULT_MAX_NODES = DEFAULT_TREE_CAPACITY  # the constant's name before tree_capacity (kept for imports)
 MAX_TREE_CAPACITY = (1 << 31) - 1  # node indices are int32
 MAX_PLAYOUTS = 1 << 62  # playout counters are int64
 _LOADED_GEOMETRIES: set[int] = set()  # geometry-tuple lengths the compiled UCT kernel has been called with
@@ -109,33 +104,12 @@ class MCTSAgent(RulesBound):
             slower); False forces plain Python; True requires the compiled kernels.
 
     Raises:
-        TypeError: a setting of the wrong type, a surplus positional argument or an old keyword (``win_length=``,
-            ``max_nodes=``; the message names the new one). ValueError: a setting out of range.
+        TypeError: a setting of the wrong type.
+        ValueError: a setting out of range.
     """
 
     name = "mcts"
-    max_nodes = renamed_attribute("max_nodes", "tree_capacity")
 
-    @legacy_arguments(
-        positional=(
-            "playouts",
-            "time_limit",
-            "c",
-            "seed",
-            "win_length",
-            "solver",
-            "final",
-            "prior",
-            "symmetry",
-            "reuse_tree",
-            "max_nodes",
-            "compiled",
-        ),  # fmt: skip
-        renamed={
-            "win_length": BOARD_HINT,
-            "max_nodes": "write tree_capacity= (the tree's node cap; SolverAgent's search budget is node_budget=)",
-        },
-    )
     def __init__(
         self,
         playouts: int | None = None,

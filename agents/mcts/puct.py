@@ -30,7 +30,6 @@ matters more.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -180,25 +179,6 @@ class Node:
             return False
         self.lower, self.upper = -best_upper, -best_lower
         return True
-
-    # Spellings of the old convention (values for the player to move here), kept with their old meaning.
-    @property
-    def value(self) -> float:
-        """Deprecated: the evaluator's value for the player to move here; use ``-estimate``."""
-        warnings.warn("Node.value is deprecated: use -Node.estimate", DeprecationWarning, stacklevel=2)
-        return -self.estimate
-
-    @property
-    def proven(self) -> int | None:
-        """Deprecated: the proven value for the player to move here; use ``-proof`` (for the player who
-        moved into the node)."""
-        warnings.warn("Node.proven is deprecated: use -Node.proof", DeprecationWarning, stacklevel=2)
-        return None if self.proof is None else -self.proof
-
-    def update_proof(self) -> None:
-        """Deprecated: use [`update_bounds`][connect4_agents.mcts.puct.Node.update_bounds]."""
-        warnings.warn("Node.update_proof is deprecated: use update_bounds", DeprecationWarning, stacklevel=2)
-        self.update_bounds()
 
 
 def propagate_bounds(path: Sequence[Node]) -> None:

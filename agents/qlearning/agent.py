@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from connect4_agents.base import RulesBound, check_spec_value, legacy_arguments, unpack, warn_deprecated
+from connect4_agents.base import RulesBound, check_spec_value, unpack
 from connect4_agents.evaluation.curves import LearningCurve
 from connect4_agents.qlearning.files import DEFAULT_MAX_BYTES, FILE_FORMAT, load_qtable, save_qtable
 from connect4_agents.qlearning.learning import REWARD_SCHEMES, train_agent
@@ -29,44 +29,6 @@ __all__ = ["QLearningAgent", "LearningCurve", "REWARD_SCHEMES", "FILE_FORMAT"]
 
 
 _DEFAULT_RULES = Rules(4, 5, 4)  # a table for 6x7 never fills; 4x5 learns in minutes
-_BOARD_ARGUMENTS = ("rows", "columns", "win_length")
-
-
-def _board_from_old_arguments(
-    args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
-    """``QLearningAgent(4, 5, 4)`` / ``rows=, columns=, win_length=`` (the spelling before ``rules``) as
-    ``rules=Rules(4, 5, 4)``, with a DeprecationWarning: the meaning is unambiguous, so old scripts keep working.
-    Returns None when the call uses no old spelling."""
-    leading = 0
-    while (
-        leading < min(3, len(args)) and isinstance(args[leading], int) and not isinstance(args[leading], bool)
-    ):
-        leading += 1
-    named = [name for name in _BOARD_ARGUMENTS if name in kwargs]
-    if not leading and not named:
-        return None
-    board = dict(zip(_BOARD_ARGUMENTS, args[:leading]))
-    for name in named:
-        if name in board:
-            raise TypeError(f"QLearningAgent got {name} both by position and by keyword")
-        board[name] = kwargs.pop(name)
-    if "rules" in kwargs:
-        raise TypeError(f"pass either rules= or the old {', '.join(board)}=, not both")
-    spelled = ", ".join(f"{name}={value!r}" for name, value in board.items())
-    rules = Rules(**{**dict(zip(_BOARD_ARGUMENTS, (4, 5, 4))), **board})
-    warn_deprecated(
-        f"QLearningAgent({spelled}) is deprecated: write rules=Rules({rules.rows}, {rules.columns}, "
-        f"{rules.win_length}) (rules, a connect4_env.Rules, is the one positional argument; the rest are "
-        "keyword-only)"
-    )
-    return (rules, *args[leading:]), kwargs
-
-
-_SETTINGS_ORDER = (
-    "rules", "alpha", "gamma", "epsilon", "epsilon_min", "exploration_fraction", "epsilon_decay", "rewards",
-    "updates", "learn_from_opponent", "seed",
-)  # fmt: skip
 
 
 def canonical_key(board: Board) -> tuple[int, bool]:
@@ -86,9 +48,7 @@ class QLearningAgent(RulesBound):
     """A tabular Q-learning policy for one board size.
 
     Args:
-        rules: the board it learns (a table only plays that size); default 4x5 with 4 in a row. The old
-            ``QLearningAgent(rows, columns, win_length)`` / ``rows=, columns=, win_length=`` still work, with a
-            DeprecationWarning.
+        rules: the board it learns (a table only plays that size); default 4x5 with 4 in a row.
         alpha: the learning rate (the step size of each update).
         gamma: the discount of the next position's value (1.0: a win is worth the same however far away).
         epsilon: exploration rate at the start of training, decayed linearly to ``epsilon_min`` over the
@@ -114,7 +74,6 @@ class QLearningAgent(RulesBound):
     name = "qlearning"
     rules: Rules  # fixed at construction: the board the table plays
 
-    @legacy_arguments(positional=_SETTINGS_ORDER, translate=_board_from_old_arguments)
     def __init__(
         self,
         rules: Rules | None = None,
@@ -153,7 +112,6 @@ class QLearningAgent(RulesBound):
         self.rng = seeded_rng(seed)
 
     @classmethod
-    @legacy_arguments(positional=("rules", "seed"), translate=_board_from_old_arguments)
     def original(cls, rules: Rules | None = None, *, seed: int | None = None) -> QLearningAgent:
         """The original Connect 4 project's settings: alpha 0.6, gamma 0.8, constant epsilon 0.1, shaped rewards.
 
@@ -332,7 +290,6 @@ class QLearningAgent(RulesBound):
         return save_qtable(path, self.rules, self.q, settings)
 
     @classmethod
-    @legacy_arguments(positional=("path", "seed", "max_bytes"))
     def load(
         cls, path: str | os.PathLike[str], *, seed: int | None = None, max_bytes: int = DEFAULT_MAX_BYTES
     ) -> QLearningAgent:

@@ -12,7 +12,6 @@ from connect4_agents.base import (
     NoLegalMoveError,
     RulesAware,
     check_spec_value,
-    legacy_arguments,
     mask_booleans,
     unpack,
 )
@@ -43,13 +42,6 @@ _HOW_TO_LOAD = (
 )
 
 
-def _require_policy(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    # ``make_agent("sb3")`` calls SB3Agent() with no policy: say where one comes from instead of Python's bare
-    # "missing 1 required positional argument"
-    if not args and "policy" not in kwargs:
-        raise TypeError(f"the 'sb3' agent needs a trained model: {_HOW_TO_LOAD}")
-
-
 class SB3Agent(RulesAware):
     """A Stable-Baselines3 policy as a Connect Four agent.
 
@@ -65,8 +57,9 @@ class SB3Agent(RulesAware):
 
     name = "sb3"
 
-    @legacy_arguments(positional=("policy", "deterministic", "seed"), translate=_require_policy)
-    def __init__(self, policy: Any, *, deterministic: bool = True, seed: int | None = None) -> None:
+    def __init__(self, policy: Any = None, *, deterministic: bool = True, seed: int | None = None) -> None:
+        if policy is None:  # ``make_agent("sb3")`` calls SB3Agent(): say where a policy comes from
+            raise TypeError(f"the 'sb3' agent needs a trained model: {_HOW_TO_LOAD}")
         if isinstance(policy, (str, Path)):  # a path is the commonest slip: Python's own error names no fix
             raise TypeError(f"SB3Agent() takes a policy, not a path ({policy!r}): {_HOW_TO_LOAD}")
         self.policy = getattr(policy, "policy", policy)
@@ -76,7 +69,6 @@ class SB3Agent(RulesAware):
         self.observation_shape = tuple(space.shape)
 
     @classmethod
-    @legacy_arguments(positional=("path", "algo", "deterministic", "seed"))
     def load(
         cls, path: str | Path, *, algo: str | None = None, deterministic: bool = True, seed: int | None = None
     ) -> SB3Agent:

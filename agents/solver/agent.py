@@ -16,13 +16,7 @@ from typing import Any, Literal
 import numpy as np
 
 from connect4_agents._support.extras import MissingExtraError
-from connect4_agents.base import (
-    BOARD_HINT,
-    RulesBound,
-    check_search_settings,
-    legacy_arguments,
-    renamed_attribute,
-)
+from connect4_agents.base import RulesBound, check_search_settings
 from connect4_agents.solver import kernels as solver_kernels
 from connect4_agents.solver.book import BOOK_PLY, BOOK_RULES, load_book, require_book
 from connect4_env.compiled import KernelBuild, kernels_for
@@ -35,13 +29,11 @@ __all__ = [
     "describe_score",
     "plies_to_end",
     "DEFAULT_NODE_BUDGET",
-    "DEFAULT_MAX_NODES",
     "MAX_TABLE_SIZE",
 ]
 
 # the "auto" node budget per call: about 20-25 s with the compiled kernels here, about 30 s in plain Python
 DEFAULT_NODE_BUDGET = {True: 50_000_000, False: 1_000_000}
-DEFAULT_MAX_NODES = DEFAULT_NODE_BUDGET  # the constant's name before node_budget (kept for imports)
 _MAX_NODE_BUDGET = 1 << 62  # the kernel counts nodes in int64
 MAX_TABLE_SIZE = 1 << 27  # transposition-table entries: 16 bytes each, 2 GiB at most
 
@@ -115,20 +107,12 @@ class SolverAgent(RulesBound):
     searches it anyway, until the budget runs out.
 
     Raises:
-        TypeError: a setting of the wrong type, a surplus positional argument or an old keyword (``win_length=``,
-            ``max_nodes=``; the message names the new one). ValueError: a setting out of range.
+        TypeError: a setting of the wrong type.
+        ValueError: a setting out of range.
     """
 
     name = "solver"
-    max_nodes = renamed_attribute("max_nodes", "node_budget")
 
-    @legacy_arguments(
-        positional=("win_length", "seed", "max_nodes", "table_size", "book", "compiled"),
-        renamed={
-            "win_length": BOARD_HINT,
-            "max_nodes": "write node_budget= (the search budget per call; MCTSAgent's tree cap is tree_capacity=)",
-        },
-    )
     def __init__(
         self,
         rules: Rules | None = None,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,6 @@ import pytest
 from extras import importorskip
 
 from connect4_agents import HumanAgent, MCTSAgent, QLearningAgent, RandomAgent, SolverAgent
-from connect4_agents.base import legacy_arguments
 from connect4_env import Board, Rules
 from connect4_env.encoding import action_mask, observation_planes
 
@@ -52,46 +50,22 @@ def test_one_positional_argument_then_keyword_only(name: str, first: str) -> Non
 @pytest.mark.parametrize(
     ("call", "fragment"),
     [
-        (lambda: MCTSAgent(2000, 0.5), r"MCTSAgent\(2000, time_limit=0.5\)"),
-        (lambda: MCTSAgent(100, None, 2.0, 7), r"c=2.0, seed=7"),
-        (lambda: MCTSAgent(win_length=3), "rules=connect4_env.Rules"),
-        (lambda: MCTSAgent(max_nodes=5000), "tree_capacity="),
+        (lambda: MCTSAgent(2000, 0.5), "positional argument"),
+        (lambda: MCTSAgent(win_length=3), "win_length"),
+        (lambda: MCTSAgent(max_nodes=5000), "max_nodes"),
         (lambda: SolverAgent(4), r"rules=Rules\(win_length=4\)"),
-        (lambda: SolverAgent(None, 3), "seed=3"),
-        (lambda: SolverAgent(win_length=5), "rules=connect4_env.Rules"),
-        (lambda: SolverAgent(max_nodes=1000), "node_budget="),
-        (lambda: HumanAgent(input, print), "output_fn="),
-        (lambda: QLearningAgent(Rules(3, 4, 3), 0.5), "alpha=0.5"),
-        (lambda: QLearningAgent.load("table.npz", 3), "seed=3"),
+        (lambda: SolverAgent(None, 3), "positional argument"),
+        (lambda: SolverAgent(max_nodes=1000), "max_nodes"),
+        (lambda: HumanAgent(input, print), "positional argument"),
+        (lambda: QLearningAgent(3, 4, 3), "positional argument"),
+        (lambda: QLearningAgent(rows=6), "rows"),
+        (lambda: QLearningAgent.load("table.npz", 3), "positional argument"),
     ],
 )
-def test_old_spellings_raise_type_error_naming_the_new_one(call: Any, fragment: str) -> None:
+def test_spellings_removed_before_1_0_raise_type_error(call: Any, fragment: str) -> None:
+    # the compatibility layer for the spellings of 0.1.0 is gone: an old call fails, it is never reinterpreted
     with pytest.raises(TypeError, match=fragment):
         call()
-
-
-def test_renamed_attributes_fail_loudly_instead_of_being_ignored() -> None:
-    solver = SolverAgent(node_budget=10)
-    with pytest.raises(AttributeError, match="node_budget"):
-        solver.max_nodes = None  # would otherwise create an attribute nothing reads
-    assert solver.node_budget == 10
-    with pytest.raises(AttributeError, match="tree_capacity"):
-        _ = MCTSAgent(10).max_nodes
-
-
-def test_old_q_table_board_arguments_keep_working_with_a_warning() -> None:
-    with pytest.warns(DeprecationWarning, match=r"rules=Rules\(3, 4, 3\)"):
-        positional = QLearningAgent(3, 4, 3, seed=0)
-    with pytest.warns(DeprecationWarning, match=r"rules=Rules\(6, 5, 4\)"):
-        named = QLearningAgent(rows=6, alpha=0.5)
-    with pytest.warns(DeprecationWarning):
-        original = QLearningAgent.original(3, 4, 3)
-    assert positional.rules == Rules(3, 4, 3) and named.rules == Rules(6, 5, 4) and named.alpha == 0.5
-    assert original.rules == Rules(3, 4, 3) and original.alpha == 0.6
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert QLearningAgent(Rules(3, 4, 3)).rules == Rules(3, 4, 3)
-        assert QLearningAgent().rules == Rules(4, 5, 4)  # the old default board
 
 
 def test_rules_fix_the_board_of_search_agents() -> None:
@@ -101,23 +75,6 @@ def test_rules_fix_the_board_of_search_agents() -> None:
         agent.bind(three)
         with pytest.raises(ValueError, match="built for 5x6 with win_length=3"):
             agent.bind(Rules())
-
-
-def test_the_helper_keeps_the_signature_and_names_the_method() -> None:
-    class Thing:
-        @classmethod
-        @legacy_arguments(positional=("path", "size"), renamed={"length": "write size="})
-        def open(cls, path: str, *, size: int = 1) -> tuple[str, int]:
-            return path, size
-
-    assert list(inspect.signature(Thing.open).parameters) == ["path", "size"]
-    assert Thing.open("a", size=2) == ("a", 2)
-    with pytest.raises(
-        TypeError, match=r"Thing.open\(\) takes 1 positional argument .*Thing.open\('a', size=2\)"
-    ):
-        Thing.open("a", 2)
-    with pytest.raises(TypeError, match="no longer takes length=: write size="):
-        Thing.open("a", length=2)
 
 
 def moves_on_positions(agent: Any, rules: Rules) -> list[int]:

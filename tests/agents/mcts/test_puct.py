@@ -103,17 +103,6 @@ def test_public_results_keep_the_view_of_the_player_to_move() -> None:
     assert PUCTSearch(UniformEvaluator()).search(Board.from_ascii(LOST), 2000).root_proven == -1
 
 
-def test_old_node_spellings_keep_their_meaning_with_a_warning() -> None:
-    node = Node.expand(Board.from_ascii(WIN_IN_ONE), np.ones(7), 0.5)
-    node.lower = node.upper = LOSS  # proven lost for O, who moved in: won for X, to move here
-    with pytest.warns(DeprecationWarning, match="estimate"):
-        assert node.value == 0.5
-    with pytest.warns(DeprecationWarning, match="proof"):
-        assert node.proven == 1
-    with pytest.warns(DeprecationWarning, match="update_bounds"):
-        node.update_proof()
-
-
 # --- proofs: the same routine as the UCT kernel's, and never wrong ---
 
 
