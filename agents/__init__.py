@@ -4,7 +4,7 @@ name ``agents`` belongs to other packages, such as the OpenAI Agents SDK).
 
 One subpackage per family (``mcts``, ``solver``, ``qlearning``, ``sb3``, ``rllib``, ``alphazero``), the
 measurements in ``evaluation``, the play window and replay page in ``ui``. The public names are importable from
-here: ``from connect4_agents import MCTSAgent, make_agent``.
+here: ``from connect4_agents import MCTSAgent, make_policy``.
 """
 
 from __future__ import annotations
@@ -33,19 +33,15 @@ __all__ = [
     "SB3Agent",
     "RLlibAgent",
     "AlphaZeroAgent",
-    "make_agent",
-    "register_agent",
-    "agent_names",
-    "agent_from_spec",
+    "make_policy",
+    "register_policy",
+    "policy_names",
+    "policy_from_spec",
 ]
 
 # The registry lives at the policy boundary (connect4_env.policy) so the envs resolve names without importing
-# this package; these are its names on the agents' side. The names themselves are the entry points of the
-# ``connect4_env.policies`` group in pyproject.toml.
-make_agent = make_policy
-register_agent = register_policy
-agent_names = policy_names
-agent_from_spec = policy_from_spec
+# this package; the agents' root exports it under its one set of names. The names themselves are the entry
+# points of the ``connect4_env.policies`` group in pyproject.toml.
 
 
 def __getattr__(name: str) -> Any:

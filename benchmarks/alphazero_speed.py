@@ -15,13 +15,13 @@ import argparse
 import statistics
 import time
 
-from connect4_agents import make_agent
+from connect4_agents import make_policy
 from connect4_agents.evaluation.test_sets import select_positions, test_set_names
 from connect4_env.encoding import action_mask, observation_planes
 
 
 def move_times(spec: str, positions: list, modules: bool = False, **kwargs) -> list[float]:
-    agent = make_agent(spec, seed=0, **kwargs)
+    agent = make_policy(spec, seed=0, **kwargs)
     if modules:  # the forward passes through the network's modules, as before the inference snapshot
         agent.evaluator.snapshot = False
     times = []
@@ -48,7 +48,7 @@ def main() -> None:
     names = [name for name in test_set_names() if name.startswith("6x7")]
     positions = select_positions(names, (10, 32), args.positions, args.seed)
     model = {} if args.model is None else {"model": args.model}
-    make_agent("mcts", playouts=100).act(  # compile the MCTS kernels before timing
+    make_policy("mcts", playouts=100).act(  # compile the MCTS kernels before timing
         observation_planes(positions[0].board()), action_mask(positions[0].board())
     )
     rows = [

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 CHECK_OURS = """
 import gymnasium as gym
 import connect4_env
-from connect4_agents import MCTSAgent, RandomAgent, make_agent
+from connect4_agents import MCTSAgent, RandomAgent, make_policy
 from connect4_agents.evaluation.arena import play_game
 from connect4_env import Rules
 record = play_game([MCTSAgent(50, seed=0), RandomAgent(seed=1)], Rules())
@@ -23,7 +23,7 @@ assert record.moves, record
 env = gym.make("Connect4-v0", opponent="mcts:20")
 env.reset(seed=0)
 env.step(3)
-print("ours ok", type(make_agent("solver")).__name__)
+print("ours ok", type(make_policy("solver")).__name__)
 """
 CHECK_SDK = """
 import agents

@@ -11,7 +11,7 @@ from connect4_env.validation import check_bool, check_choice, check_int, check_n
 # the network's size: 512 channels and 40 residual blocks make 189 million weights (0.8 GB), beyond any board here
 MAX_CHANNELS, MAX_BLOCKS = 512, 40
 
-__all__ = ["AlphaZeroTrainConfig", "TrainConfig", "PRECISIONS", "TEACHERS"]
+__all__ = ["AlphaZeroTrainConfig", "PRECISIONS", "TEACHERS"]
 
 # how self-play's forward passes compute (training itself stays in float32); "auto": bfloat16 where the CPU
 # computes it natively (AMX, AVX512-BF16), else float32 through Winograd convolutions where numba is installed,
@@ -26,8 +26,7 @@ _DEVICE = re.compile(r"auto|cpu|cuda(:[0-9]+)?")
 @dataclass
 class AlphaZeroTrainConfig:
     """Settings of one AlphaZero training run (each field is also a ``scripts/train_alphazero.py`` option;
-    the module docstring says what they do). ``TrainConfig`` is the same class under its former name (SB3's
-    settings are [`connect4_agents.sb3.train.SB3TrainConfig`][connect4_agents.sb3.train.SB3TrainConfig])."""
+    the module docstring says what they do). SB3's settings are [`connect4_agents.sb3.train.SB3TrainConfig`][connect4_agents.sb3.train.SB3TrainConfig])."""
 
     rows: int = 6
     columns: int = 7
@@ -123,6 +122,3 @@ class AlphaZeroTrainConfig:
     @property
     def rules(self) -> Rules:
         return Rules(self.rows, self.columns, self.win_length)
-
-
-TrainConfig = AlphaZeroTrainConfig  # the former name, kept for existing scripts

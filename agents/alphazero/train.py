@@ -35,7 +35,7 @@ import torch
 
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.alphazero.agent import shipped_model_path
-from connect4_agents.alphazero.config import AlphaZeroTrainConfig, TrainConfig
+from connect4_agents.alphazero.config import AlphaZeroTrainConfig
 from connect4_agents.alphazero.files import ModelFile, load_model, save_model
 from connect4_agents.alphazero.monitor import (
     GenerationLog,
@@ -57,7 +57,6 @@ from connect4_env.core import Rules
 
 __all__ = [
     "AlphaZeroTrainConfig",
-    "TrainConfig",
     "self_play",
     "play_generation",
     "ReplayBuffer",

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from connect4_agents import agent_from_spec
+from connect4_agents import policy_from_spec
 from connect4_agents._support.cli import (
     check_output_dir,
     check_output_file,
@@ -98,7 +98,7 @@ def train(args: argparse.Namespace) -> Path:
         settings = {name: getattr(args, name) for name in _SETTINGS if getattr(args, name) is not None}
         agent = QLearningAgent(rules, seed=args.seed, **settings)
     opponent = (
-        agent if args.opponent == "self" else agent_from_spec(args.opponent, seed=args.seed + 1, rules=rules)
+        agent if args.opponent == "self" else policy_from_spec(args.opponent, seed=args.seed + 1, rules=rules)
     )
     out = check_output_dir(args.out or "runs/qlearning")
     print(f"training {agent!r} against {args.opponent} for {args.episodes:,} episodes -> {shown_path(out)}")

@@ -23,7 +23,7 @@ import argparse
 import sys
 from typing import Any
 
-from connect4_agents import agent_from_spec
+from connect4_agents import policy_from_spec
 from connect4_agents._support.cli import check_output_file, command_parser, run_cli
 from connect4_agents._support.extras import require
 from connect4_agents.evaluation.records import GameLog, write_games
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
             )
         # None seats are the person's: the window reads their clicks
         players = [
-            None if spec == "human" else agent_from_spec(spec, seed=args.seed + seat, rules=rules)
+            None if spec == "human" else policy_from_spec(spec, seed=args.seed + seat, rules=rules)
             for seat, spec in enumerate(specs)
         ]
         _check_openings(players, rules)
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"screenshot: {screenshot}")
         return 0
     players = [
-        TerminalHuman(seat) if spec == "human" else agent_from_spec(spec, seed=args.seed + seat, rules=rules)
+        TerminalHuman(seat) if spec == "human" else policy_from_spec(spec, seed=args.seed + seat, rules=rules)
         for seat, spec in enumerate(specs)
     ]
     _check_openings(players, rules)

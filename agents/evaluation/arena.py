@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from connect4_agents.evaluation.records import RESULTS, GameLog, GameRecord
+from connect4_agents.evaluation.records import RESULTS, GameLog
 from connect4_env.core import Board, IllegalMoveError, Rules, as_column, check_rules
 from connect4_env.encoding import TrackedBoard
 from connect4_env.policy import bind_policy
@@ -16,7 +16,6 @@ from connect4_env.validation import check_bool, check_int, check_number
 
 __all__ = [
     "GameLog",
-    "GameRecord",
     "MatchResult",
     "play_game",
     "play_match",
@@ -81,7 +80,7 @@ def play_game(
     solver scores), for game records.
 
     Returns:
-        The game as a `connect4_agents.evaluation.records.GameLog` (``GameRecord``), ready for
+        The game as a `connect4_agents.evaluation.records.GameLog`, ready for
         `connect4_agents.evaluation.records.write_games`: its ``moves``, ``winner`` (0 = first
         mover, 1 = second, None = draw), ``final_board``, ``seeds`` (as given), ``search`` (one entry per
         move with ``record_search``, else None) and ``players``: ``names`` (the agents' specs, first mover

@@ -35,7 +35,6 @@ from connect4_env.core import Board, IllegalMoveError, Rules
 
 __all__ = [
     "GameLog",
-    "GameRecord",
     "read_games",
     "write_games",
     "game_log",
@@ -68,7 +67,7 @@ _KNOWN = {
 class _BoardAt:
     """What ``GameLog.board`` is: call it for a position, ``log.board(ply)`` (default: the end).
 
-    It is not itself a Board: the arena's former ``GameRecord.board`` attribute was the final position, so
+    It is not itself a Board: the arena's former ``board`` attribute was the final position, so
     using ``log.board`` as one raises a TypeError that names ``log.final_board`` instead of meaning
     something else without a word.
     """
@@ -105,8 +104,8 @@ class GameLog:
     """One game: what `connect4_agents.evaluation.arena.play_game` returns and a records file holds
     (see the module docstring for the fields); ``extra`` keeps unknown fields.
 
-    ``board(ply)`` is the position after ``ply`` moves and ``final_board`` the end (the arena's former
-    ``GameRecord.board``); ``winner`` is 0 (first mover), 1 or None (draw). ``GameRecord`` names this type.
+    ``board(ply)`` is the position after ``ply`` moves and ``final_board`` the end ; ``winner`` is 0
+    (first mover), 1 or None (draw).
     """
 
     rows: int
@@ -281,9 +280,6 @@ def _check_search(entry: Any, rules: Rules, column: int, index: int) -> None:
             _per_column(entry, "proven", rules, index, lambda v: v in (None, "win", "draw", "loss"))
     elif entry["kind"] == "solver":
         _per_column(entry, "scores", rules, index, lambda v: v is None or type(v) is int)
-
-
-GameRecord = GameLog  # the arena's former name for what play_game returns: one type, two names
 
 
 class _KeptGames(Protocol):

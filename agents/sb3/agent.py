@@ -38,7 +38,7 @@ def algorithm_class(name: str) -> Any:
 
 _HOW_TO_LOAD = (
     "load a saved model with SB3Agent.load('model.zip'), or name it in a spec as 'sb3:<model.zip>' "
-    "(make_agent('sb3', policy=model.policy) takes one in memory)"
+    "(make_policy('sb3', policy=model.policy) takes one in memory)"
 )
 
 
@@ -58,7 +58,7 @@ class SB3Agent(RulesAware):
     name = "sb3"
 
     def __init__(self, policy: Any = None, *, deterministic: bool = True, seed: int | None = None) -> None:
-        if policy is None:  # ``make_agent("sb3")`` calls SB3Agent(): say where a policy comes from
+        if policy is None:  # ``make_policy("sb3")`` calls SB3Agent(): say where a policy comes from
             raise TypeError(f"the 'sb3' agent needs a trained model: {_HOW_TO_LOAD}")
         if isinstance(policy, (str, Path)):  # a path is the commonest slip: Python's own error names no fix
             raise TypeError(f"SB3Agent() takes a policy, not a path ({policy!r}): {_HOW_TO_LOAD}")

@@ -35,12 +35,11 @@ from connect4_agents.sb3.hyperparameters import (
     policy_kwargs_of,
 )
 from connect4_env.core import Rules
-from connect4_env.policy import policy_from_spec as agent_from_spec
+from connect4_env.policy import policy_from_spec as policy_from_spec
 from connect4_env.validation import check_int
 
 __all__ = [
     "SB3TrainConfig",
-    "TrainConfig",
     "TrainResult",
     "train_baseline",
     "evaluate_policy_wdl",
@@ -60,8 +59,7 @@ MAX_THREADS = 1024
 class SB3TrainConfig:
     """Settings of one SB3 training run (each field is also a ``scripts/train_sb3.py`` option).
 
-    ``TrainConfig`` is the same class under its former name (AlphaZero's settings are
-    `connect4_agents.alphazero.train.AlphaZeroTrainConfig`).
+    AlphaZero's settings are `connect4_agents.alphazero.config.AlphaZeroTrainConfig`.
     """
 
     algo: str = "maskable_ppo"
@@ -126,9 +124,6 @@ class SB3TrainConfig:
         if not isinstance(self.hyperparameters, dict):
             raise TypeError(f"hyperparameters must be a dict, got {self.hyperparameters!r}")
         check_hyperparameters(self)
-
-
-TrainConfig = SB3TrainConfig  # the former name, kept for existing scripts
 
 
 @dataclass
@@ -350,10 +345,10 @@ def train_baseline(config: SB3TrainConfig) -> TrainResult:
     opponent = (
         self_play
         if self_play is not None
-        else agent_from_spec(config.opponent, seed=config.seed + 1, rules=rules)
+        else policy_from_spec(config.opponent, seed=config.seed + 1, rules=rules)
     )
     eval_opponents = {
-        spec: agent_from_spec(spec, seed=config.seed + 100, rules=rules) for spec in config.eval_opponents
+        spec: policy_from_spec(spec, seed=config.seed + 100, rules=rules) for spec in config.eval_opponents
     }
     venv = make_sb3_vec_env(
         config.n_envs,

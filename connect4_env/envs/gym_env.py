@@ -76,8 +76,8 @@ class Connect4Env(gym.Env):
     | argument | default | meaning |
     |---|---|---|
     | `rows`, `columns`, `win_length` | 6, 7, 4 | board size and line length, as the rules core |
-    | `opponent` | `"random"` | an agent name for `connect4_agents.make_agent`, or any object with `act(observation, action_mask)`; it is given these rules through its `bind(rules)` |
-    | `opponent_kwargs` | None | keyword arguments for `make_agent` when `opponent` is a name |
+    | `opponent` | `"random"` | an agent name for `connect4_env.policy.make_policy`, or any object with `act(observation, action_mask)`; it is given these rules through its `bind(rules)` |
+    | `opponent_kwargs` | None | keyword arguments for `make_policy` when `opponent` is a name |
     | `agent_first` | True | True: learner moves first; False: second; None: a random side each episode |
     | `illegal_action` | `"lose"` | a full column: `"lose"` ends the episode with -1; `"raise"` raises `IllegalMoveError` |
     | `render_mode` | None | `"ansi"`, `"rgb_array"` or `"human"` |
@@ -364,7 +364,7 @@ def make_flat_env(**kwargs: Any) -> gym.Env:
     |---|---|---|
     | `rows`, `columns`, `win_length` | 6, 7, 4 | board size and line length |
     | `opponent` | `"random"` | an agent name, a spec such as `"mcts:200"`, or any object with `act(observation, action_mask)` |
-    | `opponent_kwargs` | None | keyword arguments for `make_agent` when `opponent` is a name |
+    | `opponent_kwargs` | None | keyword arguments for `make_policy` when `opponent` is a name |
     | `agent_first` | True | True: the learner moves first; False: second; None: a random side each episode |
     | `illegal_action` | `"lose"` | a full column: `"lose"` ends the episode with −1; `"raise"` raises `IllegalMoveError` |
     | `render_mode` | None | `"ansi"`, `"rgb_array"` or `"human"` |

@@ -1,11 +1,11 @@
-"""The Policy protocol, RandomAgent and make_agent."""
+"""The Policy protocol, RandomAgent and make_policy."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from connect4_agents import NoLegalMoveError, Policy, RandomAgent, agent_names, make_agent
+from connect4_agents import NoLegalMoveError, Policy, RandomAgent, make_policy, policy_names
 
 
 def test_random_agent_plays_legal_reproducible_moves() -> None:
@@ -28,10 +28,10 @@ def test_no_legal_move_is_a_clear_error() -> None:
 
 
 def test_make_agent_by_name() -> None:
-    assert isinstance(make_agent("random", seed=1), RandomAgent)
-    assert "random" in agent_names()
+    assert isinstance(make_policy("random", seed=1), RandomAgent)
+    assert "random" in policy_names()
     with pytest.raises(ValueError, match="unknown agent 'muzero'; known agents: .*random"):
-        make_agent("muzero")
+        make_policy("muzero")
 
 
 def test_random_act_batch_is_uniform_over_legal_columns() -> None:

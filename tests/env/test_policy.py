@@ -14,7 +14,7 @@ import pytest
 from extras import needs, needs_book
 
 import connect4_env  # noqa: F401  (registers Connect4-v0)
-from connect4_agents import MCTSAgent, QLearningAgent, RandomAgent, SolverAgent, agent_from_spec, make_agent
+from connect4_agents import MCTSAgent, QLearningAgent, RandomAgent, SolverAgent, make_policy, policy_from_spec
 from connect4_agents.evaluation.arena import play_game
 from connect4_env import Board, Rules
 from connect4_env.encoding import action_mask, observation_planes
@@ -62,7 +62,7 @@ def test_every_runner_binds_its_policies() -> None:
     players = [MCTSAgent(playouts=50, seed=0), SolverAgent()]
     play_game(players, THREE_IN_A_ROW)
     assert all(player.rules == THREE_IN_A_ROW for player in players)
-    assert agent_from_spec("mcts:20", rules=THREE_IN_A_ROW).rules == THREE_IN_A_ROW
+    assert policy_from_spec("mcts:20", rules=THREE_IN_A_ROW).rules == THREE_IN_A_ROW
     learner = QLearningAgent(Rules(5, 6, 3), seed=0)
     teacher = MCTSAgent(playouts=20, seed=0)
     learner.train(teacher, 4, window=2)
@@ -161,7 +161,7 @@ def test_scripts_bind_their_agents(tmp_path: Path) -> None:
         timeout=120,
     )
     assert bad.returncode == 2 and "error: this Q-table was trained on 4x5" in bad.stderr
-    assert make_agent("random") is not None
+    assert make_policy("random") is not None
 
 
 @pytest.mark.parametrize("opponent", ["mcts", pytest.param("solver", marks=needs_book)])

@@ -13,7 +13,7 @@ from extras import absent
 
 import connect4_agents
 import connect4_env
-from connect4_agents import SB3Agent, make_agent
+from connect4_agents import SB3Agent, make_policy
 from connect4_agents._support.cli import EXIT_USAGE, run_cli
 from connect4_agents._support.extras import MissingExtraError, require
 from connect4_agents.evaluation.backends import run_batches
@@ -76,7 +76,7 @@ def test_the_env_layer_and_the_agents_raise_one_class() -> None:
 def test_alphazero_by_name_or_attribute_names_the_train_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     absent(monkeypatch, "torch")
     with pytest.raises(MissingExtraError) as raised:
-        make_agent("alphazero")
+        make_policy("alphazero")
     _says_extra(raised, "train")
     with pytest.raises(MissingExtraError):
         connect4_agents.AlphaZeroAgent  # noqa: B018

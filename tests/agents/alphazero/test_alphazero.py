@@ -473,12 +473,12 @@ def test_evaluation_positions_are_unseen_kinds_of_the_goal() -> None:
 
 def test_registry_names_alphazero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import connect4_agents.alphazero.agent as agent_module
-    from connect4_agents import make_agent
+    from connect4_agents import make_policy
     from connect4_env.policy import policy_from_spec
 
     monkeypatch.setattr(agent_module, "shipped_model_path", lambda: None)  # a version without a model
     with pytest.raises(ValueError, match="ships no trained AlphaZero model"):
-        make_agent("alphazero", simulations=10)
+        make_policy("alphazero", simulations=10)
     with pytest.raises(ValueError, match="ships no trained AlphaZero model"):
         policy_from_spec("alphazero:50")
     monkeypatch.undo()
@@ -648,11 +648,11 @@ def test_the_shipped_model_plays_legal_moves_everywhere() -> None:
 
     if shipped_model_path() is None:
         pytest.skip("this version ships no AlphaZero model")
-    from connect4_agents import make_agent
+    from connect4_agents import make_policy
     from connect4_env.policy import policy_from_spec
 
     raw = policy_from_spec("alphazero:0", seed=0, rules=Rules())
-    searched = make_agent("alphazero", simulations=20, seed=0).bind(Rules())
+    searched = make_policy("alphazero", simulations=20, seed=0).bind(Rules())
     assert raw.simulations == 0 and searched.simulations == 20
     for index, position in enumerate(load_test_set("6x7-middle-medium")):
         board = position.board()
@@ -661,7 +661,7 @@ def test_the_shipped_model_plays_legal_moves_everywhere() -> None:
             assert board.is_legal(agent.act(observation_planes(board), action_mask(board)))
     assert shipped_model_path().stat().st_size <= 20 * 10**6  # the strength issue's bound on the model file
     with pytest.raises(ValueError, match="cannot play"):
-        make_agent("alphazero").bind(Rules(7, 6, 4))
+        make_policy("alphazero").bind(Rules(7, 6, 4))
 
 
 def test_a_declared_network_larger_than_its_weights_is_refused_before_it_is_built(
@@ -863,14 +863,14 @@ def test_a_replay_buffer_file_is_checked_before_and_after_reading(tmp_path: Path
 def test_a_negative_simulation_count_or_a_non_path_is_named(tmp_path: Path) -> None:
     """alphazero:-1 and alphazero:model.zip:-5 are bad counts, not file names (they were 'No such file'
     errors about '-1'); load_model takes paths only (None was an AttributeError)."""
-    from connect4_agents import agent_from_spec
+    from connect4_agents import policy_from_spec
 
     for spec in ("alphazero:-1", f"alphazero:{tmp_path / 'model.zip'}:-5"):
         with pytest.raises(ValueError, match="simulations a move must be an integer >= 0"):
-            agent_from_spec(spec)
+            policy_from_spec(spec)
     for bad in (None, 5, b"model.zip"):
         with pytest.raises(TypeError, match="str or os.PathLike"):
             load_model(bad)  # type: ignore[arg-type]
     odd = tmp_path / "run:-1"  # a file whose name looks like a count is still read as the file
     save_model(odd, PolicyValueNet(channels=8, blocks=1), Rules(4, 5, 3))
-    assert agent_from_spec(f"alphazero:{odd}").simulations == 200
+    assert policy_from_spec(f"alphazero:{odd}").simulations == 200

@@ -9,7 +9,7 @@ import pytest
 
 from connect4_agents import MCTSAgent, RandomAgent, SolverAgent
 from connect4_agents.evaluation import arena, tournament
-from connect4_agents.evaluation.arena import GameRecord, play_game, play_match
+from connect4_agents.evaluation.arena import play_game, play_match
 from connect4_agents.evaluation.records import GameLog, game_log, match_logs, read_games, write_games
 from connect4_env import Board, Rules
 
@@ -19,7 +19,7 @@ SMALL = Rules(4, 5, 4)
 def test_play_game_returns_the_record_that_is_written_and_read(tmp_path: Path) -> None:
     players = [MCTSAgent(playouts=40, seed=0), SolverAgent()]
     record = play_game(players, SMALL, seeds=(5, 6), record_search=True, names=("mcts:40", "solver"))
-    assert GameRecord is GameLog and type(record) is GameLog
+    assert type(record) is GameLog
     assert record.players == ("mcts:40", "solver") and record.seeds == (5, 6)
     assert record.search is not None and len(record.search) == len(record.moves)
     path = tmp_path / "games.jsonl"
@@ -45,7 +45,7 @@ def test_search_is_none_unless_recorded_and_labels_default_to_the_agents() -> No
 
 def test_board_spellings_do_not_change_meaning_silently() -> None:
     record = play_game([RandomAgent(seed=3), RandomAgent(seed=4)], SMALL)
-    end = record.final_board  # the former GameRecord.board attribute
+    end = record.final_board  # the arena's former board attribute
     assert isinstance(end, Board) and end.ply == len(record.moves) and end.is_terminal
     assert record.board(0) == Board(SMALL) and record.board(2).ply == 2
     with pytest.raises(TypeError, match="final_board"):

@@ -14,7 +14,7 @@ from extras import heavy_without_numba, installed, needs
 from reference import random_board
 
 import connect4_env  # noqa: F401  (registers Connect4-v0)
-from connect4_agents import RandomAgent, make_agent
+from connect4_agents import RandomAgent, make_policy
 from connect4_agents.evaluation.arena import play_match
 from connect4_agents.mcts import agent as mcts_agent
 from connect4_agents.mcts.agent import MCTSAgent, ucb1
@@ -290,7 +290,7 @@ def test_mask_must_match_the_position() -> None:
 
 
 def test_beats_random_nearly_always() -> None:
-    result = play_match(make_agent("mcts", playouts=300, seed=0), RandomAgent(seed=1), 20, Rules())
+    result = play_match(make_policy("mcts", playouts=300, seed=0), RandomAgent(seed=1), 20, Rules())
     assert result.wins >= 19
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from extras import needs
 
-from connect4_agents import RandomAgent, agent_from_spec, make_agent
+from connect4_agents import RandomAgent, make_policy, policy_from_spec
 from connect4_agents.evaluation.arena import play_match
 from connect4_agents.evaluation.metrics import optimal_move_rate
 from connect4_agents.qlearning.agent import QLearningAgent, canonical_key
@@ -60,7 +60,7 @@ def test_self_play_and_mcts_opponents() -> None:
     agent = QLearningAgent(Rules(3, 4, 3), seed=0)
     curve = agent.train(agent, 300, window=100)
     assert len(curve.episodes) == 3 and len(agent.q) > 0
-    curve = agent.train(make_agent("mcts", playouts=20, seed=1, rules=Rules(3, 4, 3)), 50, window=50)
+    curve = agent.train(make_policy("mcts", playouts=20, seed=1, rules=Rules(3, 4, 3)), 50, window=50)
     assert curve.episodes == [350]
 
 
@@ -136,7 +136,7 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     with np.load(path, allow_pickle=False) as data:
         meta = json.loads(str(data["meta"]))
     assert meta["format"] == "connect4_env.qtable" and meta["rows"] == 3
-    assert isinstance(agent_from_spec(f"qlearning:{path}"), QLearningAgent)
+    assert isinstance(policy_from_spec(f"qlearning:{path}"), QLearningAgent)
 
 
 def test_bad_files_raise_clear_errors(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from connect4_agents import agent_from_spec, make_agent
+from connect4_agents import make_policy, policy_from_spec
 from connect4_agents.sb3.agent import SB3Agent
 
 
@@ -14,9 +14,9 @@ def test_make_agent_sb3_without_a_model_names_the_fix() -> None:
     with pytest.raises(
         TypeError, match=r"needs a trained model.*SB3Agent\.load\('model\.zip'\).*'sb3:<model\.zip>'"
     ):
-        make_agent("sb3")
+        make_policy("sb3")
     with pytest.raises(TypeError, match=r"needs a trained model"):
-        agent_from_spec("sb3", seed=0)  # the command-line spec without ':<model.zip>'
+        policy_from_spec("sb3", seed=0)  # the command-line spec without ':<model.zip>'
 
 
 @pytest.mark.parametrize("path", ["runs/sb3/model.zip", Path("model.zip")])

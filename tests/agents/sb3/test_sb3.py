@@ -15,7 +15,7 @@ from extras import importorskip
 from scripts_helpers import HANG_GUARD, start, wait_for
 
 import connect4_env
-from connect4_agents import RandomAgent, make_agent
+from connect4_agents import RandomAgent, make_policy
 from connect4_agents.evaluation.arena import play_match
 from connect4_agents.sb3.agent import SB3Agent, algorithm_class
 from connect4_agents.sb3.train import SB3TrainConfig, train_baseline
@@ -134,7 +134,7 @@ def test_trained_model_as_an_opponent(tmp_path: Path) -> None:
         env = gym.make("Connect4-v0", opponent=opponent, agent_first=False)
         obs, info = env.reset(seed=0)
         assert obs.sum() == 1  # the model moved first
-    assert isinstance(make_agent("sb3", policy=model), SB3Agent)
+    assert isinstance(make_policy("sb3", policy=model), SB3Agent)
     board = Board.empty(4, 5, 3)
     with pytest.raises(ValueError, match="another board size"):
         SB3Agent(model).act(observation_planes(board), action_mask(board))

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from reference import ReferenceGame, random_board, reference_scores
 from scripts_helpers import HANG_GUARD
 
-from connect4_agents import make_agent
+from connect4_agents import make_policy
 from connect4_agents._support.extras import MissingExtraError
 from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score
 from connect4_agents.solver.book import BOOKLESS_FROM_PLY
@@ -133,7 +133,7 @@ def test_same_seed_same_tie_breaks_and_registry() -> None:
     planes, mask = observation_planes(board), action_mask(board)
     first = [SolverAgent(seed=3).act(planes, mask) for _ in range(3)]
     assert len(set(first)) == 1
-    assert isinstance(make_agent("solver"), SolverAgent)
+    assert isinstance(make_policy("solver"), SolverAgent)
 
 
 @settings(max_examples=25, deadline=None)
