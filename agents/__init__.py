@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from connect4_agents import alphazero  # light: its torch modules load on first use
-from connect4_agents.base import NoLegalMoveError, Policy
+from connect4_agents.base import NoLegalMoveError
 from connect4_agents.human import HumanAgent
 from connect4_agents.mcts import MCTSAgent
 from connect4_agents.qlearning import QLearningAgent
@@ -20,7 +20,7 @@ from connect4_agents.random_agent import RandomAgent
 from connect4_agents.rllib import RLlibAgent
 from connect4_agents.sb3 import SB3Agent
 from connect4_agents.solver import SolverAgent
-from connect4_env.policy import make_policy, policy_from_spec, policy_names, register_policy
+from connect4_env.policy import Policy, make_policy, policy_from_spec, policy_names, register_policy
 
 __all__ = [
     "Policy",

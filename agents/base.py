@@ -6,15 +6,12 @@ from typing import Any
 
 import numpy as np
 
-from connect4_env.core import Board, Rules, check_rules
+from connect4_env.core import Board
 from connect4_env.encoding import board_from_observation, observation_entry, split_observation
-from connect4_env.policy import Policy, bind_policy
-from connect4_env.rules import short_repr
+from connect4_env.rules import Rules, check_rules, short_repr
 from connect4_env.validation import check_bool
 
 __all__ = [
-    "Policy",
-    "bind_policy",
     "legal_columns",
     "NoLegalMoveError",
     "unpack",

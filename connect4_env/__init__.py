@@ -20,11 +20,12 @@ import gymnasium
 import pettingzoo
 
 from connect4_env import connect4_v0
-from connect4_env.core import Board, IllegalMoveError, Rules
+from connect4_env.core import Board
 from connect4_env.encoding import action_mask, board_from_observation, observation_planes
 from connect4_env.envs.gym_env import Connect4Env
 from connect4_env.envs.vector_env import Connect4VectorEnv
 from connect4_env.policy import Policy
+from connect4_env.rules import IllegalMoveError, Rules
 
 __all__ = [
     "Board",

@@ -15,7 +15,8 @@ import numpy as np
 
 from connect4_env import kernels
 from connect4_env.compiled import fits_compiled, kernel_geometry, kernels_for
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
+from connect4_env.rules import Rules
 
 __all__ = ["BatchedBoards"]
 

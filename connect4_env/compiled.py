@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from connect4_env import kernels
-from connect4_env.core import Rules
+from connect4_env.rules import Rules
 
 __all__ = [
     "KernelBuild",

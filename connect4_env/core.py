@@ -12,26 +12,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from connect4_env.rules import (
-    MAX_CELLS,
     IllegalMoveError,
     Rules,
     as_column,
     check_rules,
-    check_size,
     short_repr,
 )
 from connect4_env.svg import check_svg_size, draw_svg
 from connect4_env.validation import check_int
 
 __all__ = [
-    "Rules",
     "Board",
-    "IllegalMoveError",
-    "as_column",
-    "short_repr",
-    "check_size",
-    "check_rules",
-    "MAX_CELLS",
     "check_board",
 ]
 

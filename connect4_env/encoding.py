@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from connect4_env.core import Board, Rules, check_board
-from connect4_env.rules import short_repr
+from connect4_env.core import Board, check_board
+from connect4_env.rules import Rules, short_repr
 from connect4_env.validation import check_int
 
 __all__ = [

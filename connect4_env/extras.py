@@ -1,7 +1,7 @@
 """One clear error for a missing optional dependency: which extra brings it, and the pip command.
 
 It lives in the env layer so that the envs (the SB3 VecEnv, the RLlib env, the pygame window) and the agents
-(``connect4_agents._support.extras`` re-exports it) raise the same `MissingExtraError`.
+(which import it from here) raise the same `MissingExtraError`.
 """
 
 from __future__ import annotations

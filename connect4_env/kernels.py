@@ -114,7 +114,7 @@ def threat_cells4(stones, mask, geo, board_mask):
 def threat_cells(stones, mask, geo, board_mask):
     """The empty cells (not in ``mask``) where one more stone would give ``stones`` a line of win_length.
 
-    Not [`connect4_env.core.Rules.winning_cells`][connect4_env.rules.Rules.winning_cells], which marks the
+    Not [`connect4_env.rules.Rules.winning_cells`][connect4_env.rules.Rules.winning_cells], which marks the
     stones already in a line.
     """
     height = geo[HEIGHT]

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from connect4_env.core import IllegalMoveError, short_repr
+from connect4_env.rules import IllegalMoveError, short_repr
 
 __all__ = ["opponent_column", "opponent_choice", "opponent_columns"]
 

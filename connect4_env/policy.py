@@ -21,7 +21,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from connect4_env.core import Rules, check_rules
+from connect4_env.rules import Rules, check_rules
 
 __all__ = [
     "Policy",

@@ -12,12 +12,12 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from connect4_env.core import Board, Rules, check_board
+from connect4_env.core import Board, check_board
 from connect4_env.encoding import observation_planes
 from connect4_env.extras import require
+from connect4_env.rules import Rules
 from connect4_env.svg import (
     BACKGROUND,
-    MAX_SVG_CELLS,
     MAX_TILE,
     PALETTE,
     STONE_RADIUS,
@@ -28,7 +28,6 @@ from connect4_env.validation import check_bool, check_int
 
 __all__ = [
     "RENDER_MODES",
-    "MAX_TILE",
     "MAX_IMAGE_PIXELS",
     "render_ansi",
     "colour_stones",
@@ -39,7 +38,6 @@ __all__ = [
     "check_render_mode",
     "check_tile",
     "to_svg",
-    "MAX_SVG_CELLS",
 ]
 
 RENDER_MODES = ("human", "rgb_array", "ansi")

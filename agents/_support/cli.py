@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from connect4_agents._support.extras import MissingExtraError
 from connect4_agents._support.files import check_file_target, parse_json
+from connect4_env.extras import MissingExtraError
 from connect4_env.policy import did_you_mean
 
 __all__ = [

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from connect4_agents._support.extras import require
 from connect4_agents._support.files import atomic_write
+from connect4_env.extras import require
 
 __all__ = ["pyplot", "save_figure", "check_figure_path"]
 

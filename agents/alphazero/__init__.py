@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from connect4_agents._support.extras import require
+from connect4_env.extras import require
 
 __all__ = [
     "AlphaZeroAgent",

@@ -15,7 +15,8 @@ from connect4_agents.alphazero.files import ModelFile, load_model, save_model
 from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet
 from connect4_agents.base import RulesBound, check_search_settings, check_spec_value
 from connect4_agents.mcts.puct import PUCTResult, PUCTSearch
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
+from connect4_env.rules import Rules
 from connect4_env.validation import check_bool, check_int, check_number, seeded_rng
 
 __all__ = ["AlphaZeroAgent", "DEFAULT_SIMULATIONS", "shipped_model_path"]

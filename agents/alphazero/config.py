@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from connect4_env.core import Rules
+from connect4_env.rules import Rules
 from connect4_env.validation import check_bool, check_choice, check_int, check_number
 
 # the network's size: 512 channels and 40 residual blocks make 189 million weights (0.8 GB), beyond any board here

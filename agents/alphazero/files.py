@@ -22,7 +22,7 @@ import torch
 from connect4_agents._support.files import atomic_write, is_version, parse_json, read_zip_member
 from connect4_agents.alphazero.config import MAX_BLOCKS, MAX_CHANNELS
 from connect4_agents.alphazero.network import PolicyValueNet
-from connect4_env.core import Rules
+from connect4_env.rules import Rules
 from connect4_env.validation import check_int
 
 __all__ = ["ModelFile", "save_model", "load_model", "weights_bytes", "FORMAT", "VERSION"]

@@ -19,7 +19,7 @@ from connect4_agents.evaluation.accuracy import evaluate_accuracy
 from connect4_agents.evaluation.ratings import REFERENCE_LADDER, fit_ratings, read_ratings
 from connect4_agents.evaluation.test_sets import TEST_SET_SPECS, Position, select_positions, test_set_names
 from connect4_agents.evaluation.tournament import pairing_counts, run_tournament
-from connect4_env.core import Rules
+from connect4_env.rules import Rules
 
 __all__ = ["GenerationLog", "evaluation_positions", "measure", "ladder_elo", "plot_curve"]
 

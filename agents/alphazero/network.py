@@ -180,7 +180,7 @@ def planes_tensor(planes: np.ndarray) -> torch.Tensor:
 
 
 class NetworkEvaluator:
-    """The network as an [`connect4_agents.mcts.puct.Evaluator`][connect4_agents.mcts.evaluators.Evaluator]:
+    """The network as an [`connect4_agents.mcts.evaluators.Evaluator`][connect4_agents.mcts.evaluators.Evaluator]:
     softmax priors over the legal columns and values, one forward pass per batch of positions (no gradients,
     eval mode). ``symmetric``: each position is also evaluated mirrored (left to right, in the same forward
     pass) and the two logits and values averaged, the game being symmetric under that reflection.

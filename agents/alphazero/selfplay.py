@@ -19,8 +19,9 @@ from connect4_agents.alphazero.config import AlphaZeroTrainConfig
 from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet, native_bfloat16
 from connect4_agents.evaluation.backends import WorkerPool, run_batches
 from connect4_agents.mcts.puct import Node, PUCTSearch
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
 from connect4_env.encoding import observation_planes
+from connect4_env.rules import Rules
 
 __all__ = [
     "self_play",

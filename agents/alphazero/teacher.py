@@ -33,8 +33,9 @@ from connect4_agents.alphazero.selfplay import join_parts
 from connect4_agents.evaluation.backends import WorkerPool, run_batches
 from connect4_agents.evaluation.test_sets import _position_key, load_test_set, test_set_names
 from connect4_agents.solver import SolverAgent
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
 from connect4_env.encoding import observation_planes
+from connect4_env.rules import Rules
 
 __all__ = ["teacher_games", "teacher_generation", "held_out_keys"]
 

@@ -48,24 +48,16 @@ from connect4_agents.alphazero.monitor import (
     plot_curve,
 )
 from connect4_agents.alphazero.network import PolicyValueNet, planes_tensor
-from connect4_agents.alphazero.selfplay import ReplayBuffer, forward_precision, play_generation, self_play
+from connect4_agents.alphazero.selfplay import ReplayBuffer, forward_precision, play_generation
 from connect4_agents.alphazero.teacher import teacher_generation
 from connect4_agents.alphazero.winograd import require_winograd
 from connect4_agents.evaluation.backends import WorkerPool
 from connect4_agents.evaluation.test_sets import Position
-from connect4_env.core import Rules
+from connect4_env.rules import Rules
 
 __all__ = [
-    "AlphaZeroTrainConfig",
-    "self_play",
-    "play_generation",
-    "ReplayBuffer",
     "train",
     "training_device",
-    "GenerationLog",
-    "evaluation_positions",
-    "ladder_elo",
-    "plot_curve",
 ]
 
 

@@ -27,12 +27,12 @@ from connect4_agents._support.cli import (
     run_cli,
     spec_files,
 )
-from connect4_agents._support.extras import require
 from connect4_agents._support.figures import check_figure_path
 from connect4_agents._support.files import atomic_write_json
 from connect4_agents.evaluation.accuracy import evaluate_agents, plot_reports
 from connect4_agents.evaluation.backends import BACKENDS
 from connect4_agents.evaluation.test_sets import test_set_names
+from connect4_env.extras import require
 
 __all__ = ["build_parser", "run", "main"]
 

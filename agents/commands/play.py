@@ -25,12 +25,12 @@ from typing import Any
 
 from connect4_agents import policy_from_spec
 from connect4_agents._support.cli import check_output_file, command_parser, run_cli
-from connect4_agents._support.extras import require
 from connect4_agents.evaluation.records import GameLog, write_games
 from connect4_agents.solver.agent import SolverAgent
 from connect4_agents.ui.play_window import PlayWindow, display_available
 from connect4_agents.ui.terminal import TerminalHuman, play_terminal_session
 from connect4_env import Board, Rules
+from connect4_env.extras import require
 from connect4_env.validation import check_number
 
 __all__ = ["build_parser", "run", "main"]

@@ -24,7 +24,7 @@ import re
 import sys
 
 from connect4_agents._support.cli import command_parser, positive_int, run_cli
-from connect4_agents._support.extras import MissingExtraError, require
+from connect4_env.extras import MissingExtraError, require
 
 __all__ = ["build_parser", "run", "main", "check_openenv", "OPENENV_DISTRIBUTIONS"]
 

@@ -32,13 +32,13 @@ from connect4_agents._support.cli import (
     run_cli,
     spec_files,
 )
-from connect4_agents._support.extras import require
 from connect4_agents._support.figures import check_figure_path
 from connect4_agents._support.progress import write_line
 from connect4_agents.evaluation.backends import BACKENDS
 from connect4_agents.evaluation.rated_tournament import gauntlet_ratings, run_rated_tournament
 from connect4_agents.evaluation.tournament import pairing_line
 from connect4_env import Rules
+from connect4_env.extras import require
 
 __all__ = ["build_parser", "run", "main"]
 

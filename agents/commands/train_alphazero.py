@@ -20,9 +20,9 @@ import sys
 from typing import TYPE_CHECKING
 
 from connect4_agents._support.cli import check_output_dir, command_parser, config_values, run_cli
-from connect4_agents._support.extras import require
 from connect4_agents.alphazero.config import AlphaZeroTrainConfig
 from connect4_agents.evaluation.backends import BACKENDS
+from connect4_env.extras import require
 
 if TYPE_CHECKING:
     from connect4_agents.alphazero.monitor import GenerationLog

@@ -22,9 +22,9 @@ from connect4_agents._support.cli import (
     positive_int,
     run_cli,
 )
-from connect4_agents._support.extras import require
-from connect4_agents.sb3.agent import ALGORITHMS
+from connect4_agents.sb3.files import ALGORITHMS
 from connect4_agents.sb3.train import SB3TrainConfig, train_baseline
+from connect4_env.extras import require
 
 __all__ = ["build_parser", "run", "main"]
 

@@ -33,8 +33,8 @@ from connect4_agents.evaluation.test_sets import (
     select_labelled_positions,
     select_test_sets,
 )
-from connect4_env.core import IllegalMoveError, as_column
 from connect4_env.encoding import TrackedBoard
+from connect4_env.rules import IllegalMoveError, as_column
 from connect4_env.validation import check_bool, check_int, check_name_list
 
 __all__ = [

@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connect4_agents.evaluation.records import RESULTS, GameLog
-from connect4_env.core import Board, IllegalMoveError, Rules, as_column, check_rules
+from connect4_env.core import Board
 from connect4_env.encoding import TrackedBoard
 from connect4_env.policy import bind_policy
+from connect4_env.rules import IllegalMoveError, Rules, as_column, check_rules
 from connect4_env.validation import check_bool, check_int, check_number
 
 __all__ = [
-    "GameLog",
     "MatchResult",
     "play_game",
     "play_match",

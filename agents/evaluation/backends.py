@@ -29,9 +29,9 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from connect4_agents._support.extras import require
-from connect4_env.core import Rules
+from connect4_env.extras import require
 from connect4_env.policy import resolve_opponent
+from connect4_env.rules import Rules
 from connect4_env.validation import check_choice, check_int
 
 __all__ = ["BACKENDS", "WorkerPool", "run_batches", "default_workers", "plan_batches", "worker_policy"]

@@ -19,7 +19,8 @@ from connect4_agents.evaluation.arena import MatchResult, play_game, play_match
 from connect4_agents.evaluation.records import GameLog, game_log, match_logs, write_games
 from connect4_agents.mcts.agent import MCTSAgent
 from connect4_agents.qlearning.agent import QLearningAgent
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
+from connect4_env.rules import Rules
 
 __all__ = ["play_recorded_game", "play_recorded_match", "QTableMatch", "qtable_against_mcts"]
 

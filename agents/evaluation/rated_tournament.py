@@ -30,7 +30,7 @@ from connect4_agents.evaluation.tournament import (
     pairing_counts,
     run_tournament,
 )
-from connect4_env.core import Rules
+from connect4_env.rules import Rules
 
 __all__ = ["gauntlet_ratings", "run_rated_tournament"]
 

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from connect4_agents._support.extras import require
 from connect4_agents._support.figures import pyplot, save_figure
 from connect4_agents._support.files import parse_json, read_text_limited
-from connect4_env.core import Rules
+from connect4_env.extras import require
+from connect4_env.rules import Rules
 from connect4_env.validation import check_int, check_number
 
 __all__ = [

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from connect4_agents._support.files import atomic_write, is_version, read_json_lines
-from connect4_env.core import Board, IllegalMoveError, Rules
+from connect4_env.core import Board
+from connect4_env.rules import IllegalMoveError, Rules
 
 __all__ = [
     "GameLog",

@@ -33,7 +33,7 @@ import numpy as np
 
 from connect4_agents._support.files import atomic_write, atomic_write_json, parse_json, read_json_lines
 from connect4_agents.solver.agent import SolverAgent, plies_to_end
-from connect4_env.core import Board, IllegalMoveError, Rules
+from connect4_env import Board, IllegalMoveError, Rules
 from connect4_env.validation import check_int, check_name_list
 
 __all__ = [

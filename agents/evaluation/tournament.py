@@ -27,7 +27,7 @@ from connect4_agents.evaluation.arena import (
 from connect4_agents.evaluation.backends import plan_batches, run_batches, worker_policy
 from connect4_agents.evaluation.ratings import PairingCounts
 from connect4_agents.evaluation.records import RESULTS, GameLog
-from connect4_env.core import Rules, check_rules
+from connect4_env.rules import Rules, check_rules
 from connect4_env.validation import check_bool, check_int
 
 __all__ = [

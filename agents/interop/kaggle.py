@@ -29,9 +29,7 @@ from typing import Any
 import numpy as np
 
 from connect4_agents.interop.kaggle_endgame import (
-    ENDGAME_MAX_EMPTY,
     EndgameSolver,
-    endgame_node_budget,
     node_budget,
     solver_compiled,
 )
@@ -44,26 +42,21 @@ from connect4_agents.interop.kaggle_loading import (
     loading_anywhere,
 )
 from connect4_agents.interop.kaggle_position import (
-    KAGGLE_ACT_TIMEOUT,
     read_act_timeout,
     read_kaggle_position,
     read_kaggle_rules,
 )
 from connect4_agents.mcts.agent import MCTSAgent
 from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
 from connect4_env.encoding import action_mask, observation_planes
 from connect4_env.policy import bind_policy, policy_from_spec
+from connect4_env.rules import Rules
 from connect4_env.validation import check_bool, check_int, check_number
 
 __all__ = [
     "KaggleAgent",
     "make_kaggle_agent",
-    "read_kaggle_position",
-    "read_kaggle_rules",
-    "endgame_node_budget",
-    "KAGGLE_ACT_TIMEOUT",
-    "ENDGAME_MAX_EMPTY",
 ]
 
 DEFAULT_MARGIN = 0.4  # seconds kept back from actTimeout for Kaggle's own overhead and a slow machine

@@ -12,7 +12,8 @@ from __future__ import annotations
 from connect4_agents.solver import kernels as solver_kernels
 from connect4_agents.solver.agent import DEFAULT_NODE_BUDGET, SolverAgent, SolverBudgetExceeded
 from connect4_env.compiled import MAX_COMPILED_BITS, kernels_for
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
+from connect4_env.rules import Rules
 
 __all__ = ["EndgameSolver", "endgame_node_budget", "node_budget", "solver_compiled", "ENDGAME_MAX_EMPTY"]
 

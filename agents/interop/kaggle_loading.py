@@ -21,8 +21,9 @@ from typing import Any
 from connect4_agents.mcts.agent import MCTSAgent
 from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded
 from connect4_env.compiled import fits_compiled, kernel_geometry
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
 from connect4_env.policy import policy_from_spec
+from connect4_env.rules import Rules
 
 __all__ = [
     "Background",

@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
 from connect4_env.encoding import cell_bit_index
+from connect4_env.rules import Rules
 from connect4_env.validation import check_int, check_number
 
 __all__ = ["read_kaggle_position", "read_kaggle_rules", "read_act_timeout", "KAGGLE_ACT_TIMEOUT"]

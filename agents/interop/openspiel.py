@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from connect4_agents.base import NoLegalMoveError
-from connect4_env.core import Board, Rules, check_rules
+from connect4_env.core import Board
 from connect4_env.encoding import action_mask, board_from_observation, observation_planes, split_observation
 from connect4_env.extras import require
 from connect4_env.integrations.openspiel.convert import (
@@ -33,6 +33,7 @@ from connect4_env.integrations.openspiel.convert import (
     load_openspiel_game,
 )
 from connect4_env.policy import bind_policy, policy_from_spec
+from connect4_env.rules import Rules, check_rules
 from connect4_env.validation import check_bool, check_int, check_number
 
 __all__ = ["OpenSpielPolicy", "PolicyBot", "openspiel_mcts"]

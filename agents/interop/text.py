@@ -25,7 +25,6 @@ from collections.abc import Callable
 from typing import Any
 
 from connect4_agents.base import check_spec_value, legal_columns
-from connect4_env.core import Rules, check_rules
 from connect4_env.encoding import board_from_observation, split_observation
 from connect4_env.envs.text_protocol import (
     SYSTEM_PROMPT,
@@ -34,6 +33,7 @@ from connect4_env.envs.text_protocol import (
     parse_column,
     rejection_note,
 )
+from connect4_env.rules import Rules, check_rules
 from connect4_env.validation import check_choice, check_int, check_number, seeded_rng
 
 __all__ = ["TextPolicy", "leftmost_legal_answer", "FALLBACKS"]

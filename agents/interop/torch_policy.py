@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from connect4_agents.base import NoLegalMoveError, RulesAware, mask_booleans, unpack
-from connect4_env.core import Rules
+from connect4_env.rules import Rules
 from connect4_env.validation import check_bool, check_choice, seeded_rng
 
 __all__ = ["TorchPolicy", "OBSERVATIONS", "OUTPUTS"]

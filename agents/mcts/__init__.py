@@ -6,14 +6,8 @@
 from __future__ import annotations
 
 from connect4_agents.mcts.agent import MCTSAgent
-from connect4_agents.mcts.puct import (
-    Evaluator,
-    Node,
-    PUCTResult,
-    PUCTSearch,
-    RolloutEvaluator,
-    UniformEvaluator,
-)
+from connect4_agents.mcts.evaluators import Evaluator, RolloutEvaluator, UniformEvaluator
+from connect4_agents.mcts.puct import Node, PUCTResult, PUCTSearch
 from connect4_agents.mcts.result import SearchResult, ucb1
 
 __all__ = [

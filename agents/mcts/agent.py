@@ -39,13 +39,12 @@ from connect4_agents.mcts.kernels import DRAW, WIN
 from connect4_agents.mcts.result import PROOF_NAMES, SearchResult, ucb1
 from connect4_agents.mcts.tree import Tree
 from connect4_env.compiled import KernelBuild, kernels_for
-from connect4_env.core import Board, Rules, check_board
+from connect4_env.core import Board, check_board
+from connect4_env.rules import Rules
 from connect4_env.validation import check_bool, check_choice, check_int, check_number, seeded_rng
 
 __all__ = [
     "MCTSAgent",
-    "SearchResult",
-    "ucb1",
     "DEFAULT_PLAYOUTS",
     "DEFAULT_TREE_CAPACITY",
 ]

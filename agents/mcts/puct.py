@@ -36,14 +36,11 @@ from typing import Any
 
 import numpy as np
 
-from connect4_agents.mcts.evaluators import Evaluator, RolloutEvaluator, UniformEvaluator
+from connect4_agents.mcts.evaluators import Evaluator
 from connect4_env.core import Board
 from connect4_env.validation import seeded_rng
 
 __all__ = [
-    "Evaluator",
-    "UniformEvaluator",
-    "RolloutEvaluator",
     "Node",
     "PUCTSearch",
     "PUCTResult",

@@ -20,12 +20,13 @@ import numpy as np
 
 from connect4_agents.base import RulesBound, check_spec_value, unpack
 from connect4_agents.evaluation.curves import LearningCurve
-from connect4_agents.qlearning.files import DEFAULT_MAX_BYTES, FILE_FORMAT, load_qtable, save_qtable
+from connect4_agents.qlearning.files import DEFAULT_MAX_BYTES, load_qtable, save_qtable
 from connect4_agents.qlearning.learning import REWARD_SCHEMES, train_agent
-from connect4_env.core import Board, Rules, check_rules
+from connect4_env.core import Board
+from connect4_env.rules import Rules, check_rules
 from connect4_env.validation import check_bool, check_choice, check_int, check_number, seeded_rng
 
-__all__ = ["QLearningAgent", "LearningCurve", "REWARD_SCHEMES", "FILE_FORMAT"]
+__all__ = ["QLearningAgent"]
 
 
 _DEFAULT_RULES = Rules(4, 5, 4)  # a table for 6x7 never fills; 4x5 learns in minutes

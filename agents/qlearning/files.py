@@ -29,7 +29,7 @@ from typing import IO, Any
 import numpy as np
 
 from connect4_agents._support.files import atomic_write, is_version, parse_json
-from connect4_env.core import Rules
+from connect4_env.rules import Rules
 from connect4_env.validation import check_int
 
 __all__ = [

@@ -14,9 +14,9 @@ from typing import Any
 from connect4_agents.evaluation.arena import MatchResult, play_match
 from connect4_agents.evaluation.ratings import PairingCounts, Ratings, fit_ratings, reference_ladder
 from connect4_agents.rllib.agent import RLlibAgent
-from connect4_env.core import Rules
 from connect4_env.extras import require
 from connect4_env.policy import policy_from_spec
+from connect4_env.rules import Rules
 from connect4_env.validation import check_int
 
 __all__ = ["RLlibTrainConfig", "NoEpisodesError", "ppo_config", "episodes_of", "train_rllib"]

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from connect4_agents._support.extras import require
 from connect4_agents.base import (
     NoLegalMoveError,
     RulesAware,
@@ -16,10 +15,11 @@ from connect4_agents.base import (
     unpack,
 )
 from connect4_agents.sb3.files import ALGORITHMS, load_policy, save_policy
-from connect4_env.core import Rules
+from connect4_env.extras import require
+from connect4_env.rules import Rules
 from connect4_env.validation import seeded_rng
 
-__all__ = ["SB3Agent", "ALGORITHMS", "algorithm_class"]
+__all__ = ["SB3Agent", "algorithm_class"]
 
 
 def algorithm_class(name: str) -> Any:

@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from connect4_agents._support.extras import require
 from connect4_agents._support.files import (
     atomic_write,
     atomic_write_json,
@@ -40,6 +39,7 @@ from connect4_agents._support.files import (
     read_text_limited,
     read_zip_member,
 )
+from connect4_env.extras import require
 from connect4_env.rules import check_size
 from connect4_env.validation import check_bool, check_int
 

@@ -23,19 +23,16 @@ from connect4_agents._support.figures import pyplot, save_figure
 from connect4_agents._support.files import atomic_write, atomic_write_json
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.arena import play_match
-from connect4_agents.sb3.agent import ALGORITHMS, SB3Agent, algorithm_class
-from connect4_agents.sb3.files import sidecar_architecture
+from connect4_agents.sb3.agent import SB3Agent, algorithm_class
+from connect4_agents.sb3.files import ALGORITHMS, sidecar_architecture
 from connect4_agents.sb3.hyperparameters import (
     DEFAULT_HYPERPARAMETERS,
-    HYPERPARAMETERS,
-    MAX_BUFFER_BYTES,
     check_hyperparameters,
-    linear_schedule,
     plain_cnn_policy_kwargs,
     policy_kwargs_of,
 )
-from connect4_env.core import Rules
 from connect4_env.policy import policy_from_spec as policy_from_spec
+from connect4_env.rules import Rules
 from connect4_env.validation import check_int
 
 __all__ = [
@@ -43,12 +40,8 @@ __all__ = [
     "TrainResult",
     "train_baseline",
     "evaluate_policy_wdl",
-    "HYPERPARAMETERS",
     "MAX_THREADS",
-    "MAX_BUFFER_BYTES",
-    "DEFAULT_HYPERPARAMETERS",
     "cnn_policy_kwargs",
-    "linear_schedule",
 ]
 
 MAX_THREADS = 1024

@@ -15,12 +15,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from connect4_agents._support.extras import MissingExtraError
 from connect4_agents.base import RulesBound, check_search_settings
 from connect4_agents.solver import kernels as solver_kernels
 from connect4_agents.solver.book import BOOK_PLY, BOOK_RULES, load_book, require_book
 from connect4_env.compiled import KernelBuild, kernels_for
-from connect4_env.core import Board, Rules, check_board
+from connect4_env.core import Board, check_board
+from connect4_env.extras import MissingExtraError
+from connect4_env.rules import Rules
 from connect4_env.validation import check_bool, check_choice, check_int, seeded_rng
 
 __all__ = [

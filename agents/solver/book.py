@@ -23,10 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from connect4_agents._support.extras import MissingExtraError
 from connect4_agents.solver.kernels import UNKNOWN_SCORE, book_score
 from connect4_env.compiled import kernel_geometry
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
+from connect4_env.extras import MissingExtraError
+from connect4_env.rules import Rules
 
 __all__ = [
     "OpeningBook",

@@ -18,14 +18,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from connect4_agents._support.extras import require
 from connect4_agents._support.files import atomic_write
 from connect4_agents.evaluation.records import GameLog
 from connect4_agents.solver.agent import plies_to_end
-from connect4_env.core import Board, IllegalMoveError, Rules, as_column
+from connect4_env.core import Board
 from connect4_env.encoding import action_mask, observation_planes
+from connect4_env.extras import require
 from connect4_env.policy import bind_policy
 from connect4_env.render import render_rgb
+from connect4_env.rules import IllegalMoveError, Rules, as_column
 from connect4_env.svg import LAST_MOVE, LAST_MOVE_RADIUS, PALETTE, STONE_RADIUS, WINNING, ring_width
 
 __all__ = ["PlayWindow", "display_available", "MAX_WINDOW_PIXELS"]

@@ -22,7 +22,8 @@ from connect4_agents._support.files import atomic_write
 from connect4_agents.evaluation.records import GameLog
 from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score
 from connect4_agents.solver.book import BOOK_RULES, book_available
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
+from connect4_env.rules import Rules
 
 __all__ = ["replay_html", "write_replay", "move_verdicts", "can_judge", "SOLVABLE_CELLS", "VERDICT_NODES"]
 

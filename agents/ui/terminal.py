@@ -22,8 +22,9 @@ import numpy as np
 from connect4_agents.base import RulesAware, check_mask_width, legal_columns, unpack
 from connect4_agents.evaluation.arena import play_game
 from connect4_agents.evaluation.records import GameLog, game_log
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
 from connect4_env.render import colour_stones, terminal_has_colour
+from connect4_env.rules import Rules
 from connect4_env.validation import check_bool, check_int
 
 __all__ = [

@@ -9,11 +9,12 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.wrappers import PassiveEnvChecker
 
-from connect4_env.core import Board, IllegalMoveError, Rules, as_column, short_repr
+from connect4_env.core import Board
 from connect4_env.encoding import TrackedBoard
 from connect4_env.opponent import opponent_column
 from connect4_env.policy import resolve_opponent
 from connect4_env.render import RENDER_MODES, BoardRenderer
+from connect4_env.rules import IllegalMoveError, Rules, as_column, short_repr
 from connect4_env.validation import check_choice, check_seed
 
 __all__ = [
@@ -21,7 +22,6 @@ __all__ = [
     "RetryableEnvChecker",
     "make_env",
     "make_flat_env",
-    "resolve_opponent",
     "check_match_settings",
     "ILLEGAL_ACTION_MODES",
 ]

@@ -16,10 +16,11 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
-from connect4_env.core import Board, IllegalMoveError, Rules, as_column, short_repr
+from connect4_env.core import Board
 from connect4_env.encoding import TrackedBoard
 from connect4_env.envs.wrappers import ResetNeededError, wrap_classic
 from connect4_env.render import RENDER_MODES, BoardRenderer
+from connect4_env.rules import IllegalMoveError, Rules, as_column, short_repr
 from connect4_env.validation import check_seed
 
 __all__ = ["raw_env", "env", "UnknownAgentError"]

@@ -34,8 +34,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from connect4_env.core import Board, Rules, check_board, check_rules
-from connect4_env.rules import MAX_CELLS
+from connect4_env.core import Board, check_board
+from connect4_env.rules import MAX_CELLS, Rules, check_rules
 from connect4_env.validation import check_bool, check_int
 
 __all__ = [
@@ -277,7 +277,7 @@ def max_description_length(rules: Rules, *, note_length: int = 0, status_length:
     `status_length`, whatever the position.
 
     Raises:
-        TypeError: `rules` is not a [`Rules`][connect4_env.core.Rules], or a length not an integer.
+        TypeError: `rules` is not a [`Rules`][connect4_env.rules.Rules], or a length not an integer.
         ValueError: a length below 0.
     """
     rules = check_rules(rules)

@@ -17,14 +17,14 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from connect4_env.batched import BatchedBoards
-from connect4_env.core import IllegalMoveError, Rules
 from connect4_env.envs.gym_env import check_match_settings
 from connect4_env.opponent import opponent_columns
 from connect4_env.policy import resolve_opponent
 from connect4_env.render import BoardRenderer
+from connect4_env.rules import IllegalMoveError, Rules
 from connect4_env.validation import check_bool, check_int, check_seed
 
-__all__ = ["Connect4VectorEnv", "BatchedBoards", "MAX_BATCH_CELLS"]
+__all__ = ["Connect4VectorEnv", "MAX_BATCH_CELLS"]
 
 
 MAX_BATCH_CELLS = 1 << 24

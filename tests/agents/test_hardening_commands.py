@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from extras import importorskip, needs
 
-from connect4_env.core import Rules
 from connect4_env.policy import policy_from_spec, resolve_opponent
+from connect4_env.rules import Rules
 
 
 # --- 1. a folder where a model file is expected --------------------------------------------------------------

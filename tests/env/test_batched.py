@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from connect4_env.batched import BatchedBoards
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
+from connect4_env.rules import Rules
 
 SIZES = [(6, 7, 4), (4, 5, 3), (5, 4, 4), (3, 9, 5), (6, 9, 4), (7, 8, 4), (2, 40, 6), (1, 3, 2), (8, 9, 5)]
 BUILDS = [False, None]  # plain Python; numba when installed and the board fits in 63 bits

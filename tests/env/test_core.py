@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from reference import ReferenceGame
 from strategies import board_sizes
 
-from connect4_env.core import Board, IllegalMoveError, Rules, as_column, check_size
+from connect4_env.core import Board
+from connect4_env.rules import IllegalMoveError, Rules, as_column, check_size
 
 
 @settings(max_examples=300, deadline=None)

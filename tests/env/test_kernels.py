@@ -1,7 +1,7 @@
 """The rules kernels (connect4_env.kernels) in both builds against the core and a slow reference.
 
 The compiled build (numba, boards up to 63 bits) and the plain-Python build (any board) must agree with
-`connect4_env.core.Rules`/`connect4_env.core.Board` on every function, on random positions of
+`connect4_env.rules.Rules`/`connect4_env.core.Board` on every function, on random positions of
 many sizes and win lengths; the search kernels' compiled copies must call the compiled rules.
 """
 
@@ -26,7 +26,8 @@ from connect4_env.compiled import (
     kernel_geometry,
     kernels_for,
 )
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
+from connect4_env.rules import Rules
 
 BUILDS = [False, None]  # plain Python; numba when installed and the board fits
 

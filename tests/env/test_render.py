@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from reference import ReferenceGame
 
 from connect4_env import Board
-from connect4_env.render import MAX_SVG_CELLS, to_svg
-from connect4_env.svg import draw_svg
+from connect4_env.render import to_svg
+from connect4_env.svg import MAX_SVG_CELLS, draw_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 

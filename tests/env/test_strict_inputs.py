@@ -12,10 +12,12 @@ from extras import importorskip
 import connect4_env  # noqa: F401  (registers Connect4-v0)
 from connect4_agents import MCTSAgent, QLearningAgent, RandomAgent, SolverAgent
 from connect4_env import connect4_v0
-from connect4_env.core import MAX_CELLS, Board, Rules
+from connect4_env.core import Board
 from connect4_env.encoding import action_mask, observation_planes
 from connect4_env.envs.vector_env import Connect4VectorEnv
-from connect4_env.render import MAX_TILE, BoardRenderer, render_rgb
+from connect4_env.render import BoardRenderer, render_rgb
+from connect4_env.rules import MAX_CELLS, Rules
+from connect4_env.svg import MAX_TILE
 from connect4_env.validation import check_bool, check_choice, check_int, check_number
 
 

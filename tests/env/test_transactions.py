@@ -8,9 +8,9 @@ from extras import importorskip
 from gymnasium.vector import AutoresetMode
 
 from connect4_agents import RandomAgent
-from connect4_env.core import IllegalMoveError
 from connect4_env.envs.gym_env import Connect4Env
 from connect4_env.envs.vector_env import Connect4VectorEnv
+from connect4_env.rules import IllegalMoveError
 
 FAILURES = ["raise", "interrupt", "full", "out_of_range", "float", "string", "none", "bool", "array"]
 

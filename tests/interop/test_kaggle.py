@@ -27,12 +27,14 @@ import pytest
 from extras import importorskip
 
 from connect4_agents.commands import kaggle_submission as command
-from connect4_agents.interop.kaggle import make_kaggle_agent, read_kaggle_position
+from connect4_agents.interop.kaggle import make_kaggle_agent
 from connect4_agents.interop.kaggle_loading import KERNEL_THREAD
+from connect4_agents.interop.kaggle_position import read_kaggle_position
 from connect4_agents.interop.kaggle_submission import write_kaggle_submission
 from connect4_agents.mcts import MCTSAgent
 from connect4_agents.solver import SolverAgent
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
+from connect4_env.rules import Rules
 
 GAMES = Path(__file__).with_name("kaggle_games.py")
 CONFIG = {"rows": 6, "columns": 7, "inarow": 4, "actTimeout": 2}
@@ -423,7 +425,7 @@ def test_an_alphazero_submission_plays_the_model_and_the_simulations_its_spec_na
     importorskip("torch")
     from connect4_agents.alphazero import AlphaZeroAgent
     from connect4_agents.alphazero.network import PolicyValueNet
-    from connect4_env.core import Rules
+    from connect4_env.rules import Rules
 
     model = AlphaZeroAgent(PolicyValueNet(8, 1), rules=Rules(5, 6, 3)).save(tmp_path / "small 5x6.zip")
     path = write_kaggle_submission("alphazero:" + tail.format(model=model), tmp_path / "main.py")
@@ -630,8 +632,7 @@ def test_the_endgame_solver_is_not_given_a_share_it_cannot_use_on_an_early_board
     """Without the book an early 6x7 position is never proved in a fifth of a move: the attempt spent 0.27 s
     of Kaggle's 1.6 s on each early move. Above ENDGAME_MAX_EMPTY empty cells it now gets 1,000 nodes (the
     shallow tactics it can still prove); from there on, its share."""
-    from connect4_agents.interop.kaggle import ENDGAME_MAX_EMPTY, endgame_node_budget
-    from connect4_agents.interop.kaggle_endgame import solver_compiled
+    from connect4_agents.interop.kaggle_endgame import ENDGAME_MAX_EMPTY, endgame_node_budget, solver_compiled
 
     agent = make_kaggle_agent(Stubborn(), move_seconds=1.6, background=False)
     agent({"board": kaggle_board(EARLY), "mark": 2}, CONFIG)  # warm: the kernels load

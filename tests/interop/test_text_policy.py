@@ -12,9 +12,10 @@ from connect4_agents.evaluation.arena import play_match
 from connect4_agents.evaluation.rated_tournament import run_rated_tournament
 from connect4_agents.interop.text import TextPolicy, leftmost_legal_answer
 from connect4_agents.random_agent import RandomAgent
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
 from connect4_env.encoding import action_mask, observation_planes
 from connect4_env.policy import policy_names, register_policy
+from connect4_env.rules import Rules
 
 
 def position(moves: list[int]) -> tuple[np.ndarray, np.ndarray]:

@@ -57,7 +57,6 @@ from connect4_env.integrations.openenv.environment import (
     NoGameError,
 )
 from connect4_env.integrations.openenv.guards import (
-    DRAIN_BYTES,
     LOOPBACK_HOSTS,
     BodyLimit,
     HostCheck,
@@ -71,13 +70,10 @@ __all__ = [
     "create_app",
     "build_server",
     "serve",
-    "BodyLimit",
-    "HostCheck",
     "MAX_BODY_BYTES",
     "MAX_SESSIONS",
     "SESSION_TIMEOUT",
     "SESSION_RATE",
-    "DRAIN_BYTES",
 ]
 
 logger = logging.getLogger(__name__)

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from connect4_env.core import Board, Rules, check_rules
+from connect4_env.core import Board
 from connect4_env.extras import require
 from connect4_env.move_order import move_order
+from connect4_env.rules import Rules, check_rules
 
 __all__ = [
     "GAME_NAME",
@@ -61,7 +62,7 @@ def load_openspiel_game(rules: Rules | None = None, *, game: str = GAME_NAME) ->
         A `pyspiel.Game`.
 
     Raises:
-        TypeError: `rules` is not a [`Rules`][connect4_env.core.Rules], or `game` not a str.
+        TypeError: `rules` is not a [`Rules`][connect4_env.rules.Rules], or `game` not a str.
         ValueError: `game` is none of these names, or `"connect_four_proxy"` while nothing registered it.
         MissingExtraError: OpenSpiel is not installed (the `openspiel` extra).
     """

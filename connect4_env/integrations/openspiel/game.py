@@ -17,7 +17,8 @@ import numpy as np
 import pyspiel
 from open_spiel.python.observation import IIGObserverForPublicInfoGame
 
-from connect4_env.core import Board, Rules
+from connect4_env.core import Board
+from connect4_env.rules import Rules
 
 __all__ = ["GAME_TYPE", "Connect4Game", "Connect4State"]
 

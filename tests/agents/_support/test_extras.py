@@ -15,10 +15,10 @@ import connect4_agents
 import connect4_env
 from connect4_agents import SB3Agent, make_policy
 from connect4_agents._support.cli import EXIT_USAGE, run_cli
-from connect4_agents._support.extras import MissingExtraError, require
 from connect4_agents.evaluation.backends import run_batches
 from connect4_agents.evaluation.curves import LearningCurve
 from connect4_agents.evaluation.ratings import PairingCounts, fit_ratings
+from connect4_env.extras import MissingExtraError, require
 from connect4_env.extras import MissingExtraError as EnvMissingExtraError
 
 

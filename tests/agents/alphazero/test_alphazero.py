@@ -445,7 +445,7 @@ def test_a_tiny_training_run_and_resume(tmp_path: Path) -> None:
 
 
 def test_replay_buffer_keeps_mirror_images() -> None:
-    from connect4_agents.alphazero.train import ReplayBuffer
+    from connect4_agents.alphazero.selfplay import ReplayBuffer
 
     buffer = ReplayBuffer(10, Rules(4, 5, 4))
     board = Board.empty(4, 5, 4).play_moves([0, 1])
@@ -462,7 +462,7 @@ def test_replay_buffer_keeps_mirror_images() -> None:
 
 
 def test_evaluation_positions_are_unseen_kinds_of_the_goal() -> None:
-    from connect4_agents.alphazero.train import evaluation_positions
+    from connect4_agents.alphazero.monitor import evaluation_positions
 
     picked = evaluation_positions(Rules(), 100, seed=0)
     assert len(picked) == 100 and all(10 <= p.ply <= 32 and p.rules == Rules() for p in picked)
@@ -550,7 +550,8 @@ def test_the_curve_has_an_elo_panel_only_when_the_ladder_was_played(tmp_path: Pa
 @pytest.mark.slow
 @needs_book  # the reference ladder holds the solver, which plays the 6x7 opening from the book only
 def test_ladder_elo_of_a_model(tmp_path: Path) -> None:
-    from connect4_agents.alphazero.train import AlphaZeroTrainConfig, ladder_elo
+    from connect4_agents.alphazero.config import AlphaZeroTrainConfig
+    from connect4_agents.alphazero.monitor import ladder_elo
 
     path = save_model(tmp_path / "m.zip", PolicyValueNet(channels=8, blocks=1), Rules())
     elo, low, high = ladder_elo(path, AlphaZeroTrainConfig(ladder_games=2, workers=2), seed=0)
@@ -730,7 +731,8 @@ def test_the_training_device_is_checked_and_named() -> None:
 @pytest.mark.parametrize("name", ["cpu", "cuda"])
 def test_training_steps_on_a_device_leave_the_network_on_the_cpu(name: str) -> None:
     from connect4_agents.alphazero.config import AlphaZeroTrainConfig
-    from connect4_agents.alphazero.train import ReplayBuffer, _train_steps
+    from connect4_agents.alphazero.selfplay import ReplayBuffer
+    from connect4_agents.alphazero.train import _train_steps
 
     if name == "cuda" and not torch.cuda.is_available():
         pytest.skip("no CUDA device")

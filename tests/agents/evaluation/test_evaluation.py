@@ -25,7 +25,7 @@ from connect4_agents.evaluation.ratings import ELO_PER_NATURAL_UNIT, reference_l
 from connect4_agents.evaluation.tournament import plan_pairings
 from connect4_agents.random_agent import RandomAgent
 from connect4_env import Rules
-from connect4_env.core import IllegalMoveError
+from connect4_env.rules import IllegalMoveError
 
 
 class LeftMost:

@@ -17,7 +17,8 @@ import connect4_env  # noqa: F401  (registers Connect4-v0)
 from connect4_agents import RandomAgent, make_policy
 from connect4_agents.evaluation.arena import play_match
 from connect4_agents.mcts import agent as mcts_agent
-from connect4_agents.mcts.agent import MCTSAgent, ucb1
+from connect4_agents.mcts.agent import MCTSAgent
+from connect4_agents.mcts.result import ucb1
 from connect4_agents.solver.agent import SolverAgent
 from connect4_env import Board, Rules
 from connect4_env.encoding import action_mask, observation_planes

@@ -12,16 +12,8 @@ from reference import random_board
 
 from connect4_agents.evaluation.test_sets import load_test_set
 from connect4_agents.mcts import kernels as uct_kernels
-from connect4_agents.mcts.puct import (
-    DRAW,
-    LOSS,
-    WIN,
-    Node,
-    PUCTSearch,
-    RolloutEvaluator,
-    UniformEvaluator,
-    propagate_bounds,
-)
+from connect4_agents.mcts.evaluators import RolloutEvaluator, UniformEvaluator
+from connect4_agents.mcts.puct import DRAW, LOSS, WIN, Node, PUCTSearch, propagate_bounds
 from connect4_agents.solver.agent import SolverAgent
 from connect4_env import Board, Rules
 

@@ -16,7 +16,7 @@ import pytest
 
 from connect4_agents import QLearningAgent, RandomAgent
 from connect4_agents.qlearning.files import key_bytes
-from connect4_env.core import Rules
+from connect4_env.rules import Rules
 
 
 @pytest.fixture(scope="module")

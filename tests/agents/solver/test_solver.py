@@ -15,11 +15,11 @@ from reference import ReferenceGame, random_board, reference_scores
 from scripts_helpers import HANG_GUARD
 
 from connect4_agents import make_policy
-from connect4_agents._support.extras import MissingExtraError
 from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score
 from connect4_agents.solver.book import BOOKLESS_FROM_PLY
 from connect4_env import Board
 from connect4_env.encoding import action_mask, observation_planes
+from connect4_env.extras import MissingExtraError
 
 SMALL = [(3, 4, 3), (4, 3, 3), (3, 5, 3), (4, 4, 3), (4, 4, 4), (2, 5, 2), (3, 3, 2)]
 
