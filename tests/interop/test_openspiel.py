@@ -274,9 +274,7 @@ def test_without_openspiel_the_error_names_the_extra(monkeypatch: pytest.MonkeyP
     from connect4_env.extras import MissingExtraError
 
     absent(monkeypatch, "pyspiel", "open_spiel")
-    with pytest.raises(
-        MissingExtraError, match=r"'openspiel' extra .*pip install \"connect4-env\[openspiel\]\""
-    ):
+    with pytest.raises(MissingExtraError, match=r"'openspiel' extra .*pip install -e \"\.\[openspiel\]\""):
         board_from_openspiel(object())
 
 

@@ -58,21 +58,21 @@ def test_known_values_and_mirror_images() -> None:
     mirrored = Board.from_ascii("\n".join(line[::-1] for line in example.to_ascii(False).splitlines()))
     assert book.score(mirrored) == book.score(example)
     with pytest.raises(ValueError, match="12-stone"):
-        book.score(Board.empty())
+        book.score(Board())
 
 
 @needs_book
 def test_empty_board_and_openings_are_answered_exactly() -> None:
     # Allis / Tromp: the centre wins with the 41st stone, the neighbours draw, the rest lose
     solver = SolverAgent()
-    assert solver.evaluate_board(Board.empty()) == [-3, -1, 0, 2, 0, -1, -3]
+    assert solver.evaluate_board(Board()) == [-3, -1, 0, 2, 0, -1, -3]
     assert solver.evaluate_board(Board.from_moves([3])) == [-8, -4, -4, -2, -4, -4, -8]
 
 
 @needs_book
 def test_perfect_play_from_the_empty_board_wins_with_the_41st_stone() -> None:
     first, second = SolverAgent(), SolverAgent()
-    board = Board.empty()
+    board = Board()
     while not board.is_terminal:
         player = first if board.to_move == 0 else second
         board.play(player.act(observation_planes(board), action_mask(board)))
@@ -102,10 +102,12 @@ def test_without_the_book_the_solver_says_how_to_get_it(monkeypatch: pytest.Monk
 
     for module in (connect4_agents.solver.agent, connect4_agents.solver.book):
         monkeypatch.setattr(module, "load_book", lambda: None)
-    with pytest.raises(ValueError, match=r"connect4-env\[book\]"):
+    with pytest.raises(ValueError, match=r"pip install -e .\.\[book\]"):
         SolverAgent(book=True)
-    with pytest.raises(connect4_agents.solver.agent.SolverBudgetExceeded, match=r"connect4-env\[book\]"):
+    with pytest.raises(
+        connect4_agents.solver.agent.SolverBudgetExceeded, match=r"pip install -e .\.\[book\]"
+    ):
         SolverAgent(node_budget=10_000).score(Board.from_moves([3, 3]))
     # with the default budget the opening is refused before any search
-    with pytest.raises(ImportError, match=r"the 'book' extra .*connect4-env\[book\]"):
+    with pytest.raises(ImportError, match=r"the 'book' extra .*pip install -e .\.\[book\]"):
         SolverAgent().score(Board.from_moves([3, 3]))
