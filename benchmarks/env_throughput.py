@@ -26,7 +26,7 @@ def random_games(n_games: int, seed: int) -> list[list[int]]:
     rng = np.random.default_rng(seed)
     games = []
     for _ in range(n_games):
-        board = Board.empty()
+        board = Board()
         moves: list[int] = []
         while not board.is_terminal:
             legal = board.legal_moves()

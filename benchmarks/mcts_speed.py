@@ -20,7 +20,7 @@ from connect4_env import Board
 
 def ours(playouts: int, seed: int) -> float:
     agent = MCTSAgent(playouts=playouts, seed=seed)
-    result = agent.search(Board.empty())
+    result = agent.search(Board())
     return result.playouts / result.elapsed
 
 
@@ -55,7 +55,7 @@ def main() -> None:
     args = parser.parse_args()
 
     start = time.perf_counter()
-    MCTSAgent(playouts=10, seed=0).search(Board.empty())
+    MCTSAgent(playouts=10, seed=0).search(Board())
     first_call = time.perf_counter() - start
     ours_rates, openspiel_rates = [], []
     for repeat in range(args.repeats):

@@ -41,7 +41,7 @@ def move(policy: Any, board: Board) -> int:
 def openspiel_rate(seed: int) -> float:
     bot = openspiel_bot(2000, seed)
     start = time.perf_counter()
-    move(bot, Board.empty())
+    move(bot, Board())
     return 2000 / (time.perf_counter() - start)
 
 
@@ -51,7 +51,7 @@ def head_to_head(seconds: float, simulations: int, games: int) -> tuple[int, int
         ours = MCTSAgent(playouts=None, time_limit=seconds, seed=game)
         theirs = openspiel_bot(simulations, seed=game)
         our_seat = game % 2
-        board = Board.empty()
+        board = Board()
         while not board.is_terminal:
             board.play(move(ours if board.to_move == our_seat else theirs, board))
         if board.winner is None:
@@ -71,7 +71,7 @@ def scored_positions(
     solver = SolverAgent(node_budget=30_000_000)
     positions = []
     while len(positions) < n:
-        board, moves = Board.empty(), []
+        board, moves = Board(), []
         for _ in range(int(rng.integers(min_ply, max_ply + 1))):
             if board.is_terminal:
                 break
@@ -127,7 +127,7 @@ def main() -> None:
     parser.add_argument("--skip-timed", action="store_true", help="run part 3 only")
     args = parser.parse_args()
 
-    MCTSAgent(playouts=10, seed=0).search(Board.empty())  # compile / load the kernels first
+    MCTSAgent(playouts=10, seed=0).search(Board())  # compile / load the kernels first
     if args.equal_positions:
         equal_playouts(args.equal_positions, args.playouts, args.seeds)
     if args.skip_timed:

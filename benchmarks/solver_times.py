@@ -33,7 +33,7 @@ def main() -> None:
     parser.add_argument("--no-book-games", type=int, default=3, help="games per opening ply without the book")
     args = parser.parse_args()
 
-    SolverAgent(table_size=1009).score(Board.empty(4, 4, 4))  # compile / load the kernels
+    SolverAgent(table_size=1009).score(Board(Rules(4, 4, 4)))  # compile / load the kernels
     print("small boards from empty (win_length 4 unless noted):")
     for rows, columns, win_length in [
         (4, 4, 4),
@@ -46,7 +46,7 @@ def main() -> None:
     ]:
         solver = SolverAgent()
         start = time.perf_counter()
-        score = solver.score(Board.empty(rows, columns, win_length))
+        score = solver.score(Board(Rules(rows, columns, win_length)))
         elapsed = time.perf_counter() - start
         print(
             f"  {rows}x{columns} (win {win_length}): {describe_score(score, Rules(rows, columns, win_length), 0):18s}"
@@ -79,7 +79,7 @@ def main() -> None:
                 f" | no book: {rest}, {over}/{len(without)} over the default budget"
             )
         first, second = SolverAgent(), SolverAgent()
-        board, times = Board.empty(), []
+        board, times = Board(), []
         while not board.is_terminal:
             player = first if board.to_move == 0 else second
             start = time.perf_counter()

@@ -1,6 +1,8 @@
 """Pure Connect Four rules on bitboards, for any board size and win length: the position,
-[`Board`][connect4_env.core.Board], on the configuration of `connect4_env.rules` (whose names it re-exports:
-``Rules``, ``IllegalMoveError``, ...).
+[`Board`][connect4_env.core.Board], on the configuration of `connect4_env.rules`.
+
+One way to make an empty board, matching the agents' ``rules=``: ``Board()`` is 6x7 with four in a row and
+``Board(rules)`` the board of a [`Rules`][connect4_env.rules.Rules] (``Board(Rules(5, 6, 3))``).
 
 No Gymnasium, PettingZoo or pygame here: every other module calls this one, and nobody repeats the rules.
 
@@ -33,6 +35,13 @@ class Board:
     ``stones[p]`` is player ``p``'s bitboard (player 0 moves first), ``heights[c]`` the number of stones in
     column ``c``, ``ply`` the number of moves played, ``winner`` 0 or 1 once someone has a line (else None).
 
+    Args:
+        rules: the game, a [`Rules`][connect4_env.rules.Rules] (as the agents' ``rules=``); None (the
+            default): 6x7 with four in a row.
+
+    Raises:
+        TypeError: ``rules`` is not None or a [`Rules`][connect4_env.rules.Rules].
+
     Examples:
         >>> board = Board.from_moves([3, 3, 4, 4, 5, 5])  # 0-based columns, first player first
         >>> board.to_move, board.legal_moves()
@@ -60,11 +69,6 @@ class Board:
         self.ply = 0
         self.winner: int | None = None
         self.last_move: int | None = None
-
-    @classmethod
-    def empty(cls, rows: int = 6, columns: int = 7, win_length: int = 4) -> Board:
-        """An empty board of the given size."""
-        return cls(Rules(rows, columns, win_length))
 
     # -- state -------------------------------------------------------------------------------------------
     @property

@@ -88,9 +88,9 @@ def reference_scores(game: ReferenceGame, memo: dict | None = None) -> list[int 
 
 def random_board(rng, plies: int, rows: int = 6, columns: int = 7, win_length: int = 4):
     """A ``connect4_env.Board`` after up to ``plies`` uniformly random legal moves (fewer if the game ends)."""
-    from connect4_env import Board
+    from connect4_env import Board, Rules
 
-    board = Board.empty(rows, columns, win_length)
+    board = Board(Rules(rows, columns, win_length))
     for _ in range(plies):
         if board.is_terminal:
             break

@@ -92,7 +92,7 @@ def build_policy(spec: str, seed: int | None, rules: Rules) -> Any:
     policy = policy_from_spec(spec, seed=seed, rules=rules)
     evaluate = getattr(getattr(policy, "evaluator", None), "evaluate", None)
     if callable(evaluate):
-        evaluate([Board.empty(rules.rows, rules.columns, rules.win_length)])
+        evaluate([Board(rules)])
     return policy
 
 
@@ -109,7 +109,7 @@ def load_kernels(rules: Rules) -> None:
         ValueError: the compiled kernels cannot play ``rules`` (numba is not installed, or the board needs
             more than 63 bits).
     """
-    board = Board.empty(rules.rows, rules.columns, rules.win_length)
+    board = Board(rules)
     mcts = MCTSAgent(playouts=_LOADING_PLAYOUTS, rules=rules, compiled=True, seed=0)
     column = mcts.search(board).column
     for _ in range(2):  # the reply to the chosen move is in the tree: the next search starts from it
@@ -118,7 +118,7 @@ def load_kernels(rules: Rules) -> None:
     if not board.is_terminal:
         mcts.search(board)
     solver = SolverAgent(rules, book=False, node_budget=1, table_size=1 << 10, compiled=True)
-    empty = Board.empty(rules.rows, rules.columns, rules.win_length)
+    empty = Board(rules)
     for search in (solver.score, solver.outcomes_board):
         # one node is the budget: the search stops at once, but its kernel ran, so it is loaded
         with contextlib.suppress(SolverBudgetExceeded):

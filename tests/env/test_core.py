@@ -22,7 +22,7 @@ def test_random_games_agree_with_reference_move_by_move(
     size: tuple[int, int, int], data: st.DataObject
 ) -> None:
     rows, columns, win_length = size
-    board = Board.empty(rows, columns, win_length)
+    board = Board(Rules(rows, columns, win_length))
     reference = ReferenceGame(rows, columns, win_length)
     while True:
         assert board.legal_moves() == reference.legal_moves()
@@ -46,7 +46,7 @@ def test_random_games_agree_with_reference_move_by_move(
 @given(size=board_sizes(), data=st.data())
 def test_ascii_and_stones_round_trip(size: tuple[int, int, int], data: st.DataObject) -> None:
     rows, columns, win_length = size
-    board = Board.empty(rows, columns, win_length)
+    board = Board(Rules(rows, columns, win_length))
     for _ in range(data.draw(st.integers(0, rows * columns))):
         if board.is_terminal:
             break

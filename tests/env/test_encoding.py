@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from reference import ReferenceGame
 from strategies import board_sizes
 
-from connect4_env import Board, board_from_observation, observation_planes
+from connect4_env import Rules, board_from_observation, observation_planes
 from connect4_env.encoding import TrackedBoard, action_mask, split_observation
 
 
@@ -19,7 +19,7 @@ def test_planes_tracked_and_decoded_agree_with_reference(
     size: tuple[int, int, int], data: st.DataObject
 ) -> None:
     rows, columns, win_length = size
-    tracked = TrackedBoard(Board.empty(rows, columns, win_length).rules)
+    tracked = TrackedBoard(Rules(rows, columns, win_length))
     reference = ReferenceGame(rows, columns, win_length)
     while True:
         board = tracked.board

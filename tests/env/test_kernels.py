@@ -38,7 +38,7 @@ def random_positions(draw, max_side: int = 8):  # type: ignore[no-untyped-def]
     rows = draw(st.integers(1, max_side))
     columns = draw(st.integers(2 if rows == 1 else 1, max_side))
     win_length = draw(st.integers(2, max(rows, columns)))
-    board = Board.empty(rows, columns, win_length)
+    board = Board(Rules(rows, columns, win_length))
     reference = ReferenceGame(rows, columns, win_length)
     for _ in range(draw(st.integers(0, board.rules.cells))):
         legal = board.legal_moves()

@@ -87,7 +87,7 @@ def test_conflicting_rules_are_refused() -> None:
         bind_policy(RandomAgent(), (6, 7, 4))
     bound = MCTSAgent(playouts=20).bind(Rules())
     with pytest.raises(ValueError, match="bound to a 6x7 game"):
-        bound.act(observation_planes(Board.empty(5, 6, 3)), np.ones(6, np.int8))
+        bound.act(observation_planes(Board(Rules(5, 6, 3))), np.ones(6, np.int8))
 
 
 def test_unbound_agents_default_to_four_in_a_row() -> None:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import ReferenceGame
 
-from connect4_env import Board
+from connect4_env import Board, Rules
 from connect4_env.render import to_svg
 from connect4_env.svg import MAX_SVG_CELLS, draw_svg
 
@@ -59,7 +59,7 @@ def test_diagonal_win_is_outlined():
 )
 def test_winning_cells_and_circles_match_the_reference(size, moves):
     rows, columns, win_length = size
-    board = Board.empty(rows, columns, win_length)
+    board = Board(Rules(rows, columns, win_length))
     game = ReferenceGame(rows, columns, win_length)
     for move in moves:
         column = move % columns
@@ -82,7 +82,7 @@ def test_winning_cells_and_circles_match_the_reference(size, moves):
 
 def test_repr_svg_and_any_size():
     assert Board()._repr_svg_().startswith("<svg")
-    svg = to_svg(Board.empty(1, 30, 2))
+    svg = to_svg(Board(Rules(1, 30, 2)))
     assert len(circles(svg, "empty")) == 30
 
 
@@ -94,7 +94,7 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="tile"):
         to_svg(Board(), tile=0)
     with pytest.raises(ValueError, match="cells"):
-        to_svg(Board.empty(1000, 1000, 4))
+        to_svg(Board(Rules(1000, 1000, 4)))
     assert MAX_SVG_CELLS >= 100_000
 
 
@@ -179,4 +179,4 @@ def test_notebook_svg_is_to_svg_drawn_without_the_renderers() -> None:
     assert board._repr_svg_() == to_svg(board)
     assert Board().last_cell() is None
     with pytest.raises(ValueError, match="cells"):
-        Board.empty(1000, 1000, 4)._repr_svg_()
+        Board(Rules(1000, 1000, 4))._repr_svg_()

@@ -191,7 +191,7 @@ def test_the_solver_past_its_time_falls_back_to_a_time_bounded_mcts() -> None:
     # what bounds the move's time (no wall-clock assertion here): the solver's node budget, a share of the
     # 0.2 s at its node rate, and the fallback MCTS's time limit, what was left of them
     assert solver.node_budget is not None and 0 < solver.node_budget < 10_000_000
-    fallback = agent._fallbacks[Board.empty().rules]
+    fallback = agent._fallbacks[Board().rules]
     assert fallback.time_limit is not None and 0 < fallback.time_limit <= 0.2
     late = """
 . . . . . . .
@@ -239,7 +239,7 @@ def test_the_endgame_solver_plays_what_it_proves_and_leaves_the_rest_to_the_poli
     # the empty board is too early to prove: the endgame solver gets 1,000 nodes (shallow tactics only, not a
     # share of the move it would spend in vain) and the policy moves
     assert agent({"board": [0] * 42, "mark": 1}, CONFIG) == 0 and agent.endgame_moves == 1
-    assert agent._endgame.solvers[Board.empty().rules].node_budget == 1_000
+    assert agent._endgame.solvers[Board().rules].node_budget == 1_000
     solver = make_kaggle_agent("solver", move_seconds=0.5, background=False)  # it plays its own endgames
     assert solver(observation, CONFIG) in best and solver.endgame_moves == 0
     with pytest.raises(TypeError, match="endgame"):
@@ -256,7 +256,7 @@ def test_an_agent_that_cannot_play_the_board_is_replaced_by_mcts() -> None:
 def test_a_5x6_game_with_three_in_a_row_is_played_to_the_end() -> None:
     configuration = {"rows": 5, "columns": 6, "inarow": 3, "actTimeout": 2}
     players = [make_kaggle_agent("mcts:100", seed=0), make_kaggle_agent("solver", move_seconds=0.2)]
-    board = Board.empty(5, 6, 3)
+    board = Board(Rules(5, 6, 3))
     while not board.is_terminal:
         flat = (np.zeros(30, int) + 0).tolist()
         for row in range(5):
@@ -339,7 +339,7 @@ def test_submissions_run_side_by_side_in_one_process_each_with_its_own_code(tmp_
     table = tmp_path / "table.npz"
     from connect4_agents.qlearning import QLearningAgent
 
-    QLearningAgent(Board.empty().rules, seed=0).save(table)  # an untrained 6x7 table: it plays, weakly
+    QLearningAgent(Board().rules, seed=0).save(table)  # an untrained 6x7 table: it plays, weakly
     mcts = write_kaggle_submission("mcts", tmp_path / "mcts.py", move_seconds=0.1, seed=0)
     solver = write_kaggle_submission("solver", tmp_path / "solver.py", move_seconds=0.1)
     qlearning = write_kaggle_submission(f"qlearning:{table}", tmp_path / "qlearning.py", move_seconds=0.1)

@@ -448,7 +448,7 @@ def test_replay_buffer_keeps_mirror_images() -> None:
     from connect4_agents.alphazero.selfplay import ReplayBuffer
 
     buffer = ReplayBuffer(10, Rules(4, 5, 4))
-    board = Board.empty(4, 5, 4).play_moves([0, 1])
+    board = Board(Rules(4, 5, 4)).play_moves([0, 1])
     planes = observation_planes(board)[None]
     policy = np.array([[0.5, 0.25, 0.25, 0.0, 0.0]], np.float32)
     buffer.add(planes, policy, np.array([1.0], np.float32))
@@ -739,7 +739,7 @@ def test_training_steps_on_a_device_leave_the_network_on_the_cpu(name: str) -> N
     rules = Rules(4, 5, 4)
     buffer = ReplayBuffer(100, rules)
     rng = np.random.default_rng(0)
-    boards = [Board.empty(4, 5, 4).play_moves(list(rng.integers(0, 5, size=3))) for _ in range(20)]
+    boards = [Board(Rules(4, 5, 4)).play_moves(list(rng.integers(0, 5, size=3))) for _ in range(20)]
     policies = rng.dirichlet(np.ones(5), size=20).astype(np.float32)
     buffer.add(
         np.stack([observation_planes(b) for b in boards]), policies, rng.uniform(-1, 1, 20).astype(np.float32)

@@ -174,7 +174,7 @@ def test_compiled_and_python_kernels_search_identically() -> None:
 
 
 def test_big_boards_run_in_python() -> None:
-    board = Board.empty(8, 9, 5)  # 81 bits: beyond the compiled kernels
+    board = Board(Rules(8, 9, 5))  # 81 bits: beyond the compiled kernels
     agent = MCTSAgent(playouts=200, seed=0)
     assert agent.act(observation_planes(board), action_mask(board)) in range(9)
     with pytest.raises(ValueError, match="63 bits"):
@@ -199,7 +199,7 @@ def test_same_seed_same_moves_and_never_illegal() -> None:
 
 def test_tree_reuse_keeps_the_subtree() -> None:
     agent = MCTSAgent(playouts=3000, seed=0)
-    board = Board.empty()
+    board = Board()
     board.play(act(agent, board))
     board.play(3)
     act(agent, board)
@@ -213,7 +213,7 @@ def test_tree_reuse_keeps_the_subtree() -> None:
 def test_time_limit_is_anytime(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = PlayoutClock(seconds_per_playout=1e-5).install(monkeypatch)  # 100,000 playouts a second
     agent = MCTSAgent(playouts=None, time_limit=0.05, seed=0)
-    column = act(agent, Board.empty())
+    column = act(agent, Board())
     assert column in range(7)
     search = agent.last_search
     assert 5_000 <= search.playouts <= 5_000 + OVERRUN  # as many as the limit allows, and no more
@@ -222,7 +222,7 @@ def test_time_limit_is_anytime(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_final_choice_by_value_and_prior_and_symmetry_options() -> None:
-    board = Board.empty(5, 5, 4)
+    board = Board(Rules(5, 5, 4))
     by_value = MCTSAgent(playouts=2000, seed=0, final="value")
     by_value.search(board)
     means = [m for m in by_value.last_search.mean_value if not math.isnan(m)]
@@ -243,7 +243,7 @@ def test_explain_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
     agent = MCTSAgent(playouts=500, seed=0)
     with pytest.raises(RuntimeError, match="act"):
         agent.explain()
-    act(agent, Board.empty())
+    act(agent, Board())
     text = agent.explain()
     assert "visits" in text and "chosen" in capsys.readouterr().out
     assert len(text.splitlines()) == 9  # header, 7 columns, summary
@@ -285,7 +285,7 @@ def test_settings_of_the_wrong_type_raise_type_error(kwargs: dict, fragment: str
 
 
 def test_mask_must_match_the_position() -> None:
-    board = Board.empty()
+    board = Board()
     with pytest.raises(ValueError, match="does not match"):
         MCTSAgent(playouts=10).act(observation_planes(board), np.array([1, 1, 1, 0, 1, 1, 1]))
 
@@ -336,14 +336,14 @@ def test_a_time_alone_searches_for_that_long(monkeypatch: pytest.MonkeyPatch) ->
     PlayoutClock(seconds_per_playout=2e-5).install(monkeypatch)  # 50,000 playouts a second
     agent = MCTSAgent(time_limit=0.1, seed=0)
     assert agent.playouts is None
-    agent.search(Board.empty())
+    agent.search(Board())
     assert agent.last_search.elapsed >= 0.1 and 5_000 <= agent.last_search.playouts <= 5_000 + OVERRUN
     # with both, whichever comes first: the count, or the time
     both = MCTSAgent(playouts=500, time_limit=5, seed=0)
-    both.search(Board.empty())
+    both.search(Board())
     assert both.last_search.playouts == 500
     short = MCTSAgent(playouts=5_000, time_limit=0.002, seed=0)
-    short.search(Board.empty())
+    short.search(Board())
     assert 100 <= short.last_search.playouts <= 100 + OVERRUN
 
 
@@ -351,12 +351,12 @@ def test_the_tree_stops_growing_at_the_node_cap_and_the_search_goes_on(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     agent = MCTSAgent(playouts=20_000, tree_capacity=2_000, seed=0)
-    search = agent.search(Board.empty())
+    search = agent.search(Board())
     assert search.nodes <= 2_000 and search.playouts == 20_000
     assert agent._tree is not None and agent._tree.capacity <= 2_000
     PlayoutClock(seconds_per_playout=2.5e-5).install(monkeypatch)  # 40,000 playouts a second
     capped_by_time = MCTSAgent(time_limit=0.2, tree_capacity=2_000, seed=0)
-    capped_by_time.search(Board.empty())
+    capped_by_time.search(Board())
     assert capped_by_time.last_search.nodes <= 2_000  # the tree is full long before the time is up
     assert 8_000 <= capped_by_time.last_search.playouts <= 8_000 + OVERRUN
 
@@ -428,7 +428,7 @@ def test_most_late_drawn_positions_are_proven_within_300k_playouts() -> None:
 
 def test_pickles_and_deep_copies_after_a_search() -> None:
     agent = MCTSAgent(playouts=300, seed=0)
-    act(agent, Board.empty())
+    act(agent, Board())
     for clone in (pickle.loads(pickle.dumps(agent)), copy.deepcopy(agent)):
         assert clone.playouts == 300 and clone._tree is not None  # the tree travels with the copy
         assert act(clone, Board.from_moves([3])) in range(7)

@@ -113,7 +113,7 @@ def test_learning_from_the_opponents_moves_fills_both_seats_states() -> None:
 
 def test_wrong_board_size_is_refused() -> None:
     agent = QLearningAgent(Rules(4, 5, 4))
-    board = Board.empty(3, 5, 3)
+    board = Board(Rules(3, 5, 3))
     with pytest.raises(ValueError, match="trained on a 4x5 board and cannot play a 3x5"):
         agent.act(observation_planes(board), action_mask(board))
 
@@ -236,7 +236,7 @@ def test_four_by_five_against_random() -> None:
     assert summary["as_second"]["win_rate"] >= 0.945
     boards = []
     for index, record in enumerate(result.games[:300]):
-        board, seat = Board.empty(4, 5, 4), index % 2
+        board, seat = Board(Rules(4, 5, 4)), index % 2
         for column in record.moves:
             if board.to_move == seat:
                 boards.append(board.copy())

@@ -21,7 +21,7 @@ import connect4_env  # noqa: E402
 from connect4_agents.sb3.agent import SB3Agent  # noqa: E402
 from connect4_agents.sb3.files import load_policy, policy_parameters, sidecar_architecture  # noqa: E402
 from connect4_agents.sb3.train import cnn_policy_kwargs  # noqa: E402
-from connect4_env import Board  # noqa: E402
+from connect4_env import Board, Rules  # noqa: E402
 from connect4_env.encoding import action_mask, observation_planes  # noqa: E402
 
 torch.set_num_threads(1)
@@ -51,7 +51,7 @@ def positions() -> list[Board]:
     rng = np.random.default_rng(0)
     boards = []
     for _ in range(20):
-        board = Board.empty(**SMALL)
+        board = Board(Rules(**SMALL))
         for _ in range(int(rng.integers(0, 8))):
             if board.is_terminal:
                 break
@@ -90,7 +90,7 @@ def test_a_crafted_pickle_in_data_is_never_run(tmp_path: Path) -> None:
         for name, content in members.items():
             archive.writestr(name, content)
     agent = SB3Agent.load(crafted)  # loads: every pickled entry is ignored
-    board = Board.empty(**SMALL)
+    board = Board(Rules(**SMALL))
     assert agent.act(observation_planes(board), action_mask(board)) in range(5)
     env = connect4_env.make_sb3_vec_env(2, opponent=f"sb3:{crafted}", **SMALL)
     env.reset()
@@ -104,7 +104,7 @@ def test_pickled_policy_kwargs_need_the_sidecar(tmp_path: Path) -> None:
     model = PPO.load(path, device="cpu")
     path.with_suffix(".json").write_text(json.dumps(sidecar_architecture(model, "cnn")))
     agent = SB3Agent.load(path)
-    board = Board.empty(**SMALL)
+    board = Board(Rules(**SMALL))
     planes = observation_planes(board)
     np.testing.assert_allclose(
         agent._scores(planes[None]), SB3Agent(model.policy)._scores(planes[None]), rtol=1e-6

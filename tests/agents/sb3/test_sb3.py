@@ -135,7 +135,7 @@ def test_trained_model_as_an_opponent(tmp_path: Path) -> None:
         obs, info = env.reset(seed=0)
         assert obs.sum() == 1  # the model moved first
     assert isinstance(make_policy("sb3", policy=model), SB3Agent)
-    board = Board.empty(4, 5, 3)
+    board = Board(Rules(4, 5, 3))
     with pytest.raises(ValueError, match="another board size"):
         SB3Agent(model).act(observation_planes(board), action_mask(board))
 
@@ -268,7 +268,7 @@ def test_cnn_features_train_and_play(tmp_path: Path) -> None:
     result = train_baseline(config)
     agent = SB3Agent.load(result.model_path)
     assert "BoardCNN" in repr(agent.policy.features_extractor)
-    board = Board.empty(**SMALL)
+    board = Board(Rules(**SMALL))
     assert agent.act(observation_planes(board), action_mask(board)) in range(5)
     with pytest.raises(ValueError, match="features"):
         SB3TrainConfig(features="transformer")
@@ -291,10 +291,10 @@ def test_maskable_ppo_learns_to_beat_random(tmp_path: Path) -> None:
 
 
 def test_the_two_training_configs_have_distinct_names() -> None:
-    from connect4_agents.alphazero import train as alphazero_train
+    from connect4_agents.alphazero import config as alphazero_config
     from connect4_agents.sb3 import train as sb3_train
 
     assert sb3_train.SB3TrainConfig.__name__ == "SB3TrainConfig"
-    assert alphazero_train.AlphaZeroTrainConfig.__name__ == "AlphaZeroTrainConfig"
-    assert sb3_train.TrainConfig is sb3_train.SB3TrainConfig  # the former names still work
-    assert alphazero_train.TrainConfig is alphazero_train.AlphaZeroTrainConfig
+    assert alphazero_config.AlphaZeroTrainConfig.__name__ == "AlphaZeroTrainConfig"
+    # the shared former name TrainConfig was removed before 1.0: one name for each class
+    assert not hasattr(sb3_train, "TrainConfig") and not hasattr(alphazero_config, "TrainConfig")

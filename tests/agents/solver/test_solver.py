@@ -17,7 +17,7 @@ from scripts_helpers import HANG_GUARD
 from connect4_agents import make_policy
 from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score
 from connect4_agents.solver.book import BOOKLESS_FROM_PLY
-from connect4_env import Board
+from connect4_env import Board, Rules
 from connect4_env.encoding import action_mask, observation_planes
 from connect4_env.extras import MissingExtraError
 
@@ -38,7 +38,7 @@ def minimax_scores(size: tuple[int, int, int], reference: ReferenceGame) -> list
 def random_position(
     size: tuple[int, int, int], data: st.DataObject, min_moves: int
 ) -> tuple[Board, ReferenceGame]:
-    board = Board.empty(*size)
+    board = Board(Rules(*size))
     reference = ReferenceGame(*size)
     for _ in range(data.draw(st.integers(min_moves, board.rules.cells))):
         legal = board.legal_moves()
@@ -66,13 +66,13 @@ def test_scores_match_minimax(size: tuple[int, int, int], data: st.DataObject, c
 def test_small_boards_from_empty(size: tuple[int, int, int], expected: int) -> None:
     # 4x4, 4x5 and 5x4 with four in a row are draws; on 3x5 with three in a row the first player wins with
     # the 9th stone (checked by plain minimax in test_three_by_five_matches_minimax).
-    assert SolverAgent().score(Board.empty(*size)) == expected
+    assert SolverAgent().score(Board(Rules(*size))) == expected
 
 
 @pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
 def test_three_by_five_matches_minimax() -> None:
     reference = reference_scores(ReferenceGame(3, 5, 3))
-    assert SolverAgent().evaluate_board(Board.empty(3, 5, 3)) == reference
+    assert SolverAgent().evaluate_board(Board(Rules(3, 5, 3))) == reference
     assert max(s for s in reference if s is not None) == 7
 
 
@@ -123,13 +123,13 @@ def test_full_columns_are_none_and_dict_observations_work() -> None:
 
 def test_budget_raises_a_clear_error() -> None:
     with pytest.raises(SolverBudgetExceeded, match="node_budget=100"):
-        SolverAgent(node_budget=100).score(Board.empty())
+        SolverAgent(node_budget=100).score(Board())
     with pytest.raises(ValueError, match="node_budget"):
         SolverAgent(node_budget=0)
 
 
 def test_same_seed_same_tie_breaks_and_registry() -> None:
-    board = Board.empty(4, 4, 4)
+    board = Board(Rules(4, 4, 4))
     planes, mask = observation_planes(board), action_mask(board)
     first = [SolverAgent(seed=3).act(planes, mask) for _ in range(3)]
     assert len(set(first)) == 1
@@ -195,11 +195,11 @@ def test_the_default_budget_is_build_aware_and_named() -> None:
     solver = SolverAgent()
     assert solver.node_budget == "auto"
     # the default build is the compiled one when numba (the fast extra) is installed
-    assert solver.budget_for(Board.empty().rules) == (50_000_000 if installed("numba") else 1_000_000)
-    assert SolverAgent(compiled=False).budget_for(Board.empty().rules) == 1_000_000
-    assert SolverAgent(node_budget=None).budget_for(Board.empty().rules) is None
+    assert solver.budget_for(Board().rules) == (50_000_000 if installed("numba") else 1_000_000)
+    assert SolverAgent(compiled=False).budget_for(Board().rules) == 1_000_000
+    assert SolverAgent(node_budget=None).budget_for(Board().rules) is None
     with pytest.raises(SolverBudgetExceeded, match=r"node_budget=1,000 nodes.*node_budget=None"):
-        SolverAgent(node_budget=1_000, book=False).score(Board.empty(6, 5, 4))
+        SolverAgent(node_budget=1_000, book=False).score(Board(Rules(6, 5, 4)))
     for bad in (2**70, -5, "lots"):
         with pytest.raises(ValueError, match="node_budget"):
             SolverAgent(node_budget=bad)
@@ -213,7 +213,7 @@ def test_the_default_budget_is_build_aware_and_named() -> None:
 @pytest.mark.slow
 def test_the_default_budget_stops_an_unbookable_search() -> None:
     with pytest.raises(SolverBudgetExceeded, match="50,000,000"):
-        SolverAgent(book=False).score(Board.empty())  # hours without the book: stopped after ~20 s
+        SolverAgent(book=False).score(Board())  # hours without the book: stopped after ~20 s
 
 
 def test_masks_that_contradict_the_board_raise() -> None:
@@ -234,7 +234,7 @@ def test_pickles_and_deep_copies_after_a_call() -> None:
     import pickle
 
     solver = SolverAgent(table_size=10007)
-    board = Board.empty(4, 5, 4)
+    board = Board(Rules(4, 5, 4))
     first = solver.evaluate_board(board)
     for clone in (pickle.loads(pickle.dumps(solver)), copy.deepcopy(solver)):
         assert clone.evaluate_board(board) == first
@@ -349,7 +349,7 @@ def test_an_opening_without_the_book_is_refused_before_any_search(no_book: None)
         lambda s: s.evaluate_board(OPENING),
         lambda s: s.outcomes_board(OPENING),
         lambda s: s.best_columns(OPENING),
-        lambda s: s.check_book(Board.empty()),
+        lambda s: s.check_book(Board()),
     ]
     for call in calls:
         solver = SolverAgent()
@@ -383,8 +383,8 @@ def test_only_the_defaults_on_an_early_six_by_seven_position_need_the_book(no_bo
         solver.check_book(OPENING)
     with pytest.raises(SolverBudgetExceeded, match="node_budget=1,000"):
         SolverAgent(node_budget=1_000).score(OPENING)
-    SolverAgent().check_book(Board.empty(6, 7, 3))  # the book is for 6x7 with four in a row only
-    SolverAgent().check_book(Board.empty(5, 6, 4))
+    SolverAgent().check_book(Board(Rules(6, 7, 3)))  # the book is for 6x7 with four in a row only
+    SolverAgent().check_book(Board(Rules(5, 6, 4)))
     with pytest.raises(TypeError, match="Board"):
         SolverAgent().check_book("3343")  # type: ignore[arg-type]
 

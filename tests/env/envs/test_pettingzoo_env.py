@@ -12,7 +12,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 from pettingzoo.test.state_test import test_state as pettingzoo_state_test
 from reference import ReferenceGame
 
-from connect4_env import Board, IllegalMoveError, connect4_v0
+from connect4_env import Board, IllegalMoveError, Rules, connect4_v0
 
 SIZES = [
     {},
@@ -55,7 +55,7 @@ def play_through(env, moves: list[int]) -> list[tuple]:
 
 def random_game(seed: int, rows: int = 6, columns: int = 7, win_length: int = 4) -> list[int]:
     rng = np.random.default_rng(seed)
-    board = Board.empty(rows, columns, win_length)
+    board = Board(Rules(rows, columns, win_length))
     moves = []
     while not board.is_terminal:
         legal = board.legal_moves()
