@@ -291,15 +291,14 @@ class Board:
         return draw_svg(owners, ply=self.ply, last_cell=self.last_cell(), winning_cells=self.winning_cells())
 
     @classmethod
-    def from_moves(
-        cls, moves: Iterable[int] | str, rows: int = 6, columns: int = 7, win_length: int = 4
-    ) -> Board:
-        """Play ``moves`` (0-based columns; a string of digits also works for <= 10 columns) from empty.
+    def from_moves(cls, moves: Iterable[int] | str, rules: Rules | None = None) -> Board:
+        """Play ``moves`` (0-based columns; a string of digits also works for <= 10 columns) from
+        ``Board(rules)`` (None: 6x7 with four in a row).
 
         Raises:
             IllegalMoveError, TypeError, ValueError: see [`play_moves`][connect4_env.core.Board.play_moves].
         """
-        return cls(Rules(rows, columns, win_length)).play_moves(moves)
+        return cls(rules).play_moves(moves)
 
     @classmethod
     def from_stones(cls, rules: Rules, first: int, second: int) -> Board:

@@ -80,9 +80,7 @@ def test_rules_fix_the_board_of_search_agents() -> None:
 def moves_on_positions(agent: Any, rules: Rules) -> list[int]:
     columns: list[int] = []
     for moves in POSITIONS:
-        board = Board.from_moves(
-            [int(c) % rules.columns for c in moves], rules.rows, rules.columns, rules.win_length
-        )
+        board = Board.from_moves([int(c) % rules.columns for c in moves], rules)
         if board.is_terminal:
             continue
         agent.reset(seed=0)

@@ -135,7 +135,7 @@ def test_no_wrap_around_between_columns() -> None:
 
 
 def test_draw_on_full_board() -> None:
-    board = Board.from_moves([0, 1, 1, 0, 2, 2], rows=2, columns=3, win_length=3)
+    board = Board.from_moves([0, 1, 1, 0, 2, 2], Rules(2, 3, 3))
     assert board.is_draw and board.is_terminal and board.legal_moves() == []
 
 

@@ -180,7 +180,7 @@ def test_a_bad_seed_is_named_and_changes_nothing(name: str) -> None:
         with pytest.raises(error, match="seed must be None or a non-negative integer"):
             make(bad)
     # a failed reset keeps the agent's random state: it plays on exactly as an untouched twin
-    board = Board.from_moves([2, 2, 1, 3, 0, 4], rows=4, columns=5)  # small: the solver needs no book
+    board = Board.from_moves([2, 2, 1, 3, 0, 4], Rules(4, 5))  # small: the solver needs no book
     planes, mask = observation_planes(board), action_mask(board)
     agent, twin = make(7), make(7)
     agent.act(planes, mask), twin.act(planes, mask)
@@ -259,7 +259,7 @@ def test_masks_hold_zeros_and_ones_only(make) -> None:  # type: ignore[no-untype
     """A -1 or NaN in a mask (from a network's output, say) is no legal column: it is refused, not read as
     one; strings are a TypeError; floats and booleans of 0 and 1 are masks."""
     # a small open position: the solver answers it without the book or numba (make test-core)
-    agent, planes = make(), observation_planes(Board.from_moves([2, 2, 1, 3, 0, 4], rows=4, columns=5))
+    agent, planes = make(), observation_planes(Board.from_moves([2, 2, 1, 3, 0, 4], Rules(4, 5)))
     for bad in ([-1, 1, 1, 1, 1], [np.nan] * 5, [2, 1, 1, 1, 1], [0.5] * 5):
         with pytest.raises(ValueError, match="action_mask must hold only 0 and 1"):
             agent.act(planes, np.array(bad))

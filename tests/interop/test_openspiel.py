@@ -167,7 +167,7 @@ def test_openspiels_mcts_bot_plays_as_our_policy_in_the_arena() -> None:
     assert result.wins == 4, result
     # any bot works through OpenSpielPolicy, also on our registered game
     random_policy = OpenSpielPolicy(pyspiel.make_uniform_random_bot(0, 1), game="python_connect4_env", seat=0)
-    board = Board.from_moves([3, 3], rows=5, columns=6)  # player 0 to move: the C++ bot plays for player 0
+    board = Board.from_moves([3, 3], Rules(5, 6))  # player 0 to move: the C++ bot plays for player 0
     assert board.is_legal(random_policy.act(observation_planes(board), action_mask(board)))
 
 

@@ -31,7 +31,10 @@ from matplotlib.patches import Circle, FancyBboxPatch  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from connect4_agents import MCTSAgent  # noqa: E402
-from connect4_env import Board  # noqa: E402
+from connect4_env import (
+    Board,  # noqa: E402
+    Rules,
+)
 from connect4_env.render import to_svg  # noqa: E402
 from connect4_env.svg import BACKGROUND, PALETTE  # noqa: E402
 
@@ -100,7 +103,7 @@ def _snapshot(tree: Any, node: int, cells: list[int], ply: int) -> Snapshot:
 
 def pair_snapshots(playouts: int = PAIR_PLAYOUTS, seed: int = PAIR_SEED) -> list[Snapshot]:
     """The tree of the pair game after each of its first ``playouts`` playouts (the page's second block)."""
-    board = Board.from_moves([], rows=1, columns=4, win_length=2)
+    board = Board.from_moves([], Rules(1, 4, 2))
     agent = MCTSAgent(playouts=1, seed=seed, symmetry=False, solver=False)
     snapshots = []
     for _ in range(playouts):

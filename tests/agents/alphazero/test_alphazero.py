@@ -291,13 +291,15 @@ def test_the_symmetric_evaluator_averages_a_position_with_its_mirror_image() -> 
         while len(boards) < 6:
             moves = [int(c) for c in rng.integers(0, columns, size=int(rng.integers(0, 8)))]
             try:
-                board = Board.from_moves(moves, rows=rows, columns=columns)
+                board = Board.from_moves(moves, Rules(rows=rows, columns=columns))
             except ValueError:  # a full column or a finished game
                 continue
             if board.is_terminal:
                 continue
             boards.append(board)
-            mirrors.append(Board.from_moves([columns - 1 - c for c in moves], rows=rows, columns=columns))
+            mirrors.append(
+                Board.from_moves([columns - 1 - c for c in moves], Rules(rows=rows, columns=columns))
+            )
         logits, values = plain.predict(np.stack([observation_planes(b) for b in boards]))
         mirror_logits, mirror_values = plain.predict(np.stack([observation_planes(b) for b in mirrors]))
         priors, averaged = symmetric.evaluate(boards)

@@ -80,7 +80,7 @@ def test_a_reused_root_is_searched_up_to_the_visits_asked() -> None:
     search.run_to([child], 30)
     assert child.total_visits == max(30, kept)
     with pytest.raises(ValueError, match="finished game"):
-        search.reroot(type(child).terminal(Board.from_moves([0, 1, 0, 1, 0, 1, 0], rows=4, columns=5)))
+        search.reroot(type(child).terminal(Board.from_moves([0, 1, 0, 1, 0, 1, 0], Rules(4, 5))))
 
 
 def test_settings_are_checked() -> None:
@@ -137,7 +137,7 @@ def test_value_mix_moves_only_the_value_targets_towards_the_search() -> None:
 def test_run_to_takes_a_target_per_root_and_roots_a_noise_flag_each() -> None:
     evaluator = NetworkEvaluator(_net(7))
     search = PUCTSearch(evaluator, noise=0.5, seed=0)
-    boards = [Board(Rules(4, 5, 4)), Board.from_moves([2], rows=4, columns=5)]
+    boards = [Board(Rules(4, 5, 4)), Board.from_moves([2], Rules(4, 5))]
     noisy, plain = search.roots(boards, noise=[True, False])
     priors, _ = evaluator.evaluate(boards)
     assert np.allclose(plain.priors, priors[1], atol=1e-6) and not np.allclose(

@@ -163,7 +163,7 @@ def test_proven_lost_root_picks_the_slowest_loss() -> None:
 
 @needs("fast")
 def test_compiled_and_python_kernels_search_identically() -> None:
-    board = Board.from_moves([2, 2, 1], rows=4, columns=5, win_length=4)
+    board = Board.from_moves([2, 2, 1], Rules(4, 5, 4))
     results = []
     for compiled in (True, False):
         agent = MCTSAgent(playouts=1500, seed=42, compiled=compiled)

@@ -21,8 +21,8 @@ from connect4_env.encoding import action_mask, observation_planes
 
 
 def test_mirror_images_share_one_entry() -> None:
-    left = Board.from_moves([0, 1, 0], rows=4, columns=5)
-    right = Board.from_moves([4, 3, 4], rows=4, columns=5)
+    left = Board.from_moves([0, 1, 0], Rules(4, 5))
+    right = Board.from_moves([4, 3, 4], Rules(4, 5))
     assert canonical_key(left)[0] == canonical_key(right)[0]
     assert canonical_key(left)[1] != canonical_key(right)[1]
     agent = QLearningAgent(Rules(4, 5, 4))
@@ -69,12 +69,12 @@ def test_epsilon_schedule_and_greedy_act() -> None:
     assert agent.current_epsilon() == 0.5
     agent.episodes_trained = 10
     assert agent.current_epsilon() == 0.1
-    board = Board.from_moves([2, 2], rows=4, columns=5)
+    board = Board.from_moves([2, 2], Rules(4, 5))
     row, mirrored = agent._row(board)
     row[:] = 0
     row[4 if mirrored else 0] = 1.0  # column 0 in board orientation is the best
     assert all(agent.act(observation_planes(board), action_mask(board)) == 0 for _ in range(20))
-    full = Board.from_moves([0, 0, 0, 0], rows=4, columns=5)
+    full = Board.from_moves([0, 0, 0, 0], Rules(4, 5))
     row, mirrored = agent._row(full)
     row[:] = 0
     row[4 if mirrored else 0] = 5.0  # the best value sits on a full column: it must not be played
@@ -285,7 +285,7 @@ def test_the_key_is_the_smaller_of_the_position_and_its_mirror_image(size: tuple
                 break
             moves.append(int(rng.choice(board.legal_moves())))
             board.play(moves[-1])
-        mirror = Board.from_moves([rules.columns - 1 - c for c in moves], *size)
+        mirror = Board.from_moves([rules.columns - 1 - c for c in moves], rules)
         keys = [b.stones[b.to_move] + b.mask + rules.bottom_mask for b in (board, mirror)]
         key, mirrored = canonical_key(board)
         assert key == min(keys) and mirrored == (keys[1] < keys[0])

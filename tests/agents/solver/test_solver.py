@@ -115,7 +115,7 @@ def test_policy_wins_fast_blocks_and_loses_slowly() -> None:
 
 
 def test_full_columns_are_none_and_dict_observations_work() -> None:
-    board = Board.from_moves([0] * 4, rows=4, columns=5)
+    board = Board.from_moves([0] * 4, Rules(4, 5))
     obs = {"observation": observation_planes(board), "action_mask": action_mask(board)}
     scores = SolverAgent().evaluate(obs)
     assert scores[0] is None and all(s is not None for s in scores[1:])

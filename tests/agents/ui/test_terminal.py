@@ -81,7 +81,7 @@ def test_the_person_moving_second_sees_their_stones_as_o_as_every_message_names_
 
 def test_the_person_types_columns_from_1_and_a_bad_entry_is_asked_again() -> None:
     shown: list[str] = []
-    board = Board.from_moves([0] * 4, rows=4, columns=5)  # column 1 is full
+    board = Board.from_moves([0] * 4, Rules(4, 5))  # column 1 is full
     human = TerminalHuman(
         0, input_fn=answers("0", "1", "6", "٣", "9" * 5000, "five", "2"), output_fn=shown.append
     )
@@ -100,7 +100,7 @@ def test_the_person_types_columns_from_1_and_a_bad_entry_is_asked_again() -> Non
 
 
 def test_board_text_numbers_wide_boards_column_by_column() -> None:
-    board = Board.from_moves([9, 0], rows=2, columns=12, win_length=3)
+    board = Board.from_moves([9, 0], Rules(2, 12, 3))
     assert board_text(board) == (
         " .  .  .  .  .  .  .  .  .  .  .  .\n"
         " O  .  .  .  .  .  .  .  .  X  .  .\n"
