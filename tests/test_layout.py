@@ -369,3 +369,29 @@ def test_the_architecture_page_names_every_module_and_no_other() -> None:
     assert named - modules == set(), f"the page names modules that do not exist: {sorted(named - modules)}"
     assert modules - named == set(), f"the page leaves out: {sorted(modules - named)}"
     assert packages == inits, f"packages: page {sorted(packages ^ inits)} differ"
+
+
+def test_a_module_exports_only_its_own_names() -> None:
+    # one name for each thing: a name is public in its home module and in its package's __init__ only, so a
+    # module's __all__ lists what it defines, never what it imports (connect4_v0 is the PettingZoo-style facade)
+    reexports = {}
+    for module, path in MODULES.items():
+        if path.name == "__init__.py" or module in FACADES:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {
+            alias.asname or alias.name
+            for node in tree.body
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        }
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets
+            ):
+                names = {
+                    element.value for element in ast.walk(node.value) if isinstance(element, ast.Constant)
+                }
+                if names & imported:
+                    reexports[module] = sorted(names & imported)
+    assert reexports == {}, reexports
