@@ -1,9 +1,8 @@
 # Every target creates .venv and installs the project on first use.
 # torch is pinned to the local CPU build through constraints.txt (see README). pip installs without compiling
-# every file up front (--no-compile: the main venv 228 -> 108 s on 2 cores); Python compiles what a process
-# imports and caches it, as it does by default. So the recipes run without PYTHONDONTWRITEBYTECODE, which CI
-# sets: with it, nothing would be cached and every process would compile its imports from source (the suites
-# 240 s slower).
+# every file up front (--no-compile); Python compiles what a process imports and caches it, as it does by
+# default. So the recipes run without PYTHONDONTWRITEBYTECODE, which CI sets: with it, nothing would be cached
+# and every process would compile its imports from source. Timings: docs/design/notes.md.
 PYTHON ?= python3
 PIP_INSTALL := -m pip install --quiet --no-compile --constraint constraints.txt
 unexport PYTHONDONTWRITEBYTECODE
@@ -30,7 +29,7 @@ OPENENV_CORE_VENV := .venv-openenv-core
 OPENENV_CORE_STAMP := $(OPENENV_CORE_VENV)/.installed-stamp
 OPENENV_TESTS := tests/env/integrations/test_openenv_server.py tests/env/integrations/test_openenv_limits.py
 
-.PHONY: run test test-slow test-rllib test-kaggle test-core test-openenv-core lint type format bench bench-report pictures clean install docs venvs
+.PHONY: run test test-slow test-rllib test-kaggle test-core test-openenv-core lint type check format bench bench-report pictures clean install docs venvs
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -99,6 +98,9 @@ venvs: $(CORE_STAMP) $(RLLIB_STAMP) $(KAGGLE_STAMP) $(OPENENV_CORE_STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check connect4_env agents scripts tests benchmarks tools
 	$(PY) -m ruff format --check connect4_env agents scripts tests benchmarks tools
+
+# What CI checks besides the tests: lint (ruff, docstring and complexity rules included), types and the strict docs build.
+check: lint type docs
 
 format: $(STAMP)
 	$(PY) -m ruff format connect4_env agents scripts tests benchmarks tools

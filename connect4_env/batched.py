@@ -61,12 +61,14 @@ class BatchedBoards:
 
     def snapshot(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Copies of the listed boards' arrays, for
-        [`restore`][connect4_env.batched.BatchedBoards.restore]."""
+        [`restore`][connect4_env.batched.BatchedBoards.restore].
+        """
         return self.stones[:, index].copy(), self.heights[index].copy(), self.ply[index].copy()
 
     def restore(self, index: np.ndarray, saved: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
         """Put back the listed boards as [`snapshot`][connect4_env.batched.BatchedBoards.snapshot] saw
-        them."""
+        them.
+        """
         self.stones[:, index], self.heights[index], self.ply[index] = saved
 
     def play(self, index: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -84,7 +86,8 @@ class BatchedBoards:
 
     def undo(self, index: np.ndarray, columns: np.ndarray) -> None:
         """Take back the last move of each listed game, played in ``columns`` (the inverse of
-        [`play`][connect4_env.batched.BatchedBoards.play])."""
+        [`play`][connect4_env.batched.BatchedBoards.play]).
+        """
         self._kernels.undo_moves(self.stones, self.heights, self.ply, index, columns, self._geometry)
 
     def legal(self, index: np.ndarray | slice = slice(None)) -> np.ndarray:

@@ -260,7 +260,8 @@ class Board:
 
     def winning_cells(self) -> list[tuple[int, int]]:
         """The winner's stones that make up a line of ``win_length`` or more, as ``(row, column)`` with row 0
-        at the top, sorted; empty while nobody has won."""
+        at the top, sorted; empty while nobody has won.
+        """
         if self.winner is None:
             return []
         rules = self.rules
@@ -275,7 +276,8 @@ class Board:
 
     def last_cell(self) -> tuple[int, int] | None:
         """``(row, column)`` of the stone played last (row 0 at the top), or None before the first move or
-        when the position was built from stones."""
+        when the position was built from stones.
+        """
         if self.last_move is None:
             return None
         return self.rules.rows - self.heights[self.last_move], self.last_move
@@ -296,7 +298,9 @@ class Board:
         ``Board(rules)`` (None: 6x7 with four in a row).
 
         Raises:
-            IllegalMoveError, TypeError, ValueError: see [`play_moves`][connect4_env.core.Board.play_moves].
+            IllegalMoveError: see [`play_moves`][connect4_env.core.Board.play_moves].
+            TypeError: see [`play_moves`][connect4_env.core.Board.play_moves].
+            ValueError: see [`play_moves`][connect4_env.core.Board.play_moves].
         """
         return cls(rules).play_moves(moves)
 

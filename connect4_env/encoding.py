@@ -177,7 +177,8 @@ class TrackedBoard:
 
     def undo(self, column: int, last_move: int | None = None) -> None:
         """Take back the last move, played in ``column`` (see
-        [`Board.undo`][connect4_env.core.Board.undo])."""
+        [`Board.undo`][connect4_env.core.Board.undo]).
+        """
         board = self.board
         player = (board.ply - 1) & 1
         board.undo(column, last_move)

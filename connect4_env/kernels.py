@@ -63,7 +63,8 @@ def line_step(k, height):
 
 def has_won(stones, geo):
     """True if ``stones`` holds win_length in a line, by the rules' own run doubling (``Rules.win_shifts``):
-    ``geo`` carries the vertical direction's shifts, which are the run lengths; each direction scales them."""
+    ``geo`` carries the vertical direction's shifts, which are the run lengths; each direction scales them.
+    """
     height = geo[HEIGHT]
     if geo[SHIFTS + 2] == 0:
         # two shifts per direction (win_length 3 and 4), read at fixed places: the rollouts' hot path
@@ -92,7 +93,8 @@ def has_won(stones, geo):
 
 def threat_cells4(stones, mask, geo, board_mask):
     """``threat_cells`` for lines of four, in closed form: for each direction, an empty cell completes a
-    line when three stones sit on one side of it, or two on one side and one on the other."""
+    line when three stones sit on one side of it, or two on one side and one on the other.
+    """
     height = geo[HEIGHT]
     # vertical: only the three stones below
     result = (stones << 1) & (stones << 2) & (stones << 3)
@@ -174,7 +176,8 @@ def mirror(bits, geo):
 
 def position_key(current, mask):
     """One number per position: ``current + mask`` sets the bit above each column's top stone (the column's
-    height) and marks the mover's stones below it, so different positions never share a key."""
+    height) and marks the mover's stones below it, so different positions never share a key.
+    """
     return current + mask
 
 
@@ -211,7 +214,8 @@ def play_moves(stones, heights, ply, index, columns, geo, won, full):
 
 def undo_moves(stones, heights, ply, index, columns, geo):
     """Take back the last stone of game ``index[k]``, played in column ``columns[k]`` (inverse of
-    ``play_moves``)."""
+    ``play_moves``).
+    """
     height = geo[HEIGHT]
     for k in range(index.shape[0]):
         game = index[k]

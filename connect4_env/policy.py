@@ -219,7 +219,8 @@ def policy_from_spec(spec: str, seed: int | None = None, rules: Rules | None = N
 
 def _spec_forms(name: str, factory: Callable[..., Any]) -> str:
     """The spec forms ``factory.from_spec``'s docstring shows (``text:<module>:<function>``), or
-    ``name:<value>``: what to write when a spec's value is missing."""
+    ``name:<value>``: what to write when a spec's value is missing.
+    """
     doc = inspect.getdoc(getattr(factory, "from_spec", None)) or ""
     forms = list(dict.fromkeys(re.findall(r'``"?(' + re.escape(name) + r':[^`"\s]+)"?``', doc)))
     placeholders = [form for form in forms if "<" in form]  # forms, not examples such as mcts:0.1s

@@ -78,14 +78,16 @@ _ANSI_RESET = "\x1b[0m"
 
 def colour_stones(text: str, swap: bool = False) -> str:
     """``text`` with every ``X`` in the first player's colour (red) and every ``O`` in the second's (yellow),
-    as ANSI escape codes; ``swap`` exchanges the colours (for a board drawn from the second player's view)."""
+    as ANSI escape codes; ``swap`` exchanges the colours (for a board drawn from the second player's view).
+    """
     first, second = _ANSI[::-1] if swap else _ANSI
     return text.replace("X", f"{first}X{_ANSI_RESET}").replace("O", f"{second}O{_ANSI_RESET}")
 
 
 def terminal_has_colour(stream: Any) -> bool:
     """True when ``stream`` is a terminal that takes colours (not redirected, ``NO_COLOR`` unset, TERM not
-    ``dumb``)."""
+    ``dumb``).
+    """
     isatty = getattr(stream, "isatty", None)
     return (
         callable(isatty)
@@ -122,7 +124,8 @@ def _disc(tile: int) -> np.ndarray:
 
 def _owners(board: Board) -> np.ndarray:
     """``(rows, columns)``: 0 for an empty cell, 1 for the first player's stone, 2 for the second's (row 0 at
-    the top); one pass over the bitboards, not a big-int test per cell."""
+    the top); one pass over the bitboards, not a big-int test per cell.
+    """
     planes = observation_planes(board, 0)
     result: np.ndarray = planes[:, :, 0] + 2 * planes[:, :, 1]
     return result
@@ -133,7 +136,9 @@ def render_rgb(board: Board, tile: int = 48) -> np.ndarray:
     of `connect4_env.svg`; the play window shows this image too.
 
     Raises:
-        TypeError / ValueError: not a [`Board`][connect4_env.core.Board], a bad ``tile``, or an image larger
+        TypeError: not a [`Board`][connect4_env.core.Board], a bad ``tile``, or an image larger
+            than `MAX_IMAGE_PIXELS`.
+        ValueError: not a [`Board`][connect4_env.core.Board], a bad ``tile``, or an image larger
             than `MAX_IMAGE_PIXELS`.
     """
     rules = check_board(board).rules
@@ -224,7 +229,9 @@ def to_svg(board: Board, *, last_move: bool = True, winning_line: bool = True, t
     size of a cell in SVG units (the picture scales freely).
 
     Raises:
-        TypeError / ValueError: ``board`` is not a Board, a bad flag or ``tile``, or a board of more than
+        TypeError: ``board`` is not a Board, a bad flag or ``tile``, or a board of more than
+            `MAX_SVG_CELLS` cells.
+        ValueError: ``board`` is not a Board, a bad flag or ``tile``, or a board of more than
             `MAX_SVG_CELLS` cells.
     """
     if not isinstance(board, Board):

@@ -237,7 +237,8 @@ class Rules:
     @property
     def win_shifts(self) -> tuple[tuple[int, ...], ...]:
         """Per direction (vertical, horizontal, two diagonals), the right shifts that ``has_won`` ANDs a
-        bitboard with: runs double while they can, then one overlapping step up to ``win_length``."""
+        bitboard with: runs double while they can, then one overlapping step up to ``win_length``.
+        """
         return self._win_steps
 
     def winning_cells(self, stones: int) -> int:

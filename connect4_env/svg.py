@@ -115,7 +115,9 @@ def draw_svg(
         The SVG text.
 
     Raises:
-        TypeError / ValueError: a bad ``tile`` or ``ply``, more than `MAX_SVG_CELLS` cells, rows of
+        TypeError: a bad ``tile`` or ``ply``, more than `MAX_SVG_CELLS` cells, rows of
+            unequal length, an owner other than 0 / 1 / 2, or a cell outside the grid (each named).
+        ValueError: a bad ``tile`` or ``ply``, more than `MAX_SVG_CELLS` cells, rows of
             unequal length, an owner other than 0 / 1 / 2, or a cell outside the grid (each named).
     """
     tile = check_int("tile", tile, 4, MAX_TILE)

@@ -128,7 +128,8 @@ def _terminated(signum: int, frame: Any) -> None:
 class CommandParser(argparse.ArgumentParser):
     """The commands' argument parser: argparse's, with a suggestion for a mistyped choice, such as a command
     name (``connect4 mtch``: "invalid choice: 'mtch' (choose from ...) (did you mean 'match'?)"), a mode or a
-    ``--ui``. Its subcommands' parsers are of this class too."""
+    ``--ui``. Its subcommands' parsers are of this class too.
+    """
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         try:
@@ -166,7 +167,8 @@ def config_values(config_class: Any, args: argparse.Namespace) -> dict[str, Any]
 
 def positive_int(text: str) -> int:
     """An argparse type: an integer in 1..10**12 (``--games 0`` is refused at parse time, and so is a count
-    no run could finish or a counter could hold)."""
+    no run could finish or a counter could hold).
+    """
     try:
         value = int(text)
     except ValueError:

@@ -64,7 +64,8 @@ def _remove_stale_temporaries(path: Path) -> None:
 
 def is_version(value: object, expected: int) -> bool:
     """Whether a file's ``"version"`` field is the integer ``expected``: JSON's ``true`` and ``1.0`` equal 1
-    in Python, and are not a version."""
+    in Python, and are not a version.
+    """
     return type(value) is int and value == expected
 
 
@@ -207,7 +208,8 @@ def read_json_lines(
     path: str | os.PathLike[str], max_bytes: int, what: str, build: Callable[[Any], T]
 ) -> list[T]:
     """``build(value)`` for the JSON value of each non-blank line of ``path`` (see `json_lines`); a
-    ValueError from ``build`` is raised again with the file and the line number in front."""
+    ValueError from ``build`` is raised again with the file and the line number in front.
+    """
     built = []
     for number, value in json_lines(path, max_bytes, what):
         try:

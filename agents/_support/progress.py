@@ -23,7 +23,8 @@ def progress_bar(total: int, description: str, unit: str = "it") -> Any:
 def write_line(text: str) -> None:
     """Print a line to stdout while a progress bar may be drawn: through ``tqdm.write`` when tqdm is installed
     (the bar is cleared first and redrawn below the line, so the line never lands on the bar's own line when
-    stdout and stderr share a terminal or a log file), else ``print``."""
+    stdout and stderr share a terminal or a log file), else ``print``.
+    """
     try:
         from tqdm.auto import tqdm
     except ImportError:

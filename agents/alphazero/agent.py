@@ -130,7 +130,8 @@ class AlphaZeroAgent(RulesBound):
 
         Raises:
             FileNotFoundError: no such file. ValueError: not a model file, or one that fails its checks.
-            TypeError / ValueError: bad options.
+            TypeError: bad options.
+            ValueError: bad options.
         """
         path = Path(path)
         if not path.is_file():
@@ -150,7 +151,8 @@ class AlphaZeroAgent(RulesBound):
     def from_spec(cls, value: str, **kwargs: Any) -> AlphaZeroAgent:
         """``"alphazero:<simulations>"`` (the shipped model with that many simulations a move; 0 = the raw
         policy), ``"alphazero:<model.zip>"`` (a model file, 200 simulations) or
-        ``"alphazero:<model.zip>:<simulations>"``; plain ``"alphazero"`` is the shipped model with 200."""
+        ``"alphazero:<model.zip>:<simulations>"``; plain ``"alphazero"`` is the shipped model with 200.
+        """
         value = check_spec_value(value)
         path, count = spec_parts(value)
         if count is not None:
@@ -218,7 +220,8 @@ class AlphaZeroAgent(RulesBound):
         to move (as [`SearchResult`][connect4_agents.mcts.result.SearchResult] records it): ``visits`` per
         column, ``values`` the mean value of each move on the 0..1 scale (win 1, draw 1/2; None if unvisited),
         ``proven`` ``"win"``/``"draw"``/``"loss"`` or None, ``playouts``, plus the network's ``priors``; None
-        before a move or after a raw-policy move."""
+        before a move or after a raw-policy move.
+        """
         result = self.last_search
         if result is None or self.last_column is None:
             return None

@@ -26,7 +26,8 @@ _DEVICE = re.compile(r"auto|cpu|cuda(:[0-9]+)?")
 @dataclass
 class AlphaZeroTrainConfig:
     """Settings of one AlphaZero training run (each field is also a ``scripts/train_alphazero.py`` option;
-    the module docstring says what they do). SB3's settings are [`connect4_agents.sb3.train.SB3TrainConfig`][connect4_agents.sb3.train.SB3TrainConfig])."""
+    the module docstring says what they do). SB3's settings are [`connect4_agents.sb3.train.SB3TrainConfig`][connect4_agents.sb3.train.SB3TrainConfig]).
+    """
 
     rows: int = 6
     columns: int = 7

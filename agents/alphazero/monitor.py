@@ -1,5 +1,6 @@
 """What AlphaZero training measures and logs: accuracy on solver-scored positions, Elo against the reference
-ladder, the CSV log (rows of `GenerationLog`), TensorBoard scalars and the learning curve."""
+ladder, the CSV log (rows of `GenerationLog`), TensorBoard scalars and the learning curve.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ __all__ = ["GenerationLog", "evaluation_positions", "measure", "ladder_elo", "pl
 
 def evaluation_positions(rules: Rules, n: int, seed: int = 0) -> list[Position]:
     """``n`` solver-scored positions for ``rules`` from the shipped test sets (on 6x7 those with 10 to 32
-    stones, the goal's range), drawn with ``seed``; empty when no set has this board."""
+    stones, the goal's range), drawn with ``seed``; empty when no set has this board.
+    """
     names = [
         name
         for name in test_set_names()
@@ -42,7 +44,8 @@ def measure(
     net: PolicyValueNet, rules: Rules, positions: list[Position], simulations: int
 ) -> tuple[float, float]:
     """The share of ``positions`` where the agent's move keeps the best outcome (the optimal class), and the
-    same share on the non-trivial ones (where some move loses the outcome; NaN if there are none)."""
+    same share on the non-trivial ones (where some move loses the outcome; NaN if there are none).
+    """
     agent = AlphaZeroAgent(ModelFile(net, rules), simulations=simulations, seed=0, threads=None)
     report = evaluate_accuracy(agent, positions, workers=1, progress=False)
     return float(report.optimal_class_rate), float(report.nontrivial_rate)
@@ -56,7 +59,8 @@ def ladder_elo(
     address: str | None = None,
 ) -> tuple[float, float, float]:
     """The model at ``model_path`` (``alphazero:<path>``, 200 simulations a move) against the reference 6x7
-    ladder, ``config.ladder_games`` games per ladder agent: its Elo and 95 % interval, the ladder fixed."""
+    ladder, ``config.ladder_games`` games per ladder agent: its Elo and 95 % interval, the ladder fixed.
+    """
     ladder = read_ratings(REFERENCE_LADDER)
     spec = f"alphazero:{model_path}"
     result, _ = run_tournament(
@@ -77,7 +81,8 @@ def ladder_elo(
 
 def _append_row(path: Path, row: dict[str, Any]) -> None:
     """Add ``row`` to the CSV log; a log written with other columns (an older version) is rewritten with
-    these, its missing values left empty."""
+    these, its missing values left empty.
+    """
     fields = list(row)
     old: list[dict[str, Any]] = []
     if path.exists():

@@ -87,7 +87,8 @@ class PolicyValueNet(nn.Module):
 
     def _folded_trunk(self) -> tuple[_Pair, list[tuple[_Pair, _Pair]]]:
         """The stem's and each block's two convolutions as ``(weight, bias)`` pairs with their batch norms folded
-        in (eval mode): ``(stem, [(conv1, conv2), ...])``."""
+        in (eval mode): ``(stem, [(conv1, conv2), ...])``.
+        """
         with torch.no_grad():
             stem = _folded(self.stem[0], self.stem[1])
             return stem, [(_folded(b.conv1, b.bn1), _folded(b.conv2, b.bn2)) for b in self.trunk]
@@ -97,23 +98,22 @@ class PolicyValueNet(nn.Module):
     ) -> Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
         """A snapshot of the network for eval-mode forward passes, each batch norm folded into the convolution
         before it and the layers called as plain functions: the eval-mode outputs up to float rounding (about
-        1e-5), and about 1.5x faster on one position, 1.2x on eight (measured on a 2-core AVX2 CPU). It keeps
-        the weights as they are now: take a new one after they change (`NetworkEvaluator` does).
+        1e-5). It keeps the weights as they are now: take a new one after they change (`NetworkEvaluator`
+        does).
 
         ``dtype=torch.bfloat16``: the trunk's weights are cast to bfloat16 once, here, and its convolutions run
         in bfloat16 on channels-last tensors (the layout oneDNN's AMX kernels take without reordering); the
-        heads run in float32 on its output. On a Xeon with AMX a batch of 32 positions takes about a fifth of
-        float32's time (autocast, which casts the weights again at every call, took about half); the outputs
-        differ from float32's by bfloat16's rounding (about 1e-2).
+        heads run in float32 on its output; the outputs differ from float32's by bfloat16's rounding (about
+        1e-2).
 
         Values too small for a normal float (subnormals, below about 1.2e-38) are stored as 0: weight decay
         drives the weights of channels that never fire there, and a CPU computes with subnormals many times
-        slower (a trained 128x5 network with 216,000 of them: 5.7 s a 200-simulation move, 0.8 s without).
+        slower.
 
         ``winograd=True`` (float32 only; needs numba, the ``fast`` extra): the residual blocks' convolutions run
-        as Winograd convolutions (`connect4_agents.alphazero.winograd`), about 2.6x fewer multiplications
-        on 6x7; the outputs differ from the direct convolutions' by float32 rounding (about 1e-5 in the shipped
-        network's logits)."""
+        as Winograd convolutions (`connect4_agents.alphazero.winograd`); the outputs differ from the direct convolutions' by float32 rounding (about 1e-5 in the shipped
+        network's logits).
+        """
         if not isinstance(dtype, torch.dtype):
             raise TypeError(f"dtype must be a torch.dtype, got {type(dtype).__name__}")
         if dtype not in (torch.float32, torch.bfloat16):
@@ -167,7 +167,8 @@ class PolicyValueNet(nn.Module):
 
 def _folded(conv: Any, norm: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """The weight and bias of one convolution doing ``norm(conv(x))`` in eval mode (``conv``: an ``nn.Conv2d``
-    without bias; ``norm``: an ``nn.BatchNorm2d``)."""
+    without bias; ``norm``: an ``nn.BatchNorm2d``).
+    """
     scale = norm.weight / torch.sqrt(norm.running_var + norm.eps)
     weight = conv.weight * scale[:, None, None, None]
     bias = norm.bias - norm.running_mean * scale
@@ -185,13 +186,12 @@ class NetworkEvaluator:
     eval mode). ``symmetric``: each position is also evaluated mirrored (left to right, in the same forward
     pass) and the two logits and values averaged, the game being symmetric under that reflection.
     ``precision``: ``"float32"`` (default); ``"winograd"``: float32 with the snapshot's residual blocks as
-    Winograd convolutions (numba, the ``fast`` extra; about 1.4x faster a batch of 8-32 on 6x7, within about
-    1e-5 of float32's logits; see `connect4_agents.alphazero.winograd`; a module other than a `PolicyValueNet`
+    Winograd convolutions (numba, the ``fast`` extra; within about 1e-5 of float32's logits; see `connect4_agents.alphazero.winograd`; a module other than a `PolicyValueNet`
     runs as it is, in float32); or ``"bfloat16"``: the snapshot's trunk in bfloat16 (see
-    `PolicyValueNet.inference`; about 5x faster a batch of 32 on CPUs with AMX), other modules under
+    `PolicyValueNet.inference`), other modules under
     ``torch.autocast``; the outputs differ from float32's by bfloat16's rounding, about 1e-2 in the logits. On
     a CPU without native bfloat16 (no AMX, no AVX512-BF16) bfloat16 is emulated and many times slower than
-    float32 (a forward pass of 8 positions about 20x, on an AVX2-only AMD EPYC): asking for it there warns.
+    float32: asking for it there warns. Timings: the design notes (``docs/design/notes.md``).
 
     A `PolicyValueNet` runs through its `PolicyValueNet.inference` snapshot (batch norm folded
     into the convolutions), taken again whenever its parameters or buffers change (a training step,
@@ -201,7 +201,8 @@ class NetworkEvaluator:
 
     Raises:
         TypeError: ``symmetric`` or ``snapshot`` is not a bool. ValueError: an unknown ``precision``.
-        MissingExtraError: ``precision="winograd"`` without numba."""
+        MissingExtraError: ``precision="winograd"`` without numba.
+    """
 
     def __init__(
         self, net: PolicyValueNet, symmetric: bool = False, precision: str = "float32", snapshot: bool = True
@@ -247,7 +248,8 @@ class NetworkEvaluator:
         """The network's eval-mode forward pass: a `PolicyValueNet`'s inference snapshot, taken again
         when any of its parameters or buffers was replaced or changed in place since (each tensor's ``_version``
         counts in-place writes) or ``precision`` changed; any other module, or any with ``snapshot=False``, as
-        it is."""
+        it is.
+        """
         net = self.net
         if not self.snapshot or type(net) is not PolicyValueNet:
             net.eval()
@@ -288,7 +290,8 @@ class NetworkEvaluator:
 
 def native_bfloat16() -> bool:
     """Whether this CPU computes bfloat16 natively (AMX tiles or AVX512-BF16), as torch reports it; True when
-    this torch cannot tell."""
+    this torch cannot tell.
+    """
     checks = [
         getattr(torch.cpu, name, None) for name in ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
     ]

@@ -1,5 +1,6 @@
 """Self-play: games of the network's PUCT search against itself, many in lockstep, over worker processes or Ray,
-and the replay buffer (with mirror images) they fill."""
+and the replay buffer (with mirror images) they fill.
+"""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ __all__ = [
 def forward_precision(precision: str) -> str:
     """How self-play's forward passes compute for a configured ``precision``: ``"auto"`` is bfloat16 on a CPU
     that computes it natively (AMX or AVX512-BF16), else float32 through Winograd convolutions where numba (the
-    ``fast`` extra) is installed, else plain float32; the others as named."""
+    ``fast`` extra) is installed, else plain float32; the others as named.
+    """
     if precision == "auto":
         if native_bfloat16():
             return "bfloat16"
@@ -47,7 +49,8 @@ def forward_precision(precision: str) -> str:
 class CachedEvaluator:
     """An evaluator that remembers its last ``capacity`` answers by position, so that a position met again (the
     same opening in many games, a transposition in a tree) costs no network call. The answers are the wrapped
-    evaluator's own; the oldest half is dropped when it is full."""
+    evaluator's own; the oldest half is dropped when it is full.
+    """
 
     def __init__(self, evaluator: Any, capacity: int) -> None:
         self.evaluator = evaluator
@@ -193,7 +196,8 @@ def play_generation(
     pool: WorkerPool | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """``config.games`` self-play games, split over ``config.workers`` processes (in this one for 1; on
-    ``pool``'s kept processes when given) or Ray tasks (``backend="ray"``, ``address`` to join a cluster)."""
+    ``pool``'s kept processes when given) or Ray tasks (``backend="ray"``, ``address`` to join a cluster).
+    """
     if config.workers == 1 and backend == "process":
         return self_play(net, config, config.games, rng)
     buffer = io.BytesIO()

@@ -110,7 +110,8 @@ def _teacher_task(task: tuple[dict[str, Any], int, int]) -> tuple[np.ndarray, np
 @cache
 def _solver(rules: Rules) -> SolverAgent:
     """One solver per worker process and board (the default node budget), so its transposition table serves
-    every task it runs."""
+    every task it runs.
+    """
     return SolverAgent(rules)
 
 
@@ -123,7 +124,8 @@ def teacher_generation(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """``config.games`` teacher games, split over ``config.workers`` processes (in this one for 1; on ``pool``'s
     kept processes when given) or Ray tasks, as `connect4_agents.alphazero.selfplay.play_generation`
-    splits self-play."""
+    splits self-play.
+    """
     if config.workers == 1 and backend == "process":
         return teacher_games(config, config.games, rng, _solver(config.rules))
     shares = [len(part) for part in np.array_split(np.arange(config.games), config.workers) if len(part)]

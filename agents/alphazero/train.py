@@ -63,7 +63,8 @@ __all__ = [
 
 def training_device(name: str) -> torch.device:
     """The torch device that ``AlphaZeroTrainConfig.device`` names (``"auto"``: the first CUDA GPU when torch
-    sees one, else the CPU). Raises ValueError for a CUDA device that torch does not see."""
+    sees one, else the CPU). Raises ValueError for a CUDA device that torch does not see.
+    """
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)
@@ -88,7 +89,8 @@ def _train_steps(
 ) -> tuple[float, float]:
     """``config.steps`` Adam steps on minibatches from ``buffer``, on ``device`` (default the CPU); the network
     is back on the CPU, in eval mode, afterwards (self-play and the measurement run there). Returns the mean
-    policy and value losses."""
+    policy and value losses.
+    """
     device = device if device is not None else torch.device("cpu")
     net.to(device)  # in place: the optimiser's parameters are the same tensors, its state follows them
     net.train()
@@ -139,7 +141,8 @@ def train(
     """Run ``config.generations`` generations, saving after each ``out/model.zip``, ``out/buffer.npz``,
     ``out/state.json``, a line of ``out/log.csv``, TensorBoard scalars under ``out/tensorboard`` and the curve
     ``out/curve.png``. ``resume`` continues from them. ``backend``/``address``: where self-play runs (see
-    `play_generation`). ``progress``: a progress bar over the generations. Returns the model's path."""
+    `play_generation`). ``progress``: a progress bar over the generations. Returns the model's path.
+    """
     config.check()
     device = training_device(config.device)
     if forward_precision(config.precision) == "winograd":
@@ -224,7 +227,8 @@ def train(
 
 def _initial_model(config: AlphaZeroTrainConfig, net: PolicyValueNet) -> ModelFile:
     """The model ``config.init`` names (``"shipped"``: the package's 6x7 model), checked against the run's board
-    and network ``net``."""
+    and network ``net``.
+    """
     path = shipped_model_path() if config.init == "shipped" else Path(config.init)
     if path is None:
         raise ValueError("init='shipped': this version ships no AlphaZero model")
@@ -243,7 +247,8 @@ def _initial_model(config: AlphaZeroTrainConfig, net: PolicyValueNet) -> ModelFi
 @contextlib.contextmanager
 def _interrupt_after() -> Iterator[None]:
     """Hold SIGINT and SIGTERM back for the block (in the main thread); then act on the first that came, as
-    its handler would have."""
+    its handler would have.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -280,7 +285,8 @@ def _generation(
     pool: WorkerPool | None = None,
 ) -> GenerationLog:
     """Self-play, training steps and the measurement of one generation (the games on ``pool``'s workers when
-    given)."""
+    given).
+    """
     rules = config.rules
     began = time.perf_counter()
     if config.teacher == "solver":

@@ -2,13 +2,10 @@
 convolutions, with about 2.6x fewer multiplications on 6x7 (see `connect4_agents.alphazero.winograd_kernels`).
 
 The input and output transforms run in numba (the ``fast`` extra), the 24 matrix products a convolution
-needs in torch (``torch.bmm``, about 60 % of the time). Measured on a 2-core Xeon, one thread, 15 interleaved
-rounds: the shipped 128x5 network's whole forward pass is 1.40-1.46x faster than the direct snapshot's at
-batches of 8-32. The outputs differ from the direct convolutions' by float32 rounding (about 1e-5 in the
-shipped network's logits). Tried and not kept: F(3, 3) down the rows (120 multiplications instead of 144 on
-6x7, but 25 % slower: smaller matrix products), and pure-torch transforms (slower than ``F.conv2d``).
-Self-play uses it (``precision="winograd"``, the default where the CPU has no native bfloat16); the agent at
-play time keeps the direct convolutions, so its measured accuracy stands as it is.
+needs in torch (``torch.bmm``). The outputs differ from the direct convolutions' by float32 rounding (about
+1e-5 in the shipped network's logits). Self-play uses it (``precision="winograd"``); the agent at play time
+keeps the direct convolutions. Timings and the variants not kept: the design notes
+(``docs/design/notes.md``).
 """
 
 from __future__ import annotations
@@ -55,20 +52,23 @@ _COLUMNS = torch.tensor(
 def without_subnormals(tensor: torch.Tensor) -> torch.Tensor:
     """A contiguous copy of ``tensor`` with its subnormal values (``0 < |x| < finfo.tiny``) set to 0: a CPU
     computes with them many times slower. The inference snapshot's weights and the transformed ones go
-    through it."""
+    through it.
+    """
     tensor = tensor.detach()
     return torch.where(tensor.abs() < torch.finfo(tensor.dtype).tiny, 0.0, tensor).contiguous()
 
 
 def require_winograd() -> None:
     """Raise `connect4_env.extras.MissingExtraError`, naming the ``fast`` extra, when numba (which the
-    compiled transforms need) is not installed; a check only, without loading the kernels."""
+    compiled transforms need) is not installed; a check only, without loading the kernels.
+    """
     require("numba", "fast", "precision='winograd' (self-play's Winograd convolutions)")
 
 
 def winograd_kernels(compiled: bool = True) -> ModuleType:
     """The transforms' module: numba-compiled (raises `connect4_env.extras.MissingExtraError`, naming
-    the ``fast`` extra, without numba), or plain Python (``compiled=False``: slow, for tests on small inputs)."""
+    the ``fast`` extra, without numba), or plain Python (``compiled=False``: slow, for tests on small inputs).
+    """
     if not compiled:
         return importlib.import_module(_KERNELS)
     require_winograd()
@@ -80,12 +80,13 @@ def winograd_kernels(compiled: bool = True) -> ModuleType:
 
 def transformed_weight(weight: torch.Tensor) -> torch.Tensor:
     """A 3x3 convolution's ``(out, in, 3, 3)`` weight as the ``(24, in, out)`` float32 matrices the tiles'
-    transformed inputs are multiplied by (computed in float64; values too small for a normal float are 0)."""
+    transformed inputs are multiplied by (computed in float64; values too small for a normal float are 0).
+    """
     if weight.dim() != 4 or tuple(weight.shape[2:]) != (3, 3):
         raise ValueError(f"weight must have the shape (out, in, 3, 3), got {tuple(weight.shape)}")
     product = torch.einsum("ai,kcij,bj->abck", _ROWS, weight.detach().to(torch.float64), _COLUMNS)
-    # a tiny weight times a small transform coefficient can be subnormal: the matrix products were then 6.6x
-    # slower for a 128-channel convolution with 471 of them (measured)
+    # a tiny weight times a small transform coefficient can be subnormal, and a CPU multiplies subnormals
+    # many times slower (docs/design/notes.md)
     return without_subnormals(product.reshape(24, weight.shape[1], weight.shape[0]).to(torch.float32))
 
 
@@ -97,7 +98,8 @@ def winograd_trunk(
     """The trunk ``relu(conv(stem))`` then residual blocks ``relu(x + conv2(relu(conv1(x))))`` as a function of
     ``(batch, 2, rows, columns)`` float32 planes to ``(batch, channels, rows, columns)`` features, from the
     folded ``(weight, bias)`` pairs (batch norm already in them). The stem (two input planes) stays a direct
-    convolution; every block's convolutions go through the Winograd transforms."""
+    convolution; every block's convolutions go through the Winograd transforms.
+    """
     kernels = winograd_kernels(compiled)
     prepared = [
         (
@@ -117,7 +119,8 @@ def winograd_trunk(
         board: tuple[int, int],
     ) -> None:
         """``relu(conv(source) + bias (+ residual))`` into the ``board``'s cells of ``target`` (all padded,
-        position-major)."""
+        position-major).
+        """
         height, width, batch, channels = source.shape
         tiles = ((height - 2) // 2, (width - 2) // 4)
         transformed, products = scratch

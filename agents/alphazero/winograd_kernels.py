@@ -38,7 +38,8 @@ TINY = 2.0**-126
 def transform_input(padded, transformed):
     """The 24 transformed inputs of every tile: ``padded`` ``(2 * tiles_down + 2, 4 * tiles_across + 2, n)``
     (activations and their zero border, ``n = batch * channels``) into ``transformed``
-    ``(4, 6, tiles_down, tiles_across, n)``."""
+    ``(4, 6, tiles_down, tiles_across, n)``.
+    """
     n = padded.shape[2]
     for ty in range(transformed.shape[2]):
         r = 2 * ty
@@ -75,7 +76,8 @@ def transform_output(products, bias, residual, add_residual, rows, columns, out)
     board's cells of ``out``, from the tiles' 24 ``products`` ``(4, 6, tiles_down, tiles_across, batch,
     channels)`` (float32); ``residual`` and ``out`` are padded as `transform_input`'s input (they may be one
     array: each cell is read before it is written). Outputs past ``rows`` x ``columns`` are dropped, so the
-    border stays 0."""
+    border stays 0.
+    """
     batch = products.shape[4]
     channels = products.shape[5]
     folded = np.empty(

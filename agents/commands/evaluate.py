@@ -72,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate every agent, printing each table when done; then the JSON file and the plot.
 
     Raises:
-        ValueError / TypeError: an unknown set or spec, no position in the range, an unwritable output.
+        ValueError: an unknown set or spec, no position in the range, an unwritable output.
+        TypeError: an unknown set or spec, no position in the range, an unwritable output.
     """
     out = check_output_file(args.json) if args.json else None
     plot = check_output_file(check_figure_path("--plot", Path(args.plot))) if args.plot else None

@@ -66,8 +66,9 @@ def run(args: argparse.Namespace) -> int:
     """Write the submission and say where it is.
 
     Raises:
-        ValueError / TypeError / OSError: a bad spec, an output name that is neither .py nor .tar.gz, an
-            unwritable file.
+        ValueError: a bad spec or an output name that is neither .py nor .tar.gz.
+        TypeError: a spec of the wrong type.
+        OSError: an unwritable file.
     """
     out = check_output_file(args.out)
     path = write_kaggle_submission(

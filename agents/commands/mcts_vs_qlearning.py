@@ -184,7 +184,8 @@ MODES: dict[str, Callable[[argparse.Namespace], int]] = {
 # -- command line ------------------------------------------------------------------------------------------
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
     """The command's modes and their options, added to ``parser`` (a subcommand's) or to a new parser;
-    returns it."""
+    returns it.
+    """
     parser = command_parser(parser, __doc__)
     modes = parser.add_subparsers(dest="mode", required=True, metavar="MODE")
 
@@ -338,7 +339,9 @@ def run(args: argparse.Namespace) -> int:
     """Run the chosen mode.
 
     Raises:
-        ValueError / TypeError / OSError: a bad setting, table or output path.
+        ValueError: a bad setting or a malformed table.
+        TypeError: a setting of the wrong type.
+        OSError: an unreadable table or an unwritable output path.
     """
     return MODES[args.mode](args)
 

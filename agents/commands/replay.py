@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
 
     Raises:
         FileNotFoundError: there is no records file at the path given.
-        ValueError / OSError: an unreadable or malformed records file, an unwritable page.
+        ValueError: a malformed records file.
+        OSError: an unreadable records file or an unwritable page.
     """
     if not Path(args.records).exists():  # before the page's folder is made
         raise FileNotFoundError(

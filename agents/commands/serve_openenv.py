@@ -46,7 +46,8 @@ _LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)\Z")
 def _is_host(text: str) -> bool:
     """Whether ``text`` can name an address to listen on, by its spelling alone (nothing is looked up): an
     IPv4 or IPv6 address, or a host name of ASCII letters, digits and hyphens in dot-separated labels of at
-    most 63 characters (RFC 1123), whose last label is not all digits (``999.1.1.1`` is no address)."""
+    most 63 characters (RFC 1123), whose last label is not all digits (``999.1.1.1`` is no address).
+    """
     try:
         ipaddress.ip_address(text)
         return True
@@ -58,7 +59,8 @@ def _is_host(text: str) -> bool:
 
 def _host(text: str) -> str:
     """An address to listen on, for argparse: an IP address or a host name (see `_is_host`); not empty
-    (an empty host listens on every interface; to do that on purpose, say ``--host 0.0.0.0``)."""
+    (an empty host listens on every interface; to do that on purpose, say ``--host 0.0.0.0``).
+    """
     if not _is_host(text):
         raise argparse.ArgumentTypeError(
             f"{text[:80]!r} is not an address: name an IP address such as 127.0.0.1 (local only) or 0.0.0.0 "

@@ -80,8 +80,9 @@ def run(args: argparse.Namespace) -> int:
     """Play, print each pairing as it ends and the ratings, write the files asked for.
 
     Raises:
-        ValueError / TypeError / OSError: fewer than two agents, a bad spec, ladder or output path, --anchor
-            with --gauntlet.
+        ValueError: fewer than two agents, a bad spec or ladder, --anchor with --gauntlet.
+        TypeError: a spec of the wrong type.
+        OSError: an unreadable ladder or an unwritable output path.
     """
     if args.gauntlet is not None and args.anchor is not None:
         # a gauntlet is rated on the ladder's fixed scale, so that its Elo compares with the ladder's

@@ -80,7 +80,8 @@ _HELP = {
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
     """The command's options (one per `AlphaZeroTrainConfig` field), added to ``parser`` (a
-    subcommand's) or to a new parser; returns it."""
+    subcommand's) or to a new parser; returns it.
+    """
     parser = command_parser(parser, __doc__)
     for item in dataclasses.fields(AlphaZeroTrainConfig):
         default = item.default

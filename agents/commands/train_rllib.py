@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     """Train, checkpoint and evaluate; returns 1 (after ``error: ...``) when an iteration played no episode.
 
     Raises:
-        ValueError / TypeError: a bad board, opponent spec or output folder.
+        ValueError: a bad board, opponent spec or output folder.
+        TypeError: a bad board, opponent spec or output folder.
     """
     config = RLlibTrainConfig(
         rows=args.rows,

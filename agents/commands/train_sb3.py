@@ -100,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     """Train, evaluate and save; returns 130 when Ctrl-C stopped the training (the model is saved).
 
     Raises:
-        ValueError / TypeError: a bad setting or opponent, an unwritable output folder.
+        ValueError: a bad setting or opponent, an unwritable output folder.
+        TypeError: a bad setting or opponent, an unwritable output folder.
         MissingExtraError: the ``train`` extra is not installed (checked before anything is built).
     """
     for module in ["torch", "stable_baselines3"] + (["sb3_contrib"] if args.algo == "maskable_ppo" else []):

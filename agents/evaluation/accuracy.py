@@ -52,7 +52,8 @@ def position_seed(seed: int, index: int) -> int:
     """The agent's seed for the ``index``-th position (independent of how positions are split in batches).
 
     Raises:
-        TypeError / ValueError: ``seed`` or ``index`` is not an integer >= 0.
+        TypeError: ``seed`` or ``index`` is not an integer >= 0.
+        ValueError: ``seed`` or ``index`` is not an integer >= 0.
     """
     seed, index = check_int("seed", seed, 0), check_int("index", index, 0)
     return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
@@ -151,7 +152,8 @@ class AccuracyReport(SetAccuracy):
 
     def table(self) -> str:
         """One line per set and one for all: the optimal-class rate over all positions and over the
-        non-trivial ones, the exact rate, each with its 95 % interval, and the mean regret."""
+        non-trivial ones, the exact rate, each with its 95 % interval, and the mean regret.
+        """
         lines = [
             f"{self.agent}",
             f"  {'set':20} {'n':>5} {'optimal class':>21}  {'n':>5} {'non-trivial':>21} {'exact':>21} {'regret':>6}",
@@ -307,7 +309,9 @@ def evaluate_accuracy(
         batch_size: positions per task (default: about four tasks per worker, at most 100 positions each).
 
     Raises:
-        TypeError / ValueError: a bad argument, an unknown set or one named twice, or an agent that cannot
+        TypeError: a bad argument, an unknown set or one named twice, or an agent that cannot
+            play a set's board.
+        ValueError: a bad argument, an unknown set or one named twice, or an agent that cannot
             play a set's board.
         IllegalMoveError: the agent chose a full or out-of-range column.
     """
@@ -377,7 +381,9 @@ def evaluate_agents(
         One report per agent, in the order of ``agents``.
 
     Raises:
-        TypeError / ValueError: an unknown set, a spec that cannot play any of them, a bad range or sample,
+        TypeError: an unknown set, a spec that cannot play any of them, a bad range or sample,
+            or no position in the range.
+        ValueError: an unknown set, a spec that cannot play any of them, a bad range or sample,
             or no position in the range.
     """
     if isinstance(agents, (str, bytes)) or not isinstance(agents, Sequence):

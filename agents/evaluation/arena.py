@@ -150,7 +150,9 @@ def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, f
     """95 % Wilson score interval for a proportion (``successes`` may count draws as halves).
 
     Raises:
-        TypeError / ValueError: ``n`` is not an integer >= 0, ``successes`` not a number in ``0..n`` or ``z``
+        TypeError: ``n`` is not an integer >= 0, ``successes`` not a number in ``0..n`` or ``z``
+            not a number > 0.
+        ValueError: ``n`` is not an integer >= 0, ``successes`` not a number in ``0..n`` or ``z``
             not a number > 0.
     """
     n = check_int("n", n, 0)
@@ -279,7 +281,8 @@ def play_match(
         ``result`` (a new `MatchResult` when not given) with the games counted.
 
     Raises:
-        TypeError / ValueError: ``n_games`` is not an integer >= 1, or ``names`` is not two strings.
+        TypeError: ``n_games`` is not an integer >= 1, or ``names`` is not two strings.
+        ValueError: ``n_games`` is not an integer >= 1, or ``names`` is not two strings.
     """
     n_games = check_int("n_games", n_games, 1)
     check_agent("player_a", player_a)

@@ -64,7 +64,8 @@ def plan_batches(
     by default about four batches per worker and at most ``largest`` items each.
 
     Raises:
-        TypeError / ValueError: ``workers`` or ``batch_size`` is not an integer >= 1.
+        TypeError: ``workers`` or ``batch_size`` is not an integer >= 1.
+        ValueError: ``workers`` or ``batch_size`` is not an integer >= 1.
     """
     workers = default_workers() if workers is None else check_int("workers", workers, 1, 4096)
     if batch_size is None:
@@ -82,7 +83,9 @@ def worker_policy(agent: Any, rules: Rules) -> Any:
     reset it before each game or position); an object is bound as it is.
 
     Raises:
-        TypeError / ValueError: as
+        TypeError: as
+            [`connect4_env.policy.resolve_opponent`][connect4_env.policy.resolve_opponent].
+        ValueError: as
             [`connect4_env.policy.resolve_opponent`][connect4_env.policy.resolve_opponent].
     """
     if not isinstance(agent, str):
@@ -110,7 +113,10 @@ def run_batches(
     batch) instead of a pool started and ended in this call.
 
     Raises:
-        TypeError / ValueError: an unknown backend, ``workers`` < 1, ``address`` without ``backend="ray"``.
+        TypeError: an unknown backend, ``workers`` < 1, ``address`` without ``backend="ray"``.
+            MissingExtraError: backend="ray" without Ray (the ``distributed`` extra). Whatever ``task`` raises
+            propagates.
+        ValueError: an unknown backend, ``workers`` < 1, ``address`` without ``backend="ray"``.
             MissingExtraError: backend="ray" without Ray (the ``distributed`` extra). Whatever ``task`` raises
             propagates.
     """
@@ -162,7 +168,8 @@ class WorkerPool:
         ...         run_batches(task, batches, workers=2, pool=pool)
 
     Raises:
-        TypeError / ValueError: ``workers`` is not an integer in 1..4096.
+        TypeError: ``workers`` is not an integer in 1..4096.
+        ValueError: ``workers`` is not an integer in 1..4096.
     """
 
     def __init__(self, workers: int | None = None) -> None:
@@ -182,7 +189,8 @@ class WorkerPool:
     @property
     def pids(self) -> list[int]:
         """The process ids of the running workers (empty before the first call and after
-        [`close`][connect4_agents.evaluation.backends.WorkerPool.close])."""
+        [`close`][connect4_agents.evaluation.backends.WorkerPool.close]).
+        """
         return [process.pid for process in self._processes()]
 
     def _processes(self) -> list[Any]:
@@ -241,7 +249,8 @@ def _with_signals_held(start: Callable[[], Any]) -> tuple[Any, list[int]]:
     """``start()`` with Ctrl-C and SIGTERM held back; returns its result and the signals that arrived
     meanwhile. Interrupted half-way through sending a worker its start-up data, the worker would print a
     traceback (EOFError) of its own. Signal handlers can only be swapped in the main thread: elsewhere
-    ``start()`` runs as it is."""
+    ``start()`` runs as it is.
+    """
     held: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         return start(), held

@@ -140,7 +140,8 @@ def qtable_against_mcts(
         The results, the board, and the JSON file written.
 
     Raises:
-        ValueError / OSError: a missing or malformed table, a bad setting, an unwritable file.
+        ValueError: a malformed table or a bad setting.
+        OSError: a missing table or an unwritable file.
     """
     agent = QLearningAgent.load(table, seed=seed)
     rules = agent.rules  # the table plays on its own board size

@@ -98,7 +98,9 @@ def run_rated_tournament(
         The ratings.
 
     Raises:
-        TypeError / ValueError: bad arguments (an output path that is a folder or not a path, checked before
+        TypeError: bad arguments (an output path that is a folder or not a path, checked before
+            any game), a spec that cannot play ``rules``, players that no games link.
+        ValueError: bad arguments (an output path that is a folder or not a path, checked before
             any game), a spec that cannot play ``rules``, players that no games link.
         IllegalMoveError: an agent chose an illegal column.
         KeyboardInterrupt: Ctrl-C, after the finished games were written to both files (``"finished":

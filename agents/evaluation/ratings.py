@@ -225,7 +225,8 @@ def _fit(
     guess: np.ndarray,
 ) -> np.ndarray:
     """Maximum-likelihood strengths (natural units) of the ``free`` players, starting from ``guess``; the
-    others keep ``fixed_values``."""
+    others keep ``fixed_values``.
+    """
     minimize = require("scipy.optimize", "train", "the rating fit").minimize
 
     i, j = pairs[:, 0], pairs[:, 1]

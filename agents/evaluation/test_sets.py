@@ -262,7 +262,8 @@ def select_positions(
     ``sample`` drawn without replacement with ``seed`` (all when None or more than there are), in set order.
 
     Raises:
-        TypeError / ValueError: an unknown set, a bad range, sample size or seed.
+        TypeError: a name, range, sample size or seed of the wrong type.
+        ValueError: an unknown set, a bad range, sample size or seed.
     """
     return [position for _, position in select_labelled_positions(names, plies, sample, seed)]
 
@@ -273,11 +274,7 @@ def select_labelled_positions(
     sample: int | None = None,
     seed: int = 0,
 ) -> list[tuple[str, Position]]:
-    """`select_positions`, each position with the name of its set (for per-set reports).
-
-    Raises:
-        TypeError / ValueError: an unknown set, a bad range, sample size or seed.
-    """
+    """`select_positions`, each position with the name of its set (for per-set reports), raising as it does."""
     names = check_name_list("names", names, "test set names")
     if plies is not None:
         if not isinstance(plies, (tuple, list)):

@@ -45,7 +45,8 @@ __all__ = [
 @dataclass
 class TournamentResult:
     """What [`run_tournament`][connect4_agents.evaluation.tournament.run_tournament] fills: each pairing's
-    `connect4_agents.evaluation.arena.MatchResult` and every agent's points (1 a win, 0.5 a draw)."""
+    `connect4_agents.evaluation.arena.MatchResult` and every agent's points (1 a win, 0.5 a draw).
+    """
 
     points: dict[str, float] = field(default_factory=dict)
     pairings: list[tuple[str, str, MatchResult]] = field(default_factory=list)
@@ -119,7 +120,8 @@ def game_seeds(seed: int, pairing: int, game: int) -> tuple[int, int]:
     """The seeds the two players of a game are reset with (first mover's, second mover's).
 
     Raises:
-        TypeError / ValueError: an argument is not an integer >= 0.
+        TypeError: an argument is not an integer >= 0.
+        ValueError: an argument is not an integer >= 0.
     """
     seed, pairing, game = (
         check_int(name, value, 0) for name, value in (("seed", seed), ("pairing", pairing), ("game", game))
@@ -156,7 +158,8 @@ def plan_pairings(specs: Sequence[str], gauntlet: str | None = None) -> list[tup
 
 def game_logs(outcomes: Sequence[GameOutcome], rules: Rules, seed: int) -> list[GameLog]:
     """The games as records (`connect4_agents.evaluation.records`): each with the players' reset seeds, its
-    number in its pairing as ``game`` and the pairing's number as the extra field ``pairing``."""
+    number in its pairing as ``game`` and the pairing's number as the extra field ``pairing``.
+    """
     logs = []
     for o in outcomes:
         winner = "draw" if o.winner is None else RESULTS[o.winner]
@@ -210,7 +213,8 @@ def _fill(pairings: list[tuple[str, str]], matches: list[MatchResult], result: T
 
 def pairing_counts(result: TournamentResult) -> list[PairingCounts]:
     """The W/D/L counts of each pairing, for
-    [`connect4_agents.evaluation.ratings.fit_ratings`][connect4_agents.evaluation.ratings.fit_ratings]."""
+    [`connect4_agents.evaluation.ratings.fit_ratings`][connect4_agents.evaluation.ratings.fit_ratings].
+    """
     return [PairingCounts(a, b, m.wins, m.draws, m.losses) for a, b, m in result.pairings]
 
 
@@ -241,7 +245,9 @@ def run_tournament(
         The tournament (pairings in plan order) and every game, sorted by pairing and game.
 
     Raises:
-        TypeError / ValueError: bad arguments or an agent spec that cannot be built for ``rules`` (checked
+        TypeError: bad arguments or an agent spec that cannot be built for ``rules`` (checked
+            here before any game). IllegalMoveError: an agent chose an illegal column.
+        ValueError: bad arguments or an agent spec that cannot be built for ``rules`` (checked
             here before any game). IllegalMoveError: an agent chose an illegal column.
     """
     n_games = check_int("n_games", n_games, 1, MAX_GAMES)

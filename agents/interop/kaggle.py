@@ -66,7 +66,7 @@ _SIMULATION_SHARE = 0.8  # of the move's time, the part a bare "alphazero" spec 
 _MAX_SIMULATIONS = 10_000
 _SOLVER_SHARE = 0.5  # of the move's time, the solver's; the fallback search gets the rest
 # Of the move's time, a cold move's search (something still loading in the background), the other half the
-# reserve for a loading thread holding Python's lock (torch's import held it for 0.55 s at once on 2 busy cores)
+# reserve for a loading thread holding Python's lock (torch's import holds it for long stretches; docs/design/notes.md)
 _COLD_SHARE = 0.5
 _BUILD_WAIT_SHARE = 0.25  # of the move's time, the most a move waits for its policy built in the background
 
@@ -149,7 +149,8 @@ class KaggleAgent:
 
     def policy_for(self, rules: Rules) -> Any:
         """The policy bound to ``rules``, built once per board, waiting for a build under way in the
-        background (None: it cannot play them; MCTS plays them, counted in ``fallbacks``)."""
+        background (None: it cannot play them; MCTS plays them, counted in ``fallbacks``).
+        """
         if rules in self._unplayable:
             return None
         if rules not in self._policies:
@@ -185,7 +186,8 @@ class KaggleAgent:
 
     def _policy_now(self, rules: Rules, wait: float | None) -> tuple[Any, bool]:
         """The policy for ``rules`` and whether it is still being built: a spec not yet built is built in the
-        background (with ``background``), and waited for at most ``wait`` seconds (None: until it is built)."""
+        background (with ``background``), and waited for at most ``wait`` seconds (None: until it is built).
+        """
         if (
             rules in self._policies
             or rules in self._unplayable
@@ -204,7 +206,8 @@ class KaggleAgent:
 
     def _kernels(self, rules: Rules) -> tuple[bool | None, bool]:
         """The build the move's searches use (None: compiled where they can, False: plain Python) and whether
-        the compiled kernels are still loading. A move that starts them loading plays plain Python."""
+        the compiled kernels are still loading. A move that starts them loading plays plain Python.
+        """
         if not self.background:
             return None, False
         loader, started = kernel_loader(rules)
@@ -340,7 +343,8 @@ class KaggleAgent:
         """After a move of a search counted in simulations (AlphaZero) that took ``seconds`` of its ``budget``:
         a bare spec (``"alphazero"``) gets as many simulations as the move's time allows, measured on this
         machine (``_SIMULATION_SHARE`` of it, the rest for the network's start and the position's reading); any
-        search that overran gets half as many."""
+        search that overran gets half as many.
+        """
         search = getattr(policy, "last_search", None)
         done = getattr(search, "simulations", 0) or policy.simulations  # a proven root stops its search early
         per_simulation = seconds / max(1, done)

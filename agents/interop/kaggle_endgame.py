@@ -20,11 +20,8 @@ __all__ = ["EndgameSolver", "endgame_node_budget", "node_budget", "solver_compil
 MIN_NODES = 1000  # the least node budget any solver search is given (half a millisecond compiled)
 ENDGAME_SHARE = 0.2  # of the move's time, the endgame solver's before any other policy moves
 # Above this many empty cells the endgame solver gets only its least budget (1,000 nodes: half a millisecond
-# compiled), enough for the shallow tactics it can still prove, instead of a fifth of the move. Measured on 6x7
-# (compiled solver, no book: the endgame solver never looks one up) over the positions of 40 MCTS self-play games
-# (mcts:100 and mcts:1000, 4 random plies first): with a fifth of moves of 0.4 s, 1.6 s (Kaggle's) and 8 s, no
-# position of more than 36 empty cells was proved, and each attempt spent its whole share (0.27 s of Kaggle's
-# 1.6 s move); from 36 empty cells down, some were (2 in 40 at 1.6 s, all from 29 down).
+# compiled), enough for the shallow tactics it can still prove, instead of a fifth of the move that it would
+# spend in vain on 6x7 (docs/design/notes.md).
 ENDGAME_MAX_EMPTY = 36
 # nodes a second of the solver: DEFAULT_NODE_BUDGET is about 25 s of search, compiled or in plain Python
 _SOLVER_RATE = {compiled: budget / 25 for compiled, budget in DEFAULT_NODE_BUDGET.items()}
@@ -60,10 +57,10 @@ class EndgameSolver:
         """The solver's column when it proves ``board`` within a fifth of a move of ``seconds`` (the quickest
         win, else a draw, else the slowest loss), searching with the ``compiled`` build (None: compiled where
         it can); None when it would need more, or on a board past the compiled solver's 63 bits (there the
-        plain-Python solver's nodes cost more, the more columns, than the rate its node budget assumes: 100x100
-        took 3 s a move). With more than [`ENDGAME_MAX_EMPTY`][connect4_agents.interop.kaggle_endgame.ENDGAME_MAX_EMPTY]
+        plain-Python solver's nodes cost more, the more columns, than the rate its node budget assumes). With more than [`ENDGAME_MAX_EMPTY`][connect4_agents.interop.kaggle_endgame.ENDGAME_MAX_EMPTY]
         empty cells it gets only 1,000 nodes, which prove shallow tactics alone, rather than a share it would
-        spend in vain."""
+        spend in vain.
+        """
         rules = board.rules
         if rules.columns * rules.height > MAX_COMPILED_BITS:
             return None

@@ -127,7 +127,8 @@ def load_kernels(rules: Rules) -> None:
 
 def loading_anywhere() -> bool:
     """Whether any Kaggle agent of ours is loading something in this process: this one, or another
-    submission (its own copy of this module marks its threads the same way)."""
+    submission (its own copy of this module marks its threads the same way).
+    """
     return any(getattr(thread, _LOADING, False) for thread in threading.enumerate())
 
 

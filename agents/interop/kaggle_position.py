@@ -58,7 +58,8 @@ def read_kaggle_rules(configuration: Any) -> Rules:
 
 def _read_cells(raw: Any, rules: Rules) -> np.ndarray:
     """``observation.board`` as int64 cells, checked entry by entry before numpy sees it (a ragged or nested
-    list would otherwise fail inside numpy, with numpy's words)."""
+    list would otherwise fail inside numpy, with numpy's words).
+    """
     flat = "connectx's board is one flat list of rows * columns cells, top row first"
     if isinstance(raw, np.ndarray) and raw.ndim != 1:
         raise ValueError(f"observation.board is an array of shape {raw.shape}; {flat}")

@@ -211,7 +211,10 @@ def openspiel_mcts(
         An [`OpenSpielPolicy`][connect4_agents.interop.openspiel.OpenSpielPolicy] around the bot.
 
     Raises:
-        TypeError / ValueError: a setting of the wrong type or out of range (``simulations`` 1..10**9,
+        TypeError: a setting of the wrong type or out of range (``simulations`` 1..10**9,
+            ``seed`` None or 0..2**32 - 1, ``uct_c`` a finite number >= 0, ``solve`` a bool), checked here
+            rather than at the bot's first move.
+        ValueError: a setting of the wrong type or out of range (``simulations`` 1..10**9,
             ``seed`` None or 0..2**32 - 1, ``uct_c`` a finite number >= 0, ``solve`` a bool), checked here
             rather than at the bot's first move.
     """
@@ -270,7 +273,10 @@ class PolicyBot(_Bot):
         """The policy's column for ``state``.
 
         Raises:
-            TypeError, ValueError: ``state`` is not a state of a Connect Four game (as
+            TypeError: ``state`` is not a state of a Connect Four game (as
+                [`board_from_openspiel`][connect4_env.integrations.openspiel.convert.board_from_openspiel]). NoLegalMoveError: the
+                game is over.
+            ValueError: ``state`` is not a state of a Connect Four game (as
                 [`board_from_openspiel`][connect4_env.integrations.openspiel.convert.board_from_openspiel]). NoLegalMoveError: the
                 game is over.
         """

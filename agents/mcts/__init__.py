@@ -1,7 +1,8 @@
 """Monte Carlo tree search: the compiled UCT agent with MCTS-Solver
 ([`MCTSAgent`][connect4_agents.mcts.agent.MCTSAgent]), its
 [`SearchResult`][connect4_agents.mcts.result.SearchResult], and the evaluator-driven PUCT search
-(`connect4_agents.mcts.puct`)."""
+(`connect4_agents.mcts.puct`).
+"""
 
 from __future__ import annotations
 

@@ -213,7 +213,8 @@ class MCTSAgent(RulesBound):
         """The last move's search numbers as plain JSON
         ([`SearchResult.to_dict`][connect4_agents.mcts.result.SearchResult.to_dict]), or None before a move.
 
-        Game records and the play window read this from any policy that has it."""
+        Game records and the play window read this from any policy that has it.
+        """
         return None if self.last_search is None else self.last_search.to_dict()
 
     def explain(self) -> str:

@@ -22,13 +22,15 @@ class Evaluator(Protocol):
 
     def evaluate(self, boards: Sequence[Board]) -> tuple[np.ndarray, np.ndarray]:
         """``(priors, values)``: ``(len(boards), columns)`` non-negative weights and ``(len(boards),)`` values
-        in [-1, 1] for the player to move in each board (none of them finished)."""
+        in [-1, 1] for the player to move in each board (none of them finished).
+        """
         ...
 
 
 class UniformEvaluator:
     """Equal priors and a value of 0 everywhere: PUCT then searches like plain MCTS without rollouts (a stub
-    for tests, and the baseline a network must beat)."""
+    for tests, and the baseline a network must beat).
+    """
 
     def evaluate(self, boards: Sequence[Board]) -> tuple[np.ndarray, np.ndarray]:
         columns = boards[0].rules.columns if boards else 0

@@ -26,7 +26,8 @@ LOSS, DRAW, WIN = 0, 1, 2
 
 def rollout(current, mask, geo, board_mask, rng):
     """Random moves to the end. Returns the result for the player who is *not* to move at the start
-    (1 win, 0.5 draw, 0 loss). ``rng`` is a one-element state array, advanced in place."""
+    (1 win, 0.5 draw, 0 loss). ``rng`` is a one-element state array, advanced in place.
+    """
     columns = geo[COLUMNS]
     state = rng[0]
     side = 0  # 0: the player to move at the start

@@ -56,7 +56,8 @@ LOSS, DRAW, WIN = -1, 0, 1
 
 def _mean(estimate: float, backed_up: float, visits: int) -> float:
     """A node's mean value for the player who moved into it: its ``estimate`` and the ``visits`` values backed
-    up below it (summing to ``backed_up``, for the player to move there, hence the minus), averaged."""
+    up below it (summing to ``backed_up``, for the player to move there, hence the minus), averaged.
+    """
     return (estimate - backed_up) / (1 + visits)
 
 
@@ -123,7 +124,8 @@ class Node:
     @classmethod
     def expand(cls, board: Board, priors: np.ndarray, value: float) -> Node:
         """An unfinished position with the evaluator's ``priors`` (masked to the legal moves and normalised;
-        uniform if they sum to 0 or overflow) and ``value`` (clipped into [-1, 1]) for the player to move."""
+        uniform if they sum to 0 or overflow) and ``value`` (clipped into [-1, 1]) for the player to move.
+        """
         columns = board.rules.columns
         legal = np.array(board.legal_mask(), bool)
         p = np.asarray(priors, dtype=float).clip(0.0)  # a NaN stays NaN: the total is then not finite
@@ -144,13 +146,15 @@ class Node:
 
     def mean_value(self) -> float:
         """This node's value for the player who moved into it: its estimate and every value backed up below
-        it (those are for the player to move here, hence the minus), averaged."""
+        it (those are for the player to move here, hence the minus), averaged.
+        """
         return _mean(self.estimate, float(self.value_sum.sum()), self.total_visits)
 
     def q(self, fpu: float) -> np.ndarray:
         """Mean value of each move for the player to move here (who moves into the child), clamped into the
         child's bounds (a proven child counts exactly); an unvisited move: this node's value for that player
-        minus ``fpu``."""
+        minus ``fpu``.
+        """
         seen = self.visits > 0
         q = np.where(seen, self.value_sum / np.maximum(self.visits, 1), -self.mean_value() - fpu)
         for column, child in enumerate(self.children):
@@ -180,7 +184,8 @@ class Node:
 
 def propagate_bounds(path: Sequence[Node]) -> None:
     """Recompute the bounds of ``path[-1]`` from its children, then of each node above it in ``path`` (root
-    first) while they change: the PUCT twin of the UCT kernel's ``propagate_bounds``."""
+    first) while they change: the PUCT twin of the UCT kernel's ``propagate_bounds``.
+    """
     for node in reversed(path):
         if not node.update_bounds():
             return
@@ -217,7 +222,8 @@ class PUCTResult:
 
     def policy(self, temperature: float = 1.0) -> np.ndarray:
         """The visit distribution sharpened by ``temperature`` (0: all on the most visited moves); a proven
-        root plays only its proven-best moves."""
+        root plays only its proven-best moves.
+        """
         legal = self.legal
         if self.root_proven is not None:
             best = np.array([p == self.root_proven for p in self.proven], dtype=float)
@@ -271,7 +277,8 @@ class PUCTSearch:
     def roots(self, boards: Sequence[Board], noise: bool | Sequence[bool] = True) -> list[Node]:
         """Expanded root nodes for ``boards`` (unfinished games), noise added when it is on (``noise``: for
         all of them, or one flag per board; False leaves a root without it, as playout-cap randomisation's
-        fast searches are)."""
+        fast searches are).
+        """
         for board in boards:
             if board.is_terminal:
                 raise ValueError("cannot search a finished game: there is no legal move")
@@ -288,7 +295,8 @@ class PUCTSearch:
     def reroot(self, node: Node, noise: bool = True) -> Node:
         """A node kept from an earlier search (the child of the move just played) as a new root, its visits
         kept (subtree reuse): root noise is added to its priors when it is on (and ``noise``). Returns
-        ``node``."""
+        ``node``.
+        """
         if node.board.is_terminal:
             raise ValueError("cannot search a finished game: there is no legal move")
         return self._add_noise(node, noise)
@@ -304,7 +312,8 @@ class PUCTSearch:
         """The legal column with the highest ``Q + U`` (the first of equals):
         [`Node.q`][connect4_agents.mcts.puct.Node.q] plus the exploration term, computed column by column on
         Python floats (a node has a handful of columns, where numpy's per-call cost is most of the work; the
-        same rules, ``_mean`` and ``_bounded``)."""
+        same rules, ``_mean`` and ``_bounded``).
+        """
         visits = node.visits.tolist()
         sums = node.value_sum.tolist()
         priors = node.priors.tolist()
@@ -326,7 +335,8 @@ class PUCTSearch:
 
     def _descend(self, root: Node) -> tuple[list[tuple[Node, int]], Board | None, float]:
         """Walk down to a leaf: ``(path, board to evaluate or None, value if already known)``, the value for
-        the player who moved into the leaf."""
+        the player who moved into the leaf.
+        """
         path: list[tuple[Node, int]] = []
         node = root
         while True:
@@ -348,7 +358,8 @@ class PUCTSearch:
     @staticmethod
     def _backup(path: list[tuple[Node, int]], value: float) -> None:
         """``value`` is for the player who moved into the leaf below ``path[-1]`` (the player to move at
-        ``path[-1]``); each level up flips it. A leaf with bounds (finished or proven) updates the proofs."""
+        ``path[-1]``); each level up flips it. A leaf with bounds (finished or proven) updates the proofs.
+        """
         for node, column in reversed(path):
             node.visits[column] += 1
             node.value_sum[column] += value
@@ -361,7 +372,8 @@ class PUCTSearch:
 
     def run(self, roots: Sequence[Node], simulations: int) -> None:
         """``simulations`` more simulations in each tree (proven roots are left alone); the leaves of all the
-        trees at each step are evaluated in one call."""
+        trees at each step are evaluated in one call.
+        """
         for _ in range(simulations):
             active = [root for root in roots if root.proof is None]
             if not active:
@@ -371,7 +383,8 @@ class PUCTSearch:
     def run_to(self, roots: Sequence[Node], simulations: int | Sequence[int]) -> None:
         """Simulations in each tree until its root has ``simulations`` visits (one number for all, or one per
         root; a reused subtree already has some; proven roots are left alone), the leaves of all the trees at
-        each step evaluated in one call."""
+        each step evaluated in one call.
+        """
         # one number for all (an int or numpy's), or one a root
         targets: list[int] = [simulations] * len(roots) if np.ndim(simulations) == 0 else list(simulations)  # type: ignore[list-item, arg-type]
         if len(targets) != len(roots):

@@ -1,6 +1,7 @@
 """What one MCTS search found, to read, print, plot and record:
 [`SearchResult`][connect4_agents.mcts.result.SearchResult], and the UCB1 score the search ranks moves by
-([`ucb1`][connect4_agents.mcts.result.ucb1])."""
+([`ucb1`][connect4_agents.mcts.result.ucb1]).
+"""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ class SearchResult:
     def to_dict(self) -> dict[str, Any]:
         """The per-column numbers as plain JSON (a game record's ``search`` entry): ``kind`` "mcts", the
         ``column`` chosen, ``visits``, ``values`` (mean results, win 1 draw 1/2, None where never tried),
-        ``proven`` ("win", "draw", "loss" or None) and ``playouts``."""
+        ``proven`` ("win", "draw", "loss" or None) and ``playouts``.
+        """
         return {
             "kind": "mcts",
             "column": self.column,
@@ -76,7 +78,8 @@ class SearchResult:
     def plot(self, path: str | os.PathLike[str], title: str | None = None) -> Path:
         """Draw the search: visits per column (bars, the chosen one darker) and mean values (dots, right
         axis; proven wins, draws and losses marked), saved atomically to ``path`` (png, svg or pdf by the
-        suffix). Needs matplotlib (the ``train`` extra). Returns the path."""
+        suffix). Needs matplotlib (the ``train`` extra). Returns the path.
+        """
         plt = pyplot()
         columns = list(range(len(self.visits)))
         figure, visits_axis = plt.subplots(figsize=(max(4.0, 0.7 * len(columns) + 1.5), 3.2))

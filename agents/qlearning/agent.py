@@ -134,7 +134,8 @@ class QLearningAgent(RulesBound):
     @classmethod
     def from_spec(cls, value: str, **kwargs: Any) -> QLearningAgent:
         """``"qlearning:<table.npz>"``: the table saved at that path (see
-        [`load`][connect4_agents.qlearning.agent.QLearningAgent.load])."""
+        [`load`][connect4_agents.qlearning.agent.QLearningAgent.load]).
+        """
         value = check_spec_value(value)
         return cls.load(value, **kwargs)
 
@@ -208,7 +209,8 @@ class QLearningAgent(RulesBound):
         ``total`` episodes (default: the current plan; with none, the start value).
 
         Raises:
-            TypeError / ValueError: ``episode`` or ``total`` is not an integer >= 0.
+            TypeError: ``episode`` or ``total`` is not an integer >= 0.
+            ValueError: ``episode`` or ``total`` is not an integer >= 0.
         """
         episode = check_int("episode", episode, 0)
         if total is not None:
@@ -249,7 +251,9 @@ class QLearningAgent(RulesBound):
         then holds every finished episode, and the interrupted one's updates only if ``updates="online"``.
 
         Raises:
-            TypeError / ValueError: bad counts, an opponent that is neither a policy nor a known name or
+            TypeError: bad counts, an opponent that is neither a policy nor a known name or
+                spec, or one that cannot play this board (nothing is trained then).
+            ValueError: bad counts, an opponent that is neither a policy nor a known name or
                 spec, or one that cannot play this board (nothing is trained then).
         """
         return train_agent(

@@ -48,7 +48,8 @@ def train_agent(
     (that method's docstring has the details); returns the learning curve.
 
     Raises:
-        TypeError / ValueError: bad counts, or an opponent that cannot play this board.
+        TypeError: bad counts, or an opponent that cannot play this board.
+        ValueError: bad counts, or an opponent that cannot play this board.
     """
     episodes = check_int("episodes", episodes, 1)
     window = check_int("window", window, 1)
@@ -171,7 +172,8 @@ def _game_for(
     agent: QLearningAgent, opponent: Any
 ) -> tuple[Board, Callable[[int], object], Callable[[int], int]]:
     """A new game's board, the function that plays a column on it and the one that asks the opponent for its
-    column (given the seat to move). Observation planes are kept only for an opponent that reads them."""
+    column (given the seat to move). Observation planes are kept only for an opponent that reads them.
+    """
     if opponent is agent:  # self-play: the table plays both seats and never asks an opponent
         board = Board(agent.rules)
         return board, board.play, _no_opponent

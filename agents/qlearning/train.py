@@ -58,7 +58,8 @@ def train_and_save(
         The files written, the curve and the seconds spent training.
 
     Raises:
-        TypeError / ValueError: bad counts, or an opponent that cannot play the agent's board.
+        TypeError: bad counts, or an opponent that cannot play the agent's board.
+        ValueError: bad counts, or an opponent that cannot play the agent's board.
         KeyboardInterrupt: Ctrl-C, after the table trained so far and its curve (``"interrupted": true``)
             were saved.
     """

@@ -155,7 +155,8 @@ def train_rllib(
         a ladder agent; else None.
 
     Raises:
-        ValueError / TypeError: a bad board or opponent spec (before Ray starts).
+        ValueError: a bad board or opponent spec (before Ray starts).
+        TypeError: a bad board or opponent spec (before Ray starts).
         NoEpisodesError: an iteration played no episode (the env runners failed).
         ImportError: ray[rllib] is not installed.
     """

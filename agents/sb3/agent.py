@@ -110,7 +110,8 @@ class SB3Agent(RulesAware):
     @classmethod
     def from_spec(cls, value: str, **kwargs: Any) -> SB3Agent:
         """``"sb3:<model.zip>"``: the model saved at that path (see
-        [`load`][connect4_agents.sb3.agent.SB3Agent.load])."""
+        [`load`][connect4_agents.sb3.agent.SB3Agent.load]).
+        """
         value = check_spec_value(value)
         return cls.load(value, **kwargs)
 

@@ -1,5 +1,6 @@
 """What ``connect4 train-sb3 --hyperparameters`` may set: our defaults, the check of every value, and the
-buffer and network sizes they imply, all worked out before anything is built (SB3 is not imported here)."""
+buffer and network sizes they imply, all worked out before anything is built (SB3 is not imported here).
+"""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def plain_cnn_policy_kwargs(channels: int = 64, features: int = 256) -> dict[str
 
 def linear_schedule(initial: float) -> Any:
     """A learning rate falling linearly from ``initial`` to 0 over the run (SB3 calls it with the progress
-    remaining, 1 -> 0): late updates get small, so the final policy does not wobble."""
+    remaining, 1 -> 0): late updates get small, so the final policy does not wobble.
+    """
 
     def schedule(progress_remaining: float) -> float:
         return progress_remaining * initial
@@ -172,7 +174,8 @@ def policy_kwargs_of(config: SB3TrainConfig) -> dict[str, Any]:
 
 def check_hyperparameters(config: SB3TrainConfig) -> None:
     """Names, types and ranges of ``config.hyperparameters``, then the memory the buffers and the network they
-    ask for would take, all before anything is built (SB3 is not imported)."""
+    ask for would take, all before anything is built (SB3 is not imported).
+    """
     checks = HYPERPARAMETERS[config.algo]
     unknown = sorted(set(config.hyperparameters) - set(checks), key=str)
     if unknown:

@@ -130,7 +130,8 @@ class TrainResult:
 
 def cnn_policy_kwargs(channels: int = 64, features: int = 256) -> dict[str, Any]:
     """``policy_kwargs`` for `connect4_agents.sb3.features.BoardCNN` over the ``(rows, columns, 2)``
-    planes."""
+    planes.
+    """
     from connect4_agents.sb3.features import BoardCNN
 
     return {"features_extractor_class": BoardCNN, **plain_cnn_policy_kwargs(channels, features)}
@@ -323,7 +324,10 @@ def train_baseline(config: SB3TrainConfig) -> TrainResult:
     to ``config.out`` (or torch's thread count set).
 
     Raises:
-        TypeError / ValueError: a bad setting or opponent spec, or hyperparameters that SB3 refuses (its
+        TypeError: a bad setting or opponent spec, or hyperparameters that SB3 refuses (its
+            AssertionError, RuntimeError, ValueError or TypeError while building the model, turned into a
+            ValueError naming the hyperparameters); nothing is written then.
+        ValueError: a bad setting or opponent spec, or hyperparameters that SB3 refuses (its
             AssertionError, RuntimeError, ValueError or TypeError while building the model, turned into a
             ValueError naming the hyperparameters); nothing is written then.
     """

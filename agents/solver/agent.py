@@ -46,7 +46,8 @@ _BOOK_MISSING = "book=True needs the opening book: pip install -e '.[book]' (the
 
 class SolverBudgetExceeded(RuntimeError):
     """The position needs more nodes than ``node_budget`` allows (the agent stays usable: nothing it keeps
-    was changed by the aborted search). The commands report it in one line (exit code 2), not a traceback."""
+    was changed by the aborted search). The commands report it in one line (exit code 2), not a traceback.
+    """
 
     reported_in_one_line = True
 
@@ -69,7 +70,8 @@ def _prime_at_least(n: int) -> int:
 
 def plies_to_end(score: int, n_stones: int, cells: int) -> int:
     """Plies left after ``n_stones`` until the game ends under perfect play, for the position's ``score``: up to
-    the winning stone, or to a full board for a draw."""
+    the winning stone, or to a full board for a draw.
+    """
     return cells - n_stones if score == 0 else cells + 1 - abs(score) - n_stones
 
 
@@ -237,7 +239,8 @@ class SolverAgent(RulesBound):
         *bound: int,
     ) -> Any:
         """Call the search kernel ``kernel`` (``solve`` or ``value_at_most``) with the kept tables, once
-        `check_book` has passed ``board`` (the position asked about)."""
+        `check_book` has passed ``board`` (the position asked about).
+        """
         self.check_book(board)
         rules = board.rules
         build, (order, table, moves, scores) = self._kernel(rules)
@@ -304,7 +307,8 @@ class SolverAgent(RulesBound):
         self, board: Board, win: int, value: Callable[[np.ndarray, int, int, int], int]
     ) -> list[int | None]:
         """``win`` for a move that wins at once, 0 for one that fills the board, else ``value(stats, opponent's
-        stones, mask, stones)`` of the position after it; None for a full column. One node budget for all."""
+        stones, mask, stones)`` of the position after it; None for a full column. One node budget for all.
+        """
         if check_board(board).is_terminal:
             raise ValueError("the game is over: there is nothing to evaluate")
         rules = board.rules
@@ -358,7 +362,8 @@ class SolverAgent(RulesBound):
         ([`evaluate_board`][connect4_agents.solver.agent.SolverAgent.evaluate_board]; None for a full column).
         Computed on the first call after a move (moves are chosen more cheaply), within the node budget; None
         before any move, when the budget runs out, or where the position needs the missing opening book. Game
-        records and the play window read this."""
+        records and the play window read this.
+        """
         if self._last_move is None:
             return None
         board, column, info = self._last_move
@@ -394,7 +399,8 @@ class SolverAgent(RulesBound):
 
     def _best_columns(self, board: Board, legal: list[int], every: bool) -> list[int]:
         """[`best_columns`][connect4_agents.solver.agent.SolverAgent.best_columns] over the ``legal`` columns
-        in the order given (the game is not over)."""
+        in the order given (the game is not over).
+        """
         rules = board.rules
         current, mask = board.stones[board.to_move], board.mask
         winning = set(board.winning_moves())

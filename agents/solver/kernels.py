@@ -210,7 +210,7 @@ def negamax(current, mask, n_stones, alpha, beta, ctx):
     transposition table, so the kept table stays true.
     """
     # The arrays are read through ``ctx[...]`` at each use, not bound to locals: numba counts references to an
-    # array held in a local across branches and returns, which cost this hot loop about 15% (measured).
+    # array held in a local across branches and returns, which slows this hot loop (docs/design/notes.md).
     ctx[CTX_STATS][0] += 1
     if ctx[CTX_STATS][2] != 0:
         return 0
@@ -312,7 +312,8 @@ def negamax(current, mask, n_stones, alpha, beta, ctx):
 def tt_pack(low, high, move):
     """A transposition-table value: a lower and an upper bound on the score (each + 32768 in 16 bits) and,
     above them, the move that proved the lower bound (+ 1; 0 for none). Never 0: the upper bound's field is
-    at least 1 (no score is -32768), so 0 can mark an empty slot."""
+    at least 1 (no score is -32768), so 0 can mark an empty slot.
+    """
     return (low + 32768) | ((high + 32768) << 16) | ((move + 1) << 32)
 
 
@@ -332,7 +333,8 @@ def tt_upper(packed):
 
 def score_without_search(current, mask, n_stones, ctx):
     """The position's score when it is known at once (a win in one, a full board next, a book position),
-    else ``UNKNOWN_SCORE``. The start of ``solve`` and ``value_at_most``."""
+    else ``UNKNOWN_SCORE``. The start of ``solve`` and ``value_at_most``.
+    """
     geo = ctx[CTX_GEO]
     cells = geo[CELLS]
     if can_win_now(current, mask, geo, ctx[CTX_BOARD_MASK], ctx[CTX_BOTTOM_MASK]):
@@ -390,7 +392,8 @@ def solve(current, mask, n_stones, ctx):
 
 def value_at_most(current, mask, n_stones, bound, ctx):
     """True if the position's score for the player to move is at most ``bound``: one null-window search,
-    far cheaper than ``solve``'s exact score (after an abort, ``stats[2]`` is set and the answer is void)."""
+    far cheaper than ``solve``'s exact score (after an abort, ``stats[2]`` is set and the answer is void).
+    """
     known = score_without_search(current, mask, n_stones, ctx)
     if known != UNKNOWN_SCORE:
         return known <= bound

@@ -40,7 +40,8 @@ _BACK, _WHITE, _GREY, _RED_TEXT = (24, 26, 34), (255, 255, 255), (170, 174, 186)
 
 def display_available() -> bool:
     """True when pygame is installed and a person could see a window: a display (X11 or Wayland on Linux;
-    always on Windows and macOS) or an SDL_VIDEODRIVER other than the headless ``dummy``/``offscreen``."""
+    always on Windows and macOS) or an SDL_VIDEODRIVER other than the headless ``dummy``/``offscreen``.
+    """
     try:
         import pygame  # noqa: F401
     except ImportError:
@@ -146,7 +147,8 @@ class PlayWindow:
 
     def play(self, column: int) -> bool:
         """Play ``column`` for the person to move; False (and nothing changes) if it is not a person's turn
-        or the column is not legal."""
+        or the column is not legal.
+        """
         if not self.human_to_move() or not self.board.is_legal(column):
             return False
         self._move(column, None)
@@ -178,7 +180,8 @@ class PlayWindow:
 
     def undo(self) -> bool:
         """Take back moves to the last move of a person (and the agent's replies after it); with no person
-        playing, the last move. False when there is nothing to take back."""
+        playing, the last move. False when there is nothing to take back.
+        """
         humans = [seat for seat in (0, 1) if self.players[seat] is None]
         if not self.moves or not humans:
             return False
@@ -257,7 +260,8 @@ class PlayWindow:
 
     def run(self, exit_at_end: bool = False, screenshot: str | os.PathLike[str] | None = None) -> None:
         """Play until Esc or the window is closed (``exit_at_end``: until the first game ends); then save the
-        window to ``screenshot`` (PNG) if given and close it."""
+        window to ``screenshot`` (PNG) if given and close it.
+        """
         try:
             while not self.closed:
                 self.step()
@@ -297,7 +301,8 @@ class PlayWindow:
 
     def _board_surface(self) -> Any:
         """The board as `connect4_env.render.render_rgb` draws it, as a pygame surface; drawn again
-        only when the position changed (the window redraws 30 times a second)."""
+        only when the position changed (the window redraws 30 times a second).
+        """
         key = tuple(self.moves)
         if self._board_image is None or self._board_image[0] != key:
             image = render_rgb(self.board, self.tile)

@@ -33,7 +33,8 @@ VERDICT_NODES = 5_000_000  # solver nodes per position; a position needing more 
 
 def can_judge(rules: Rules) -> bool:
     """True when the replay computes verdicts for this board: 6x7 with four in a row and the opening book
-    installed (the ``book`` extra), or at most `SOLVABLE_CELLS` cells."""
+    installed (the ``book`` extra), or at most `SOLVABLE_CELLS` cells.
+    """
     return (rules == BOOK_RULES and book_available()) or rules.cells <= SOLVABLE_CELLS
 
 
@@ -44,7 +45,8 @@ def _sign(score: int) -> int:
 def move_verdicts(game: GameLog, solver: SolverAgent | None = None) -> list[dict[str, Any] | None]:
     """Per move of ``game``: the exact score of every column before it and the verdict on the move played
     (``{"verdict": "best" | "keeps" | "mistake", "text", "scores"}``), or None where the position needs more
-    than `VERDICT_NODES` solver nodes."""
+    than `VERDICT_NODES` solver nodes.
+    """
     rules = game.rules
     solver = solver if solver is not None else SolverAgent(node_budget=VERDICT_NODES)
     solver.bind(rules)

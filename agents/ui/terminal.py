@@ -45,7 +45,8 @@ _ECHO = 40  # characters of a rejected answer repeated back (a pasted megabyte i
 
 def _grid(cells: Sequence[Sequence[int | None]], colour: bool) -> str:
     """Rows of cells (0 first mover, 1 second, None empty; top row first) with the column numbers, from 1,
-    under them; each column as wide as its number."""
+    under them; each column as wide as its number.
+    """
     columns = len(cells[0]) if cells else 0
     width = len(str(columns))
     symbols = {0: LETTERS[0], 1: LETTERS[1], None: "."}
@@ -152,7 +153,8 @@ class TerminalHuman(RulesAware):
 
 def outcome_line(game: GameLog, rules: Rules) -> str:
     """``"X (player0) wins after 7 moves: 4454647"`` (or ``draw after ...``): the moves as column numbers from
-    1, one digit each on boards of at most 9 columns, else as a list."""
+    1, one digit each on boards of at most 9 columns, else as a list.
+    """
     outcome = (
         "draw"
         if game.winner is None

@@ -238,7 +238,8 @@ class Connect4Env(gym.Env):
 
     def get_keys_to_action(self) -> dict[tuple[int, ...], int]:
         """Digit keys to columns for ``gymnasium.utils.play.play``: ``1`` .. ``9`` are columns 0 .. 8 and ``0``
-        is column 9 (boards of 10 or more columns; wider columns have no key)."""
+        is column 9 (boards of 10 or more columns; wider columns have no key).
+        """
         keys = "1234567890"[: self.board.rules.columns]
         return {(ord(key),): column for column, key in enumerate(keys)}
 
@@ -303,7 +304,8 @@ def make_env(**kwargs: Any) -> gym.Env:
         The checked env; ``gym.make`` adds ``OrderEnforcing`` around it.
 
     Raises:
-        TypeError, ValueError: as [`Connect4Env`][connect4_env.envs.gym_env.Connect4Env] for bad arguments.
+        TypeError: as [`Connect4Env`][connect4_env.envs.gym_env.Connect4Env] for bad arguments.
+        ValueError: as [`Connect4Env`][connect4_env.envs.gym_env.Connect4Env] for bad arguments.
     """
     return RetryableEnvChecker(Connect4Env(**kwargs))
 
@@ -316,63 +318,37 @@ def make_flat_env(**kwargs: Any) -> gym.Env:
     """``Connect4Flat-v0``: ``Connect4-v0`` with a flat float32 observation of ``rows * columns * 2`` values.
 
     For scripts that feed observations straight into a linear layer (CleanRL's ``ppo.py``, ``dqn.py``):
-    ``python ppo.py --env-id connect4_env:Connect4Flat-v0`` runs unchanged. The planes are flattened row by
-    row (own stones first, as in ``Connect4-v0``); ``info["action_mask"]``, the arguments, rewards and
-    episode ends are those of ``Connect4-v0`` (a full column ends the episode with -1 by default).
+    ``python ppo.py --env-id connect4_env:Connect4Flat-v0`` runs unchanged.
 
     ## Description
 
-    `Connect4-v0`'s game: the learner and the opponent take turns dropping stones; the first to line up
-    `win_length` stones horizontally, vertically or diagonally wins, a full board is a draw. Each `step` plays
-    the learner's move and then, unless the game ended, the opponent's reply. Built as `Connect4Env` inside
-    Gymnasium's `DtypeObservation(float32)` and `FlattenObservation` wrappers (and the env checker, as
-    `Connect4-v0`).
+    [`Connect4Env`][connect4_env.envs.gym_env.Connect4Env] inside Gymnasium's ``DtypeObservation(float32)`` and
+    ``FlattenObservation`` wrappers (and the env checker). Only the observation differs: the game, the arguments
+    and their defaults, ``info["action_mask"]``, the starting state and episode ends are
+    [`Connect4Env`][connect4_env.envs.gym_env.Connect4Env]'s.
 
     ## Action Space
 
-    `Discrete(columns)`: the column for the learner's stone. Python and numpy integers are accepted;
-    out-of-range columns and non-integers raise.
+    [`Connect4Env`][connect4_env.envs.gym_env.Connect4Env]'s: ``Discrete(columns)``.
 
     ## Observation Space
 
-    `Box(0.0, 1.0, (rows * columns * 2,), float32)`: `Connect4-v0`'s planes from the learner's side flattened row
-    by row, so index `2 * (row * columns + column)` is the learner's stone at (`row`, `column`) and the next index
-    the opponent's; row 0 is the top row. `observation.reshape(rows, columns, 2)` gives the planes back.
-    `info["action_mask"]` (`int8`, one entry per column) comes with every reset and step, and
-    `env.unwrapped.action_masks()` returns it as bool.
+    ``Box(0.0, 1.0, (rows * columns * 2,), float32)``: ``Connect4-v0``'s planes from the learner's side flattened
+    row by row, so index ``2 * (row * columns + column)`` is the learner's stone at (``row``, ``column``) and the
+    next index the opponent's; row 0 is the top row. ``observation.reshape(rows, columns, 2)`` gives the planes
+    back.
 
     ## Rewards
 
-    +1 when the learner wins, −1 when it loses (or plays a full column under `illegal_action="lose"`), 0 for a
-    draw and every other step.
-
-    ## Starting State
-
-    An empty board; if the learner moves second, `reset()` returns the position after the opponent's first move.
-    `reset(seed=s)` makes the episode reproducible (the side under `agent_first=None` and the opponent's moves).
-
-    ## Episode End
-
-    Terminated on a win, a loss, a draw or (under `"lose"`) a full column. Never truncated. `info["outcome"]` is
-    then `"win"`, `"loss"` or `"draw"`; `info["illegal_action"]` is True after a full column.
-
-    ## Arguments
-
-    `Connect4-v0`'s, with the same defaults:
-
-    | argument | default | meaning |
-    |---|---|---|
-    | `rows`, `columns`, `win_length` | 6, 7, 4 | board size and line length |
-    | `opponent` | `"random"` | an agent name, a spec such as `"mcts:200"`, or any object with `act(observation, action_mask)` |
-    | `opponent_kwargs` | None | keyword arguments for `make_policy` when `opponent` is a name |
-    | `agent_first` | True | True: the learner moves first; False: second; None: a random side each episode |
-    | `illegal_action` | `"lose"` | a full column: `"lose"` ends the episode with −1; `"raise"` raises `IllegalMoveError` |
-    | `render_mode` | None | `"ansi"`, `"rgb_array"` or `"human"` |
-    | `tile` | 48 | pixels per cell for images |
+    [`Connect4Env`][connect4_env.envs.gym_env.Connect4Env]'s: +1 for a win, -1 for a loss, 0 otherwise.
 
     ## Version History
 
     - v0: initial release (0.1.0).
+
+    Raises:
+        TypeError: as [`Connect4Env`][connect4_env.envs.gym_env.Connect4Env] for bad arguments.
+        ValueError: as [`Connect4Env`][connect4_env.envs.gym_env.Connect4Env] for bad arguments.
     """
     env = Connect4Env(**kwargs)
     flat = gym.wrappers.FlattenObservation(gym.wrappers.DtypeObservation(env, np.float32))

@@ -30,7 +30,8 @@ AGENTS = ("player_0", "player_1")
 
 class UnknownAgentError(ValueError, KeyError):
     """An agent name the env does not have: a ValueError, and the KeyError a lookup of it in the env's dicts
-    (``rewards``, ``terminations``, ...) raises."""
+    (``rewards``, ``terminations``, ...) raises.
+    """
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
@@ -69,7 +70,8 @@ def env(**kwargs: Any) -> AECEnv:
 @lru_cache(maxsize=16)
 def _space_templates(rows: int, columns: int) -> tuple[spaces.Dict, spaces.Box]:
     """An agent's observation space and the state space of a board size: templates that are only ever copied
-    (never sampled or seeded), their bounds made read-only."""
+    (never sampled or seeded), their bounds made read-only.
+    """
     planes = spaces.Box(0, 1, (rows, columns, 2), dtype=np.int8)
     mask = spaces.Box(0, 1, (columns,), dtype=np.int8)
     for box in (planes, mask):
@@ -233,7 +235,8 @@ class raw_env(AECEnv):
     @property
     def board(self) -> Board:
         """The current position (a [`connect4_env.core.Board`][connect4_env.core.Board]; treat it as
-        read-only)."""
+        read-only).
+        """
         return self._game.board
 
     # -- views -------------------------------------------------------------------------------------------

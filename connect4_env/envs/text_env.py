@@ -222,7 +222,8 @@ def make_text_env(**kwargs: Any) -> gym.Env:
     [`RetryableEnvChecker`][connect4_env.envs.gym_env.RetryableEnvChecker].
 
     Raises:
-        TypeError, ValueError: bad arguments, as `Connect4TextEnv`.
+        TypeError: bad arguments, as `Connect4TextEnv`.
+        ValueError: bad arguments, as `Connect4TextEnv`.
     """
     return RetryableEnvChecker(Connect4TextEnv(**kwargs))
 

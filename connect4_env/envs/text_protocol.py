@@ -128,7 +128,8 @@ def max_error_length(columns: int, max_length: int = MAX_ANSWER_LENGTH) -> int:
 @dataclass(frozen=True)
 class ParseResult:
     """What `parse_column` read: `column` (0-based env column) or
-    `error` (a message for the model)."""
+    `error` (a message for the model).
+    """
 
     column: int | None
     error: str | None
@@ -197,7 +198,8 @@ def parse_column(text: str, columns: int, max_length: int = MAX_ANSWER_LENGTH) -
 def _last_tagged(text: str) -> str | None:
     """The text of the last ``<answer>...</answer>`` pair (each opening tag closed by the first closing tag
     after it, pairs read left to right), or None. One pass: a regular expression's lazy ``(.*?)`` would rescan
-    the rest of the text from every unclosed tag (quadratic: 64 KB of them took 5 s)."""
+    the rest of the text from every unclosed tag (quadratic: 64 KB of them took 5 s).
+    """
     found = None
     position = 0
     while (opened := _OPEN_TAG.search(text, position)) is not None:
@@ -323,5 +325,6 @@ SYSTEM_PROMPT = (
 def prompt_messages(observation: str, system_prompt: str = SYSTEM_PROMPT) -> list[dict[str, str]]:
     """A chat prompt for ``observation`` (``Connect4Text-v0``'s text): the system message with the rules and the
     answer format, then the position as the user's message. Returns ``[{"role", "content"}, ...]``, the format
-    of ``tokenizer.apply_chat_template`` and TRL's conversational datasets."""
+    of ``tokenizer.apply_chat_template`` and TRL's conversational datasets.
+    """
     return [{"role": "system", "content": system_prompt}, {"role": "user", "content": observation}]

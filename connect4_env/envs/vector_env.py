@@ -198,7 +198,8 @@ class Connect4VectorEnv(VectorEnv):
 
     def _opponent_moves(self, index: np.ndarray, journal: list) -> tuple[np.ndarray, np.ndarray]:
         """Let the opponent move in the listed games; returns (won, full) for them. Nothing is played unless
-        every answer is legal."""
+        every answer is legal.
+        """
         columns = opponent_columns(
             self.opponent,
             lambda: np.ascontiguousarray(self._obs[index][..., ::-1]),  # the opponent's side of each game
@@ -234,7 +235,8 @@ class Connect4VectorEnv(VectorEnv):
 
     def _rollback(self, journal: list, saved: tuple | None) -> None:
         """Undo a failed step: restore the games that were being reset (their new moves go with it), then take
-        back the moves played before, last to first."""
+        back the moves played before, last to first.
+        """
         if saved is not None:
             index, boards, learner, obs, rng_state, mark = saved
             self.boards.restore(index, boards)
@@ -260,7 +262,8 @@ class Connect4VectorEnv(VectorEnv):
     ) -> dict[str, Any]:
         """Add what ``Connect4-v0`` reports when a game ends to ``info`` (Gymnasium's vector layout: a value
         array and a ``_key`` mask per key): ``action_mask`` all 0, ``outcome``, and ``illegal_action`` after a
-        full column. Built with a few array operations, only on steps where some game ended."""
+        full column. Built with a few array operations, only on steps where some game ended.
+        """
         ended = np.flatnonzero(terminated)
         info["action_mask"][ended] = 0
         if illegal.any():

@@ -113,22 +113,26 @@ class AssertOutOfBoundsWrapper(_DirectAttributes, wrappers.AssertOutOfBoundsWrap
 
 class ActionTypeError(AssertionError, TypeError):
     """An action that is not an integer (a float, a string, a bool, an array): a TypeError, and an
-    AssertionError as PettingZoo's ``AssertOutOfBoundsWrapper`` raises."""
+    AssertionError as PettingZoo's ``AssertOutOfBoundsWrapper`` raises.
+    """
 
 
 class ActionOutOfBoundsError(AssertionError, ValueError):
     """An integer action outside ``Discrete(columns)``: a ValueError, and an AssertionError as PettingZoo's
-    ``AssertOutOfBoundsWrapper`` raises."""
+    ``AssertOutOfBoundsWrapper`` raises.
+    """
 
 
 class ResetNeededError(AssertionError, RuntimeError):
     """A call that needs a game before ``reset()`` started one: a RuntimeError, and an AssertionError as
-    PettingZoo's ``OrderEnforcingWrapper`` raises."""
+    PettingZoo's ``OrderEnforcingWrapper`` raises.
+    """
 
 
 def _check_action(action: Any, n_actions: int) -> None:
     """Raise what PettingZoo's assertion would (an AssertionError), as a TypeError or ValueError that names the
-    action and the actions allowed."""
+    action and the actions allowed.
+    """
     try:
         column = as_column(action)
     except TypeError:

@@ -105,7 +105,8 @@ class Connect4MultiAgentEnv(MultiAgentEnv):  # type: ignore[misc]
     - v0: initial release (0.1.0). The env follows `connect4_v0`'s version.
 
     Raises:
-        TypeError / ValueError: an unknown config key or a bad board size (from the rules core).
+        TypeError: an unknown config key or a bad board size (from the rules core).
+        ValueError: an unknown config key or a bad board size (from the rules core).
         IllegalMoveError: a full or out-of-range column (with the masking module this does not happen).
     """
 

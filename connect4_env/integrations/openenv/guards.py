@@ -133,7 +133,8 @@ async def _refuse(
 class BodyLimit:
     """ASGI middleware: an HTTP body longer than `limit` bytes is answered 413 without being kept (up to
     [`DRAIN_BYTES`][connect4_env.integrations.openenv.guards.DRAIN_BYTES] of it is read and dropped first, so the client
-    gets the answer), and one whose JSON nests deeper than `max_depth` levels is answered 400."""
+    gets the answer), and one whose JSON nests deeper than `max_depth` levels is answered 400.
+    """
 
     def __init__(self, app: Any, limit: int, max_depth: int = MAX_JSON_DEPTH) -> None:
         self.app = app
@@ -188,7 +189,8 @@ class BodyLimit:
     @staticmethod
     async def _drain(receive: Callable[..., Any], size: int = 0) -> None:
         """Read and drop the rest of a refused body, up to `DRAIN_BYTES` in all: a server that closes the
-        connection with a body still unread resets it, and the client never reads the 413."""
+        connection with a body still unread resets it, and the client never reads the 413.
+        """
         while size <= DRAIN_BYTES:
             message = await receive()
             if message["type"] != "http.request":

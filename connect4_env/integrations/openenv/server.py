@@ -90,7 +90,8 @@ WS_HARD_LIMIT_FACTOR = 4
 
 def _openenv_app(factory: Callable[[], Connect4TextEnvironment], max_sessions: int) -> FastAPI:
     """OpenEnv's FastAPI app for our environment, without its WebSocket and MCP routes (served here or not at
-    all), from either distribution: `openenv` takes the state model and a name, `openenv-core` does not."""
+    all), from either distribution: `openenv` takes the state model and a name, `openenv-core` does not.
+    """
     accepted = inspect.signature(create_fastapi_app).parameters
     optional = {"env_name": "connect4_text", "state_cls": Connect4TextState}
     app = create_fastapi_app(
@@ -254,7 +255,8 @@ def create_app(
 
 class _ClientFaultInOneLine(logging.Filter):
     """uvicorn's report of a text frame that is not UTF-8 in one line: its traceback says nothing about the
-    server, and any client could fill the log with it."""
+    server, and any client could fill the log with it.
+    """
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info and str(record.msg).startswith("Invalid UTF-8"):

@@ -192,7 +192,8 @@ class Sessions(Generic[GameT]):
 
     def _drop_unused(self, now: float) -> list[Session[GameT]]:
         """Take the HTTP sessions unused for `timeout` seconds out of the table (their games are closed by
-        the caller, outside the lock); one in use is left alone."""
+        the caller, outside the lock); one in use is left alone.
+        """
         dropped: list[Session[GameT]] = []
         for session_id, session in list(self._sessions.items()):
             if (

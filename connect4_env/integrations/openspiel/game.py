@@ -46,7 +46,8 @@ class Connect4Game(pyspiel.Game):
     """The game for one board size: parameters ``rows``, ``columns``, ``win_length`` (6, 7, 4 by default).
 
     Raises:
-        TypeError, ValueError: a parameter is not an integer, or the size is out of the rules' range.
+        TypeError: a parameter is not an integer, or the size is out of the rules' range.
+        ValueError: a parameter is not an integer, or the size is out of the rules' range.
     """
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
