@@ -20,6 +20,7 @@ import numpy as np
 
 from connect4_agents.evaluation.test_sets import load_test_set, test_set_names
 from connect4_agents.interop import kaggle
+from connect4_agents.interop.kaggle_endgame import endgame_node_budget
 from connect4_agents.solver import SolverAgent
 from connect4_agents.solver.agent import SolverBudgetExceeded
 from connect4_env.core import Board
@@ -33,7 +34,7 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=25, help="positions per row (default 25)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    budget = kaggle.endgame_node_budget(args.move_seconds)
+    budget = endgame_node_budget(args.move_seconds)
     by_empty: dict[int, list[tuple[int, ...]]] = defaultdict(list)
     for name in test_set_names():
         if name.startswith("6x7"):
