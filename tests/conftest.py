@@ -9,13 +9,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+
+try:  # the RLlib venv runs a few tests without the dev extra's Hypothesis
+    from hypothesis import settings
+except ModuleNotFoundError:
+    settings = None
 
 # No test depends on the wall clock: Hypothesis' default deadline (200 ms an example) failed examples that a
 # busy machine ran slowly, so every property test runs without one (a test's own @settings may still bound
 # its examples by count).
-settings.register_profile("no-deadline", deadline=None)
-settings.load_profile("no-deadline")
+if settings is not None:
+    settings.register_profile("no-deadline", deadline=None)
+    settings.load_profile("no-deadline")
 
 # Windows open on a dummy video driver in tests (no display on CI).
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
