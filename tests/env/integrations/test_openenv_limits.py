@@ -67,9 +67,17 @@ def test_http_and_websocket_sessions_share_one_cap() -> None:
         assert code == 201
         code, refused, _ = http(f"{url}/sessions", "POST")
         assert code == 503 and "at most 2 games at once" in refused["detail"]
+        # the server refuses the third at once: an error frame, then close code 1013; a client that sends its
+        # reset after the close has arrived (openenv-core's, at times) meets the close itself
+        from websockets.exceptions import ConnectionClosed
+
         third = Connect4TextClient(base_url=url).sync()
-        with third, pytest.raises(RuntimeError, match="CAPACITY_REACHED"):
+        with third, pytest.raises((RuntimeError, ConnectionClosed)) as refused_ws:
             third.reset(seed=0)
+        if isinstance(refused_ws.value, ConnectionClosed):
+            assert refused_ws.value.rcvd is not None and refused_ws.value.rcvd.code == 1013
+        else:
+            assert "CAPACITY_REACHED" in str(refused_ws.value)
         assert http(f"{url}/sessions/{created['session_id']}", "DELETE")[0] == 200
         assert http(f"{url}/sessions", "POST")[0] == 201  # the freed place
 
