@@ -19,13 +19,14 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from connect4_agents.base import RulesAware, check_mask_width, legal_columns, unpack
+from connect4_agents.base import check_mask_width, legal_columns, unpack
 from connect4_agents.evaluation.arena import play_game
 from connect4_agents.evaluation.records import GameLog, game_log
+from connect4_agents.human import HumanAgent
 from connect4_env.core import Board
 from connect4_env.render import colour_stones, terminal_has_colour
 from connect4_env.rules import Rules
-from connect4_env.validation import check_bool, check_int
+from connect4_env.validation import check_int
 
 __all__ = [
     "TerminalHuman",
@@ -84,7 +85,7 @@ def board_text(board: Board, colour: bool = False) -> str:
     return f"{_grid(cells, colour)}\n{status}"
 
 
-class TerminalHuman(RulesAware):
+class TerminalHuman(HumanAgent):
     """A person at the terminal playing seat ``seat`` (0 moves first): shows the board with ``X`` for the first
     mover's stones and ``O`` for the second's, and reads a column number from 1 until a legal one is typed.
 
@@ -110,12 +111,7 @@ class TerminalHuman(RulesAware):
         colour: bool | None = None,
     ) -> None:
         self.seat = check_int("seat", seat, 0, 1)
-        for name, function in (("input_fn", input_fn), ("output_fn", output_fn)):
-            if not callable(function):
-                raise TypeError(f"{name} must be callable, got {function!r:.80} ({type(function).__name__})")
-        self.input_fn = input_fn
-        self.output_fn = output_fn
-        self.colour = terminal_has_colour(sys.stdout) if colour is None else check_bool("colour", colour)
+        super().__init__(input_fn, output_fn=output_fn, colour=colour)
 
     def __repr__(self) -> str:
         return f"TerminalHuman({self.seat})"
