@@ -11,34 +11,13 @@ from gymnasium.wrappers import PassiveEnvChecker
 
 from connect4_env.core import Board
 from connect4_env.encoding import TrackedBoard
+from connect4_env.envs.settings import MatchSettings
 from connect4_env.opponent import opponent_column
-from connect4_env.policy import resolve_opponent
 from connect4_env.render import RENDER_MODES, BoardRenderer
-from connect4_env.rules import IllegalMoveError, Rules, as_column, short_repr
-from connect4_env.validation import check_choice, check_seed
+from connect4_env.rules import IllegalMoveError, as_column, short_repr
+from connect4_env.validation import check_seed
 
-__all__ = [
-    "Connect4Env",
-    "RetryableEnvChecker",
-    "make_env",
-    "make_flat_env",
-    "check_match_settings",
-    "ILLEGAL_ACTION_MODES",
-]
-
-ILLEGAL_ACTION_MODES = ("lose", "raise")
-
-
-def check_match_settings(agent_first: object, illegal_action: object) -> None:
-    """Validate the arguments ``Connect4-v0`` and its batched version share.
-
-    Raises:
-        TypeError: ``agent_first`` is not True, False or None (random side).
-        ValueError: ``illegal_action`` is not a known mode.
-    """
-    if agent_first is not None and agent_first is not True and agent_first is not False:
-        raise TypeError(f"agent_first must be True, False or None (random side), got {agent_first!r}")
-    check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
+__all__ = ["Connect4Env", "RetryableEnvChecker", "make_env", "make_flat_env"]
 
 
 class Connect4Env(gym.Env):
@@ -73,11 +52,14 @@ class Connect4Env(gym.Env):
     illegal move.
 
     ## Arguments
+    The match settings (`rows`, `columns`, `win_length`, `opponent`, `opponent_kwargs`, `agent_first`,
+    `illegal_action`) are [`MatchSettings`][connect4_env.envs.settings.MatchSettings]'s fields, with their
+    defaults and meaning; the env keeps them as `env.unwrapped.settings`.
+
     | argument | default | meaning |
     |---|---|---|
-    | `rows`, `columns`, `win_length` | 6, 7, 4 | board size and line length, as the rules core |
-    | `opponent` | `"random"` | an agent name for `connect4_env.policy.make_policy`, or any object with `act(observation, action_mask)`; it is given these rules through its `bind(rules)` |
-    | `opponent_kwargs` | None | keyword arguments for `make_policy` when `opponent` is a name |
+    | `rows`, `columns`, `win_length` | 6, 7, 4 | board size and line length |
+    | `opponent`, `opponent_kwargs` | `"random"`, None | who answers: an agent name or spec, or an object with `act(observation, action_mask)` |
     | `agent_first` | True | True: learner moves first; False: second; None: a random side each episode |
     | `illegal_action` | `"lose"` | a full column: `"lose"` ends the episode with -1; `"raise"` raises `IllegalMoveError` |
     | `render_mode` | None | `"ansi"`, `"rgb_array"` or `"human"` |
@@ -104,13 +86,15 @@ class Connect4Env(gym.Env):
         render_mode: str | None = None,
         tile: int = 48,
     ) -> None:
-        self.rules = Rules(rows, columns, win_length)
-        check_match_settings(agent_first, illegal_action)
+        self.settings = MatchSettings(
+            rows, columns, win_length, opponent, opponent_kwargs, agent_first, illegal_action
+        )
+        self.rules = self.settings.rules
         self._renderer = BoardRenderer(
             render_mode, tile, fps=int(self.metadata["render_fps"]), rules=self.rules
         )
         self.render_mode = render_mode
-        self.opponent = resolve_opponent(opponent, opponent_kwargs, self.rules)
+        self.opponent = self.settings.policy
         self.agent_first = agent_first
         self.illegal_action = illegal_action
         rows, columns = self.rules.rows, self.rules.columns

@@ -91,7 +91,7 @@ class Connect4TextEnv(gym.Env):
     | `invalid_answer` | `"retry"` | `"retry"`: a rejected answer costs 0 and is explained in the next observation, up to `max_retries` times a move, then loses; `"lose"`: it loses at once |
     | `max_retries` | 2 | rejected answers forgiven per move under `"retry"` (at most 1,000,000) |
     | `max_answer_length` | 4096 | longer answers are rejected unread (at most 1,000,000) |
-    | `rows`, `columns`, `win_length`, `opponent`, `opponent_kwargs`, `agent_first` | as `Connect4-v0` | the game, passed to `Connect4Env` |
+    | `rows`, `columns`, `win_length`, `opponent`, `opponent_kwargs`, `agent_first` | as `Connect4-v0` | [`MatchSettings`][connect4_env.envs.settings.MatchSettings]'s fields (all but `illegal_action`: a rejected answer is `invalid_answer`'s), passed to `Connect4Env`; kept as `env.settings` |
     | `render_mode` | None | `"ansi"` returns the observation text |
 
     ## Version History
@@ -124,6 +124,7 @@ class Connect4TextEnv(gym.Env):
             rows, columns, win_length, opponent, opponent_kwargs, agent_first, illegal_action="lose"
         )
         self.rules = self.game.rules
+        self.settings = self.game.settings
         # the longest observation: the board's text with the longest rejection message, whatever the answer
         error = max_error_length(self.rules.columns, self.max_answer_length)
         longest = max_description_length(

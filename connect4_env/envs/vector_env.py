@@ -17,9 +17,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from connect4_env.batched import BatchedBoards
-from connect4_env.envs.gym_env import check_match_settings
+from connect4_env.envs.settings import MatchSettings
 from connect4_env.opponent import opponent_columns
-from connect4_env.policy import resolve_opponent
 from connect4_env.render import BoardRenderer
 from connect4_env.rules import IllegalMoveError, Rules
 from connect4_env.validation import check_bool, check_int, check_seed
@@ -96,7 +95,7 @@ class Connect4VectorEnv(VectorEnv):
     | argument | default | meaning |
     |---|---|---|
     | `num_envs` | 1 | games stepped together |
-    | `rows`, `columns`, `win_length`, `opponent`, `opponent_kwargs`, `agent_first`, `illegal_action` | as `Connect4-v0` | |
+    | `rows`, `columns`, `win_length`, `opponent`, `opponent_kwargs`, `agent_first`, `illegal_action` | as `Connect4-v0` | [`MatchSettings`][connect4_env.envs.settings.MatchSettings]'s fields; kept as `env.settings` |
     | `autoreset_mode` | `"NextStep"` | `"NextStep"` or `"SameStep"` |
     | `render_mode` | None | `"ansi"` or `"rgb_array"` (one per game) |
     | `tile` | 48 | pixels per cell for images |
@@ -129,14 +128,13 @@ class Connect4VectorEnv(VectorEnv):
         compiled: bool | None = None,
     ) -> None:
         num_envs = check_int("num_envs", num_envs, 1, 1 << 24)
-        self.rules = Rules(rows, columns, win_length)
+        self.rules = Rules(rows, columns, win_length)  # the batch's size is checked before any opponent is built
         if num_envs * self.rules.cells > MAX_BATCH_CELLS:
             raise ValueError(
                 f"num_envs={num_envs} boards of {self.rules.rows}x{self.rules.columns} are "
                 f"{num_envs * self.rules.cells:,} cells; allowed: num_envs * rows * columns <= "
                 f"{MAX_BATCH_CELLS:,} (MAX_BATCH_CELLS)"
             )
-        check_match_settings(agent_first, illegal_action)
         self.copy = check_bool("copy", copy)
         if compiled is not None:
             check_bool("compiled", compiled)
@@ -155,7 +153,11 @@ class Connect4VectorEnv(VectorEnv):
         self._renderer = BoardRenderer(render_mode, tile, rules=self.rules)
         self.render_mode = render_mode
         self.num_envs = num_envs
-        self.opponent = resolve_opponent(opponent, opponent_kwargs, self.rules)
+        # the opponent is built last, once every cheap setting is known to be good
+        self.settings = MatchSettings(
+            rows, columns, win_length, opponent, opponent_kwargs, agent_first, illegal_action
+        )
+        self.opponent = self.settings.policy
         self.agent_first = agent_first
         self.illegal_action = illegal_action
         rows, columns = self.rules.rows, self.rules.columns

@@ -17,7 +17,7 @@ require("stable_baselines3", "train", "the SB3 VecEnv (make_sb3_vec_env)")
 
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
 
-from connect4_env.envs.gym_env import check_match_settings  # noqa: E402
+from connect4_env.envs.settings import check_agent_first, check_illegal_action  # noqa: E402
 from connect4_env.envs.vector_env import Connect4VectorEnv  # noqa: E402
 from connect4_env.policy import resolve_opponent  # noqa: E402
 
@@ -192,9 +192,9 @@ class Connect4SB3VecEnv(VecEnv):
         if attr_name == "opponent":
             value = resolve_opponent(value, None, venv.rules)
         elif attr_name == "agent_first":
-            check_match_settings(value, venv.illegal_action)
+            check_agent_first(value)
         elif attr_name == "illegal_action":
-            check_match_settings(venv.agent_first, value)
+            check_illegal_action(value)
         else:
             value = check_bool(attr_name, value)
         setattr(venv, attr_name, value)
