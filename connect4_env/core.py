@@ -83,10 +83,12 @@ class Board:
 
     @property
     def is_draw(self) -> bool:
+        """True when the board is full and nobody has a line."""
         return self.winner is None and self.ply == self.rules.cells
 
     @property
     def is_terminal(self) -> bool:
+        """True when the game is over: a player has a line or the board is full."""
         return self.winner is not None or self.ply == self.rules.cells
 
     def is_legal(self, column: int) -> bool:
@@ -157,9 +159,11 @@ class Board:
         """Take back the last move, which was played in ``column``; ``last_move`` becomes the move before it.
 
         Raises:
-            TypeError: ``column`` or ``last_move`` is not an integer (None for ``last_move``). ValueError:
-                ``column`` does not hold the last player's top stone, or ``last_move`` is not a column
+            TypeError: ``column`` is not an integer, or ``last_move`` is neither an integer nor None
                 (nothing is changed).
+            ValueError: ``column`` does not hold the last player's top stone (no move to take back, a column
+                off the board, or the other player's stone), or ``last_move`` is an integer that is not a
+                column (nothing is changed).
         """
         rules = self.rules
         column = check_int("column", column)
@@ -184,7 +188,9 @@ class Board:
         it was.
 
         Raises:
-            IllegalMoveError: a move is illegal where it comes. TypeError: a move is not an integer.
+            IllegalMoveError: a move is illegal where it comes (out of range, a full column, or after the
+                game is over).
+            TypeError: ``moves`` is not iterable, or a move is not an integer.
             ValueError: a string holds something other than digits.
         """
         if isinstance(moves, str):
@@ -199,6 +205,7 @@ class Board:
         return self
 
     def copy(self) -> Board:
+        """An independent copy of the position (same rules; its own stone and height lists)."""
         new = Board.__new__(Board)
         new.rules = self.rules
         new.stones = self.stones[:]
@@ -242,7 +249,8 @@ class Board:
         """Owner of a cell (``row`` 0 = top): 0, 1 or None for empty.
 
         Raises:
-            TypeError: ``row`` or ``column`` is not an integer. ValueError: it is off the board.
+            TypeError: ``row`` or ``column`` is not an integer.
+            ValueError: ``row`` or ``column`` is an integer off the board.
         """
         rules = self.rules
         # renderers call this for every cell: plain in-range ints skip the checks' conversions
@@ -298,9 +306,11 @@ class Board:
         ``Board(rules)`` (None: 6x7 with four in a row).
 
         Raises:
-            IllegalMoveError: see [`play_moves`][connect4_env.core.Board.play_moves].
-            TypeError: see [`play_moves`][connect4_env.core.Board.play_moves].
-            ValueError: see [`play_moves`][connect4_env.core.Board.play_moves].
+            IllegalMoveError: a move is illegal where it comes, as in
+                [`play_moves`][connect4_env.core.Board.play_moves].
+            TypeError: ``rules`` is neither a [`Rules`][connect4_env.rules.Rules] nor None, ``moves`` is not
+                iterable, or a move is not an integer.
+            ValueError: ``moves`` is a string that holds something other than digits.
         """
         return cls(rules).play_moves(moves)
 
@@ -309,9 +319,11 @@ class Board:
         """Build a position from each player's bitboard, checking that it can arise in a game.
 
         Raises:
-            TypeError: ``rules`` is not a Rules, or a bitboard is not an integer. ValueError: stones overlap,
-                float above empty cells, lie outside the board, the counts are not equal or one more for the
-                first player, or both players have a line.
+            TypeError: ``rules`` is not a [`Rules`][connect4_env.rules.Rules], or a bitboard is not an
+                integer.
+            ValueError: the stones cannot arise in a game: they overlap, float above empty cells, lie outside
+                the board, the first player's count is not the second's or one more, or both players have a
+                line.
         """
         rules = check_rules(rules)
         first, second = check_int("first", first), check_int("second", second)
@@ -353,7 +365,10 @@ class Board:
         from the stone counts.
 
         Raises:
-            TypeError: ``text`` is not a str. ValueError: it is not a board (see the messages).
+            TypeError: ``text`` is not a str, or ``win_length`` is not an integer.
+            ValueError: ``text`` is not a board (no rows, rows of unequal length, a character other than
+                ``XxOo._``, a size out of the rules' range, or stones that cannot arise in a game), or
+                ``win_length`` does not fit the board.
         """
         if not isinstance(text, str):
             raise TypeError(f"from_ascii reads a str, got {type(text).__name__}")

@@ -52,7 +52,9 @@ def check_tile(tile: object, rules: Rules | None = None) -> int:
     `MAX_IMAGE_PIXELS`.
 
     Raises:
-        TypeError: not an int. ValueError: out of range, or an image too large for the board.
+        TypeError: ``tile`` is not an integer (a float, a string, a bool, None).
+        ValueError: ``tile`` is outside ``4..MAX_TILE``, or the image of a ``rules`` board would have more
+            than `MAX_IMAGE_PIXELS` pixels.
     """
     tile = check_int("tile", tile, 4, MAX_TILE)
     if rules is not None and rules.cells * tile * tile > MAX_IMAGE_PIXELS:
@@ -136,10 +138,9 @@ def render_rgb(board: Board, tile: int = 48) -> np.ndarray:
     of `connect4_env.svg`; the play window shows this image too.
 
     Raises:
-        TypeError: not a [`Board`][connect4_env.core.Board], a bad ``tile``, or an image larger
-            than `MAX_IMAGE_PIXELS`.
-        ValueError: not a [`Board`][connect4_env.core.Board], a bad ``tile``, or an image larger
-            than `MAX_IMAGE_PIXELS`.
+        TypeError: ``board`` is not a [`Board`][connect4_env.core.Board], or ``tile`` is not an integer.
+        ValueError: ``tile`` is outside ``4..MAX_TILE``, or the image would have more than
+            `MAX_IMAGE_PIXELS` pixels.
     """
     rules = check_board(board).rules
     tile = check_tile(tile, rules)
@@ -162,6 +163,9 @@ class HumanWindow:
         self._clock: Any = None
 
     def show(self, image: np.ndarray) -> None:
+        """Show ``image`` (an ``(height, width, 3)`` uint8 array), opening the window at its size on the first
+        call, then wait for the next frame at ``fps`` frames a second.
+        """
         pygame = self._pygame
         if self._screen is None:
             pygame.display.init()
@@ -175,6 +179,9 @@ class HumanWindow:
         self._clock.tick(self._fps)
 
     def close(self) -> None:
+        """Close the window if one is open; the next `show` opens a
+        new one.
+        """
         if self._screen is not None:
             self._pygame.display.quit()
             self._screen = None
@@ -184,8 +191,9 @@ class BoardRenderer:
     """What both environments' ``render()`` does for a given ``render_mode``; drops its window on pickling.
 
     Raises:
-        ValueError: an unknown ``render_mode``. TypeError / ValueError: a bad ``tile`` (see
-            `check_tile`; with ``rules`` and an image mode, also checked against the board's size).
+        TypeError: ``tile`` is not an integer.
+        ValueError: an unknown ``render_mode``, or ``tile`` is outside ``4..MAX_TILE`` (with ``rules`` and an
+            image mode, also a ``tile`` that would draw more than `MAX_IMAGE_PIXELS` pixels).
     """
 
     def __init__(
@@ -197,6 +205,18 @@ class BoardRenderer:
         self._window: HumanWindow | None = None
 
     def render(self, board: Board) -> str | np.ndarray | None:
+        """Render ``board`` as Gymnasium's ``render()`` does for this ``render_mode``.
+
+        Returns:
+            The text of `render_ansi` for ``"ansi"``, the image of
+            `render_rgb` for ``"rgb_array"``, and None for ``"human"``
+            (the image is shown in a pygame window, opened on the first call) and for no mode (with
+            Gymnasium's warning).
+
+        Raises:
+            TypeError: ``board`` is not a [`Board`][connect4_env.core.Board] (with a render mode set).
+            MissingExtraError: ``"human"`` without pygame (the ``render`` extra).
+        """
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
@@ -211,6 +231,7 @@ class BoardRenderer:
         return None
 
     def close(self) -> None:
+        """Close the pygame window if one is open (Gymnasium's ``close()``); rendering again reopens it."""
         if self._window is not None:
             self._window.close()
             self._window = None
@@ -229,10 +250,9 @@ def to_svg(board: Board, *, last_move: bool = True, winning_line: bool = True, t
     size of a cell in SVG units (the picture scales freely).
 
     Raises:
-        TypeError: ``board`` is not a Board, a bad flag or ``tile``, or a board of more than
-            `MAX_SVG_CELLS` cells.
-        ValueError: ``board`` is not a Board, a bad flag or ``tile``, or a board of more than
-            `MAX_SVG_CELLS` cells.
+        TypeError: ``board`` is not a [`Board`][connect4_env.core.Board], ``last_move`` or
+            ``winning_line`` is not a bool, or ``tile`` is not an integer.
+        ValueError: ``tile`` is outside ``4..MAX_TILE``, or the board has more than `MAX_SVG_CELLS` cells.
     """
     if not isinstance(board, Board):
         raise TypeError(f"to_svg draws a connect4_env.Board, got {type(board).__name__}")

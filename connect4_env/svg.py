@@ -115,10 +115,12 @@ def draw_svg(
         The SVG text.
 
     Raises:
-        TypeError: a bad ``tile`` or ``ply``, more than `MAX_SVG_CELLS` cells, rows of
-            unequal length, an owner other than 0 / 1 / 2, or a cell outside the grid (each named).
-        ValueError: a bad ``tile`` or ``ply``, more than `MAX_SVG_CELLS` cells, rows of
-            unequal length, an owner other than 0 / 1 / 2, or a cell outside the grid (each named).
+        TypeError: ``tile``, ``ply``, an owner or a cell's coordinate is not an integer; ``owners`` or one of
+            its rows is not a sequence; ``last_cell`` or ``winning_cells`` (or one of its cells) is not a
+            sequence (a str neither).
+        ValueError: ``tile`` is outside ``4..512`` or ``ply`` outside ``0..rows * columns``; more than
+            `MAX_SVG_CELLS` cells; rows of unequal length; an owner other than 0 / 1 / 2; a cell that is not a
+            pair or lies outside the grid; more winning cells than cells (each named).
     """
     tile = check_int("tile", tile, 4, MAX_TILE)
     grid = _check_owners(owners)

@@ -40,7 +40,8 @@ def check_int(name: str, value: object, minimum: int | None = None, maximum: int
     """``value`` as a plain int: a Python or numpy integer (not a bool) within ``minimum..maximum``.
 
     Raises:
-        TypeError: not an integer (a float, a string, a bool, None). ValueError: out of range.
+        TypeError: ``value`` is not an integer (a float, a string, a bool, None).
+        ValueError: ``value`` is an integer outside ``minimum..maximum``.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer{_range_text(minimum, maximum)}, got {_describe(value)}")
@@ -63,7 +64,8 @@ def check_number(
     """``value`` as a finite float within ``minimum..maximum`` (``above_minimum``: strictly greater).
 
     Raises:
-        TypeError: not a real number (a string, a bool, None). ValueError: NaN, infinite or out of range.
+        TypeError: ``value`` is not a real number (a string, a bool, None).
+        ValueError: ``value`` is NaN, infinite, or outside ``minimum..maximum``.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {_describe(value)}")
@@ -125,7 +127,8 @@ def check_seed(value: object, name: str = "seed") -> int | None:
     lets ``True`` through as 1).
 
     Raises:
-        TypeError: a bool, a float, a string or another type. ValueError: a negative integer.
+        TypeError: ``value`` is neither None nor an integer (a bool, a float, a string, another type).
+        ValueError: ``value`` is a negative integer.
     """
     return None if value is None else check_int(name, value, 0)
 
@@ -136,7 +139,9 @@ def seeded_rng(value: object, name: str = "seed") -> np.random.Generator:
     ``name`` instead of numpy's.
 
     Raises:
-        TypeError: a bool, a float, a string or another type numpy cannot seed from. ValueError: a negative int.
+        TypeError: ``value`` is a bool, a float, a string or another type numpy cannot seed from (a float or
+            None inside a sequence too).
+        ValueError: ``value`` is a negative integer, or a sequence that holds one (or a string).
     """
     if isinstance(value, bool):
         raise TypeError(f"{name} must be None or a non-negative integer, got {_describe(value)}")

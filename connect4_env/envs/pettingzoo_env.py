@@ -167,12 +167,28 @@ class raw_env(AECEnv):
 
     # -- spaces ------------------------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
+        """``agent``'s observation space: the ``Dict`` of ``observation`` planes and ``action_mask`` described
+        above (each agent has its own copy, seeded by ``reset(seed=...)``).
+
+        Raises:
+            AgentTypeError: ``agent`` is not a str (a TypeError and a KeyError).
+            UnknownAgentError: ``agent`` is a str other than ``player_0`` and ``player_1`` (a ValueError and a
+                KeyError).
+        """
         try:
             return self.observation_spaces[agent]
         except (KeyError, TypeError):
             raise _unknown_agent(agent) from None
 
     def action_space(self, agent: str) -> spaces.Space:
+        """``agent``'s action space, ``Discrete(columns)`` (each agent has its own, seeded by
+        ``reset(seed=...)``).
+
+        Raises:
+            AgentTypeError: ``agent`` is not a str (a TypeError and a KeyError).
+            UnknownAgentError: ``agent`` is a str other than ``player_0`` and ``player_1`` (a ValueError and a
+                KeyError).
+        """
         try:
             return self.action_spaces[agent]
         except (KeyError, TypeError):
@@ -184,6 +200,14 @@ class raw_env(AECEnv):
 
     # -- episode -----------------------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a new game (PettingZoo's ``reset``): an empty board, both agents back, ``player_0`` to move,
+        rewards 0. ``seed`` (None keeps the current RNGs) seeds the env's ``np_random`` and each agent's
+        spaces as described above; ``options`` is accepted and ignored. In ``human`` mode the board is drawn.
+
+        Raises:
+            TypeError: ``seed`` is neither None nor an integer (a bool, a float, a string).
+            ValueError: ``seed`` is a negative integer.
+        """
         seed = check_seed(seed)
         if seed is not None:
             self._np_random, self._np_random_seed = seeding.np_random(seed)
@@ -203,6 +227,19 @@ class raw_env(AECEnv):
             self.render()
 
     def step(self, action: Any) -> None:
+        """Play ``action`` (a column) for the agent in ``agent_selection`` (PettingZoo's ``step``), then hand
+        the turn to the other agent; a win or a full board terminates both agents and sets the rewards. For an
+        agent whose game is over, ``action`` must be None and the agent leaves ``agents`` (PettingZoo's dead
+        step).
+
+        Raises:
+            ResetNeededError: ``reset()`` has not been called.
+            IllegalMoveError: the column is full or out of range (a ValueError; the position and the turn are
+                unchanged).
+            TypeError: ``action`` is not an integer (a float, a string, a bool, an array; nothing changes).
+            ValueError: an action other than None for an agent whose game is over (PettingZoo's dead step).
+            KeyError: both agents have already left the finished game (call ``reset()``).
+        """
         if not self._started:
             self._require_reset("step()")
         agent = self.agent_selection
@@ -241,6 +278,16 @@ class raw_env(AECEnv):
 
     # -- views -------------------------------------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``agent``'s observation (PettingZoo's ``observe``): a new ``{"observation", "action_mask"}`` dict
+        of int8 arrays, planes from ``agent``'s side, the mask all zeros unless ``agent`` is to move in a live
+        game.
+
+        Raises:
+            ResetNeededError: ``reset()`` has not been called.
+            AgentTypeError: ``agent`` is not a str (a TypeError and a KeyError).
+            UnknownAgentError: ``agent`` is a str other than ``player_0`` and ``player_1`` (a ValueError and a
+                KeyError).
+        """
         if not self._started:
             self._require_reset("observe()")
         try:
@@ -259,6 +306,13 @@ class raw_env(AECEnv):
         return {"observation": observation, "action_mask": mask}
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """PettingZoo's ``last``: ``(observation, cumulative reward, termination, truncation, info)`` of the
+        agent in ``agent_selection``; the observation is None when ``observe`` is false.
+
+        Raises:
+            ResetNeededError: ``reset()`` has not been called, or the game is over and both agents have taken
+                their dead steps.
+        """
         self._require_reset("last()")
         agent = self.agent_selection
         if agent not in self.terminations:  # both agents took their dead steps and left
@@ -272,10 +326,21 @@ class raw_env(AECEnv):
         )
 
     def state(self) -> np.ndarray:
+        """The global state (PettingZoo's ``state``): a new ``(rows, columns, 2)`` int8 array, plane 0
+        ``player_0``'s stones and plane 1 ``player_1``'s, row 0 at the top.
+        """
         return self._game.views[0].copy()
 
     def render(self) -> str | np.ndarray | None:
+        """Render the board for ``render_mode`` (PettingZoo's ``render``): text for ``"ansi"``, an
+        ``(rows * tile, columns * tile, 3)`` uint8 image for ``"rgb_array"``, None for ``"human"`` (drawn in
+        a pygame window) and for no mode (with a warning).
+
+        Raises:
+            MissingExtraError: ``"human"`` without pygame (the ``render`` extra).
+        """
         return self._renderer.render(self.board)
 
     def close(self) -> None:
+        """Close the pygame window if one is open (PettingZoo's ``close``); the env can still be used."""
         self._renderer.close()

@@ -226,9 +226,10 @@ def describe_position(
     ``X`` marks the viewer's stones and ``O`` the opponent's, whoever moved first. Returns the text.
 
     Raises:
-        TypeError: ``board`` is not a Board, or ``player`` / ``last_opponent_column`` not an integer, or
-            ``note`` / ``status`` not a str. ValueError: ``player`` not 0 or 1, or ``last_opponent_column`` off
-            the board.
+        TypeError: ``board`` is not a [`Board`][connect4_env.core.Board], ``player`` or
+            ``last_opponent_column`` is not an integer, or ``note`` or ``status`` is neither a str nor None.
+        ValueError: ``player`` is an integer other than 0 and 1, or ``last_opponent_column`` an integer
+            off the board.
     """
     rules = check_board(board).rules
     player = check_int("player", player, 0, 1)

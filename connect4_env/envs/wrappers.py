@@ -61,11 +61,24 @@ for _name in _FORWARDED:
 
 
 class TerminateIllegalWrapper(_DirectAttributes, wrappers.TerminateIllegalWrapper):
+    """PettingZoo's ``TerminateIllegalWrapper``: a move that the mover's last action mask forbids ends the
+    game, the mover getting ``illegal_reward`` and the other agent 0; attribute reads go straight to the
+    unwrapped env.
+
+    Args:
+        env: the AEC env to wrap; its observations are dicts with an ``action_mask``.
+        illegal_reward: the reward of an agent that makes an illegal move.
+    """
+
     def __init__(self, env: AECEnv, illegal_reward: float) -> None:
         super().__init__(env, illegal_reward)
         self._bind_raw()
 
     def observe(self, agent: Any) -> Any:
+        """``agent``'s observation from the wrapped env; for the agent to move it is also kept, as
+        PettingZoo's wrapper keeps it, for the next
+        `step` to read its mask.
+        """
         obs = self.env.observe(agent)
         raw = self._raw
         if agent == raw.agent_selection:
@@ -74,6 +87,9 @@ class TerminateIllegalWrapper(_DirectAttributes, wrappers.TerminateIllegalWrappe
         return obs
 
     def step(self, action: Any) -> None:
+        """Pass a move its mask allows to the wrapped env; on a forbidden move end the game with
+        ``illegal_reward`` for the mover (PettingZoo's ``step``, the wrapped env's errors passing through).
+        """
         prev_obs = self._prev_obs
         raw = self._raw
         agent = raw.agent_selection
@@ -95,12 +111,28 @@ class TerminateIllegalWrapper(_DirectAttributes, wrappers.TerminateIllegalWrappe
 
 
 class AssertOutOfBoundsWrapper(_DirectAttributes, wrappers.AssertOutOfBoundsWrapper):
+    """PettingZoo's ``AssertOutOfBoundsWrapper``: an action outside the mover's ``Discrete`` space is refused
+    before it reaches the env, with an error that names the allowed actions; attribute reads go straight to
+    the unwrapped env.
+
+    Args:
+        env: the AEC env to wrap; every agent's action space is ``Discrete``.
+    """
+
     def __init__(self, env: AECEnv) -> None:
         super().__init__(env)
         self._bind_raw()
         self._n_actions = {agent: self.action_space(agent).n for agent in self.possible_agents}  # type: ignore[attr-defined]
 
     def step(self, action: Any) -> None:
+        """Pass ``action`` to the wrapped env if it is in the mover's action space (or None for an agent whose
+        game is over).
+
+        Raises:
+            ActionTypeError: ``action`` is not an integer (an AssertionError and a TypeError).
+            ActionOutOfBoundsError: ``action`` is an integer outside ``0..n - 1`` for ``Discrete(n)`` (an
+                AssertionError and a ValueError).
+        """
         # Plain in-range ints pass the same check the parent makes, without building a numpy scalar.
         agent = self._raw.agent_selection
         if type(action) is int and 0 <= action < self._n_actions[agent]:
@@ -146,11 +178,25 @@ def _check_action(action: Any, n_actions: int) -> None:
 
 
 class OrderEnforcingWrapper(_DirectAttributes, wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper``: calls that need a game refuse to run before ``reset()``,
+    reading ``agents``, ``rewards``, ``terminations``, ... before it raises ``AttributeError``, and a ``step``
+    after every agent has left only warns; the other attribute reads go straight to the unwrapped env.
+
+    Args:
+        env: the AEC env to wrap.
+    """
+
     def __init__(self, env: AECEnv) -> None:
         super().__init__(env)
         self._bind_raw()
 
     def step(self, action: Any) -> None:
+        """Step the wrapped env (PettingZoo's ``step``); once every agent has left, only warn, as PettingZoo
+        does.
+
+        Raises:
+            ResetNeededError: ``reset()`` has not been called.
+        """
         if self._has_reset and self._raw.agents:
             self._has_updated = True
             self.env.step(action)
@@ -159,22 +205,43 @@ class OrderEnforcingWrapper(_DirectAttributes, wrappers.OrderEnforcingWrapper):
             super().step(action)
 
     def observe(self, agent: Any) -> Any:
+        """``agent``'s observation from the wrapped env (PettingZoo's ``observe``).
+
+        Raises:
+            ResetNeededError: ``reset()`` has not been called.
+        """
         if self._has_reset:
             return self.env.observe(agent)
         self._require_reset("observe()")
         return super().observe(agent)
 
     def last(self, observe: bool = True) -> Any:
+        """PettingZoo's ``last``: ``(observation, cumulative reward, termination, truncation, info)`` of the
+        agent to act (the observation None when ``observe`` is false).
+
+        Raises:
+            ResetNeededError: ``reset()`` has not been called, or the game is over and every agent has left.
+        """
         self._require_reset("last()")
         if self._raw.agent_selection not in self._raw.terminations:  # both agents took their dead steps
             raise ResetNeededError("the game is over and every agent has left: call reset() to play again")
         return super().last(observe)
 
     def state(self) -> Any:
+        """The wrapped env's global state (PettingZoo's ``state``).
+
+        Raises:
+            ResetNeededError: ``reset()`` has not been called.
+        """
         self._require_reset("state()")
         return super().state()
 
     def render(self) -> Any:
+        """The wrapped env's rendering (PettingZoo's ``render``).
+
+        Raises:
+            ResetNeededError: ``reset()`` has not been called.
+        """
         self._require_reset("render()")
         return super().render()
 

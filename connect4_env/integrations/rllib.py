@@ -105,9 +105,8 @@ class Connect4MultiAgentEnv(MultiAgentEnv):  # type: ignore[misc]
     - v0: initial release (0.1.0). The env follows `connect4_v0`'s version.
 
     Raises:
-        TypeError: an unknown config key or a bad board size (from the rules core).
-        ValueError: an unknown config key or a bad board size (from the rules core).
-        IllegalMoveError: a full or out-of-range column (with the masking module this does not happen).
+        TypeError: ``config`` is not a dict (or None), or a board size in it is not an integer.
+        ValueError: an unknown config key, or a board size out of the rules' range.
     """
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
@@ -135,12 +134,33 @@ class Connect4MultiAgentEnv(MultiAgentEnv):  # type: ignore[misc]
 
     # RLlib types agent ids as Hashable; ours are the strings "player_0" and "player_1"
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        """Start a new game (RLlib's ``reset``): returns ``({"player_0": observation}, {})``, the observation
+        of the player to move and empty infos; ``seed`` seeds the underlying ``connect4_v0`` env.
+
+        Raises:
+            TypeError: ``seed`` is neither None nor an integer.
+            ValueError: ``seed`` is a negative integer.
+        """
         self.game.reset(seed=seed, options=options)
         self.agents = list(self.possible_agents)
         mover = self.game.agent_selection
         return {mover: self._observe(mover)}, {}
 
     def step(self, action_dict: Any) -> Any:
+        """Play the mover's action from ``action_dict`` (RLlib's ``step``).
+
+        Returns:
+            ``(observations, rewards, terminateds, truncateds, infos)`` as multi-agent dicts: during the game,
+            the next mover's observation and the mover's reward 0.0; at the end, both players' observations
+            and rewards and ``terminateds`` True for both and for ``"__all__"``. ``truncateds["__all__"]`` is
+            always False and the infos are empty.
+
+        Raises:
+            ValueError: ``action_dict`` holds no action for the player to move, or the game is over.
+            IllegalMoveError: the mover's column is full or out of range (a ValueError; the position is
+                unchanged).
+            TypeError: the mover's action is not an integer.
+        """
         mover = self.game.agent_selection
         if mover not in action_dict:
             raise ValueError(f"it is {mover}'s turn, but the actions are for {sorted(action_dict)}")

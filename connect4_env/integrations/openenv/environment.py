@@ -152,6 +152,9 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
         return self._state
 
     def close(self) -> None:
+        """Close the session's [`Connect4TextEnv`][connect4_env.envs.text_env.Connect4TextEnv] (OpenEnv's
+        ``close``, called when the session ends).
+        """
         self.env.close()
 
 

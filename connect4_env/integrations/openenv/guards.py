@@ -144,6 +144,10 @@ class BodyLimit:
     async def __call__(
         self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]
     ) -> None:
+        """Handle one ASGI connection: an HTTP request whose body is longer than ``limit`` bytes (declared
+        or read) is answered 413 and one whose JSON nests deeper than ``max_depth`` is answered 400, neither
+        reaching the app; an accepted body is handed to the app whole, and other connections pass unchanged.
+        """
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -266,6 +270,10 @@ class HostCheck:
     async def __call__(
         self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]
     ) -> None:
+        """Handle one ASGI connection: an HTTP request or WebSocket handshake that
+        [`refusal`][connect4_env.integrations.openenv.guards.HostCheck.refusal] refuses is answered 403 with
+        the reason and never reaches the app; everything else passes unchanged.
+        """
         if scope["type"] in ("http", "websocket"):
             headers = {name: value.decode("latin-1") for name, value in scope.get("headers") or []}
             reason = self.refusal(headers.get(b"host"), headers.get(b"origin"))

@@ -46,8 +46,10 @@ class Connect4Game(pyspiel.Game):
     """The game for one board size: parameters ``rows``, ``columns``, ``win_length`` (6, 7, 4 by default).
 
     Raises:
-        TypeError: a parameter is not an integer, or the size is out of the rules' range.
-        ValueError: a parameter is not an integer, or the size is out of the rules' range.
+        TypeError: ``params`` is not a mapping (or None), or ``rows``, ``columns`` or ``win_length`` is not an
+            integer.
+        ValueError: the size is out of the rules' range (a value below 1, more than `MAX_CELLS` cells, or a
+            ``win_length`` that fits neither a row nor a column).
     """
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
