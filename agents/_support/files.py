@@ -73,7 +73,8 @@ def check_file_target(what: str, path: object) -> Path:
     """``path`` as a `Path` if a file can be written there: a path (str or os.PathLike), not a folder.
 
     Raises:
-        TypeError: not a path. ValueError: a folder (the message says ``what`` it is: "--json", "json_out").
+        TypeError: ``path`` is not a str or os.PathLike.
+        ValueError: ``path`` is a folder (the message says ``what`` it is: "--json", "json_out").
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"{what} must be a file path, got {path!r:.80} ({type(path).__name__})")
@@ -165,8 +166,8 @@ def read_text_limited(path: str | os.PathLike[str], max_bytes: int, what: str) -
     """The UTF-8 text of ``path``, read no further than ``max_bytes`` + 1 bytes.
 
     Raises:
-        ValueError: the file is over ``max_bytes`` or not UTF-8 (``what`` names the content). OSError: it cannot
-            be read.
+        ValueError: the file is over ``max_bytes`` or not UTF-8 (``what`` names the content).
+        OSError: the file cannot be read.
     """
     with open(path, "rb") as raw:
         data = raw.read(max_bytes + 1)

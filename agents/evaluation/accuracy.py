@@ -1,4 +1,5 @@
-"""How often an agent's move is as good as perfect play, on positions with exact scores.
+"""How often an agent's move is as good as perfect play, on positions with exact scores (one job: that
+measure, its counts and reports, and the runs over the positions in workers).
 
 A move is *optimal-class* when it keeps the best outcome the position allows (a win if there is one, else a
 draw); *exact* when it has the best score (the quickest win, the slowest loss); its *regret* is the best score
@@ -52,8 +53,8 @@ def position_seed(seed: int, index: int) -> int:
     """The agent's seed for the ``index``-th position (independent of how positions are split in batches).
 
     Raises:
-        TypeError: ``seed`` or ``index`` is not an integer >= 0.
-        ValueError: ``seed`` or ``index`` is not an integer >= 0.
+        TypeError: ``seed`` or ``index`` is not an integer.
+        ValueError: ``seed`` or ``index`` is a negative integer.
     """
     seed, index = check_int("seed", seed, 0), check_int("index", index, 0)
     return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
@@ -61,7 +62,16 @@ def position_seed(seed: int, index: int) -> int:
 
 @dataclass
 class SetAccuracy:
-    """Counts for one group of positions."""
+    """Counts for one group of positions, and the rates and intervals read from them.
+
+    Attributes:
+        n: positions counted.
+        optimal_class: positions where the move kept the best outcome.
+        exact: positions where the move had the best score.
+        regret: the sum over positions of the best score minus the move's score.
+        nontrivial: non-trivial positions counted.
+        nontrivial_optimal_class: non-trivial positions where the move kept the best outcome.
+    """
 
     n: int = 0
     optimal_class: int = 0
@@ -71,6 +81,12 @@ class SetAccuracy:
     nontrivial_optimal_class: int = 0
 
     def add(self, position: Position, column: int) -> None:
+        """Count the move ``column`` in ``position``; ``column`` must be on the board (the caller checks
+        legality first).
+
+        Raises:
+            ValueError: ``column`` is full in ``position`` (nothing is counted).
+        """
         score = position.move_scores[column]
         if score is None:  # a full column: the caller checks legality first
             raise ValueError(f"column {column} is full")
@@ -85,22 +101,35 @@ class SetAccuracy:
 
     @property
     def optimal_class_rate(self) -> float:
+        """The share of positions where the move kept the best outcome (NaN when there are none)."""
         return self.optimal_class / self.n if self.n else math.nan
 
     @property
     def exact_rate(self) -> float:
+        """The share of positions where the move had the best score (NaN when there are none)."""
         return self.exact / self.n if self.n else math.nan
 
     @property
     def mean_regret(self) -> float:
+        """The mean of the best score minus the move's score, in the solver's units (NaN when there are no
+        positions).
+        """
         return self.regret / self.n if self.n else math.nan
 
     @property
     def optimal_class_ci95(self) -> tuple[float, float]:
+        """The 95 % Wilson interval of
+        [`optimal_class_rate`][connect4_agents.evaluation.accuracy.SetAccuracy.optimal_class_rate]
+        (``(0.0, 1.0)`` when there are no positions).
+        """
         return wilson_interval(self.optimal_class, self.n)
 
     @property
     def exact_ci95(self) -> tuple[float, float]:
+        """The 95 % Wilson interval of
+        [`exact_rate`][connect4_agents.evaluation.accuracy.SetAccuracy.exact_rate] (``(0.0, 1.0)`` when
+        there are no positions).
+        """
         return wilson_interval(self.exact, self.n)
 
     @property
@@ -110,9 +139,18 @@ class SetAccuracy:
 
     @property
     def nontrivial_ci95(self) -> tuple[float, float]:
+        """The 95 % Wilson interval of
+        [`nontrivial_rate`][connect4_agents.evaluation.accuracy.SetAccuracy.nontrivial_rate] (``(0.0, 1.0)``
+        when there are no non-trivial positions).
+        """
         return wilson_interval(self.nontrivial_optimal_class, self.nontrivial)
 
     def to_dict(self) -> dict[str, Any]:
+        """The counts' rates and intervals as a JSON-ready dict: ``n``, ``optimal_class_rate``,
+        ``optimal_class_ci95``, ``exact_rate``, ``exact_ci95``, ``mean_regret``, ``nontrivial_n``,
+        ``nontrivial_optimal_class_rate`` and ``nontrivial_optimal_class_ci95`` (intervals as two-item lists,
+        an empty group's rates as NaN).
+        """
         return {
             "n": self.n,
             "optimal_class_rate": self.optimal_class_rate,
@@ -130,13 +168,16 @@ class SetAccuracy:
 class AccuracyReport(SetAccuracy):
     """An agent's accuracy over all positions, with a breakdown per set.
 
+    The counts, rates and intervals inherited from
+    [`SetAccuracy`][connect4_agents.evaluation.accuracy.SetAccuracy] (``n``, ``optimal_class_rate``,
+    ``exact_rate``, ``mean_regret``, ``nontrivial_rate``, their 95 % Wilson intervals, ...) are over all
+    positions.
+
     Attributes:
-        agent: the agent's spec or repr. n, optimal_class_rate, exact_rate, mean_regret and their 95 % Wilson
-            intervals (``optimal_class_ci95``, ``exact_ci95``): over all positions; ``nontrivial`` (a count),
-            ``nontrivial_rate`` and ``nontrivial_ci95``: the optimal-class rate on the positions where the
-            choice matters. per_set: set name ->
-            [`SetAccuracy`][connect4_agents.evaluation.accuracy.SetAccuracy]. moves: the column chosen in each
-            position, in order.
+        agent: the agent's spec or repr.
+        per_set: set name -> [`SetAccuracy`][connect4_agents.evaluation.accuracy.SetAccuracy] of that set's
+            positions.
+        moves: the column chosen in each position, in order.
     """
 
     agent: str = ""
@@ -144,6 +185,10 @@ class AccuracyReport(SetAccuracy):
     moves: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The report as a JSON-ready dict: ``agent``, the fields of
+        [`SetAccuracy.to_dict`][connect4_agents.evaluation.accuracy.SetAccuracy.to_dict] over all positions,
+        and ``per_set`` (set name -> that set's dict); the moves are left out.
+        """
         return {
             "agent": self.agent,
             **super().to_dict(),
@@ -309,10 +354,13 @@ def evaluate_accuracy(
         batch_size: positions per task (default: about four tasks per worker, at most 100 positions each).
 
     Raises:
-        TypeError: a bad argument, an unknown set or one named twice, or an agent that cannot
-            play a set's board.
-        ValueError: a bad argument, an unknown set or one named twice, or an agent that cannot
-            play a set's board.
+        TypeError: ``test_set`` is none of the forms above, ``progress`` is not a bool, ``seed``, ``workers``
+            or ``batch_size`` is not an integer, ``address`` is not a str, or ``agent`` is neither a spec nor
+            an object with ``act``.
+        ValueError: an unknown set or one named twice, no positions, a negative ``seed``, ``workers`` or
+            ``batch_size`` out of range, an unknown ``backend``, an ``address`` without ``backend="ray"``, or
+            an agent that is an unknown spec or cannot play a set's board (checked before any position).
+        MissingExtraError: ``backend="ray"`` without Ray (the ``distributed`` extra).
         IllegalMoveError: the agent chose a full or out-of-range column.
     """
     check_bool("progress", progress)
@@ -371,20 +419,29 @@ def evaluate_agents(
         agents: agent specs (``"mcts:1000"``).
         test_sets: set names, ``"6x7"`` (the six 6x7 sets) or ``"all"`` (see
             `connect4_agents.evaluation.test_sets.select_test_sets`).
-        plies, sample: only the positions with ``plies[0]`` to ``plies[1]`` stones, and ``sample`` of those
-            drawn with ``seed`` (see `connect4_agents.evaluation.test_sets.select_positions`).
-        seed, backend, workers, address, progress: as for
+        plies: only the positions with ``plies[0]`` to ``plies[1]`` stones (None: all).
+        sample: only ``sample`` of those positions, drawn with ``seed`` (None: all; see
+            `connect4_agents.evaluation.test_sets.select_positions`).
+        seed: draws the sample, and seeds the agents as in
             [`evaluate_accuracy`][connect4_agents.evaluation.accuracy.evaluate_accuracy].
+        backend: ``"process"`` or ``"ray"``, as for
+            [`evaluate_accuracy`][connect4_agents.evaluation.accuracy.evaluate_accuracy].
+        workers: worker processes or Ray tasks at once (default: the CPUs available).
+        address: the Ray cluster to join with ``backend="ray"`` (default: a local one).
+        progress: a progress bar over each agent's positions.
         on_report: called with each agent's report as soon as it is done (to print it).
 
     Returns:
         One report per agent, in the order of ``agents``.
 
     Raises:
-        TypeError: an unknown set, a spec that cannot play any of them, a bad range or sample,
-            or no position in the range.
-        ValueError: an unknown set, a spec that cannot play any of them, a bad range or sample,
-            or no position in the range.
+        TypeError: ``agents`` is not a list (a lone string included), ``test_sets`` is not a list of
+            strings, ``on_report`` is not callable, a spec is neither a string nor an object with ``act``, or
+            ``plies``, ``sample`` or another setting has the wrong type.
+        ValueError: an unknown set or one named twice, a spec that cannot play any of the sets (checked for
+            every spec before any plays), a ``plies`` range or ``sample`` out of range, no position in the
+            range, or a setting out of range.
+        MissingExtraError: ``backend="ray"`` without Ray (the ``distributed`` extra).
     """
     if isinstance(agents, (str, bytes)) or not isinstance(agents, Sequence):
         raise TypeError(

@@ -150,10 +150,9 @@ def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, f
     """95 % Wilson score interval for a proportion (``successes`` may count draws as halves).
 
     Raises:
-        TypeError: ``n`` is not an integer >= 0, ``successes`` not a number in ``0..n`` or ``z``
-            not a number > 0.
-        ValueError: ``n`` is not an integer >= 0, ``successes`` not a number in ``0..n`` or ``z``
-            not a number > 0.
+        TypeError: ``n`` is not an integer, or ``successes`` or ``z`` is not a real number.
+        ValueError: ``n`` is negative, ``successes`` is outside ``0..n`` (or NaN), or ``z`` is not above 0
+            (or not finite).
     """
     n = check_int("n", n, 0)
     successes = check_number("successes", successes, 0, n)
@@ -198,6 +197,7 @@ class MatchResult:
 
     @property
     def n_games(self) -> int:
+        """The games counted: wins, draws and losses together."""
         return self.wins + self.draws + self.losses
 
     def add(self, a_result: int, a_first: bool) -> None:
@@ -281,8 +281,13 @@ def play_match(
         ``result`` (a new `MatchResult` when not given) with the games counted.
 
     Raises:
-        TypeError: ``n_games`` is not an integer >= 1, or ``names`` is not two strings.
-        ValueError: ``n_games`` is not an integer >= 1, or ``names`` is not two strings.
+        TypeError: ``n_games`` is not an integer, a player has no ``act`` method (a spec string included),
+            ``names`` is not two strings, ``rules`` is not a [`Rules`][connect4_env.rules.Rules],
+            ``keep_games`` or ``record_search`` is not a bool, ``on_game`` is not callable, or ``result`` is
+            not a `MatchResult` (all checked before any game).
+        ValueError: ``n_games`` is below 1, or a player cannot play ``rules``.
+        IllegalMoveError: a player returned an illegal column (the games before it are counted in
+            ``result``).
     """
     n_games = check_int("n_games", n_games, 1)
     check_agent("player_a", player_a)

@@ -64,8 +64,8 @@ def plan_batches(
     by default about four batches per worker and at most ``largest`` items each.
 
     Raises:
-        TypeError: ``workers`` or ``batch_size`` is not an integer >= 1.
-        ValueError: ``workers`` or ``batch_size`` is not an integer >= 1.
+        TypeError: ``workers`` or ``batch_size`` is neither None nor an integer.
+        ValueError: ``workers`` is outside ``1..4096``, or ``batch_size`` is below 1.
     """
     workers = default_workers() if workers is None else check_int("workers", workers, 1, 4096)
     if batch_size is None:
@@ -83,10 +83,10 @@ def worker_policy(agent: Any, rules: Rules) -> Any:
     reset it before each game or position); an object is bound as it is.
 
     Raises:
-        TypeError: as
-            [`connect4_env.policy.resolve_opponent`][connect4_env.policy.resolve_opponent].
-        ValueError: as
-            [`connect4_env.policy.resolve_opponent`][connect4_env.policy.resolve_opponent].
+        TypeError: ``agent`` is neither a spec string nor an object with ``act``, or ``rules`` is not a
+            [`Rules`][connect4_env.rules.Rules] (as
+            [`resolve_opponent`][connect4_env.policy.resolve_opponent] checks them).
+        ValueError: ``agent`` is an unknown name or spec, or a policy that cannot play ``rules``.
     """
     if not isinstance(agent, str):
         return resolve_opponent(agent, None, rules)
@@ -110,15 +110,14 @@ def run_batches(
 
     ``on_result(index, result)`` is called here, in the caller's process, as each batch finishes (in
     completion order). ``pool``: run on its kept processes (``"process"`` backend, more than one worker and
-    batch) instead of a pool started and ended in this call.
+    batch) instead of a pool started and ended in this call. Whatever ``task`` raises propagates.
 
     Raises:
-        TypeError: an unknown backend, ``workers`` < 1, ``address`` without ``backend="ray"``.
-            MissingExtraError: backend="ray" without Ray (the ``distributed`` extra). Whatever ``task`` raises
-            propagates.
-        ValueError: an unknown backend, ``workers`` < 1, ``address`` without ``backend="ray"``.
-            MissingExtraError: backend="ray" without Ray (the ``distributed`` extra). Whatever ``task`` raises
-            propagates.
+        TypeError: ``workers`` is neither None nor an integer, ``address`` is neither None nor a str, or
+            ``pool`` is neither None nor a [`WorkerPool`][connect4_agents.evaluation.backends.WorkerPool].
+        ValueError: an unknown ``backend``, ``workers`` outside ``1..4096``, or an ``address`` without
+            ``backend="ray"``.
+        MissingExtraError: ``backend="ray"`` without Ray (the ``distributed`` extra).
     """
     check_choice("backend", backend, BACKENDS)
     workers = default_workers() if workers is None else check_int("workers", workers, 1, 4096)
@@ -168,8 +167,8 @@ class WorkerPool:
         ...         run_batches(task, batches, workers=2, pool=pool)
 
     Raises:
-        TypeError: ``workers`` is not an integer in 1..4096.
-        ValueError: ``workers`` is not an integer in 1..4096.
+        TypeError: ``workers`` is neither None nor an integer.
+        ValueError: ``workers`` is outside ``1..4096``.
     """
 
     def __init__(self, workers: int | None = None) -> None:

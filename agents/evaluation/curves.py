@@ -25,6 +25,10 @@ class LearningCurve:
     epsilon: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The curve as a JSON-ready dict of its fields: ``window`` and the per-window lists ``episodes``,
+        ``mean_return``, ``win_rate``, ``draw_rate``, ``loss_rate`` and ``epsilon`` (the lists themselves, not
+        copies).
+        """
         return {
             k: getattr(self, k)
             for k in ("window", "episodes", "mean_return", "win_rate", "draw_rate", "loss_rate", "epsilon")

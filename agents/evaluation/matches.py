@@ -42,7 +42,11 @@ def play_recorded_game(
         The game.
 
     Raises:
-        IllegalMoveError: a player chose an illegal column. ValueError / OSError: a bad record or file.
+        IllegalMoveError: a player chose an illegal column (no record is written).
+        TypeError: ``players`` is not a pair of objects with ``act``, or ``rules`` is not a
+            [`Rules`][connect4_env.rules.Rules].
+        ValueError: a player cannot play ``rules``, or, with ``games_out``, ``names`` is not two names.
+        OSError: the record cannot be written to ``games_out``.
     """
     record = play_game(players, rules, on_move=on_move, record_search=games_out is not None)
     if games_out is not None:
@@ -74,7 +78,12 @@ def play_recorded_match(
         The results from A's side.
 
     Raises:
-        IllegalMoveError: a player chose an illegal column. TypeError / ValueError: a bad argument.
+        IllegalMoveError: a player chose an illegal column (the games finished before it are written).
+        TypeError: ``games`` is not an integer, a player has no ``act`` method, or ``rules`` is not a
+            [`Rules`][connect4_env.rules.Rules].
+        ValueError: ``games`` is below 1, a player cannot play ``rules``, or, with ``games_out``, ``names``
+            is not two names.
+        OSError: the records cannot be written to ``games_out``.
         KeyboardInterrupt: Ctrl-C, after the finished games were written.
     """
     bar = progress_bar(games, "games", unit="game") if progress else None

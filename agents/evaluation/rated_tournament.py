@@ -46,9 +46,10 @@ def gauntlet_ratings(
         The ladder agents and their ratings.
 
     Raises:
-        TypeError: ``ladder`` is not a path. ValueError: the reference ladder on a board other than 6x7, a
-            ladder file of another board, a folder or a malformed ladder file, or a spec without a rating in
-            it. OSError: the file cannot be read.
+        TypeError: ``ladder`` is neither None nor a str or os.PathLike.
+        ValueError: the reference ladder (``ladder`` None) on a board other than 6x7, a ``ladder`` that is a
+            folder, a malformed ladder file or one of another board, or a spec without a rating in it.
+        OSError: the ladder file cannot be read.
     """
     if ladder is None and (rules.rows, rules.columns, rules.win_length) != (6, 7, 4):
         raise ValueError("the reference ladder is rated on 6x7: pass --ladder PATH for another board")
@@ -87,22 +88,37 @@ def run_rated_tournament(
     rate it with [`fit_ratings`][connect4_agents.evaluation.ratings.fit_ratings] and write its outputs.
 
     Args:
-        specs, games, rules, seed, gauntlet, backend, workers, address, progress, on_pairing: as for
-            ``run_tournament`` (``games`` per pairing).
-        fixed: ratings held fixed (a gauntlet's ladder, see `gauntlet_ratings`); anchor, bootstrap: as
-            for ``fit_ratings``.
+        specs: the players' agent specs (the ladder for a ``gauntlet``), as for ``run_tournament``.
+        games: games per pairing, alternating sides.
+        rules: the board every game is played on.
+        seed: seeds every player's reset and the bootstrap.
+        gauntlet: an agent spec to play against each of ``specs`` only (None: a round robin).
+        fixed: ratings held fixed (a gauntlet's ladder, see `gauntlet_ratings`).
+        anchor: the player rated 0, as for ``fit_ratings`` (ignored with ``fixed``).
+        bootstrap: resamples for the 95 % intervals, as for ``fit_ratings``.
+        backend: where the games are played, ``"process"`` or ``"ray"``.
+        workers: worker processes or Ray tasks at once (default: the CPUs available).
+        address: the Ray cluster to join with ``backend="ray"`` (default: a local one).
+        progress: a progress bar over the games.
         json_out: where to write the board, the ratings, each pairing and every game as JSON.
         games_out: where to write the game records, with each move's search numbers.
+        on_pairing: called with ``(a, b, match)`` when a pairing's last game is in.
 
     Returns:
         The ratings.
 
+    Every argument and spec is checked before any game.
+
     Raises:
-        TypeError: bad arguments (an output path that is a folder or not a path, checked before
-            any game), a spec that cannot play ``rules``, players that no games link.
-        ValueError: bad arguments (an output path that is a folder or not a path, checked before
-            any game), a spec that cannot play ``rules``, players that no games link.
+        TypeError: an argument of the wrong type, as ``run_tournament`` checks them; an ``anchor`` that is
+            neither a str nor None or a ``bootstrap`` that is not an integer; or an output path that is not a
+            str or os.PathLike.
+        ValueError: an argument out of range or a spec that cannot play ``rules``, as ``run_tournament``
+            checks them; ``bootstrap`` outside ``0..1_000_000``; an ``anchor`` that is not one of the
+            players; an output path that is a folder; or, at the rating, players that no games link.
+        MissingExtraError: ``backend="ray"`` without Ray (the ``distributed`` extra).
         IllegalMoveError: an agent chose an illegal column.
+        OSError: an output file cannot be written.
         KeyboardInterrupt: Ctrl-C, after the finished games were written to both files (``"finished":
             false``; ratings only when those games link every player).
     """

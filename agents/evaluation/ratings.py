@@ -57,9 +57,10 @@ def read_ladder(path: str | os.PathLike[str]) -> tuple[tuple[int, int, int], dic
     ``scripts/tournament.py --json``, read and checked once (what a gauntlet's ``--ladder`` needs).
 
     Raises:
-        TypeError: ``path`` is not a path. ValueError: a folder, not such JSON, a file that does not name its
-            board or names something that is not one, or a rating that is not a finite number. OSError: the
-            file cannot be read.
+        TypeError: ``path`` is not a str or os.PathLike.
+        ValueError: ``path`` is a folder, or the file is over 16 MB, not such JSON, does not name its board
+            or names something that is not one, or holds a rating that is not a finite number.
+        OSError: the file cannot be read.
     """
     data = _read_ratings_file(path)
     return _board_of(path, data), _ratings_of(path, data)
@@ -69,8 +70,10 @@ def read_ratings(path: str | os.PathLike[str]) -> dict[str, float]:
     """The ``{"ratings": {spec: {"elo": x, ...}}}`` of a file written by ``scripts/tournament.py --json``.
 
     Raises:
-        TypeError: ``path`` is not a path. ValueError: a folder, not such JSON, or a rating that is not a
-            finite number. OSError: it cannot be read.
+        TypeError: ``path`` is not a str or os.PathLike.
+        ValueError: ``path`` is a folder, or the file is over 16 MB, not such JSON, or holds a rating that is
+            not a finite number.
+        OSError: the file cannot be read.
     """
     return _ratings_of(path, _read_ratings_file(path))
 
@@ -79,8 +82,10 @@ def read_ratings_board(path: str | os.PathLike[str]) -> tuple[int, int, int]:
     """``(rows, columns, win_length)`` of the games a ratings file (``tournament.py --json``) was played on.
 
     Raises:
-        TypeError: ``path`` is not a path. ValueError: a folder, not JSON, or a file that does not say or says
-            something that is not a board. OSError: it cannot be read.
+        TypeError: ``path`` is not a str or os.PathLike.
+        ValueError: ``path`` is a folder, or the file is over 16 MB, not JSON, or does not say its board or
+            says something that is not one.
+        OSError: the file cannot be read.
     """
     return _board_of(path, _read_ratings_file(path))
 
@@ -147,6 +152,7 @@ class PairingCounts:
 
     @property
     def games(self) -> int:
+        """The games of the pairing: wins, draws and losses together."""
         return self.wins + self.draws + self.losses
 
 
@@ -163,6 +169,10 @@ class Ratings:
     bootstrap: int = 0
 
     def to_dict(self) -> dict[str, Any]:
+        """The ratings as a JSON-ready dict, the shape ``tournament.py --json`` writes and `read_ratings`
+        reads: ``ratings`` (player -> ``{"elo", "ci95"}``), ``anchor``, ``draws``, ``prior_draws`` and
+        ``bootstrap``; the pairings are left out.
+        """
         return {
             "ratings": {p: {"elo": self.elo[p], "ci95": list(self.ci95[p])} for p in self.elo},
             "anchor": self.anchor,
@@ -374,8 +384,8 @@ def check_fit_settings(anchor: object, bootstrap: object) -> int:
     ``bootstrap`` (callers that fit after many games make them first); returns ``bootstrap``.
 
     Raises:
-        TypeError: ``anchor`` is not a str or None, ``bootstrap`` not an int. ValueError: ``bootstrap`` is
-            outside 0..1,000,000.
+        TypeError: ``anchor`` is neither a str nor None, or ``bootstrap`` is not an integer.
+        ValueError: ``bootstrap`` is outside ``0..1_000_000``.
     """
     if anchor is not None and not isinstance(anchor, str):
         raise TypeError(f"anchor must be a player's name (str) or None, got {type(anchor).__name__}")

@@ -123,6 +123,7 @@ class GameLog:
 
     @property
     def rules(self) -> Rules:
+        """The board the game was played on: ``Rules(rows, columns, win_length)``."""
         return Rules(self.rows, self.columns, self.win_length)
 
     @property
@@ -151,6 +152,11 @@ class GameLog:
         return Board(self.rules).play_moves(list(self.moves[:ply]))
 
     def to_dict(self) -> dict[str, Any]:
+        """The game as a records file's line holds it (a JSON-ready dict, what
+        [`from_dict`][connect4_agents.evaluation.records.GameLog.from_dict] reads): ``format``, ``version``,
+        the board, ``players``, ``seed``, ``moves`` and ``result``, with ``seeds``, ``game`` and ``search``
+        where set, and the ``extra`` fields.
+        """
         data: dict[str, Any] = {
             "format": FORMAT,
             "version": VERSION,
@@ -305,15 +311,17 @@ def game_log(
         record: the game; its search numbers are kept (present when played with ``record_search=True``).
         players: the first mover's spec, then the second's (they replace the arena's labels).
         rules: the board the game was played on (must be the record's).
-        seed: the run's seed; ``seeds``: the players' reset seeds; ``game``: its number in the run. Each
-            None keeps the record's own (``play_game(seeds=...)`` fills ``seeds``).
+        seed: the run's seed (None keeps the record's own).
+        seeds: the players' reset seeds (None keeps the record's own, which ``play_game(seeds=...)`` fills).
+        game: the game's number in the run (None keeps the record's own).
 
     Returns:
         A new `GameLog` (``record`` is unchanged).
 
     Raises:
-        TypeError: ``record`` is not a GameLog. ValueError: ``rules`` are not the record's, ``players`` is
-            not two names, or a field would not read back (see `GameLog.from_dict`).
+        TypeError: ``record`` is not a `GameLog`, or a field (such as its search numbers) is not JSON data.
+        ValueError: ``rules`` are not the record's, ``players`` is not two names, or a field would not read
+            back (see `GameLog.from_dict`).
     """
     if not isinstance(record, GameLog):
         raise TypeError(f"game_log labels a GameLog (what play_game returns), got {type(record).__name__}")
@@ -356,7 +364,8 @@ def read_games(path: str | os.PathLike[str]) -> list[GameLog]:
 
     Raises:
         ValueError: a line that is not JSON or not a valid record (the message names the file and the line),
-            or a file over 256 MB decompressed. OSError: the file cannot be read.
+            or a file over 256 MB decompressed.
+        OSError: the file cannot be read.
     """
     return read_json_lines(path, MAX_FILE_BYTES, "game records", GameLog.from_dict)
 

@@ -1,4 +1,5 @@
-"""Test sets of positions with the exact score of every move, shipped as package data.
+"""Test sets of positions with the exact score of every move, shipped as package data (one job: the sets,
+from their generation and files to the positions a measure selects from them).
 
 The 6x7 sets follow Pascal Pons' benchmark design: positions from random play, grouped by the plies already
 played (begin <= 14, middle 15-28, end > 28) and the plies left under perfect play (easy < 14, medium 14-27,
@@ -64,7 +65,9 @@ class Position:
 
     Attributes:
         moves: the 0-based columns played from the empty board.
-        rows, columns, win_length: the board.
+        rows: the board's height.
+        columns: the board's width.
+        win_length: the stones in a line that win.
         move_scores: one per column, from the mover's view (None for a full column); larger is better.
         score: the position's score, the best of ``move_scores``.
     """
@@ -78,6 +81,7 @@ class Position:
 
     @property
     def rules(self) -> Rules:
+        """The position's board: ``Rules(rows, columns, win_length)``."""
         return Rules(self.rows, self.columns, self.win_length)
 
     @property
@@ -110,6 +114,10 @@ class Position:
         return Board(self.rules).play_moves(self.moves)
 
     def to_json(self) -> str:
+        """The position as one compact JSON object (a line of a set's file, what
+        [`from_dict`][connect4_agents.evaluation.test_sets.Position.from_dict] reads back): ``moves``,
+        ``move_scores``, ``score``, ``rows``, ``columns`` and ``win_length``.
+        """
         return json.dumps(
             {
                 "moves": list(self.moves),
@@ -186,6 +194,7 @@ class TestSetSpec:
 
     @property
     def rules(self) -> Rules:
+        """The set's board: ``Rules(rows, columns, win_length)``."""
         return Rules(self.rows, self.columns, self.win_length)
 
 
@@ -231,9 +240,9 @@ def select_test_sets(requested: Sequence[str]) -> list[str]:
     """Set names from a command line: ``["all"]``, ``["6x7"]`` (the six 6x7 sets) or names of sets.
 
     Raises:
-        TypeError: ``requested`` is not a list of strings (a lone string included). ValueError: an unknown
-            name (the message lists the sets), a set named twice (its positions would count twice), or
-            ``"all"`` / ``"6x7"`` with other names.
+        TypeError: ``requested`` is not a list of strings (a lone string included).
+        ValueError: an unknown name (the message lists the sets), a set named twice (its positions would
+            count twice), or ``"all"`` / ``"6x7"`` with other names.
     """
     requested = check_name_list("test sets", requested, "test set names")
     names = test_set_names()
@@ -302,7 +311,9 @@ def test_set_path(name: str, directory: str | os.PathLike[str] | None = None) ->
     """The file ``<name>.jsonl.gz`` of a set in ``directory`` (default: the shipped sets' folder).
 
     Raises:
-        TypeError: ``name`` not a str, ``directory`` not a path or None. ValueError: ``name`` not a file name.
+        TypeError: ``name`` is not a str, or ``directory`` is neither None nor a str or os.PathLike.
+        ValueError: ``name`` is not a plain file name (letters, digits and ``._-``, starting with a letter
+            or a digit).
     """
     if not isinstance(name, str):
         raise TypeError(f"a test set name must be a str, got {name!r:.80} ({type(name).__name__})")
@@ -326,7 +337,8 @@ def read_positions(path: str | os.PathLike[str]) -> list[Position]:
 
     Raises:
         ValueError: a line is not JSON or not a valid position (the message gives the line number), or the
-            file is over 64 MB decompressed. OSError: the file cannot be read.
+            file is over 64 MB decompressed.
+        OSError: the file cannot be read.
     """
     return read_json_lines(path, _MAX_FILE_BYTES, "positions", Position.from_dict)
 
@@ -341,7 +353,8 @@ def load_test_set(name: str) -> list[Position]:
     [`test_set_names`][connect4_agents.evaluation.test_sets.test_set_names]).
 
     Raises:
-        TypeError: ``name`` is not a str. ValueError: no set has that name.
+        TypeError: ``name`` is not a str.
+        ValueError: no shipped set has that name.
     """
     return list(_load_shipped(_check_name(name)))
 

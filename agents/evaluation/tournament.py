@@ -103,6 +103,10 @@ class GameOutcome:
         return 1 if (self.winner == 0) == self.a_first else -1
 
     def to_dict(self) -> dict[str, Any]:
+        """The game as a JSON-ready dict: ``pairing``, ``game``, ``first`` and ``second`` (the specs in seat
+        order), ``moves`` and ``winner`` (the seat: 0 first mover, 1 second, None a draw); the search numbers
+        are left out.
+        """
         return {
             "pairing": self.pairing,
             "game": self.game,
@@ -120,8 +124,8 @@ def game_seeds(seed: int, pairing: int, game: int) -> tuple[int, int]:
     """The seeds the two players of a game are reset with (first mover's, second mover's).
 
     Raises:
-        TypeError: an argument is not an integer >= 0.
-        ValueError: an argument is not an integer >= 0.
+        TypeError: ``seed``, ``pairing`` or ``game`` is not an integer.
+        ValueError: ``seed``, ``pairing`` or ``game`` is a negative integer.
     """
     seed, pairing, game = (
         check_int(name, value, 0) for name, value in (("seed", seed), ("pairing", pairing), ("game", game))
@@ -244,11 +248,20 @@ def run_tournament(
     Returns:
         The tournament (pairings in plan order) and every game, sorted by pairing and game.
 
+    All arguments and every agent spec are checked here, before any game.
+
     Raises:
-        TypeError: bad arguments or an agent spec that cannot be built for ``rules`` (checked
-            here before any game). IllegalMoveError: an agent chose an illegal column.
-        ValueError: bad arguments or an agent spec that cannot be built for ``rules`` (checked
-            here before any game). IllegalMoveError: an agent chose an illegal column.
+        TypeError: ``specs`` is a string rather than a list; ``n_games``, ``seed``, ``workers`` or
+            ``batch_size`` is not an integer; ``progress`` or ``record_search`` is not a bool; ``rules`` is
+            not a [`Rules`][connect4_env.rules.Rules]; ``result`` is not a `TournamentResult` or ``games`` not
+            a list; ``on_pairing`` is not callable; ``address`` is not a str; or a spec is neither a string
+            nor an object with ``act``.
+        ValueError: ``n_games`` outside ``1..MAX_GAMES`` or more than ``MAX_GAMES`` games in all, a negative
+            ``seed``, fewer than two players, a spec named twice or the gauntlet's agent also in ``specs``,
+            an unknown spec or one that cannot be built for ``rules``, ``workers`` or ``batch_size`` out of
+            range, an unknown ``backend``, or an ``address`` without ``backend="ray"``.
+        MissingExtraError: ``backend="ray"`` without Ray (the ``distributed`` extra).
+        IllegalMoveError: an agent chose an illegal column.
     """
     n_games = check_int("n_games", n_games, 1, MAX_GAMES)
     seed = check_int("seed", seed, 0)
