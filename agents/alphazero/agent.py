@@ -129,9 +129,9 @@ class AlphaZeroAgent(RulesBound):
             A new agent.
 
         Raises:
-            FileNotFoundError: no such file. ValueError: not a model file, or one that fails its checks.
-            TypeError: bad options.
-            ValueError: bad options.
+            FileNotFoundError: no file at ``path``.
+            TypeError: an option of the wrong type or an unknown option (as the constructor's).
+            ValueError: the file is not a model file or fails its checks, or an option is out of range.
         """
         path = Path(path)
         if not path.is_file():
@@ -168,6 +168,14 @@ class AlphaZeroAgent(RulesBound):
             )
 
     def reset(self, seed: int | None = None) -> None:
+        """Forget the last search before a new game (the policy's ``reset``); a ``seed`` reseeds the
+        tie-breaking RNG, None keeps it.
+
+        Raises:
+            TypeError: ``seed`` is a bool, a float, a string or another type numpy cannot seed from (nothing
+                changes).
+            ValueError: ``seed`` is a negative integer (nothing changes).
+        """
         rng = seeded_rng(seed) if seed is not None else self.rng  # a bad seed changes nothing
         self.last_search = None
         self.last_column = None
@@ -192,8 +200,8 @@ class AlphaZeroAgent(RulesBound):
         """The column to play on ``board``.
 
         Raises:
-            TypeError: ``board`` is not a [`Board`][connect4_env.core.Board]. ValueError: the game is over, or
-                the board is not the model's size.
+            TypeError: ``board`` is not a [`Board`][connect4_env.core.Board].
+            ValueError: the game is over, or the board is not the model's size.
         """
         if not isinstance(board, Board):
             raise TypeError(f"board must be a connect4_env.Board, got {type(board).__name__}")

@@ -107,6 +107,30 @@ def _write(path: Path, data: bytes) -> None:
 
 @dataclass
 class GenerationLog:
+    """One generation of AlphaZero training: a row of the run's ``log.csv`` (its columns are these fields,
+    in this order) and its TensorBoard scalars.
+
+    Attributes:
+        generation: the generation's number, from 1.
+        games: self-play games played.
+        positions: positions those games gave, before their mirror images are added.
+        self_play_seconds: wall time of the self-play.
+        games_per_hour: self-play games an hour at that pace.
+        train_seconds: wall time of the training steps.
+        policy_loss: mean cross-entropy of the policy head over the training steps (NaN without steps).
+        value_loss: mean squared error of the value head over the training steps (NaN without steps).
+        buffer: positions in the replay buffer afterwards, mirror images included.
+        raw_accuracy: share of the evaluation positions where the raw policy keeps the best outcome (NaN when
+            not measured).
+        search_accuracy: the same share with search (NaN when not measured).
+        elo: Elo against the reference ladder (6x7, on the generations that play it; NaN otherwise).
+        elo_low: lower end of the Elo's 95 % interval.
+        elo_high: upper end of the Elo's 95 % interval.
+        raw_nontrivial: ``raw_accuracy`` on the non-trivial positions only (where some move loses the
+            outcome).
+        search_nontrivial: ``search_accuracy`` on the non-trivial positions only.
+    """
+
     generation: int
     games: int
     positions: int

@@ -63,9 +63,16 @@ class PolicyValueNet(nn.Module):
         self.value = nn.Sequential(nn.Linear(2 * channels, 64), nn.ReLU(), nn.Linear(64, 1), nn.Tanh())
 
     def config(self) -> dict[str, int]:
+        """The constructor's settings, ``{"channels": ..., "blocks": ...}``: what a model file stores to build
+        the same network again.
+        """
         return {"channels": self.channels, "blocks": self.blocks}
 
     def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Policy logits ``(batch, columns)`` and values ``(batch,)`` in [-1, 1] for the player to move, from
+        ``(batch, 2, rows, columns)`` float planes (plane 0 the mover's stones, row 0 the top row; any board
+        size). Not masked: illegal columns get logits too.
+        """
         features = self.trunk(self.stem(planes))  # (B, F, R, C)
         return self._heads(planes, features, self.policy, self.value)
 
@@ -200,7 +207,8 @@ class NetworkEvaluator:
     ``snapshot=False`` runs a `PolicyValueNet` through its modules too (eval mode; the benchmarks' "before").
 
     Raises:
-        TypeError: ``symmetric`` or ``snapshot`` is not a bool. ValueError: an unknown ``precision``.
+        TypeError: ``symmetric`` or ``snapshot`` is not a bool.
+        ValueError: an unknown ``precision``.
         MissingExtraError: ``precision="winograd"`` without numba.
     """
 
@@ -230,6 +238,11 @@ class NetworkEvaluator:
         return state
 
     def evaluate(self, boards: Sequence[Board]) -> tuple[np.ndarray, np.ndarray]:
+        """``(priors, values)`` for unfinished ``boards``, as the
+        [`Evaluator`][connect4_agents.mcts.evaluators.Evaluator] protocol asks: ``(len(boards), columns)``
+        softmax priors that are 0 on illegal columns and ``(len(boards),)`` values in [-1, 1] for the player
+        to move, from one forward pass.
+        """
         planes = np.stack([observation_planes(board) for board in boards])
         if self.symmetric:
             count = len(boards)
@@ -300,4 +313,7 @@ def native_bfloat16() -> bool:
 
 
 def count_parameters(net: Any) -> int:
+    """The number of scalars in ``net``'s parameters (a torch module; buffers such as batch-norm statistics
+    not counted).
+    """
     return int(sum(p.numel() for p in net.parameters()))

@@ -59,6 +59,10 @@ class CachedEvaluator:
         self.hits = 0
 
     def evaluate(self, boards: Sequence[Board]) -> tuple[np.ndarray, np.ndarray]:
+        """``(priors, values)`` for ``boards`` as the wrapped evaluator gives them
+        ([`Evaluator`][connect4_agents.mcts.evaluators.Evaluator]'s shapes), asking it only for the positions
+        not remembered (each once, in one call); ``hits`` counts the boards answered from memory.
+        """
         keys = [(board.stones[0], board.stones[1]) for board in boards]
         known = {key: self.answers[key] for key in keys if key in self.answers}
         first = {key: board for key, board in zip(keys, boards) if key not in known}
@@ -238,6 +242,13 @@ class ReplayBuffer:
         return len(self.values)
 
     def add(self, planes: np.ndarray, policies: np.ndarray, values: np.ndarray) -> None:
+        """Append ``n`` positions and their mirror images (columns reversed), then keep the last ``capacity``.
+
+        Args:
+            planes: ``(n, rows, columns, 2)`` int8 planes from the mover's side.
+            policies: ``(n, columns)`` search policies (visit shares).
+            values: ``(n,)`` game results for the mover, in [-1, 1].
+        """
         planes = np.concatenate([planes, planes[:, :, ::-1]])
         policies = np.concatenate([policies, policies[:, ::-1]])
         values = np.concatenate([values, values])
@@ -246,10 +257,16 @@ class ReplayBuffer:
         self.values = np.concatenate([self.values, values])[-self.capacity :]
 
     def sample(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``size`` positions drawn uniformly with replacement with ``rng``: ``(planes, policies, values)``,
+        shaped as [`add`][connect4_agents.alphazero.selfplay.ReplayBuffer.add] takes them.
+        """
         index = rng.integers(len(self), size=size)
         return self.planes[index], self.policies[index], self.values[index]
 
     def to_bytes(self) -> bytes:
+        """The buffer as a compressed ``.npz`` archive of ``planes``, ``policies`` and ``values``, the file
+        [`load`][connect4_agents.alphazero.selfplay.ReplayBuffer.load] reads.
+        """
         stream = io.BytesIO()
         np.savez_compressed(stream, planes=self.planes, policies=self.policies, values=self.values)
         return stream.getvalue()
@@ -262,7 +279,8 @@ class ReplayBuffer:
         [-1, 1] and the policies be finite and non-negative. Nothing changes when it fails.
 
         Raises:
-            ValueError: not such a buffer (another board, a damaged or foreign file). OSError: it cannot be read.
+            ValueError: the file is not such a buffer (another board, a damaged or foreign file).
+            OSError: the file cannot be read.
         """
         expected = {
             "planes": (np.dtype(np.int8), self.planes.shape[1:]),
