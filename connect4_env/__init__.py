@@ -7,7 +7,8 @@
 - ``gymnasium.make("Connect4Text-v0")``: the same game as text for language models (`connect4_env.envs.text_env`).
 - [`Connect4Env`][connect4_env.envs.gym_env.Connect4Env] /
   [`Connect4VectorEnv`][connect4_env.envs.vector_env.Connect4VectorEnv]: the classes behind ``Connect4-v0`` and its
-  vector form; `Policy`: the protocol every opponent and agent follows.
+  vector form; `Policy`: the protocol every opponent and agent follows;
+  [`OpponentPool`][connect4_env.pool.OpponentPool]: named opponents drawn per episode (self-play, leagues).
 - ``pettingzoo.make("aec", "connect4_env/connect4_v0")``: the AEC env from PettingZoo's registry (registered
   on import, PettingZoo >= 1.27).
 """
@@ -25,6 +26,7 @@ from connect4_env.encoding import action_mask, board_from_observation, observati
 from connect4_env.envs.gym_env import Connect4Env
 from connect4_env.envs.vector_env import Connect4VectorEnv
 from connect4_env.policy import Policy
+from connect4_env.pool import OpponentPool
 from connect4_env.rules import IllegalMoveError, Rules
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "Connect4Env",
     "Connect4VectorEnv",
     "Policy",
+    "OpponentPool",
     "connect4_v0",
     "observation_planes",
     "action_mask",

@@ -13,6 +13,7 @@ from connect4_env.core import Board
 from connect4_env.encoding import TrackedBoard
 from connect4_env.envs.settings import MatchSettings
 from connect4_env.opponent import opponent_column
+from connect4_env.pool import OpponentPool
 from connect4_env.render import RENDER_MODES, BoardRenderer
 from connect4_env.rules import IllegalMoveError, as_column, short_repr
 from connect4_env.validation import check_seed
@@ -95,6 +96,11 @@ class Connect4Env(gym.Env):
         )
         self.render_mode = render_mode
         self.opponent = self.settings.policy
+        # this episode's opponent, fixed at reset: a pool's member is drawn then, and a new `opponent` set
+        # mid-episode plays from the next episode on
+        self._playing = self.opponent
+        self._playing_pool: OpponentPool | None = None
+        self._playing_name: str | None = None
         self.agent_first = agent_first
         self.illegal_action = illegal_action
         rows, columns = self.rules.rows, self.rules.columns
@@ -131,7 +137,16 @@ class Connect4Env(gym.Env):
                 opponent raised passes through. Either way the env is left exactly as before the call.
         """
         seed = check_seed(seed)
-        saved = (self._game, self._learner, self._done, self._np_random, self._np_random_seed)
+        saved = (
+            self._game,
+            self._learner,
+            self._done,
+            self._np_random,
+            self._np_random_seed,
+            self._playing,
+            self._playing_pool,
+            self._playing_name,
+        )
         rng_state = None if self._np_random is None else self._np_random.bit_generator.state
         try:
             super().reset(seed=seed)
@@ -141,20 +156,47 @@ class Connect4Env(gym.Env):
                 self._learner = int(rng.integers(2))
             else:
                 self._learner = 0 if self.agent_first else 1
-            opponent_reset = getattr(self.opponent, "reset", None)
+            opponent = self.opponent
+            if isinstance(opponent, OpponentPool):  # the member drawn now plays the whole episode
+                self._playing_pool, self._playing_name = opponent, opponent.draw(rng)
+                self._playing = opponent[self._playing_name]
+            else:
+                self._playing, self._playing_pool, self._playing_name = opponent, None, None
+            opponent_reset = getattr(self._playing, "reset", None)
             if callable(opponent_reset):
                 opponent_reset(seed=int(rng.integers(2**63)))
             self._done = False
             if self._learner == 1:
                 self._opponent_move()
         except BaseException:
-            self._game, self._learner, self._done, self._np_random, self._np_random_seed = saved
+            (
+                self._game,
+                self._learner,
+                self._done,
+                self._np_random,
+                self._np_random_seed,
+                self._playing,
+                self._playing_pool,
+                self._playing_name,
+            ) = saved
             if rng_state is not None and saved[3] is not None:
                 saved[3].bit_generator.state = rng_state
             raise
         if self.render_mode == "human":
             self.render()
-        return self._game.observation(self._learner), {"action_mask": self._game.mask.copy()}
+        return self._game.observation(self._learner), self._info({"action_mask": self._game.mask.copy()})
+
+    @property
+    def episode_opponent(self) -> str | None:
+        """The name of this episode's pool member (None unless ``opponent`` is an
+        [`OpponentPool`][connect4_env.pool.OpponentPool]); also ``info["opponent"]``.
+        """
+        return self._playing_name
+
+    def _info(self, info: dict[str, Any]) -> dict[str, Any]:
+        if self._playing_pool is not None:
+            info["opponent"] = self._playing_name
+        return info
 
     def _opponent_move(self) -> bool:
         """Let the opponent play; returns True if that ended the game (it won or filled the board).
@@ -162,7 +204,7 @@ class Connect4Env(gym.Env):
         Nothing is played unless the opponent answers a legal column (see `opponent_column`).
         """
         game = self._game
-        column = opponent_column(self.opponent, game.views[1 - self._learner].copy(), game.mask.copy())
+        column = opponent_column(self._playing, game.views[1 - self._learner].copy(), game.mask.copy())
         return game.play(column) or game.board.ply == self.rules.cells
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -210,12 +252,21 @@ class Connect4Env(gym.Env):
             return game.observation(self._learner), reward, True, False, self._finish(info)
         if self.render_mode == "human":
             self.render()
-        return game.observation(self._learner), reward, False, False, {"action_mask": game.mask.copy()}
+        return (
+            game.observation(self._learner),
+            reward,
+            False,
+            False,
+            self._info({"action_mask": game.mask.copy()}),
+        )
 
     def _finish(self, info: dict[str, Any]) -> dict[str, Any]:
+        """The last step's info; the outcome goes to the pool's record of this episode's member."""
+        if self._playing_pool is not None and self._playing_name is not None:
+            self._playing_pool.record(self._playing_name, info["outcome"])
         if self.render_mode == "human":
             self.render()
-        return info
+        return self._info(info)
 
     def render(self) -> str | np.ndarray | None:
         return self._renderer.render(self.board)

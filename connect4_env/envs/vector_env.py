@@ -19,6 +19,7 @@ from gymnasium.vector.utils import batch_space
 from connect4_env.batched import BatchedBoards
 from connect4_env.envs.settings import MatchSettings
 from connect4_env.opponent import opponent_columns
+from connect4_env.pool import OpponentPool
 from connect4_env.render import BoardRenderer
 from connect4_env.rules import IllegalMoveError, Rules
 from connect4_env.validation import check_bool, check_int, check_seed
@@ -128,7 +129,9 @@ class Connect4VectorEnv(VectorEnv):
         compiled: bool | None = None,
     ) -> None:
         num_envs = check_int("num_envs", num_envs, 1, 1 << 24)
-        self.rules = Rules(rows, columns, win_length)  # the batch's size is checked before any opponent is built
+        self.rules = Rules(
+            rows, columns, win_length
+        )  # the batch's size is checked before any opponent is built
         if num_envs * self.rules.cells > MAX_BATCH_CELLS:
             raise ValueError(
                 f"num_envs={num_envs} boards of {self.rules.rows}x{self.rules.columns} are "
@@ -173,6 +176,12 @@ class Connect4VectorEnv(VectorEnv):
         self._needs_reset = np.zeros(num_envs, dtype=bool)
         self._all = np.arange(num_envs)
         self._has_reset = False
+        # Each game's opponent, fixed when the game starts: an index into _seats, which lists (pool or None,
+        # member name or None, policy). A pool's member is drawn per game; a new `opponent` set meanwhile plays
+        # from each game's next start on.
+        self._seat = np.zeros(num_envs, dtype=np.int64)
+        self._seats: list[tuple[OpponentPool | None, str | None, Any]] = [(None, None, self.opponent)]
+        self._seat_of: dict[tuple[int, str | None, int], int] = {(id(None), None, id(self.opponent)): 0}
 
     # -- helpers -------------------------------------------------------------------------------------------
     def _play(
@@ -199,16 +208,79 @@ class Connect4VectorEnv(VectorEnv):
         self.boards.undo(index, columns)
 
     def _opponent_moves(self, index: np.ndarray, journal: list) -> tuple[np.ndarray, np.ndarray]:
-        """Let the opponent move in the listed games; returns (won, full) for them. Nothing is played unless
-        every answer is legal.
+        """Let each game's opponent move in the listed games; returns (won, full) for them. The games facing
+        one opponent are answered by one call. Nothing is played unless every answer is legal.
         """
-        columns = opponent_columns(
-            self.opponent,
+        seats = self._seat[index]
+        first = seats[0]
+        if (seats == first).all():
+            columns = self._answers(self._seats[first][2], index)
+        else:
+            columns = np.empty(index.size, dtype=np.int64)
+            for seat in np.unique(seats).tolist():
+                facing = seats == seat
+                columns[facing] = self._answers(self._seats[seat][2], index[facing])
+        return self._play(index, columns, 1, journal)
+
+    def _answers(self, opponent: Any, index: np.ndarray) -> np.ndarray:
+        """One opponent's checked columns for the listed games (see `opponent_columns`)."""
+        return opponent_columns(
+            opponent,
             lambda: np.ascontiguousarray(self._obs[index][..., ::-1]),  # the opponent's side of each game
             self.boards.legal(index),
             index,
         )
-        return self._play(index, columns, 1, journal)
+
+    def _seat_for(self, pool: OpponentPool | None, name: str | None, policy: Any) -> int:
+        """The index in `_seats` of this opponent, added if new."""
+        key = (id(pool), name, id(policy))
+        seat = self._seat_of.get(key)
+        if seat is None or self._seats[seat][2] is not policy:
+            seat = len(self._seats)
+            self._seats.append((pool, name, policy))
+            self._seat_of[key] = seat
+        return seat
+
+    def _draw_opponents(self, index: np.ndarray) -> None:
+        """Fix the opponents of the games starting now: a pool's members drawn per game, else `opponent`."""
+        opponent = self.opponent
+        if not isinstance(opponent, OpponentPool):
+            self._seat[index] = self._seat_for(None, None, opponent)
+            return
+        names = opponent.draw(self.np_random, size=index.size)
+        seats = {name: self._seat_for(opponent, name, opponent[name]) for name in dict.fromkeys(names)}
+        self._seat[index] = [seats[name] for name in names]
+
+    def _tidy_seats(self) -> None:
+        """Forget the opponents no game faces any more (run between calls, never inside one: a rollback
+        restores seat numbers).
+        """
+        if len(self._seats) <= 64:
+            return
+        used, self._seat = np.unique(self._seat, return_inverse=True)
+        self._seats = [self._seats[k] for k in used.tolist()]
+        self._seat_of = {
+            (id(pool), name, id(policy)): k for k, (pool, name, policy) in enumerate(self._seats)
+        }
+
+    def _pooled(self) -> bool:
+        """True when a game faces a pool's member or the next games will: ``info["opponent"]`` is reported."""
+        return isinstance(self.opponent, OpponentPool) or any(pool is not None for pool, _, _ in self._seats)
+
+    def opponent_names(self) -> np.ndarray:
+        """Each game's opponent: its pool member's name, or None for an opponent that is not a pool's (object
+        array ``(num_envs,)``; ``info["opponent"]``).
+        """
+        names = np.array([name for _, name, _ in self._seats] + [None], dtype=object)[:-1]
+        return names[self._seat]
+
+    def _record(self, games: np.ndarray, seats: np.ndarray, rewards: np.ndarray) -> None:
+        """Count the ended games' outcomes with the pools their opponents came from."""
+        for game, seat in zip(games.tolist(), seats.tolist()):
+            pool, name, _ = self._seats[seat]
+            if pool is not None and name is not None:
+                reward = rewards[game]
+                pool.record(name, "win" if reward > 0 else "loss" if reward < 0 else "draw")
 
     def _reset_games(self, index: np.ndarray, journal: list) -> None:
         if index.size == 0:
@@ -219,6 +291,7 @@ class Connect4VectorEnv(VectorEnv):
             self.learner[index] = self.np_random.integers(2, size=index.size)
         else:
             self.learner[index] = 0 if self.agent_first else 1
+        self._draw_opponents(index)
         second = index[self.learner[index] == 1]
         if second.size:
             self._opponent_moves(second, journal)
@@ -233,6 +306,7 @@ class Connect4VectorEnv(VectorEnv):
             self._obs[index],
             rng_state,
             len(journal),
+            self._seat[index],
         )
 
     def _rollback(self, journal: list, saved: tuple | None) -> None:
@@ -240,9 +314,10 @@ class Connect4VectorEnv(VectorEnv):
         back the moves played before, last to first.
         """
         if saved is not None:
-            index, boards, learner, obs, rng_state, mark = saved
+            index, boards, learner, obs, rng_state, mark, seats = saved
             self.boards.restore(index, boards)
             self.learner[index] = learner
+            self._seat[index] = seats
             self._obs[index] = obs
             self.np_random.bit_generator.state = rng_state
             journal = journal[:mark]
@@ -253,11 +328,17 @@ class Connect4VectorEnv(VectorEnv):
         return self._obs.copy() if self.copy else self._obs
 
     def _infos(self) -> dict[str, Any]:
-        """The info of a reset, or of a step with no game ending: every game's legal columns."""
-        return {
+        """The info of a reset, or of a step with no game ending: every game's legal columns, and each game's
+        pool member when a pool is in play.
+        """
+        info = {
             "action_mask": self.boards.legal().view(np.int8),
             "_action_mask": np.ones(self.num_envs, dtype=bool),
         }
+        if self._pooled():
+            info["opponent"] = self.opponent_names()
+            info["_opponent"] = np.ones(self.num_envs, dtype=bool)
+        return info
 
     def _ending_infos(
         self, info: dict[str, Any], rewards: np.ndarray, terminated: np.ndarray, illegal: np.ndarray
@@ -312,6 +393,7 @@ class Connect4VectorEnv(VectorEnv):
             raise
         self._needs_reset[:] = False
         self._has_reset = True
+        self._tidy_seats()
         return self._observations(), self._infos()
 
     def action_masks(self) -> np.ndarray:
@@ -387,6 +469,8 @@ class Connect4VectorEnv(VectorEnv):
                     won, board_full = self._opponent_moves(replying, journal)
                     rewards[replying[won]] = -1.0
                     terminated[replying[won | board_full]] = True
+            ended = np.flatnonzero(terminated)
+            ended_seats = self._seat[ended]
             if next_step:
                 to_reset = np.flatnonzero(resetting)
             else:
@@ -399,6 +483,8 @@ class Connect4VectorEnv(VectorEnv):
         except BaseException:
             self._rollback(journal, saved)
             raise
+        if ended.size and self._pooled():
+            self._record(ended, ended_seats, rewards)
         truncated = np.zeros(n, dtype=bool)
         info = self._infos()
         if next_step:
@@ -416,8 +502,13 @@ class Connect4VectorEnv(VectorEnv):
                 "action_mask": np.zeros((n, columns), dtype=np.int8),
                 "_action_mask": terminated.copy(),
             }
+            if "opponent" in info:  # the ended games' opponents; the top level names the new games'
+                final_info["opponent"] = np.full(n, None, dtype=object)
+                final_info["opponent"][ended] = [self._seats[seat][1] for seat in ended_seats.tolist()]
+                final_info["_opponent"] = terminated.copy()
             info["final_info"] = self._ending_infos(final_info, rewards, terminated, full)
             info["_final_info"] = terminated.copy()
+        self._tidy_seats()
         return self._observations(), rewards, terminated, truncated, info
 
     def render(self) -> tuple[Any, ...] | None:

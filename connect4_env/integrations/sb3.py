@@ -64,6 +64,7 @@ class Connect4SB3VecEnv(VecEnv):
     | `outcome` | the game ended this step | `"win"`, `"loss"` or `"draw"`, as `Connect4-v0`'s final info |
     | `illegal_action` | the game ended by a full column under `"lose"` | True |
     | `episode` | the game ended, with `VecMonitor` (the default of `make_sb3_vec_env`) | `{"r", "l", "t"}` |
+    | `opponent` | every step, when `opponent` is an [`OpponentPool`][connect4_env.pool.OpponentPool] | the game's pool member (for an ended game, the one it ended against) |
 
     `action_masks()` (and `env_method("action_masks")`, which sb3-contrib's MaskablePPO calls) gives every
     game's legal columns as bool `(num_envs, columns)`.
@@ -103,7 +104,8 @@ class Connect4SB3VecEnv(VecEnv):
         """Seed the next `reset` (SB3's rule: game ``i`` gets ``seed + i``; None draws a seed).
 
         Raises:
-            TypeError: not an integer (a bool, a float). ValueError: a negative integer. Nothing is stored then.
+            TypeError: ``seed`` is neither None nor an integer (a bool, a float); nothing is stored.
+            ValueError: ``seed`` is a negative integer; nothing is stored.
         """
         return super().seed(check_seed(seed))
 
@@ -117,32 +119,52 @@ class Connect4SB3VecEnv(VecEnv):
         self._actions = self.venv.check_actions(actions)
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
-        """Play the stored actions; returns ``(observations, rewards, dones, infos)`` as SB3 expects."""
+        """Play the stored actions; returns ``(observations, rewards, dones, infos)`` as SB3 expects.
+
+        Raises:
+            RuntimeError: no actions are stored (no
+                [`step_async`][connect4_env.integrations.sb3.Connect4SB3VecEnv.step_async] since the last
+                step), or the env has not been reset.
+            IllegalMoveError: an out-of-range column, a full one under ``illegal_action="raise"``, or an
+                illegal or malformed answer of the opponent (every game is as before the call; whatever else
+                the opponent raises passes through the same way).
+        """
         if self._actions is None:
             raise RuntimeError("step_wait() without step_async()")
         observations, rewards, terminated, truncated, info = self.venv.step(self._actions)
         self._actions = None
         dones = terminated | truncated
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        names = info.get("opponent")
+        infos: list[dict[str, Any]] = (
+            [{} for _ in range(self.num_envs)] if names is None else [{"opponent": name} for name in names]
+        )
         for i in np.flatnonzero(dones):
             infos[i]["terminal_observation"] = info["final_obs"][i]
             infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
             infos[i]["outcome"] = info["final_info"]["outcome"][i]
             if info["final_info"].get("illegal_action", truncated)[i]:
                 infos[i]["illegal_action"] = True
+            if names is not None:  # the ended game's opponent (the new game's is in the next step's info)
+                infos[i]["opponent"] = info["final_info"]["opponent"][i]
         return observations, rewards.astype(np.float32), dones, infos
 
     def action_masks(self) -> np.ndarray:
+        """Every game's legal columns, a bool array ``(num_envs, columns)`` (what sb3-contrib's MaskablePPO
+        reads).
+        """
         return self.venv.action_masks()
 
     def close(self) -> None:
+        """Close the batched env's render window, if any (SB3's ``close``)."""
         self.venv.close()
 
     def _indices(self, indices: None | int | Iterable[int]) -> list[int]:
         """The games ``indices`` names (None: all), each checked to be one of ``0..num_envs - 1``.
 
         Raises:
-            TypeError: not None, an integer or an iterable of integers. ValueError: an index out of range.
+            TypeError: ``indices`` is neither None, an integer nor an iterable of integers (a str included),
+                or an index in it is not an integer.
+            ValueError: an index is outside ``0..num_envs - 1``.
         """
         if indices is None:
             return list(range(self.num_envs))
@@ -154,6 +176,15 @@ class Connect4SB3VecEnv(VecEnv):
         return [check_int("indices", i, 0, last) for i in indices]
 
     def get_attr(self, attr_name: str, indices: None | int | Iterable[int] = None) -> list[Any]:
+        """SB3's ``get_attr``: the batched env's attribute ``attr_name``, once per game that ``indices`` names
+        (None: all); the games share one env, so every entry is the same object. ``"action_masks"`` gives the
+        bound method [`action_masks`][connect4_env.integrations.sb3.Connect4SB3VecEnv.action_masks].
+
+        Raises:
+            AttributeError: the batched env has no attribute ``attr_name``.
+            TypeError: ``indices`` is neither None, an integer nor an iterable of integers.
+            ValueError: an index is outside ``0..num_envs - 1``.
+        """
         if attr_name == "action_masks":
             return [self.action_masks] * len(self._indices(indices))
         if not hasattr(self.venv, attr_name):
@@ -170,10 +201,17 @@ class Connect4SB3VecEnv(VecEnv):
         here a new name would change nothing and ``rules``, ``num_envs`` or the spaces would break the env).
 
         Raises:
-            TypeError: ``attr_name`` is not a str; a value of the wrong type (the setting's own check).
-            AttributeError: an attribute that cannot be set (the message lists those that can).
-            ValueError: ``indices`` out of range or naming only some of the games; a value out of range.
-            Nothing is changed then.
+        Nothing is changed when it raises.
+
+        Raises:
+            TypeError: ``attr_name`` is not a str, ``indices`` is neither None, an integer nor an iterable of
+                integers, or the value has the wrong type: an ``opponent`` that is neither a name nor an
+                object with ``act``, an ``agent_first`` other than True, False and None, a ``copy`` that
+                is not a bool.
+            AttributeError: ``attr_name`` is not a setting that can be set (the message lists those that can).
+            ValueError: an index outside ``0..num_envs - 1``, ``indices`` that name only some of the games, an
+                unknown opponent name or spec or one that cannot play the env's rules, or an
+                ``illegal_action`` other than ``"lose"`` and ``"raise"``.
         """
         if not isinstance(attr_name, str):
             raise TypeError(f"attr_name must be a str, got {attr_name!r:.80} ({type(attr_name).__name__})")
@@ -206,6 +244,15 @@ class Connect4SB3VecEnv(VecEnv):
         indices: None | int | Iterable[int] = None,
         **method_kwargs: Any,
     ) -> list[Any]:
+        """SB3's ``env_method``: call the batched env's method ``method_name`` once with ``method_args`` and
+        ``method_kwargs`` and return its result once per game that ``indices`` names (None: all);
+        ``"action_masks"`` returns each named game's own mask instead.
+
+        Raises:
+            AttributeError: the batched env has no method ``method_name``.
+            TypeError: ``indices`` is neither None, an integer nor an iterable of integers.
+            ValueError: an index is outside ``0..num_envs - 1``.
+        """
         chosen = self._indices(indices)
         if method_name == "action_masks":
             masks = self.action_masks()
@@ -214,9 +261,19 @@ class Connect4SB3VecEnv(VecEnv):
         return [method(*method_args, **method_kwargs)] * len(chosen)
 
     def env_is_wrapped(self, wrapper_class: type, indices: None | int | Iterable[int] = None) -> list[bool]:
+        """SB3's ``env_is_wrapped``: False for every game that ``indices`` names (None: all), since no
+        Gymnasium wrapper is around the games.
+
+        Raises:
+            TypeError: ``indices`` is neither None, an integer nor an iterable of integers.
+            ValueError: an index is outside ``0..num_envs - 1``.
+        """
         return [False] * len(self._indices(indices))
 
     def get_images(self) -> Sequence[np.ndarray | None]:
+        """SB3's ``get_images``: one ``(rows * tile, columns * tile, 3)`` uint8 image per game under
+        ``render_mode="rgb_array"``, else None per game.
+        """
         images = self.venv.render() if self.venv.render_mode == "rgb_array" else None
         return list(images) if images is not None else [None] * self.num_envs
 

@@ -1,0 +1,422 @@
+"""Opponent pools: a set of named opponents that an env draws from when an episode starts (self-play, leagues).
+
+An [`OpponentPool`][connect4_env.pool.OpponentPool] is accepted wherever ``opponent=`` is (``Connect4-v0``, its
+vector env, the SB3 VecEnv). Each game draws one member when it starts and keeps that member's policy until it
+ends, whatever is added, removed or re-weighted meanwhile; ``info["opponent"]`` names the member; the env records
+each finished game's outcome with the pool, and the sampling rule reads those records.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import numbers
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from connect4_env.policy import bind_policy, make_policy, resolve_opponent
+from connect4_env.rules import Rules, check_rules, short_repr
+from connect4_env.validation import check_int, check_seed
+
+__all__ = ["OpponentPool", "MemberRecord", "SAMPLING_RULES", "OUTCOMES", "MAX_MEMBERS", "MAX_WINDOW"]
+
+SAMPLING_RULES = ("uniform", "weights", "pfsp")
+"""``uniform``: every member alike; ``weights``: in proportion to each member's weight; ``pfsp``: prioritised
+fictitious self-play, each member's weight times a function of the learner's recent score against it."""
+PFSP_RULES = ("hard", "variance", "even")
+OUTCOMES = ("win", "draw", "loss")
+"""A finished game's outcome, from the learner's side (as ``info["outcome"]``)."""
+MAX_MEMBERS = 10_000
+"""The most members a pool holds at once (each may hold a network)."""
+MAX_WINDOW = 1_000_000
+"""The longest window of recent games a member's score is read from."""
+
+
+@dataclass
+class MemberRecord:
+    """The learner's games against one member: totals, and the outcomes of the most recent ``window`` games."""
+
+    wins: int = 0
+    """Games the learner won against the member."""
+    draws: int = 0
+    """Drawn games."""
+    losses: int = 0
+    """Games the learner lost."""
+    recent: deque[float] = field(default_factory=deque)
+    """The learner's scores (1 win, 0.5 draw, 0 loss) in the latest games, oldest first, at most ``window``."""
+
+    @property
+    def games(self) -> int:
+        """All recorded games against the member."""
+        return self.wins + self.draws + self.losses
+
+    def score(self) -> float:
+        """The learner's recent score against the member, ``(points + 1) / (games + 2)`` over the window: 0.5
+        before any game, so a new member is neither favoured nor neglected.
+        """
+        return (sum(self.recent) + 1.0) / (len(self.recent) + 2.0)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The record as plain JSON values: games, wins, draws, losses, win_rate (totals) and recent_score."""
+        games = self.games
+        return {
+            "games": games,
+            "wins": self.wins,
+            "draws": self.draws,
+            "losses": self.losses,
+            "win_rate": self.wins / games if games else None,
+            "recent_score": self.score(),
+        }
+
+
+class OpponentPool:
+    """Named opponents that an env draws from at the start of each episode.
+
+    Members are given as a mapping of names to opponents, or as a list of agent specs (each named by its
+    spec). An opponent is anything ``opponent=`` takes: an agent name or spec (``"random"``, ``"mcts:100"``,
+    ``"sb3:runs/a/model.zip"``), a path to an SB3 model file, an object with ``act(observation, action_mask)``,
+    or a live Stable-Baselines3 model or policy, which is copied and frozen when it joins (later training of the
+    original does not reach the member; needs the ``train`` extra).
+
+    ## Sampling
+    - ``"uniform"``: every member equally likely (weights ignored).
+    - ``"weights"``: in proportion to each member's weight (default 1; ``set_weight``).
+    - ``"pfsp"``: prioritised fictitious self-play (AlphaStar's): each member's weight times ``f(score)``, where
+      ``score`` is the learner's recent score against it (wins 1, draws 0.5, over the last ``window`` games, with
+      one win and one loss of prior) and ``f`` is ``pfsp``: ``"hard"`` ``(1 - score) ** power`` (train against
+      the members the learner cannot yet beat), ``"variance"`` ``score * (1 - score)`` (the even matches), or
+      ``"even"`` ``1`` (weights only).
+
+    ## Episodes
+    An env calls [`draw`][connect4_env.pool.OpponentPool.draw] when a game starts and holds the drawn policy to the
+    game's end, then calls [`record`][connect4_env.pool.OpponentPool.record] with the outcome: changing the pool
+    never changes a game in progress. Drawing with the env's random generator makes a seeded env reproducible;
+    ``draw()`` without one uses the pool's own generator (``seed``).
+
+    ## Rules
+    An env binds the pool to its rules (``bind``), which binds every member and every later one; a pool serves
+    one board size.
+
+    Pickles (the members must) and compares by its members' names, weights and records.
+
+    Args:
+        members: a mapping ``{name: opponent}`` or an iterable of agent specs (named by themselves); may be empty
+            until ``add``.
+        sampling: one of [`SAMPLING_RULES`][connect4_env.pool.SAMPLING_RULES].
+        weights: ``{name: weight}`` for some members (the rest weigh 1).
+        seed: seeds the pool's own generator (for ``draw()`` without one).
+        pfsp: ``"hard"``, ``"variance"`` or ``"even"`` (see Sampling).
+        power: the exponent of ``"hard"``.
+        window: how many of each member's latest games its score is read from.
+
+    Raises:
+        TypeError: ``members`` is not a mapping or an iterable of specs; a name that is not a str; a weight,
+            power or window that is not a number; an opponent of a type ``opponent=`` does not take.
+        ValueError: an unknown sampling or pfsp rule; a repeated or empty name; a negative or non-finite weight;
+            more than [`MAX_MEMBERS`][connect4_env.pool.MAX_MEMBERS] members; an unknown agent spec.
+    """
+
+    def __init__(
+        self,
+        members: Mapping[str, Any] | Iterable[str] | None = None,
+        *,
+        sampling: str = "uniform",
+        weights: Mapping[str, float] | None = None,
+        seed: int | None = None,
+        pfsp: str = "hard",
+        power: float = 2.0,
+        window: int = 100,
+    ) -> None:
+        if sampling not in SAMPLING_RULES:
+            raise ValueError(
+                f"sampling={short_repr(sampling)} is not a sampling rule; allowed: {SAMPLING_RULES}"
+            )
+        if pfsp not in PFSP_RULES:
+            raise ValueError(f"pfsp={short_repr(pfsp)} is not a PFSP weighting; allowed: {PFSP_RULES}")
+        self.sampling = sampling
+        self.pfsp = pfsp
+        self.power = _check_weight("power", power)
+        self.window = check_int("window", window, 1, MAX_WINDOW)
+        self.rules: Rules | None = None
+        self._members: dict[str, Any] = {}
+        self._weights: dict[str, float] = {}
+        self._records: dict[str, MemberRecord] = {}
+        self._rng = np.random.default_rng(check_seed(seed))
+        if members is None:
+            items: list[tuple[Any, Any]] = []
+        elif isinstance(members, Mapping):
+            items = list(members.items())
+        elif isinstance(members, (str, bytes)) or not isinstance(members, Iterable):
+            raise TypeError(
+                f"members must be a mapping of names to opponents or a list of agent specs, got {short_repr(members)}"
+            )
+        else:
+            items = []
+            for spec in members:
+                if not isinstance(spec, str):
+                    raise TypeError(
+                        f"a list of members holds agent specs (str), got {short_repr(spec)}; name other "
+                        "opponents with a mapping {name: opponent}"
+                    )
+                items.append((spec, spec))
+        weights = {} if weights is None else dict(weights)
+        for name, opponent in items:
+            self.add(name, opponent, weight=weights.pop(name, 1.0))
+        if weights:
+            raise ValueError(f"weights name no member: {sorted(weights)}; members: {self.names}")
+
+    # -- members -----------------------------------------------------------------------------------------------
+    @property
+    def names(self) -> list[str]:
+        """The members' names, in the order they joined."""
+        return list(self._members)
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._members
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._members))
+
+    def __getitem__(self, name: str) -> Any:
+        """The member's policy (bound to the pool's rules).
+
+        Raises:
+            KeyError: no member has this name.
+        """
+        try:
+            return self._members[name]
+        except KeyError:
+            raise KeyError(f"no member {name!r}; members: {self.names}") from None
+
+    def add(self, name: str, opponent: Any, weight: float = 1.0) -> None:
+        """Let ``opponent`` join under ``name`` (see the class docstring for what an opponent may be).
+
+        Games already drawn keep their opponents; the new member can be drawn from the next game on. Its record
+        starts empty, or continues a removed member's of the same name.
+
+        Raises:
+            TypeError: ``name`` is not a str; ``weight`` is not a number; an opponent ``opponent=`` does not take.
+            ValueError: ``name`` is empty or already a member; ``weight`` is negative or not finite; the pool is
+                full; an unknown agent spec; an opponent that cannot play the pool's rules.
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"a member's name must be a str, got {short_repr(name)}")
+        if not name:
+            raise ValueError("a member's name must not be empty")
+        if name in self._members:
+            raise ValueError(f"{name!r} is already a member; remove it first or choose another name")
+        if len(self._members) >= MAX_MEMBERS:
+            raise ValueError(f"the pool holds {MAX_MEMBERS} members already (MAX_MEMBERS); remove some first")
+        weight = _check_weight("weight", weight)
+        policy = _frozen(opponent)
+        if self.rules is not None:
+            policy = bind_policy(policy, self.rules)
+        self._members[name] = policy
+        self._weights[name] = weight
+        self._records.setdefault(name, MemberRecord())
+
+    def remove(self, name: str) -> Any:
+        """Take the member out of the pool; returns its policy. Games playing it go on to their end, and their
+        outcomes are still recorded.
+
+        Raises:
+            KeyError: no member has this name.
+        """
+        policy = self[name]
+        del self._members[name], self._weights[name]
+        return policy
+
+    def set_weight(self, name: str, weight: float) -> None:
+        """Change a member's weight (read by ``"weights"`` and ``"pfsp"`` sampling).
+
+        Raises:
+            KeyError: no member has this name.
+            TypeError: ``weight`` is not a number.
+            ValueError: ``weight`` is negative or not finite.
+        """
+        self[name]
+        self._weights[name] = _check_weight("weight", weight)
+
+    def weight(self, name: str) -> float:
+        """A member's weight.
+
+        Raises:
+            KeyError: no member has this name.
+        """
+        self[name]
+        return self._weights[name]
+
+    # -- episodes ----------------------------------------------------------------------------------------------
+    def probabilities(self) -> dict[str, float]:
+        """Each member's chance of being drawn now, under the pool's sampling rule.
+
+        Raises:
+            ValueError: the pool is empty, or every member weighs 0.
+        """
+        if not self._members:
+            raise ValueError("the opponent pool is empty: add a member before a game starts")
+        names = list(self._members)
+        if self.sampling == "uniform":
+            return {name: 1.0 / len(names) for name in names}
+        weights = np.array([self._weights[name] for name in names], dtype=np.float64)
+        if self.sampling == "pfsp":
+            scores = np.array([self._records[name].score() for name in names])
+            if self.pfsp == "hard":
+                weights = weights * (1.0 - scores) ** self.power
+            elif self.pfsp == "variance":
+                weights = weights * scores * (1.0 - scores)
+        total = float(weights.sum())
+        if not total > 0.0:
+            raise ValueError(f"every member of the pool weighs 0: {dict(zip(names, weights.tolist()))}")
+        return dict(zip(names, (weights / total).tolist()))
+
+    def draw(self, rng: np.random.Generator | None = None, size: int | None = None) -> Any:
+        """Draw members' names under the sampling rule: one name, or a list of ``size`` names.
+
+        Args:
+            rng: the generator to draw with (an env passes its own); None: the pool's.
+            size: None for one name, else how many (independent draws).
+
+        Raises:
+            ValueError: the pool is empty or every member weighs 0.
+        """
+        chances = self.probabilities()
+        rng = self._rng if rng is None else rng
+        names = list(chances)
+        picks = rng.choice(len(names), size=1 if size is None else size, p=list(chances.values()))
+        if size is None:
+            return names[int(picks[0])]
+        return [names[int(k)] for k in picks]
+
+    def record(self, name: str, outcome: str) -> None:
+        """Count a finished game against the member ``name`` (current or removed): ``outcome`` is the learner's
+        ``"win"``, ``"draw"`` or ``"loss"``.
+
+        Raises:
+            KeyError: ``name`` never was a member.
+            ValueError: an unknown outcome.
+        """
+        if outcome not in OUTCOMES:
+            raise ValueError(f"outcome={short_repr(outcome)} is not an outcome; allowed: {OUTCOMES}")
+        try:
+            record = self._records[name]
+        except (KeyError, TypeError):
+            raise KeyError(f"{short_repr(name)} never was a member of this pool") from None
+        if outcome == "win":
+            record.wins += 1
+        elif outcome == "draw":
+            record.draws += 1
+        else:
+            record.losses += 1
+        record.recent.append(1.0 if outcome == "win" else 0.5 if outcome == "draw" else 0.0)
+        if len(record.recent) > self.window:
+            record.recent.popleft()
+
+    def stats(self) -> dict[str, dict[str, Any]]:
+        """Every member's record (removed members' too) as plain values, with its weight (None once removed)
+        and current chance of being drawn (0 once removed).
+        """
+        try:
+            chances = self.probabilities()
+        except ValueError:  # empty, or every member weighs 0
+            chances = {}
+        return {
+            name: {
+                **record.as_dict(),
+                "member": name in self._members,
+                "weight": self._weights.get(name),
+                "probability": chances.get(name, 0.0),
+            }
+            for name, record in self._records.items()
+        }
+
+    # -- policy protocol ---------------------------------------------------------------------------------------
+    def bind(self, rules: Rules) -> None:
+        """Serve ``rules``: bind every member to them (and every later member).
+
+        Raises:
+            TypeError: ``rules`` is not a [`Rules`][connect4_env.rules.Rules].
+            ValueError: the pool already serves other rules, or a member cannot play these.
+        """
+        check_rules(rules)
+        if self.rules is not None and self.rules != rules:
+            raise ValueError(f"this pool serves {self.rules}; make another pool for {rules}")
+        for name, policy in self._members.items():
+            self._members[name] = bind_policy(policy, rules)
+        self.rules = rules
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed the pool's generator and each member that has ``reset(seed=...)`` (with seeds drawn from it).
+
+        Raises:
+            TypeError: ``seed`` is not an int or None.
+            ValueError: ``seed`` is negative.
+        """
+        self._rng = np.random.default_rng(check_seed(seed))
+        for policy in self._members.values():
+            reset = getattr(policy, "reset", None)
+            if callable(reset):
+                reset(seed=int(self._rng.integers(2**63)))
+
+    def act(self, observation: Any, action_mask: Any) -> int:
+        """Refused: a pool is not one policy. An env draws a member per game (see the class docstring).
+
+        Raises:
+            TypeError: always.
+        """
+        raise TypeError(
+            "an OpponentPool is drawn from per game by the envs (opponent=pool); draw a member with "
+            "pool[pool.draw()] to play it directly"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OpponentPool):
+            return NotImplemented
+        return (
+            self.names == other.names
+            and self._weights == other._weights
+            and {k: (v.as_dict(), list(v.recent)) for k, v in self._records.items()}
+            == {k: (v.as_dict(), list(v.recent)) for k, v in other._records.items()}
+            and (self.sampling, self.pfsp, self.power, self.window)
+            == (other.sampling, other.pfsp, other.power, other.window)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(self.names[:8]) + (", ..." if len(self) > 8 else "")
+        return f"OpponentPool([{shown}], sampling={self.sampling!r})"
+
+
+def _check_weight(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {short_repr(value)}")
+    value = float(value)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value}")
+    return value
+
+
+def _frozen(opponent: Any) -> Any:
+    """The policy a member plays: a spec resolved, a model file loaded, a live SB3 model or policy copied."""
+    if isinstance(opponent, Path):
+        opponent = f"sb3:{opponent}"
+    if isinstance(opponent, str) or callable(getattr(opponent, "act", None)):
+        return resolve_opponent(opponent)
+    policy = getattr(opponent, "policy", opponent)  # an SB3 algorithm holds its policy
+    if callable(getattr(policy, "predict", None)) and callable(getattr(policy, "set_training_mode", None)):
+        snapshot = copy.deepcopy(policy)
+        snapshot.set_training_mode(False)
+        return make_policy("sb3", policy=snapshot, deterministic=False)
+    raise TypeError(
+        "a pool member must be an agent name or spec, an SB3 model file, an object with "
+        f"act(observation, action_mask), or a live SB3 model or policy; got {short_repr(opponent)}"
+    )
