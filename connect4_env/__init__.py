@@ -9,8 +9,9 @@
   [`Connect4VectorEnv`][connect4_env.envs.vector_env.Connect4VectorEnv]: the classes behind ``Connect4-v0`` and its
   vector form; `Policy`: the protocol every opponent and agent follows;
   [`OpponentPool`][connect4_env.pool.OpponentPool]: named opponents drawn per episode (self-play, leagues).
-- ``pettingzoo.make("aec", "connect4_env/connect4_v0")``: the AEC env from PettingZoo's registry (registered
-  on import, PettingZoo >= 1.27).
+- ``pettingzoo.make("aec", "connect4_env/connect4_v0")`` and ``pettingzoo.make("parallel", ...)``: the AEC env
+  and its Parallel view (``connect4_v0.parallel_env()``) from PettingZoo's registry (registered on import,
+  PettingZoo >= 1.27).
 """
 
 from __future__ import annotations
@@ -79,13 +80,18 @@ if "Connect4Text-v0" not in gymnasium.registry:
 
 
 # PettingZoo >= 1.27 keeps a registry as Gymnasium does; older versions have none (use connect4_v0.env()).
-def _in_pettingzoo_registry() -> bool:
+def _in_pettingzoo_registry(api: str) -> bool:
     try:
-        pettingzoo.spec("aec", PETTINGZOO_ID)  # ids are normalised there ("connect4_env/connect4-v0")
+        pettingzoo.spec(api, PETTINGZOO_ID)  # ids are normalised there ("connect4_env/connect4-v0")
     except Exception:  # PettingZoo raises its own error type for unknown ids
         return False
     return True
 
 
-if callable(getattr(pettingzoo, "register", None)) and not _in_pettingzoo_registry():
-    pettingzoo.register("aec", PETTINGZOO_ID, entry_point="connect4_env.envs.pettingzoo_env:env")
+if callable(getattr(pettingzoo, "register", None)):
+    if not _in_pettingzoo_registry("aec"):
+        pettingzoo.register("aec", PETTINGZOO_ID, entry_point="connect4_env.envs.pettingzoo_env:env")
+    if not _in_pettingzoo_registry("parallel"):
+        pettingzoo.register(
+            "parallel", PETTINGZOO_ID, entry_point="connect4_env.envs.parallel_env:parallel_env"
+        )

@@ -1,4 +1,6 @@
-"""Many ``Connect4-v0`` games stepped at once with numpy: bitboards in int64 arrays, the opponent batched too.
+"""Many ``Connect4-v0`` games stepped at once with numpy (one job: the batched env; its class docstring is its manual).
+
+Bitboards in int64 arrays, each game's opponent answered in batches.
 
 ``gymnasium.make_vec("Connect4-v0", num_envs=N)`` (or ``vectorization_mode="vector_entry_point"``) returns a
 [`Connect4VectorEnv`][connect4_env.envs.vector_env.Connect4VectorEnv]; `connect4_env.make_sb3_vec_env` wraps the
@@ -17,9 +19,9 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from connect4_env.batched import BatchedBoards
+from connect4_env.envs.seats import Seats
 from connect4_env.envs.settings import MatchSettings
 from connect4_env.opponent import opponent_columns
-from connect4_env.pool import OpponentPool
 from connect4_env.render import BoardRenderer
 from connect4_env.rules import IllegalMoveError, Rules
 from connect4_env.validation import check_bool, check_int, check_seed
@@ -176,12 +178,8 @@ class Connect4VectorEnv(VectorEnv):
         self._needs_reset = np.zeros(num_envs, dtype=bool)
         self._all = np.arange(num_envs)
         self._has_reset = False
-        # Each game's opponent, fixed when the game starts: an index into _seats, which lists (pool or None,
-        # member name or None, policy). A pool's member is drawn per game; a new `opponent` set meanwhile plays
-        # from each game's next start on.
-        self._seat = np.zeros(num_envs, dtype=np.int64)
-        self._seats: list[tuple[OpponentPool | None, str | None, Any]] = [(None, None, self.opponent)]
-        self._seat_of: dict[tuple[int, str | None, int], int] = {(id(None), None, id(self.opponent)): 0}
+        # each game's opponent, fixed when the game starts (a pool's member, or `opponent` as it was then)
+        self._seats = Seats(num_envs, self.opponent)
 
     # -- helpers -------------------------------------------------------------------------------------------
     def _play(
@@ -211,76 +209,22 @@ class Connect4VectorEnv(VectorEnv):
         """Let each game's opponent move in the listed games; returns (won, full) for them. The games facing
         one opponent are answered by one call. Nothing is played unless every answer is legal.
         """
-        seats = self._seat[index]
-        first = seats[0]
-        if (seats == first).all():
-            columns = self._answers(self._seats[first][2], index)
-        else:
-            columns = np.empty(index.size, dtype=np.int64)
-            for seat in np.unique(seats).tolist():
-                facing = seats == seat
-                columns[facing] = self._answers(self._seats[seat][2], index[facing])
+        columns = np.empty(index.size, dtype=np.int64)
+        for opponent, facing in self._seats.groups(index):
+            games = index[facing]
+            columns[facing] = opponent_columns(
+                opponent,
+                lambda games=games: np.ascontiguousarray(self._obs[games][..., ::-1]),  # the opponent's side
+                self.boards.legal(games),
+                games,
+            )
         return self._play(index, columns, 1, journal)
-
-    def _answers(self, opponent: Any, index: np.ndarray) -> np.ndarray:
-        """One opponent's checked columns for the listed games (see `opponent_columns`)."""
-        return opponent_columns(
-            opponent,
-            lambda: np.ascontiguousarray(self._obs[index][..., ::-1]),  # the opponent's side of each game
-            self.boards.legal(index),
-            index,
-        )
-
-    def _seat_for(self, pool: OpponentPool | None, name: str | None, policy: Any) -> int:
-        """The index in `_seats` of this opponent, added if new."""
-        key = (id(pool), name, id(policy))
-        seat = self._seat_of.get(key)
-        if seat is None or self._seats[seat][2] is not policy:
-            seat = len(self._seats)
-            self._seats.append((pool, name, policy))
-            self._seat_of[key] = seat
-        return seat
-
-    def _draw_opponents(self, index: np.ndarray) -> None:
-        """Fix the opponents of the games starting now: a pool's members drawn per game, else `opponent`."""
-        opponent = self.opponent
-        if not isinstance(opponent, OpponentPool):
-            self._seat[index] = self._seat_for(None, None, opponent)
-            return
-        names = opponent.draw(self.np_random, size=index.size)
-        seats = {name: self._seat_for(opponent, name, opponent[name]) for name in dict.fromkeys(names)}
-        self._seat[index] = [seats[name] for name in names]
-
-    def _tidy_seats(self) -> None:
-        """Forget the opponents no game faces any more (run between calls, never inside one: a rollback
-        restores seat numbers).
-        """
-        if len(self._seats) <= 64:
-            return
-        used, self._seat = np.unique(self._seat, return_inverse=True)
-        self._seats = [self._seats[k] for k in used.tolist()]
-        self._seat_of = {
-            (id(pool), name, id(policy)): k for k, (pool, name, policy) in enumerate(self._seats)
-        }
-
-    def _pooled(self) -> bool:
-        """True when a game faces a pool's member or the next games will: ``info["opponent"]`` is reported."""
-        return isinstance(self.opponent, OpponentPool) or any(pool is not None for pool, _, _ in self._seats)
 
     def opponent_names(self) -> np.ndarray:
         """Each game's opponent: its pool member's name, or None for an opponent that is not a pool's (object
         array ``(num_envs,)``; ``info["opponent"]``).
         """
-        names = np.array([name for _, name, _ in self._seats] + [None], dtype=object)[:-1]
-        return names[self._seat]
-
-    def _record(self, games: np.ndarray, seats: np.ndarray, rewards: np.ndarray) -> None:
-        """Count the ended games' outcomes with the pools their opponents came from."""
-        for game, seat in zip(games.tolist(), seats.tolist()):
-            pool, name, _ = self._seats[seat]
-            if pool is not None and name is not None:
-                reward = rewards[game]
-                pool.record(name, "win" if reward > 0 else "loss" if reward < 0 else "draw")
+        return self._seats.names()
 
     def _reset_games(self, index: np.ndarray, journal: list) -> None:
         if index.size == 0:
@@ -291,7 +235,7 @@ class Connect4VectorEnv(VectorEnv):
             self.learner[index] = self.np_random.integers(2, size=index.size)
         else:
             self.learner[index] = 0 if self.agent_first else 1
-        self._draw_opponents(index)
+        self._seats.draw(index, self.opponent, self.np_random)
         second = index[self.learner[index] == 1]
         if second.size:
             self._opponent_moves(second, journal)
@@ -306,7 +250,7 @@ class Connect4VectorEnv(VectorEnv):
             self._obs[index],
             rng_state,
             len(journal),
-            self._seat[index],
+            self._seats.seat[index],
         )
 
     def _rollback(self, journal: list, saved: tuple | None) -> None:
@@ -317,7 +261,7 @@ class Connect4VectorEnv(VectorEnv):
             index, boards, learner, obs, rng_state, mark, seats = saved
             self.boards.restore(index, boards)
             self.learner[index] = learner
-            self._seat[index] = seats
+            self._seats.seat[index] = seats
             self._obs[index] = obs
             self.np_random.bit_generator.state = rng_state
             journal = journal[:mark]
@@ -335,8 +279,8 @@ class Connect4VectorEnv(VectorEnv):
             "action_mask": self.boards.legal().view(np.int8),
             "_action_mask": np.ones(self.num_envs, dtype=bool),
         }
-        if self._pooled():
-            info["opponent"] = self.opponent_names()
+        if self._seats.pooled(self.opponent):
+            info["opponent"] = self._seats.names()
             info["_opponent"] = np.ones(self.num_envs, dtype=bool)
         return info
 
@@ -393,7 +337,7 @@ class Connect4VectorEnv(VectorEnv):
             raise
         self._needs_reset[:] = False
         self._has_reset = True
-        self._tidy_seats()
+        self._seats.tidy()
         return self._observations(), self._infos()
 
     def action_masks(self) -> np.ndarray:
@@ -470,7 +414,7 @@ class Connect4VectorEnv(VectorEnv):
                     rewards[replying[won]] = -1.0
                     terminated[replying[won | board_full]] = True
             ended = np.flatnonzero(terminated)
-            ended_seats = self._seat[ended]
+            ended_seats = self._seats.seat[ended]
             if next_step:
                 to_reset = np.flatnonzero(resetting)
             else:
@@ -483,8 +427,8 @@ class Connect4VectorEnv(VectorEnv):
         except BaseException:
             self._rollback(journal, saved)
             raise
-        if ended.size and self._pooled():
-            self._record(ended, ended_seats, rewards)
+        if ended.size and self._seats.pooled(self.opponent):
+            self._seats.record(ended_seats, rewards[ended])
         truncated = np.zeros(n, dtype=bool)
         info = self._infos()
         if next_step:
@@ -504,11 +448,11 @@ class Connect4VectorEnv(VectorEnv):
             }
             if "opponent" in info:  # the ended games' opponents; the top level names the new games'
                 final_info["opponent"] = np.full(n, None, dtype=object)
-                final_info["opponent"][ended] = [self._seats[seat][1] for seat in ended_seats.tolist()]
+                final_info["opponent"][ended] = self._seats.names(ended_seats)
                 final_info["_opponent"] = terminated.copy()
             info["final_info"] = self._ending_infos(final_info, rewards, terminated, full)
             info["_final_info"] = terminated.copy()
-        self._tidy_seats()
+        self._seats.tidy()
         return self._observations(), rewards, terminated, truncated, info
 
     def render(self) -> tuple[Any, ...] | None:

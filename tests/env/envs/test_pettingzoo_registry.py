@@ -92,3 +92,13 @@ def test_the_sb3_tutorial_flow_runs_with_only_the_id_changed(env_id: str) -> Non
     game.close()
     assert finished == 3
     assert isinstance(observation, np.ndarray)
+
+
+def test_the_parallel_view_is_in_pettingzoos_registry_too():
+    from pettingzoo.test import parallel_api_test
+
+    from connect4_env.envs.parallel_env import Connect4ParallelEnv
+
+    env = pettingzoo.make("parallel", connect4_env.PETTINGZOO_ID, rows=5, columns=6)
+    assert isinstance(env, Connect4ParallelEnv) and env.wait_action == 6
+    parallel_api_test(env, num_cycles=50)

@@ -1,0 +1,97 @@
+"""Which opponent each game of a batch faces: fixed when the game starts, kept to its end.
+
+[`Seats`][connect4_env.envs.seats.Seats] serves the vector env (and through it the SB3 VecEnv). A game's
+opponent is a pool member drawn when the game starts, or the env's ``opponent`` as it was then; adding,
+removing or re-weighting members, or setting a new ``opponent``, changes only the games that start later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from connect4_env.pool import OpponentPool
+
+__all__ = ["Seats"]
+
+_TIDY_FROM = 64  # opponents remembered before the ones no game faces are forgotten
+
+
+class Seats:
+    """Each of ``num_envs`` games' opponent, as an index into a list of (pool or None, member name or None,
+    policy) entries; games facing one opponent share an entry, so they can be answered by one call.
+
+    Args:
+        num_envs: the games.
+        opponent: the opponent every game faces until it is first drawn for (a policy, not a pool).
+    """
+
+    def __init__(self, num_envs: int, opponent: Any) -> None:
+        self.seat = np.zeros(num_envs, dtype=np.int64)
+        self._entries: list[tuple[OpponentPool | None, str | None, Any]] = []
+        self._index: dict[tuple[int, str | None, int], int] = {}
+        self._entry(None, None, opponent)
+
+    def _entry(self, pool: OpponentPool | None, name: str | None, policy: Any) -> int:
+        """The index of this opponent's entry, added if new."""
+        key = (id(pool), name, id(policy))
+        entry = self._index.get(key)
+        if entry is None or self._entries[entry][2] is not policy:
+            entry = len(self._entries)
+            self._entries.append((pool, name, policy))
+            self._index[key] = entry
+        return entry
+
+    def draw(self, games: np.ndarray, opponent: Any, rng: np.random.Generator) -> None:
+        """Fix the opponents of the games starting now: a pool's members drawn per game with ``rng``, else
+        ``opponent`` itself.
+
+        Raises:
+            ValueError: the pool is empty or every member weighs 0 (nothing is changed).
+        """
+        if not isinstance(opponent, OpponentPool):
+            self.seat[games] = self._entry(None, None, opponent)
+            return
+        names = opponent.draw(rng, size=games.size)
+        entries = {name: self._entry(opponent, name, opponent[name]) for name in dict.fromkeys(names)}
+        self.seat[games] = [entries[name] for name in names]
+
+    def groups(self, games: np.ndarray) -> Iterator[tuple[Any, np.ndarray]]:
+        """``(policy, facing)`` for each opponent among ``games``: ``facing`` selects the games it answers."""
+        seats = self.seat[games]
+        first = seats[0]
+        if (seats == first).all():  # the common case: one opponent for all
+            yield self._entries[first][2], np.ones(games.size, dtype=bool)
+            return
+        for entry in np.unique(seats).tolist():
+            yield self._entries[entry][2], seats == entry
+
+    def pooled(self, opponent: Any) -> bool:
+        """True when a game faces a pool's member, or ``opponent`` (the next games') is a pool."""
+        return isinstance(opponent, OpponentPool) or any(pool is not None for pool, _, _ in self._entries)
+
+    def names(self, seats: np.ndarray | None = None) -> np.ndarray:
+        """The pool member names of ``seats`` (default every game's), None where the opponent is no pool's."""
+        names = np.array([name for _, name, _ in self._entries] + [None], dtype=object)[:-1]
+        return names[self.seat if seats is None else seats]
+
+    def record(self, seats: np.ndarray, rewards: np.ndarray) -> None:
+        """Count ended games' outcomes (the learner's ``rewards``, one per seat) with their members' pools."""
+        for entry, reward in zip(seats.tolist(), rewards.tolist()):
+            pool, name, _ = self._entries[entry]
+            if pool is not None and name is not None:
+                pool.record(name, "win" if reward > 0 else "loss" if reward < 0 else "draw")
+
+    def tidy(self) -> None:
+        """Forget the opponents no game faces any more. Call it between steps, never inside one: a rollback
+        restores seat numbers saved before.
+        """
+        if len(self._entries) <= _TIDY_FROM:
+            return
+        used, self.seat = np.unique(self.seat, return_inverse=True)
+        self._entries = [self._entries[k] for k in used.tolist()]
+        self._index = {
+            (id(pool), name, id(policy)): k for k, (pool, name, policy) in enumerate(self._entries)
+        }
