@@ -53,7 +53,8 @@ def mask_booleans(masks: Any, name: str = "action_mask") -> np.ndarray:
     only: a -1 or NaN would otherwise read as a legal column.
 
     Raises:
-        TypeError: it holds neither numbers nor booleans (strings, objects). ValueError: another value.
+        TypeError: ``masks`` holds neither numbers nor booleans (strings, objects).
+        ValueError: ``masks`` holds a number other than 0 and 1 (such as -1 or NaN).
     """
     masks = np.asarray(masks)
     if masks.dtype == np.bool_:
@@ -75,9 +76,10 @@ def legal_columns(action_mask: np.ndarray) -> np.ndarray:
     """Indices of the legal columns: the mask's 1 (or True) entries.
 
     Raises:
-        TypeError: the mask holds neither numbers nor booleans (strings, objects). ValueError: a value other
-            than 0 and 1 (such as -1 or NaN, which would otherwise read as legal). NoLegalMoveError: the mask
-            allows no column (the game is over or the mask is wrong).
+        TypeError: the mask holds neither numbers nor booleans (strings, objects).
+        ValueError: the mask holds a number other than 0 and 1 (such as -1 or NaN, which would otherwise read
+            as legal).
+        NoLegalMoveError: the mask allows no column (the game is over or the mask is wrong; a ValueError).
     """
     legal = np.flatnonzero(mask_booleans(action_mask))
     if legal.size == 0:
@@ -116,8 +118,8 @@ class RulesAware:
         """Play by ``rules`` from now on (the envs, arena and scripts call this); returns the agent.
 
         Raises:
-            TypeError: not a [`Rules`][connect4_env.rules.Rules]. ValueError: the agent cannot play these
-                rules.
+            TypeError: ``rules`` is not a [`Rules`][connect4_env.rules.Rules].
+            ValueError: the agent cannot play these rules (nothing changes).
         """
         check_rules(rules)
         self._check_rules(rules)
@@ -161,9 +163,11 @@ class RulesBound(RulesAware):
         With ``mask_required=False`` a missing mask is allowed (the position's own legal columns are used).
 
         Raises:
-            ValueError: the mask's length is not the board's width, the mask disagrees with the position's
-                legal columns (names both), the board is not the bound rules' size, or the planes are not a
-                reachable position. NoLegalMoveError: the mask allows no column.
+            TypeError: the mask holds neither numbers nor booleans.
+            ValueError: the planes are not ``(rows, columns, 2)`` or not a reachable position, the board is
+                not the bound rules' size, the mask's length is not the board's width or it holds a value
+                other than 0 and 1, or the mask disagrees with the position's legal columns (names both).
+            NoLegalMoveError: the mask allows no column (a ValueError).
         """
         if action_mask is None and not mask_required:
             planes = np.asarray(

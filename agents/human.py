@@ -19,7 +19,8 @@ class HumanAgent(RulesAware):
     """Shows the board (``X`` = you) and asks for a column until a legal one is typed.
 
     Args:
-        input_fn: reads a line (default ``input``); ``output_fn`` prints (default ``print``).
+        input_fn: reads a line, given the prompt (default ``input``).
+        output_fn: prints a text (default ``print``).
         colour: paint the stones red (first player) and yellow (second) with ANSI codes; None (default): when
             standard output is a terminal that takes colours.
     """
@@ -41,6 +42,18 @@ class HumanAgent(RulesAware):
         self.colour = terminal_has_colour(sys.stdout) if colour is None else check_bool("colour", colour)
 
     def act(self, observation: Any, action_mask: Any = None) -> int:
+        """Show the board through ``output_fn`` and read lines from ``input_fn`` until one is a legal column;
+        returns that column (the policy's ``act``). A line that is not a legal column is answered with the
+        legal ones and asked again.
+
+        Raises:
+            TypeError: the mask holds neither numbers nor booleans.
+            ValueError: the planes are not ``(rows, columns, 2)``, or the mask does not have one 0/1 entry per
+                column.
+            NoLegalMoveError: the mask allows no column (a ValueError).
+            EOFError: ``input_fn`` reached the end of its input (``input`` after Ctrl-D) before a legal
+                column was typed.
+        """
         planes, mask = unpack(observation, action_mask)
         planes = np.asarray(planes)
         check_mask_width(mask, planes.shape[1])

@@ -45,6 +45,15 @@ class RandomAgent(RulesAware):
             self.rng = seeded_rng(seed)
 
     def act(self, observation: Any, action_mask: Any = None) -> int:
+        """A uniformly random legal column of ``action_mask`` (the policy's ``act``); the planes may be None,
+        as the batched env passes them to an agent that does not use observations.
+
+        Raises:
+            TypeError: the mask holds neither numbers nor booleans.
+            ValueError: the planes have an empty side, the mask does not have one 0/1 entry per column (of the
+                bound rules, else of the planes), or it allows a column that the planes show full.
+            NoLegalMoveError: the mask allows no column (a ValueError).
+        """
         planes, mask = unpack(observation, action_mask)
         planes = None if planes is None else np.asarray(planes)
         if planes is not None and planes.ndim == 3 and 0 in planes.shape:

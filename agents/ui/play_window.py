@@ -67,8 +67,9 @@ class PlayWindow:
             (``--record``).
 
     Raises:
-        ValueError: the board cannot be drawn within `MAX_WINDOW_PIXELS` pixels a side at 4 pixels a
-            cell, or a policy cannot play these rules. ImportError: pygame is missing.
+        ValueError: ``players`` or ``names`` is not two long, the board cannot be drawn within
+            `MAX_WINDOW_PIXELS` pixels a side at 4 pixels a cell, or a policy cannot play these rules.
+        MissingExtraError: pygame (the ``render`` extra) is not installed (an ImportError).
     """
 
     def __init__(
@@ -143,6 +144,7 @@ class PlayWindow:
         self.new_game()
 
     def human_to_move(self) -> bool:
+        """True when the game is on and the seat to move is a person's."""
         return not self.board.is_terminal and self.players[self.board.to_move] is None
 
     def play(self, column: int) -> bool:
@@ -197,6 +199,10 @@ class PlayWindow:
         return True
 
     def game_log(self) -> GameLog:
+        """The current game as a record: the seats' names, the moves so far, the result (a draw while the
+        game is unfinished), the window's seed, the game's number and the agents' search numbers per move
+        (None when no agent gave any).
+        """
         winner = self.board.winner
         return GameLog(
             self.rules.rows,
@@ -213,6 +219,7 @@ class PlayWindow:
 
     # -- events ------------------------------------------------------------------------------------------
     def column_at(self, x: int) -> int | None:
+        """The board column under the window's x coordinate ``x`` (pixels), or None beside the board."""
         column = (x - self.left) // self.tile
         return int(column) if 0 <= column < self.rules.columns else None
 
@@ -310,6 +317,9 @@ class PlayWindow:
         return self._board_image[1]
 
     def draw(self) -> None:
+        """Draw the window's frame: the board with the last move ringed and the winning line outlined, the
+        hovered column's preview on a person's turn, the agent's search numbers and the status line.
+        """
         pg, screen, t, rules, board = self.pg, self.screen, self.tile, self.rules, self.board
         screen.fill(_BACK)
         screen.blit(self._board_surface(), (self.left, self.top))

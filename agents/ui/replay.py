@@ -113,8 +113,9 @@ def replay_html(
     says the solver can (one solver, its table shared by all games). ``on_game(index)`` after each game.
 
     Raises:
-        TypeError: ``games`` holds something other than `GameLog`. ValueError: no games, or a game
-            that is not a valid record (see `GameLog.from_dict`).
+        TypeError: ``games`` holds something other than `GameLog`.
+        ValueError: ``games`` is empty, or holds a game that is not a valid record (see
+            `GameLog.from_dict`).
     """
     games = list(games)
     if not games:

@@ -97,7 +97,9 @@ class TerminalHuman(HumanAgent):
             terminal that takes colours.
 
     Raises:
-        TypeError: a setting of the wrong type. ValueError: ``seat`` is not 0 or 1.
+        TypeError: ``seat`` is not an integer, ``input_fn`` or ``output_fn`` is not callable, or ``colour``
+            is neither a bool nor None.
+        ValueError: ``seat`` is an integer other than 0 and 1.
     """
 
     name = "human"
@@ -120,8 +122,10 @@ class TerminalHuman(HumanAgent):
         """Show the position and read the person's column (typed from 1); returns it from 0.
 
         Raises:
-            ValueError: the mask's length is not the board's width. NoLegalMoveError: the mask allows no
-                column. EOFError: the input ended (Ctrl-D) before a legal column was typed.
+            TypeError: the mask holds neither numbers nor booleans.
+            ValueError: the mask's length is not the board's width, or it holds a value other than 0 and 1.
+            NoLegalMoveError: the mask allows no column (a ValueError).
+            EOFError: the input ended (Ctrl-D) before a legal column was typed.
         """
         planes, mask = unpack(observation, action_mask)
         planes = np.asarray(planes)
