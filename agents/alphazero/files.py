@@ -106,10 +106,11 @@ def load_model(path: str | os.PathLike[str]) -> ModelFile:
     """Read a model written by `save_model`.
 
     Raises:
-        ValueError: a folder, not a model zip, another format or version (a version that is not an integer,
-            such as ``true``, included), bad metadata, weights that are not a plain state dict of tensors or do
-            not fit the network described. OSError: the file cannot be read.
         TypeError: ``path`` is not a path (a str or os.PathLike).
+        ValueError: ``path`` is a folder, or the file is not a model zip, is of another format or version (a
+            version that is not an integer, such as ``true``, included), has bad metadata, or holds weights
+            that are not a plain state dict of tensors or do not fit the network described.
+        OSError: the file cannot be read.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"a model file path must be a str or os.PathLike, got {type(path).__name__}")

@@ -136,8 +136,9 @@ class OpenSpielPolicy:
         """The bot that plays `player`'s moves (0 moves first).
 
         Raises:
-            ValueError: the bot was built for the other seat. TypeError: the function of the seat returned
-                something that is not a `pyspiel.Bot`.
+            TypeError: ``player`` is not an integer, or the function of the seat returned something that is
+                not a `pyspiel.Bot`.
+            ValueError: ``player`` is not 0 or 1, or the bot was built for the other seat.
         """
         player = check_int("player", player, 0, 1)
         if isinstance(self.bot, pyspiel.Bot):
@@ -211,12 +212,12 @@ def openspiel_mcts(
         An [`OpenSpielPolicy`][connect4_agents.interop.openspiel.OpenSpielPolicy] around the bot.
 
     Raises:
-        TypeError: a setting of the wrong type or out of range (``simulations`` 1..10**9,
-            ``seed`` None or 0..2**32 - 1, ``uct_c`` a finite number >= 0, ``solve`` a bool), checked here
-            rather than at the bot's first move.
-        ValueError: a setting of the wrong type or out of range (``simulations`` 1..10**9,
-            ``seed`` None or 0..2**32 - 1, ``uct_c`` a finite number >= 0, ``solve`` a bool), checked here
-            rather than at the bot's first move.
+        TypeError: ``simulations`` or ``seed`` is not an integer, ``uct_c`` not a number, ``solve`` not a
+            bool, ``rules`` not a [`Rules`][connect4_env.rules.Rules] or ``game`` not a str (checked here
+            rather than at the bot's first move).
+        ValueError: ``simulations`` is outside ``1..10**9``, ``seed`` outside ``0..2**32 - 1``, ``uct_c``
+            negative, NaN or infinite, or ``game`` names no game that `load_openspiel_game` loads.
+        MissingExtraError: OpenSpiel is not installed (the ``openspiel`` extra).
     """
     from open_spiel.python.algorithms import mcts
 
@@ -248,7 +249,8 @@ class PolicyBot(_Bot):
         seed: for a spec, the policy's seed.
 
     Raises:
-        TypeError: ``policy`` has no ``act`` and is not a spec. ValueError: an unknown spec.
+        TypeError: ``policy`` has no ``act`` and is not a spec string.
+        ValueError: ``policy`` is an unknown spec.
     """
 
     def __init__(self, policy: Any, *, seed: int | None = None) -> None:
@@ -273,12 +275,11 @@ class PolicyBot(_Bot):
         """The policy's column for ``state``.
 
         Raises:
-            TypeError: ``state`` is not a state of a Connect Four game (as
-                [`board_from_openspiel`][connect4_env.integrations.openspiel.convert.board_from_openspiel]). NoLegalMoveError: the
-                game is over.
-            ValueError: ``state`` is not a state of a Connect Four game (as
-                [`board_from_openspiel`][connect4_env.integrations.openspiel.convert.board_from_openspiel]). NoLegalMoveError: the
-                game is over.
+            TypeError: ``state`` is not a `pyspiel.State`.
+            ValueError: ``state`` is the state of another game (as
+                [`board_from_openspiel`][connect4_env.integrations.openspiel.convert.board_from_openspiel]
+                reads it), or the policy cannot play its board.
+            NoLegalMoveError: the game is over (a ValueError).
         """
         board = board_from_openspiel(state)
         if board.rules != self._rules:

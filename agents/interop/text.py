@@ -168,8 +168,10 @@ class TextPolicy:
         """Ask the model for a column; returns a legal column (0-based).
 
         Raises:
-            TimeoutError: no legal answer in time, under ``fallback="raise"``. ValueError: only rejected answers,
-                under ``fallback="raise"``; or planes that are no reachable position.
+            TimeoutError: under ``fallback="raise"``, the model gave no answer within the move's time limit.
+            ValueError: under ``fallback="raise"``, every answer was rejected; or the planes are not a
+                reachable position, or the mask does not have one 0/1 entry per column.
+            NoLegalMoveError: the mask allows no column (a ValueError).
         """
         planes, mask = split_observation(observation, action_mask)
         legal = legal_columns(mask)

@@ -56,8 +56,9 @@ class TorchPolicy(RulesAware):
 
     Raises:
         TypeError: ``model`` or ``forward`` is not callable, ``deterministic`` is not a bool, ``device`` is
-            not a string or ``torch.device``. ValueError: an unknown ``observation`` or ``output``, or
-            ``deterministic=False`` with ``output="q"``.
+            not a string or ``torch.device``, or ``seed`` is a type numpy cannot seed from.
+        ValueError: an unknown ``observation`` or ``output``, ``deterministic=False`` with ``output="q"``, a
+            ``device`` name torch does not know, or a negative ``seed``.
     """
 
     uses_observations = True

@@ -162,8 +162,8 @@ class QLearningAgent(RulesBound):
         """The Q-values of ``board``'s columns for the player to move (zeros for an unseen position).
 
         Raises:
-            TypeError: ``board`` is not a [`Board`][connect4_env.core.Board]. ValueError: it is not the
-                table's board size.
+            TypeError: ``board`` is not a [`Board`][connect4_env.core.Board].
+            ValueError: ``board`` is not of the table's rules (size or win length).
         """
         if not isinstance(board, Board):
             raise TypeError(f"board must be a connect4_env.Board, got {type(board).__name__}")
@@ -209,8 +209,8 @@ class QLearningAgent(RulesBound):
         ``total`` episodes (default: the current plan; with none, the start value).
 
         Raises:
-            TypeError: ``episode`` or ``total`` is not an integer >= 0.
-            ValueError: ``episode`` or ``total`` is not an integer >= 0.
+            TypeError: ``episode`` is not an integer, or ``total`` is neither None nor an integer.
+            ValueError: ``episode`` or ``total`` is a negative integer.
         """
         episode = check_int("episode", episode, 0)
         if total is not None:
@@ -251,10 +251,11 @@ class QLearningAgent(RulesBound):
         then holds every finished episode, and the interrupted one's updates only if ``updates="online"``.
 
         Raises:
-            TypeError: bad counts, an opponent that is neither a policy nor a known name or
-                spec, or one that cannot play this board (nothing is trained then).
-            ValueError: bad counts, an opponent that is neither a policy nor a known name or
-                spec, or one that cannot play this board (nothing is trained then).
+            TypeError: ``episodes``, ``window`` or ``total_episodes`` is not an integer, or ``opponent`` is
+                neither a policy nor a name or spec string (nothing is trained then).
+            ValueError: ``episodes``, ``window`` or ``total_episodes`` is below 1, ``opponent`` is an unknown
+                name or spec or cannot play this board, or ``curve`` is not a `LearningCurve` with this
+                ``window`` (nothing is trained then).
         """
         return train_agent(
             self,
@@ -308,9 +309,12 @@ class QLearningAgent(RulesBound):
             The agent with the table, hyper-parameters and episode counts of the file.
 
         Raises:
-            FileNotFoundError: no such file. ValueError: not a Q-table file, corrupt or truncated, arrays that
-                do not fit the board it names, more than ``max_bytes`` to load, keys that are not positions of
-                the board, duplicate keys, or bad metadata.
+            FileNotFoundError: no file at ``path``.
+            TypeError: ``max_bytes`` is not an integer.
+            ValueError: the file is not a Q-table file, is corrupt or truncated, holds arrays that do not fit
+                the board it names, keys that are not positions of the board, duplicate keys or bad metadata,
+                or needs more than ``max_bytes`` to load; or ``max_bytes`` is below 1, or ``seed`` is not a
+                seed (checked with the metadata, so reported as invalid metadata).
         """
         content = load_qtable(path, max_bytes=max_bytes)
         meta, rules = content.meta, content.rules

@@ -168,10 +168,12 @@ def load_qtable(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
         The checked arrays and metadata.
 
     Raises:
-        FileNotFoundError: no such file. ValueError: not a Q-table file; corrupt or truncated; a board size,
-            array shape, dtype or state count that disagrees with the metadata; more than ``max_bytes``;
-            keys that are not positions of the board; duplicate keys; NaN or infinite values; metadata that
-            is not JSON or nested too deeply.
+        FileNotFoundError: no file at ``path`` (a folder included).
+        TypeError: ``max_bytes`` is not an integer.
+        ValueError: ``max_bytes`` is below 1; or the file is not a Q-table file, is corrupt or truncated, has
+            a board size, array shape, dtype or state count that disagrees with its metadata, needs more than
+            ``max_bytes``, or holds keys that are not positions of the board, duplicate keys, NaN or infinite
+            values, or metadata that is not JSON or nests too deeply.
     """
     max_bytes = check_int("max_bytes", max_bytes, 1)
     path = Path(path)

@@ -58,8 +58,11 @@ def train_and_save(
         The files written, the curve and the seconds spent training.
 
     Raises:
-        TypeError: bad counts, or an opponent that cannot play the agent's board.
-        ValueError: bad counts, or an opponent that cannot play the agent's board.
+        TypeError: ``episodes`` or ``window`` is not an integer, or ``opponent`` is neither a policy nor a
+            name or spec string.
+        ValueError: ``episodes`` or ``window`` is below 1, or ``opponent`` is an unknown name or spec or
+            cannot play the agent's board.
+        OSError: a file cannot be written under ``out``.
         KeyboardInterrupt: Ctrl-C, after the table trained so far and its curve (``"interrupted": true``)
             were saved.
     """

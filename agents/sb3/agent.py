@@ -26,7 +26,8 @@ def algorithm_class(name: str) -> Any:
     """The SB3 class for ``"ppo"``, ``"maskable_ppo"`` or ``"dqn"``.
 
     Raises:
-        ValueError: another name. MissingExtraError: SB3 (the ``train`` extra) is not installed.
+        ValueError: ``name`` is not one of the three.
+        MissingExtraError: SB3 (the ``train`` extra) is not installed, or sb3-contrib for ``"maskable_ppo"``.
     """
     homes = {"ppo": ("stable_baselines3", "PPO"), "maskable_ppo": ("sb3_contrib", "MaskablePPO")}
     homes["dqn"] = ("stable_baselines3", "DQN")
@@ -78,9 +79,11 @@ class SB3Agent(RulesAware):
         file unless given.
 
         Raises:
-            FileNotFoundError: no such file. ValueError: not an SB3 model file, or one that cannot be loaded
-                without running code stored in it (the message says which part). MissingExtraError: torch or
-                SB3 (the ``train`` extra) is not installed, checked before the file is looked at.
+            FileNotFoundError: no file at ``path`` (nor at ``path`` with ``.zip``).
+            ValueError: an unknown ``algo``, a file that is not an SB3 model file or one that cannot be loaded
+                without running code stored in it (the message says which part), or a negative ``seed``.
+            MissingExtraError: torch or SB3 (the ``train`` extra) is not installed, checked before the file is
+                looked at.
         """
         if algo is not None and algo not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {algo!r}; allowed: {', '.join(ALGORITHMS)}")
@@ -116,6 +119,12 @@ class SB3Agent(RulesAware):
         return cls.load(value, **kwargs)
 
     def reset(self, seed: int | None = None) -> None:
+        """Before a game (the policy's ``reset``): a ``seed`` reseeds the sampling RNG, None keeps it.
+
+        Raises:
+            TypeError: ``seed`` is a bool, a float, a string or another type numpy cannot seed from.
+            ValueError: ``seed`` is a negative integer.
+        """
         if seed is not None:
             self.rng = seeded_rng(seed)
 
@@ -172,5 +181,14 @@ class SB3Agent(RulesAware):
         return np.array([self.rng.choice(len(p), p=p) for p in probabilities])
 
     def act(self, observation: Any, action_mask: Any = None) -> int:
+        """The column the policy plays in one position (the policy's ``act``): its best legal column, or one
+        sampled from the masked distribution when not ``deterministic``.
+
+        Raises:
+            TypeError: the mask holds neither numbers nor booleans.
+            ValueError: the observation is not of the shape the model was trained on, or the mask does not
+                have one 0/1 entry per column.
+            NoLegalMoveError: the mask allows no column (a ValueError).
+        """
         planes, mask = unpack(observation, action_mask)
         return int(self.act_batch(np.asarray(planes)[None], np.asarray(mask)[None])[0])

@@ -27,4 +27,7 @@ class BoardCNN(BaseFeaturesExtractor):
         )
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        """``(batch, features)`` features of ``(batch, rows, columns, 2)`` float planes (SB3's
+        ``BaseFeaturesExtractor.forward``).
+        """
         return self.net(observations.permute(0, 3, 1, 2))

@@ -30,6 +30,10 @@ number of envs and the board before anything is built."""
 
 
 def plain_cnn_policy_kwargs(channels: int = 64, features: int = 256) -> dict[str, Any]:
+    """``policy_kwargs`` for the ``cnn`` features as plain values: `connect4_agents.sb3.features.BoardCNN`'s
+    ``channels`` and ``features`` as its ``features_extractor_kwargs`` and one hidden layer of 128 units
+    after it (the extractor's class is added where SB3 is imported).
+    """
     return {"features_extractor_kwargs": {"channels": channels, "features": features}, "net_arch": [128]}
 
 

@@ -72,8 +72,8 @@ class OpeningBook:
         """Read and check a book file.
 
         Raises:
-            FileNotFoundError: no such file. ValueError: the file is not a sorted book of 5-byte records
-                with scores in -100..100.
+            FileNotFoundError: no file at ``path``.
+            ValueError: the file is not a sorted book of 5-byte records with scores in -100..100.
         """
         path = Path(path)
         size = path.stat().st_size
