@@ -51,7 +51,8 @@ def train_agent(
         TypeError: ``episodes``, ``window`` or ``total_episodes`` is not an integer, or ``opponent`` is
             neither a policy nor a name or spec string.
         ValueError: ``episodes``, ``window`` or ``total_episodes`` is below 1, ``opponent`` is an unknown name
-            or spec or cannot play the agent's board, or ``curve`` is not a `LearningCurve` with this ``window``.
+            or spec or cannot play the agent's board, or ``curve`` is not a `LearningCurve` with this
+            ``window``.
     """
     episodes = check_int("episodes", episodes, 1)
     window = check_int("window", window, 1)
