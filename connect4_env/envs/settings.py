@@ -73,9 +73,10 @@ class MatchSettings:
     win_length: int = 4
     """Stones in a line that win."""
     opponent: Any = "random"
-    """Who answers the learner: an agent name or spec for
-    [`make_policy`][connect4_env.policy.make_policy] (``"random"``, ``"mcts:200"``, ``"sb3:model.zip"``), or any
-    object with ``act(observation, action_mask)``; it is given these rules through its ``bind(rules)``."""
+    """Who answers the learner: an agent name or spec for ``make_policy`` (``"random"``, ``"mcts:200"``,
+    ``"sb3:model.zip"``), any object with ``act(observation, action_mask)``, or an
+    [`OpponentPool`][connect4_env.pool.OpponentPool] (a member drawn per episode); it is given these rules
+    through its ``bind(rules)``. Set a new one on a running env and it plays from the next episode on."""
     opponent_kwargs: dict[str, Any] | None = None
     """Keyword arguments for ``make_policy`` when ``opponent`` is a bare name."""
     agent_first: bool | None = True
