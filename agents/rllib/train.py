@@ -146,6 +146,15 @@ def train_rllib(
     end. Ray is shut down however this ends.
 
     Args:
+        config: the board and PPO's settings.
+        iterations: PPO iterations to train.
+        out: the folder the checkpoints are saved under (``checkpoint_<iteration>``).
+        checkpoint_every: iterations between checkpoints (the last iteration is always saved).
+        eval_games: games against each evaluation opponent after training (0: no evaluation).
+        eval_opponents: the agent specs the trained policy plays after training (built, and so checked,
+            before Ray starts).
+        address: the Ray cluster to join (None: start a local Ray).
+        num_cpus: the CPUs a local Ray may use (None: Ray's default; ignored with ``address``).
         on_iteration: called with each iteration's number, episodes and mean episode length.
         on_checkpoint: called with each checkpoint's path.
         on_match: called with each opponent's spec and the match (results from the policy's side).
@@ -155,8 +164,10 @@ def train_rllib(
         a ladder agent; else None.
 
     Raises:
-        ValueError: a bad board or opponent spec (before Ray starts).
-        TypeError: a bad board or opponent spec (before Ray starts).
+        TypeError: a board setting of ``config`` is not an integer, or an evaluation opponent's spec is not a
+            str (before Ray starts).
+        ValueError: ``config``'s board is out of the rules' range, or an evaluation opponent's spec is unknown
+            or cannot play that board (before Ray starts).
         NoEpisodesError: an iteration played no episode (the env runners failed).
         ImportError: ray[rllib] is not installed.
     """
