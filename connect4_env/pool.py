@@ -71,6 +71,7 @@ class MemberRecord:
             "losses": self.losses,
             "win_rate": self.wins / games if games else None,
             "recent_score": self.score(),
+            "recent": list(self.recent),
         }
 
 
@@ -320,9 +321,44 @@ class OpponentPool:
         if len(record.recent) > self.window:
             record.recent.popleft()
 
+    def record_of(self, name: str) -> MemberRecord:
+        """The learner's record against ``name`` (a current or removed member); read it, do not change it.
+
+        Raises:
+            KeyError: ``name`` never was a member.
+        """
+        try:
+            return self._records[name]
+        except (KeyError, TypeError):
+            raise KeyError(f"{short_repr(name)} never was a member of this pool") from None
+
+    def load_stats(self, stats: Mapping[str, Mapping[str, Any]]) -> None:
+        """Restore records saved from [`stats`][connect4_env.pool.OpponentPool.stats] (a resumed run): each
+        named entry's totals and recent scores replace the record of that name (kept for names that are not
+        members now, as removed members' are).
+
+        Raises:
+            TypeError: an entry that is not a mapping, or counts that are not integers.
+            ValueError: negative counts, or recent scores other than 0, 0.5 and 1.
+            KeyError: an entry without ``wins``, ``draws``, ``losses`` or ``recent``.
+        """
+        restored: dict[str, MemberRecord] = {}
+        for name, entry in stats.items():
+            if not isinstance(name, str) or not isinstance(entry, Mapping):
+                raise TypeError(f"stats map member names to their records, got {short_repr(name)}")
+            counts = [check_int(key, entry[key], 0, 10**15) for key in ("wins", "draws", "losses")]
+            recent = entry["recent"]
+            if isinstance(recent, (str, bytes)) or not isinstance(recent, Iterable):
+                raise TypeError(f"recent scores of {name!r} must be a list, got {short_repr(recent)}")
+            scores = list(recent)[-self.window :]
+            if any(score not in (0, 0.5, 1) or isinstance(score, bool) for score in scores):
+                raise ValueError(f"recent scores of {name!r} must be 0, 0.5 or 1, got {short_repr(scores)}")
+            restored[name] = MemberRecord(*counts, recent=deque(float(score) for score in scores))
+        self._records.update(restored)
+
     def stats(self) -> dict[str, dict[str, Any]]:
-        """Every member's record (removed members' too) as plain values, with its weight (None once removed)
-        and current chance of being drawn (0 once removed).
+        """Every member's record (removed members' too) as plain values (see `MemberRecord.as_dict`), with its
+        weight (None once removed) and current chance of being drawn (0 once removed).
         """
         try:
             chances = self.probabilities()
