@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import os
 import signal
 import sys
@@ -27,7 +26,6 @@ __all__ = [
     "run_cli",
     "CommandParser",
     "command_parser",
-    "config_values",
     "positive_int",
     "ply_range",
     "json_object",
@@ -151,18 +149,6 @@ def command_parser(parser: argparse.ArgumentParser | None, doc: str | None) -> a
     if parser is not None:
         return parser
     return CommandParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-
-
-def config_values(config_class: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """The fields of the dataclass ``config_class`` that ``args`` holds, by name (the options named after
-    the fields), ready for ``config_class(**values)``.
-
-    Raises:
-        TypeError: ``config_class`` is not a dataclass.
-    """
-    if not dataclasses.is_dataclass(config_class):
-        raise TypeError(f"config_class must be a dataclass, got {config_class!r}")
-    return {f.name: getattr(args, f.name) for f in dataclasses.fields(config_class) if hasattr(args, f.name)}
 
 
 def positive_int(text: str) -> int:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from connect4_agents._support.config_cli import option
 from connect4_env.rules import Rules
 from connect4_env.validation import check_bool, check_choice, check_int, check_number
 
@@ -25,44 +26,90 @@ _DEVICE = re.compile(r"auto|cpu|cuda(:[0-9]+)?")
 
 @dataclass
 class AlphaZeroTrainConfig:
-    """Settings of one AlphaZero training run (each field is also a ``scripts/train_alphazero.py`` option;
-    the module docstring says what they do). SB3's settings are [`connect4_agents.sb3.train.SB3TrainConfig`][connect4_agents.sb3.train.SB3TrainConfig]).
+    """Settings of one AlphaZero training run: each field is also a ``connect4 train-alphazero`` option, its
+    docstring the option's help. SB3's settings are
+    [`SB3TrainConfig`][connect4_agents.sb3.train.SB3TrainConfig].
     """
 
     rows: int = 6
+    """Board rows."""
     columns: int = 7
+    """Board columns."""
     win_length: int = 4
+    """Stones in a line to win."""
     channels: int = 64
+    """Feature maps of the network."""
     blocks: int = 4
+    """Residual blocks of the network."""
     generations: int = 10
+    """Generations to run (more with ``--resume``)."""
     games: int = 64
+    """Self-play games per generation."""
     parallel: int = 128
+    """Games searched in lockstep (one network call per step for all of them; at most the games a worker
+    plays)."""
     simulations: int = 100
+    """PUCT simulations per self-play move."""
     c_puct: float = 1.5
+    """PUCT's exploration weight."""
     dirichlet_alpha: float = 1.0
+    """Alpha of the Dirichlet noise at the root."""
     noise: float = 0.25
+    """Weight of the root noise."""
     temperature_moves: int = 8
+    """Moves drawn in proportion to the visits at the start of a game."""
     buffer_size: int = 100_000
+    """Positions kept in the replay buffer (mirror images included)."""
     steps: int = 200
+    """Training steps per generation."""
     batch_size: int = 256
+    """Positions per training step."""
     lr: float = 1e-3
+    """Learning rate of Adam."""
     weight_decay: float = 1e-4
+    """Weight decay of Adam."""
     workers: int = 1
+    """Self-play processes."""
     eval_positions: int = 200
+    """Test-set positions measured after each generation (0: none)."""
     eval_simulations: int = 50
+    """Simulations per move in that measurement (0: the raw policy only)."""
     ladder_every: int = 10
+    """On 6x7, play the reference ladder every this many generations (0: never)."""
     ladder_games: int = 10
+    """Games against each ladder agent (the model at 200 simulations a move)."""
     seed: int = 0
-    precision: str = "auto"
+    """Seed of self-play and sampling."""
+    precision: str = field(default="auto", metadata=option(choices=PRECISIONS))
+    """How self-play's forward passes compute: ``auto`` (``bfloat16`` where the CPU computes it natively, with
+    AMX or AVX512-BF16; else ``winograd`` where numba is installed; else ``float32``), ``float32``,
+    ``winograd`` (float32 through Winograd convolutions; needs the fast extra) or ``bfloat16`` (emulated,
+    with a warning, on CPUs without it)."""
     subtree_reuse: bool = True
+    """Keep the searched subtree of the move played as the next move's tree, and search only up to
+    ``--simulations`` visits in all."""
     evaluation_cache: int = 200_000
-    teacher: str = "none"
+    """Network answers remembered by position within a generation's self-play (0: none)."""
+    teacher: str = field(default="none", metadata=option(choices=TEACHERS))
+    """Where the targets come from: ``none`` (self-play's search) or ``solver`` (games labelled by the exact
+    solver, its outcomes as targets; 6x7 with the book extra, or small boards)."""
     teacher_explore: float = 1.0
+    """With ``--teacher solver``: each game plays a random move with a probability drawn between 0 and this,
+    else a best one."""
     init: str = ""
+    """A model file the first weights are read from (``shipped``: the 6x7 model shipped with the package;
+    default: random weights); its board and network must be the run's."""
     device: str = "auto"
+    """Where the training steps run: ``auto`` (a CUDA GPU when torch sees one, else the CPU), ``cpu``,
+    ``cuda`` or ``cuda:N``; self-play and the measurement stay on the CPU."""
     playout_cap: float = 1.0
+    """Share of self-play moves searched with ``--simulations`` (root noise, kept for training); the others
+    get ``--fast-simulations``, no noise, and are not kept (playout-cap randomisation; 1: every move)."""
     fast_simulations: int = 20
+    """Simulations of the fast searches when ``--playout-cap`` is below 1."""
     value_mix: float = 0.0
+    """Weight of the search's root value in the value target, the game's result having the rest (0: the
+    result only)."""
 
     def check(self) -> AlphaZeroTrainConfig:
         """Raise TypeError / ValueError naming a bad setting; returns self."""
@@ -122,4 +169,5 @@ class AlphaZeroTrainConfig:
 
     @property
     def rules(self) -> Rules:
+        """The board these settings train on."""
         return Rules(self.rows, self.columns, self.win_length)

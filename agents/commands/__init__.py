@@ -1,9 +1,11 @@
 """The bundled commands, one module each, so that an installed wheel has them (``scripts/*.py`` only call them).
 
-Each module has ``build_parser(parser=None)`` (fills a given parser, such as a subcommand's, or makes one),
-``run(args)`` (the work, returning an exit code or None) and ``main(argv=None)`` (parse, then run through
-`connect4_agents._support.cli.run_cli`: ``error: ...`` and exit 2 for a user's mistake, 130 on
-Ctrl-C). A command only builds its parser, calls one or two package functions and prints; the work itself
+Each module has ``CONFIG``, the dataclass its options are declared in (one field each, its docstring the help;
+``match``'s modes have one each, in ``MODE_CONFIGS``), ``build_parser(parser=None)`` (fills a given parser,
+such as a subcommand's, or makes one, from that dataclass alone through
+`connect4_agents._support.config_cli.add_options`), ``run(args)`` (the work, returning an exit code or None)
+and ``main(argv=None)`` (parse, then run through `connect4_agents._support.cli.run_cli`: ``error: ...`` and
+exit 2 for a user's mistake, 130 on Ctrl-C). A command only builds its parser, calls one or two package functions and prints; the work itself
 lives in the package (the families, `connect4_agents.evaluation`, `connect4_agents.ui`).
 
 `main` is the ``connect4`` command (``[project.scripts]``; also ``python -m connect4_agents.commands``): it

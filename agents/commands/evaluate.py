@@ -16,6 +16,7 @@ solver score points. The same
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from connect4_agents._support.cli import (
@@ -27,6 +28,7 @@ from connect4_agents._support.cli import (
     run_cli,
     spec_files,
 )
+from connect4_agents._support.config_cli import add_options, option
 from connect4_agents._support.figures import check_figure_path
 from connect4_agents._support.files import atomic_write_json
 from connect4_agents.evaluation.accuracy import evaluate_agents, plot_reports
@@ -34,38 +36,51 @@ from connect4_agents.evaluation.backends import BACKENDS
 from connect4_agents.evaluation.test_sets import test_set_names
 from connect4_env.extras import require
 
-__all__ = ["build_parser", "run", "main"]
+__all__ = ["EvaluateConfig", "build_parser", "run", "main"]
+
+
+def _set_names() -> str:
+    return ": " + ", ".join(test_set_names())
+
+
+@dataclass
+class EvaluateConfig:
+    """The options of ``connect4 evaluate``."""
+
+    agents: tuple[str, ...] = field(default=(), metadata=option(positional=True))
+    """Agent specs: ``random``, ``mcts:1000``, ``mcts:0.1s``, ``solver``, ..."""
+    test_sets: tuple[str, ...] = field(
+        default=("6x7",), metadata=option(metavar="NAME", more_help=_set_names)
+    )
+    """``all``, ``6x7`` (the six 6x7 sets) or set names."""
+    plies: tuple[int, int] | None = field(default=None, metadata=option(type=ply_range, metavar="MIN-MAX"))
+    """Only the positions with MIN to MAX stones played (such as ``10-32``)."""
+    sample: int | None = field(default=None, metadata=option(type=positive_int, metavar="N"))
+    """Evaluate N of those positions, drawn with ``--seed``."""
+    seed: int = 0
+    """Seed of the agents and of the sample."""
+    backend: str = field(default="process", metadata=option(choices=BACKENDS))
+    """Where the positions are searched: a process pool here, or Ray."""
+    workers: int | None = field(default=None, metadata=option(type=positive_int))
+    """Worker processes (default: one per CPU)."""
+    address: str | None = None
+    """A Ray cluster's address (with ``--backend ray``)."""
+    json: str | None = field(default=None, metadata=option(metavar="PATH"))
+    """Write the reports here, as JSON."""
+    plot: str | None = field(default=None, metadata=option(metavar="PATH"))
+    """Draw bars per set and agent in this picture."""
+    no_progress: bool = False
+    """No progress bar."""
+
+
+CONFIG = EvaluateConfig  # the dataclass the options are built from (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
-    parser = command_parser(parser, __doc__)
-    parser.add_argument("agents", nargs="+", help="agent specs: random, mcts:1000, mcts:0.1s, solver, ...")
-    parser.add_argument(
-        "--test-sets",
-        nargs="+",
-        default=["6x7"],
-        metavar="NAME",
-        help="'all', '6x7' (the six 6x7 sets, default) or set names: " + ", ".join(test_set_names()),
-    )
-    parser.add_argument(
-        "--plies",
-        metavar="MIN-MAX",
-        type=ply_range,
-        default=None,
-        help="only positions with MIN to MAX stones played (e.g. 10-32)",
-    )
-    parser.add_argument(
-        "--sample", type=positive_int, default=None, help="N of those positions, drawn with --seed"
-    )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--backend", choices=BACKENDS, default="process")
-    parser.add_argument("--workers", type=positive_int, default=None, help="worker processes (default: CPUs)")
-    parser.add_argument("--address", default=None, help="a Ray cluster's address (--backend ray)")
-    parser.add_argument("--json", metavar="PATH", default=None, help="write the reports as JSON here")
-    parser.add_argument("--plot", metavar="PATH", default=None, help="bars per set and agent")
-    parser.add_argument("--no-progress", action="store_true")
-    return parser
+    """The command's options (one per [`EvaluateConfig`][connect4_agents.commands.evaluate.EvaluateConfig]
+    field), added to ``parser`` (a subcommand's) or to a new parser; returns it.
+    """
+    return add_options(command_parser(parser, __doc__), EvaluateConfig)
 
 
 def run(args: argparse.Namespace) -> int:

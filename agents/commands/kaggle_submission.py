@@ -16,11 +16,13 @@ submissions run in one process. Try it locally: kaggle_environments.make("connec
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field
 
 from connect4_agents._support.cli import check_output_file, command_parser, run_cli, shown_path
+from connect4_agents._support.config_cli import add_options, option
 from connect4_agents.interop.kaggle_submission import write_kaggle_submission
 
-__all__ = ["build_parser", "run", "main"]
+__all__ = ["KaggleSubmissionConfig", "build_parser", "run", "main"]
 
 
 def _seconds(text: str) -> float:
@@ -33,33 +35,32 @@ def _seconds(text: str) -> float:
     return value
 
 
+@dataclass
+class KaggleSubmissionConfig:
+    """The options of ``connect4 kaggle-submission``."""
+
+    spec: str = field(default="", metadata=option(positional=True))
+    """The agent to submit: ``mcts``, ``mcts:0.5s``, ``solver``, ``alphazero``, ``alphazero:<model.zip>``."""
+    out: str = field(default="main.py", metadata=option(flags=("-o", "--out")))
+    """The file to write: ``main.py`` (any ``.py`` name) or a ``.tar.gz`` holding it."""
+    move_seconds: float | None = field(default=None, metadata=option(type=_seconds))
+    """The most seconds a move searches (default: Kaggle's actTimeout less 0.4)."""
+    seed: int | None = None
+    """Seed of the agent's searches (default: none)."""
+    endgame: bool = field(default=True, metadata=option(flags=("--no-endgame",), negated=True))
+    """The exact solver plays the positions it proves within a fifth of the move's time;
+    ``--no-endgame``: the agent plays every move itself."""
+
+
+CONFIG = KaggleSubmissionConfig  # the dataclass the options are built from (see connect4_agents.commands)
+
+
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
-    parser = command_parser(parser, __doc__)
-    parser.add_argument(
-        "spec", help="the agent to submit: mcts, mcts:0.5s, solver, alphazero, alphazero:<model.zip>"
-    )
-    parser.add_argument(
-        "-o",
-        "--out",
-        default="main.py",
-        help="main.py (any .py name) or a .tar.gz holding it (default main.py)",
-    )
-    parser.add_argument(
-        "--move-seconds",
-        type=_seconds,
-        default=None,
-        help="the most seconds a move searches (default: actTimeout - 0.4)",
-    )
-    parser.add_argument("--seed", type=int, default=None, help="seed of the agent's searches (default: none)")
-    parser.add_argument(
-        "--no-endgame",
-        dest="endgame",
-        action="store_false",
-        help="the agent plays every move itself (default: the exact solver plays the positions it proves "
-        "within a fifth of the move's time)",
-    )
-    return parser
+    """The command's options (one per
+    [`KaggleSubmissionConfig`][connect4_agents.commands.kaggle_submission.KaggleSubmissionConfig] field),
+    added to ``parser`` (a subcommand's) or to a new parser; returns it.
+    """
+    return add_options(command_parser(parser, __doc__), KaggleSubmissionConfig)
 
 
 def run(args: argparse.Namespace) -> int:

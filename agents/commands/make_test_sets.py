@@ -3,34 +3,46 @@
     python scripts/make_test_sets.py --seed 0                  # every set, into agents/data/test_sets
     python scripts/make_test_sets.py --sets 4x5 5x4 --out sets # some sets, into another folder
 
-The same --seed writes the same bytes (see connect4_agents.evaluation.test_sets). The 6x7 sets take about ten minutes
-each on one core here, the smaller boards' seconds.
+The same --seed writes the same bytes (see connect4_agents.evaluation.test_sets). What each set costs to make is
+on the commands page of the documentation.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from connect4_agents._support.cli import check_output_dir, command_parser, run_cli
+from connect4_agents._support.config_cli import add_options, option
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.test_sets import DATA_DIR, TEST_SET_SPECS, generate_test_set, write_test_set
 
-__all__ = ["build_parser", "run", "main"]
+__all__ = ["MakeTestSetsConfig", "build_parser", "run", "main"]
+
+
+@dataclass
+class MakeTestSetsConfig:
+    """The options of ``connect4 make-test-sets``."""
+
+    seed: int = 0
+    """Seed of the random play (0: the shipped sets)."""
+    sets: tuple[str, ...] | None = field(default=None, metadata=option(choices=tuple(TEST_SET_SPECS)))
+    """The sets to make (default: all)."""
+    out: str | None = None
+    """Folder for the files and ``manifest.json`` (default: the package's own, where the shipped sets are)."""
+
+
+CONFIG = MakeTestSetsConfig  # the dataclass the options are built from (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
-    parser = command_parser(parser, __doc__)
-    parser.add_argument(
-        "--seed", type=int, default=0, help="random play's seed (default 0, the shipped sets)"
-    )
-    parser.add_argument(
-        "--sets", nargs="+", choices=list(TEST_SET_SPECS), default=None, help="sets to make (default all)"
-    )
-    parser.add_argument("--out", default=str(DATA_DIR), help="folder for the files and manifest.json")
-    return parser
+    """The command's options (one per
+    [`MakeTestSetsConfig`][connect4_agents.commands.make_test_sets.MakeTestSetsConfig] field), added to
+    ``parser`` (a subcommand's) or to a new parser; returns it.
+    """
+    return add_options(command_parser(parser, __doc__), MakeTestSetsConfig)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         ValueError: an unwritable output folder.
     """
-    out = check_output_dir(args.out)
+    out = check_output_dir(DATA_DIR if args.out is None else args.out)
     for name in args.sets or list(TEST_SET_SPECS):
         spec = TEST_SET_SPECS[name]
         bar = progress_bar(spec.size, name, unit="pos")

@@ -14,10 +14,13 @@ match results (match.json). Ctrl-C during training saves the table trained so fa
 from __future__ import annotations
 
 import argparse
+import inspect
 import math
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from connect4_agents import policy_from_spec
 from connect4_agents._support.cli import (
@@ -29,6 +32,7 @@ from connect4_agents._support.cli import (
     run_cli,
     shown_path,
 )
+from connect4_agents._support.config_cli import add_options, option
 from connect4_agents.evaluation.matches import play_recorded_game, play_recorded_match, qtable_against_mcts
 from connect4_agents.mcts.agent import MCTSAgent
 from connect4_agents.qlearning.agent import QLearningAgent
@@ -36,7 +40,16 @@ from connect4_agents.qlearning.train import CURVE_JSON, CURVE_PNG, TABLE_FILE, t
 from connect4_env import Board, Rules
 from connect4_env.render import render_ansi
 
-__all__ = ["build_parser", "run", "main"]
+__all__ = [
+    "MctsVsMctsConfig",
+    "QLearningTrainConfig",
+    "QTableMatchConfig",
+    "DemoConfig",
+    "MODE_CONFIGS",
+    "build_parser",
+    "run",
+    "main",
+]
 
 # the settings --preset default lets the user override, one option each
 _SETTINGS = ("alpha", "gamma", "epsilon", "epsilon_min", "exploration_fraction", "epsilon_decay", "rewards")
@@ -182,156 +195,166 @@ MODES: dict[str, Callable[[argparse.Namespace], int]] = {
 
 
 # -- command line ------------------------------------------------------------------------------------------
+# the Q-learning settings' own defaults, shown in the help where an option's None leaves the agent's in place
+_AGENT_DEFAULTS = {
+    name: str(value.default) for name, value in inspect.signature(QLearningAgent).parameters.items()
+}
+
+
+@dataclass
+class _Board:
+    """The board and the seed, which every mode takes."""
+
+    rows: int = 4
+    """Board rows."""
+    columns: int = 5
+    """Board columns."""
+    win_length: int = 4
+    """Stones in a line to win."""
+    seed: int = 0
+    """Seed of every agent."""
+
+
+@dataclass
+class MctsVsMctsConfig(_Board):
+    """The options of ``connect4 match mcts-vs-mcts``."""
+
+    rows: int = 6
+    playouts0: int = field(default=1000, metadata=option(type=positive_int))
+    """Playouts per move of the first player."""
+    playouts1: int = field(default=1000, metadata=option(type=positive_int))
+    """Playouts per move of the second player."""
+    c0: float = math.sqrt(2)
+    """UCB1 constant of the first player."""
+    c1: float = 2.0
+    """UCB1 constant of the second player; the default is the original project's."""
+    games: int = field(default=1, metadata=option(type=positive_int))
+    """Games to play (1: one game shown move by move)."""
+    games_out: str | None = field(default=None, metadata=option(metavar="PATH"))
+    """Game records, one JSON line per game with the search numbers (for ``connect4 replay``)."""
+
+
+@dataclass
+class QLearningTrainConfig(_Board):
+    """The options of ``connect4 match train``."""
+
+    opponent: str = "mcts:40"
+    """The opponent: ``random``, ``mcts:<playouts>``, ``solver``, ``qlearning:<table>``, or ``self``."""
+    episodes: int = field(default=50_000, metadata=option(type=positive_int))
+    """Training games."""
+    preset: Literal["default", "original"] = "default"
+    """``original``: the original project's alpha 0.6, gamma 0.8, epsilon 0.1 and shaped rewards (the options
+    below are then not used)."""
+    alpha: float | None = field(default=None, metadata=option(shown_default=_AGENT_DEFAULTS["alpha"]))
+    """Learning rate."""
+    gamma: float | None = field(default=None, metadata=option(shown_default=_AGENT_DEFAULTS["gamma"]))
+    """Discount."""
+    epsilon: float | None = field(default=None, metadata=option(shown_default=_AGENT_DEFAULTS["epsilon"]))
+    """Exploration at the start."""
+    epsilon_min: float | None = field(
+        default=None, metadata=option(shown_default=_AGENT_DEFAULTS["epsilon_min"])
+    )
+    """Exploration floor."""
+    exploration_fraction: float | None = field(
+        default=None, metadata=option(shown_default=_AGENT_DEFAULTS["exploration_fraction"])
+    )
+    """Share of the episodes over which epsilon falls linearly to its floor."""
+    epsilon_decay: float | None = None
+    """Instead: this factor per episode, whatever the budget (default: off)."""
+    rewards: Literal["plain", "shaped"] | None = field(
+        default=None, metadata=option(shown_default=_AGENT_DEFAULTS["rewards"])
+    )
+    """Reward scheme."""
+    window: int = field(default=1000, metadata=option(type=positive_int))
+    """Episodes per learning-curve point."""
+    out: str | None = None
+    """Output folder (default ``runs/qlearning``)."""
+    quiet: bool = False
+    """No progress bar."""
+
+
+@dataclass
+class _Match:
+    """The MCTS opponent of a saved table, and the games it plays."""
+
+    mcts_playouts: int = field(default=10, metadata=option(type=positive_int))
+    """Playouts per move of the MCTS opponent."""
+    c: float = math.sqrt(2)
+    """Its UCB1 constant."""
+    games: int = field(default=200, metadata=option(type=positive_int))
+    """Games, alternating who starts."""
+    games_out: str | None = field(default=None, metadata=option(metavar="PATH"))
+    """Game records, one JSON line per game with the search numbers (for ``connect4 replay``)."""
+
+
+@dataclass
+class _Table:
+    """The saved table a match plays, and where its results go."""
+
+    table: str = field(default="", metadata=option(required=True))
+    """The ``.npz`` Q-table to load."""
+    seed: int = 0
+    """Seed of both agents."""
+    out: str | None = None
+    """JSON results file (default: ``match.json`` beside the table)."""
+
+
+@dataclass
+class QTableMatchConfig(_Match, _Table):
+    """The options of ``connect4 match match`` (a dataclass's fields come base first: the table's, then
+    the match's).
+    """
+
+
+@dataclass
+class DemoConfig(_Match, QLearningTrainConfig):
+    """The options of ``connect4 match demo``: a training's, then a match's."""
+
+    episodes: int = field(default=40_000, metadata=option(type=positive_int))
+    out: str | None = None
+    """Output folder of the table, its curve and ``match.json`` (default ``runs/demo``)."""
+
+
+MODE_CONFIGS = {
+    "mcts-vs-mcts": MctsVsMctsConfig,
+    "train": QLearningTrainConfig,
+    "match": QTableMatchConfig,
+    "demo": DemoConfig,
+}
+"""Each mode's options, as a dataclass (see `connect4_agents.commands`)."""
+
+# each mode's summary and description in the help
+_MODE_HELP = {
+    "mcts-vs-mcts": (
+        "two MCTS agents play",
+        "Two MCTS agents play: one game shown move by move with each search's table, or --games N with a "
+        "W/D/L summary.",
+    ),
+    "train": (
+        "train a Q-table",
+        "Tabular Q-learning against an opponent, playing both sides; saves the table and a learning-curve PNG.",
+    ),
+    "match": (
+        "a saved Q-table against MCTS",
+        "A saved Q-table (on its own board size) against MCTS, alternating who starts; W/D/L per side with "
+        "95% intervals.",
+    ),
+    "demo": (
+        "a short train, then a match (what `make run` runs)",
+        "Train a Q-table briefly on 4x5 against MCTS(40), then play it against MCTS(10).",
+    ),
+}
+
+
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's modes and their options, added to ``parser`` (a subcommand's) or to a new parser;
-    returns it.
+    """The command's modes and their options (one per field of the mode's dataclass in `MODE_CONFIGS`),
+    added to ``parser`` (a subcommand's) or to a new parser; returns it.
     """
     parser = command_parser(parser, __doc__)
     modes = parser.add_subparsers(dest="mode", required=True, metavar="MODE")
-
-    def board(p: argparse.ArgumentParser, rows: int, columns: int) -> None:
-        p.add_argument("--rows", type=int, default=rows, help=f"board rows (default {rows})")
-        p.add_argument("--columns", type=int, default=columns, help=f"board columns (default {columns})")
-        p.add_argument("--win-length", type=int, default=4, help="stones in a line to win (default 4)")
-        p.add_argument("--seed", type=int, default=0, help="seed for every agent (default 0)")
-
-    def games_out(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--games-out",
-            metavar="PATH",
-            default=None,
-            help="game records, one JSON line per game with the search numbers (for scripts/replay.py)",
-        )
-
-    p = modes.add_parser(
-        "mcts-vs-mcts",
-        help="two MCTS agents play",
-        description="Two MCTS agents play: one game "
-        "shown move by move with each search's table, or --games N with a W/D/L summary.",
-    )
-    board(p, 6, 5)
-    p.add_argument(
-        "--playouts0",
-        type=positive_int,
-        default=1000,
-        help="playouts per move of the first player (default 1000)",
-    )
-    p.add_argument(
-        "--playouts1",
-        type=positive_int,
-        default=1000,
-        help="playouts per move of the second player (default 1000)",
-    )
-    p.add_argument(
-        "--c0", type=float, default=math.sqrt(2), help="UCB1 constant of the first player (default sqrt 2)"
-    )
-    p.add_argument(
-        "--c1", type=float, default=2.0, help="UCB1 constant of the second player (default 2, the original's)"
-    )
-    p.add_argument(
-        "--games", type=positive_int, default=1, help="games to play (default 1: shown move by move)"
-    )
-    games_out(p)
-
-    def training(p: argparse.ArgumentParser, episodes: int) -> None:
-        board(p, 4, 5)
-        p.add_argument(
-            "--opponent",
-            default="mcts:40",
-            help="random, mcts:<playouts>, solver, qlearning:<table>, or self (default mcts:40)",
-        )
-        p.add_argument(
-            "--episodes", type=positive_int, default=episodes, help=f"training games (default {episodes:,})"
-        )
-        p.add_argument(
-            "--preset",
-            choices=["default", "original"],
-            default="default",
-            help="'original': the original project's alpha 0.6, gamma 0.8, epsilon 0.1, shaped rewards",
-        )
-        defaults = QLearningAgent()  # for the help texts
-        p.add_argument("--alpha", type=float, default=None, help=f"learning rate (default {defaults.alpha})")
-        p.add_argument("--gamma", type=float, default=None, help=f"discount (default {defaults.gamma})")
-        p.add_argument(
-            "--epsilon",
-            type=float,
-            default=None,
-            help=f"exploration at the start (default {defaults.epsilon})",
-        )
-        p.add_argument(
-            "--epsilon-min",
-            type=float,
-            default=None,
-            help=f"exploration floor (default {defaults.epsilon_min})",
-        )
-        p.add_argument(
-            "--exploration-fraction",
-            type=float,
-            default=None,
-            help="share of the episodes over which epsilon falls linearly to its floor "
-            f"(default {defaults.exploration_fraction})",
-        )
-        p.add_argument(
-            "--epsilon-decay",
-            type=float,
-            default=None,
-            help="instead: this factor per episode, whatever the budget (default: off)",
-        )
-        p.add_argument(
-            "--rewards", choices=["plain", "shaped"], default=None, help="reward scheme (default plain)"
-        )
-        p.add_argument(
-            "--window",
-            type=positive_int,
-            default=1000,
-            help="episodes per learning-curve point (default 1000)",
-        )
-        p.add_argument("--out", default=None, help="output folder (default runs/qlearning)")
-        p.add_argument("--quiet", action="store_true", help="no progress bar")
-
-    p = modes.add_parser(
-        "train",
-        help="train a Q-table",
-        description="Tabular Q-learning against an opponent, "
-        "playing both sides; saves the table and a learning-curve PNG.",
-    )
-    training(p, 50_000)
-
-    def matching(p: argparse.ArgumentParser, games: int) -> None:
-        p.add_argument(
-            "--mcts-playouts",
-            type=positive_int,
-            default=10,
-            help="playouts per move of the MCTS opponent (default 10)",
-        )
-        p.add_argument("--c", type=float, default=math.sqrt(2), help="its UCB1 constant (default sqrt 2)")
-        p.add_argument(
-            "--games",
-            type=positive_int,
-            default=games,
-            help=f"games, alternating who starts (default {games})",
-        )
-        games_out(p)
-
-    p = modes.add_parser(
-        "match",
-        help="a saved Q-table against MCTS",
-        description="A saved Q-table (on its own "
-        "board size) against MCTS, alternating who starts; W/D/L per side with 95% intervals.",
-    )
-    p.add_argument("--table", required=True, help="the .npz Q-table to load")
-    p.add_argument("--seed", type=int, default=0, help="seed for both agents (default 0)")
-    p.add_argument("--out", default=None, help="JSON results file (default: match.json beside the table)")
-    matching(p, 200)
-
-    p = modes.add_parser(
-        "demo",
-        help="a short train, then a match (what `make run` runs)",
-        description="Train a Q-table briefly on 4x5 against MCTS(40), then play it against "
-        "MCTS(10): about a minute on 2 cores.",
-    )
-    training(p, 40_000)
-    matching(p, 200)
+    for mode, config_class in MODE_CONFIGS.items():
+        summary, description = _MODE_HELP[mode]
+        add_options(modes.add_parser(mode, help=summary, description=description), config_class)
     return parser
 
 

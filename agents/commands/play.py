@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from connect4_agents import policy_from_spec
 from connect4_agents._support.cli import check_output_file, command_parser, run_cli
+from connect4_agents._support.config_cli import add_options, option
 from connect4_agents.evaluation.records import GameLog, write_games
 from connect4_agents.solver.agent import SolverAgent
 from connect4_agents.ui.play_window import PlayWindow, display_available
@@ -33,33 +35,45 @@ from connect4_env import Board, Rules
 from connect4_env.extras import require
 from connect4_env.validation import check_number
 
-__all__ = ["build_parser", "run", "main"]
+__all__ = ["PlayConfig", "build_parser", "run", "main"]
+
+
+@dataclass
+class PlayConfig:
+    """The options of ``connect4 play``."""
+
+    player0: str = "human"
+    """Agent spec of the first player (X, red)."""
+    player1: str = "mcts:1000"
+    """Agent spec of the second player (O, yellow)."""
+    rows: int = 6
+    """Board rows."""
+    columns: int = 7
+    """Board columns."""
+    win_length: int = 4
+    """Stones in a line to win."""
+    seed: int = 0
+    """Seed of the first player's agent, where it takes one; the second player's is one more."""
+    ui: Literal["window", "terminal"] | None = None
+    """``window`` (pygame) or ``terminal``; by default the window where there is a display."""
+    record: str | None = field(default=None, metadata=option(metavar="PATH"))
+    """Append each finished game to this records file."""
+    screenshot: str | None = field(default=None, metadata=option(metavar="PATH"))
+    """Window: save it as a PNG picture at the end."""
+    exit_at_end: bool = False
+    """Window: close it when the game ends."""
+    delay: float = 0.5
+    """Window: seconds before each agent's move."""
+
+
+CONFIG = PlayConfig  # the dataclass the options are built from (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
-    parser = command_parser(parser, __doc__)
-    parser.add_argument("--player0", default="human", help="agent spec of the first player (X, red)")
-    parser.add_argument("--player1", default="mcts:1000", help="agent spec of the second player (O, yellow)")
-    parser.add_argument("--rows", type=int, default=6)
-    parser.add_argument("--columns", type=int, default=7)
-    parser.add_argument("--win-length", type=int, default=4)
-    parser.add_argument("--seed", type=int, default=0, help="seed for the agents that take one")
-    parser.add_argument(
-        "--ui",
-        choices=("window", "terminal"),
-        default=None,
-        help="window (pygame) or terminal; default: window when there is a display",
-    )
-    parser.add_argument("--record", metavar="PATH", default=None, help="append each finished game here")
-    parser.add_argument(
-        "--screenshot", metavar="PATH", default=None, help="window: save it as PNG at the end"
-    )
-    parser.add_argument("--exit-at-end", action="store_true", help="window: close when the game ends")
-    parser.add_argument(
-        "--delay", type=float, default=0.5, help="window: seconds before each agent move (default 0.5)"
-    )
-    return parser
+    """The command's options (one per [`PlayConfig`][connect4_agents.commands.play.PlayConfig] field), added
+    to ``parser`` (a subcommand's) or to a new parser; returns it.
+    """
+    return add_options(command_parser(parser, __doc__), PlayConfig)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ best / keeps the result / mistake, with the scores.
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from connect4_agents._support.cli import (
@@ -19,22 +20,38 @@ from connect4_agents._support.cli import (
     command_parser,
     run_cli,
 )
+from connect4_agents._support.config_cli import add_options, option
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.records import read_games
 from connect4_agents.ui.replay import write_replay
 
-__all__ = ["build_parser", "run", "main"]
+__all__ = ["ReplayConfig", "build_parser", "run", "main"]
+
+
+@dataclass
+class ReplayConfig:
+    """The options of ``connect4 replay``."""
+
+    records: str = field(default="", metadata=option(positional=True))
+    """A game records file (JSON lines, ``.gz`` allowed)."""
+    out: str = field(default="replay.html", metadata=option(flags=("-o", "--out")))
+    """The HTML file to write."""
+    title: str | None = None
+    """The page's title (default: the records file's name)."""
+    no_verdicts: bool = False
+    """Skip the solver's verdicts."""
+    no_progress: bool = False
+    """No progress bar."""
+
+
+CONFIG = ReplayConfig  # the dataclass the options are built from (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
-    parser = command_parser(parser, __doc__)
-    parser.add_argument("records", help="a game records file (JSON lines, .gz allowed)")
-    parser.add_argument("-o", "--out", default="replay.html", help="the HTML file (default replay.html)")
-    parser.add_argument("--title", default=None, help="page title (default: the records file's name)")
-    parser.add_argument("--no-verdicts", action="store_true", help="skip the solver's verdicts")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    return parser
+    """The command's options (one per [`ReplayConfig`][connect4_agents.commands.replay.ReplayConfig] field),
+    added to ``parser`` (a subcommand's) or to a new parser; returns it.
+    """
+    return add_options(command_parser(parser, __doc__), ReplayConfig)
 
 
 def run(args: argparse.Namespace) -> int:

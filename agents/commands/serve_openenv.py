@@ -22,11 +22,14 @@ import ipaddress
 import math
 import re
 import sys
+from dataclasses import dataclass, field
+from typing import Literal
 
 from connect4_agents._support.cli import command_parser, positive_int, run_cli
+from connect4_agents._support.config_cli import add_options, option
 from connect4_env.extras import MissingExtraError, require
 
-__all__ = ["build_parser", "run", "main", "check_openenv", "OPENENV_DISTRIBUTIONS"]
+__all__ = ["ServeOpenEnvConfig", "build_parser", "run", "main", "check_openenv", "OPENENV_DISTRIBUTIONS"]
 
 
 def _port(text: str) -> int:
@@ -122,49 +125,49 @@ def check_openenv(installed: dict[str, str] | None = None) -> str | None:
     return None
 
 
+@dataclass
+class ServeOpenEnvConfig:
+    """The options of ``connect4 serve-openenv``."""
+
+    host: str = field(default="127.0.0.1", metadata=option(type=_host))
+    """The address to listen on (``127.0.0.1``: this machine only; ``0.0.0.0``: every interface)."""
+    port: int = field(default=8000, metadata=option(type=_port))
+    """The port, 0..65535 (0 picks a free one, printed once listening)."""
+    opponent: str = "random"
+    """The opponent's agent spec."""
+    agent_first: Literal["yes", "no", "random"] = "yes"
+    """Whether the model (the client) moves first: ``yes``, ``no`` or ``random`` (drawn each game)."""
+    invalid_answer: Literal["retry", "lose"] = "retry"
+    """What a rejected answer does: ``retry`` (the model answers again) or ``lose`` (the game is lost)."""
+    max_retries: int = 2
+    """Rejected answers forgiven per move (with ``--invalid-answer retry``)."""
+    rows: int = 6
+    """Board rows."""
+    columns: int = 7
+    """Board columns."""
+    win_length: int = 4
+    """Stones in a line to win."""
+    max_sessions: int = field(default=64, metadata=option(type=positive_int))
+    """Games at once, WebSocket and HTTP sessions together."""
+    session_timeout: float = 600.0
+    """Idle seconds before a session is dropped."""
+    session_rate: float = 20.0
+    """New sessions a second, on average."""
+    max_body_bytes: int = field(default=64 * 1024, metadata=option(type=positive_int))
+    """The largest request body or WebSocket message, in bytes."""
+    allow_origin: tuple[str, ...] = field(default=(), metadata=option(append=True, metavar="ORIGIN"))
+    """A web origin (``http://host:port``) whose pages may use the server; repeat for more."""
+
+
+CONFIG = ServeOpenEnvConfig  # the dataclass the options are built from (see connect4_agents.commands)
+
+
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
-    parser = command_parser(parser, __doc__)
-    parser.add_argument(
-        "--host", type=_host, default="127.0.0.1", help="address to listen on (default 127.0.0.1, local only)"
-    )
-    parser.add_argument(
-        "--port", type=_port, default=8000, help="port 0..65535 (default 8000; 0 picks a free one)"
-    )
-    parser.add_argument("--opponent", default="random", help="the opponent's agent spec (default random)")
-    parser.add_argument(
-        "--agent-first", choices=("yes", "no", "random"), default="yes", help="the model's side"
-    )
-    parser.add_argument(
-        "--invalid-answer", choices=("retry", "lose"), default="retry", help="a rejected answer"
-    )
-    parser.add_argument(
-        "--max-retries", type=int, default=2, help="rejected answers forgiven per move (retry)"
-    )
-    parser.add_argument("--rows", type=int, default=6)
-    parser.add_argument("--columns", type=int, default=7)
-    parser.add_argument("--win-length", type=int, default=4)
-    parser.add_argument(
-        "--max-sessions",
-        type=positive_int,
-        default=64,
-        help="games at once, WebSocket and HTTP sessions together",
-    )
-    parser.add_argument(
-        "--session-timeout", type=float, default=600.0, help="idle seconds before a session goes"
-    )
-    parser.add_argument(
-        "--session-rate", type=float, default=20.0, help="new sessions a second, on average (default 20)"
-    )
-    parser.add_argument("--max-body-bytes", type=positive_int, default=64 * 1024, help="largest request")
-    parser.add_argument(
-        "--allow-origin",
-        action="append",
-        default=[],
-        metavar="ORIGIN",
-        help="a web origin (http://host:port) whose pages may use the server; repeat for more",
-    )
-    return parser
+    """The command's options (one per
+    [`ServeOpenEnvConfig`][connect4_agents.commands.serve_openenv.ServeOpenEnvConfig] field), added to
+    ``parser`` (a subcommand's) or to a new parser; returns it.
+    """
+    return add_options(command_parser(parser, __doc__), ServeOpenEnvConfig)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from connect4_agents._support.cli import (
@@ -32,6 +33,7 @@ from connect4_agents._support.cli import (
     run_cli,
     spec_files,
 )
+from connect4_agents._support.config_cli import add_options, option
 from connect4_agents._support.figures import check_figure_path
 from connect4_agents._support.progress import write_line
 from connect4_agents.evaluation.backends import BACKENDS
@@ -40,40 +42,57 @@ from connect4_agents.evaluation.tournament import pairing_line
 from connect4_env import Rules
 from connect4_env.extras import require
 
-__all__ = ["build_parser", "run", "main"]
+__all__ = ["TournamentConfig", "build_parser", "run", "main"]
+
+
+@dataclass
+class TournamentConfig:
+    """The options of ``connect4 tournament``."""
+
+    agents: tuple[str, ...] = field(default=(), metadata=option(positional=True, nargs="*"))
+    """Agent specs: two or more; with ``--gauntlet``, the ladder it plays."""
+    games: int = field(default=20, metadata=option(type=positive_int))
+    """Games per pairing."""
+    rows: int = 6
+    """Board rows."""
+    columns: int = 7
+    """Board columns."""
+    win_length: int = 4
+    """Stones in a line to win."""
+    seed: int = 0
+    """Seed of every game."""
+    gauntlet: str | None = field(default=None, metadata=option(metavar="SPEC"))
+    """Play SPEC against the ladder only, rated on the ladder's fixed ratings."""
+    ladder: str | None = field(default=None, metadata=option(metavar="PATH"))
+    """Fixed ladder ratings for ``--gauntlet``: a ``--json`` file of an earlier tournament."""
+    anchor: str | None = None
+    """The agent rated 0 (default ``random``; not with ``--gauntlet``, whose ladder fixes the scale)."""
+    bootstrap: int = 1000
+    """Bootstrap samples of the rating intervals."""
+    backend: str = field(default="process", metadata=option(choices=BACKENDS))
+    """Where the games run: a process pool here, or Ray."""
+    workers: int | None = field(default=None, metadata=option(type=positive_int))
+    """Worker processes (default: one per CPU)."""
+    address: str | None = None
+    """A Ray cluster's address (with ``--backend ray``)."""
+    json: str | None = field(default=None, metadata=option(metavar="PATH", hidden_flags=("--out",)))
+    """Write the ratings, the pairings and the games here, as JSON."""
+    games_out: str | None = field(default=None, metadata=option(metavar="PATH"))
+    """Game records, one JSON line per game with the search numbers (for ``connect4 replay``)."""
+    plot: str | None = field(default=None, metadata=option(metavar="PATH"))
+    """Draw the ratings and the head-to-head scores in this picture."""
+    no_progress: bool = False
+    """No progress bar."""
+
+
+CONFIG = TournamentConfig  # the dataclass the options are built from (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
-    parser = command_parser(parser, __doc__)
-    parser.add_argument("agents", nargs="*", help="agent specs (two or more; with --gauntlet, the ladder)")
-    parser.add_argument("--games", type=positive_int, default=20, help="games per pairing (default 20)")
-    parser.add_argument("--rows", type=int, default=6)
-    parser.add_argument("--columns", type=int, default=7)
-    parser.add_argument("--win-length", type=int, default=4)
-    parser.add_argument("--seed", type=int, default=0, help="seeds every game (default 0)")
-    parser.add_argument("--gauntlet", metavar="SPEC", default=None, help="play SPEC against the ladder only")
-    parser.add_argument("--ladder", metavar="PATH", default=None, help="fixed ladder ratings (a --json file)")
-    parser.add_argument(
-        "--anchor",
-        default=None,
-        help="the agent rated 0 (default random; not with --gauntlet: its ladder fixes them)",
-    )
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap samples (default 1000)")
-    parser.add_argument("--backend", choices=BACKENDS, default="process", help="process pool here, or Ray")
-    parser.add_argument("--workers", type=positive_int, default=None, help="worker processes (default: CPUs)")
-    parser.add_argument("--address", default=None, help="a Ray cluster's address (--backend ray)")
-    parser.add_argument("--json", metavar="PATH", default=None, help="write ratings, pairings and games here")
-    parser.add_argument("--out", dest="json", help=argparse.SUPPRESS)  # the earlier name of --json
-    parser.add_argument(
-        "--games-out",
-        metavar="PATH",
-        default=None,
-        help="game records, one JSON line per game with the search numbers (for scripts/replay.py)",
-    )
-    parser.add_argument("--plot", metavar="PATH", default=None, help="ratings and head-to-head picture")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    return parser
+    """The command's options (one per [`TournamentConfig`][connect4_agents.commands.tournament.TournamentConfig]
+    field), added to ``parser`` (a subcommand's) or to a new parser; returns it.
+    """
+    return add_options(command_parser(parser, __doc__), TournamentConfig)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,11 +15,12 @@ stones): the share of moves keeping the best outcome, raw policy and with --eval
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from connect4_agents._support.cli import check_output_dir, command_parser, config_values, run_cli
+from connect4_agents._support.cli import check_output_dir, command_parser, run_cli
+from connect4_agents._support.config_cli import add_options, from_args, option
 from connect4_agents.alphazero.config import AlphaZeroTrainConfig
 from connect4_agents.evaluation.backends import BACKENDS
 from connect4_env.extras import require
@@ -27,86 +28,37 @@ from connect4_env.extras import require
 if TYPE_CHECKING:
     from connect4_agents.alphazero.monitor import GenerationLog
 
-__all__ = ["build_parser", "run", "main"]
+__all__ = ["TrainAlphaZeroConfig", "build_parser", "run", "main"]
 
-_HELP = {
-    "rows": "board rows",
-    "columns": "board columns",
-    "win_length": "stones in a line to win",
-    "channels": "feature maps of the network",
-    "blocks": "residual blocks of the network",
-    "generations": "generations to run (more with --resume)",
-    "games": "self-play games per generation",
-    "parallel": "games searched in lockstep (one network call per step for all of them; at most the games "
-    "a worker plays)",
-    "simulations": "PUCT simulations per self-play move",
-    "c_puct": "PUCT's exploration weight",
-    "dirichlet_alpha": "Dirichlet noise's alpha at the root",
-    "noise": "weight of the root noise",
-    "temperature_moves": "moves drawn in proportion to the visits at the start of a game",
-    "buffer_size": "positions kept in the replay buffer (mirror images included)",
-    "steps": "training steps per generation",
-    "batch_size": "positions per training step",
-    "lr": "Adam's learning rate",
-    "weight_decay": "Adam's weight decay",
-    "workers": "self-play processes",
-    "eval_positions": "test-set positions measured after each generation (0: none)",
-    "eval_simulations": "simulations per move in that measurement (0: the raw policy only)",
-    "ladder_every": "on 6x7, play the reference ladder every this many generations (0: never)",
-    "ladder_games": "games against each ladder agent (the model at 200 simulations a move)",
-    "seed": "seed of self-play and sampling",
-    "subtree_reuse": "keep the searched subtree of the move played as the next move's tree, and search only up to "
-    "--simulations visits in all",
-    "evaluation_cache": "network answers remembered by position within a generation's self-play (0: none)",
-    "teacher": "where the targets come from: none (self-play's search) or solver (games labelled by the exact "
-    "solver, its outcomes as targets; 6x7 with the book extra, or small boards)",
-    "teacher_explore": "with --teacher solver: each game plays a random move with a probability drawn between 0 and "
-    "this, else a best one",
-    "init": "a model file the first weights are read from ('shipped': the 6x7 model shipped with the package; "
-    "default: random weights); its board and network must be the run's",
-    "device": "where the training steps run: auto (a CUDA GPU when torch sees one, else the CPU), cpu, cuda or "
-    "cuda:N; self-play and the measurement stay on the CPU",
-    "playout_cap": "share of self-play moves searched with --simulations (root noise, kept for training); the "
-    "others get --fast-simulations, no noise, and are not kept (playout-cap randomisation; 1: every move)",
-    "fast_simulations": "simulations of the fast searches when --playout-cap is below 1",
-    "value_mix": "weight of the search's root value in the value target, the game's result having the rest "
-    "(0: the result only)",
-    "precision": "how self-play's forward passes compute: auto (bfloat16 where the CPU computes it natively, "
-    "with AMX or AVX512-BF16, such as recent Xeons; else winograd where numba is installed; else float32), "
-    "float32, winograd (float32 through Winograd convolutions: about 1.4x faster forward passes, needs the fast "
-    "extra), or bfloat16 (emulated and many times slower on CPUs without it, and warns there)",
-}
+
+@dataclass
+class TrainAlphaZeroConfig(AlphaZeroTrainConfig):
+    """The options of ``connect4 train-alphazero``: the run's settings
+    ([`AlphaZeroTrainConfig`][connect4_agents.alphazero.config.AlphaZeroTrainConfig]) and where it runs and
+    writes.
+    """
+
+    out: str = "runs/alphazero"
+    """Output folder."""
+    resume: bool = False
+    """Go on from the model and buffer in ``--out``."""
+    backend: str = field(default="process", metadata=option(choices=BACKENDS))
+    """Where self-play runs: processes here, or Ray."""
+    address: str | None = None
+    """A Ray cluster's address (with ``--backend ray``)."""
+    no_progress: bool = False
+    """No progress bar."""
+
+
+CONFIG = TrainAlphaZeroConfig  # the dataclass the options are built from (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options (one per `AlphaZeroTrainConfig` field), added to ``parser`` (a
-    subcommand's) or to a new parser; returns it.
+    """The command's options (one per
+    [`TrainAlphaZeroConfig`][connect4_agents.commands.train_alphazero.TrainAlphaZeroConfig] field), added to
+    ``parser`` (a subcommand's) or to a new parser; returns it.
     """
-    parser = command_parser(parser, __doc__)
-    for item in dataclasses.fields(AlphaZeroTrainConfig):
-        default = item.default
-        if isinstance(default, bool):  # --subtree-reuse / --no-subtree-reuse
-            parser.add_argument(
-                "--" + item.name.replace("_", "-"),
-                action=argparse.BooleanOptionalAction,
-                default=default,
-                help=f"{_HELP[item.name]} (default {'on' if default else 'off'})",
-            )
-            continue
-        parser.add_argument(
-            "--" + item.name.replace("_", "-"),
-            type=type(default),
-            default=default,
-            help=f"{_HELP[item.name]} (default {default})",
-        )
-    parser.add_argument("--out", default="runs/alphazero", help="output folder (default runs/alphazero)")
-    parser.add_argument("--resume", action="store_true", help="go on from the model and buffer in --out")
-    parser.add_argument(
-        "--backend", choices=BACKENDS, default="process", help="self-play on processes or Ray"
-    )
-    parser.add_argument("--address", default=None, help="a Ray cluster's address (--backend ray)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    return parser
+    return add_options(command_parser(parser, __doc__), TrainAlphaZeroConfig)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -123,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     from connect4_agents.alphazero.train import check_resumable, train
 
     torch.set_num_threads(1)  # the work is in worker processes and small batches: one thread each
-    config = AlphaZeroTrainConfig(**config_values(AlphaZeroTrainConfig, args))
+    config = from_args(AlphaZeroTrainConfig, args)  # the run's settings, without where it runs
     config.check()  # every setting, then the folder: a refused run leaves no folder behind
     check_resumable(args.out, args.resume)
     out = check_output_dir(args.out)

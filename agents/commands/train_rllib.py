@@ -16,37 +16,50 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass, field
 
 from connect4_agents._support.cli import check_output_dir, command_parser, positive_int, run_cli
+from connect4_agents._support.config_cli import add_options, from_args, option
 from connect4_agents.evaluation.arena import MatchResult
 from connect4_agents.rllib import train as rllib_train
 from connect4_agents.rllib.train import NoEpisodesError, RLlibTrainConfig, train_rllib
 
-__all__ = ["build_parser", "run", "main"]
+__all__ = ["TrainRLlibConfig", "build_parser", "run", "main"]
+
+
+@dataclass(frozen=True)
+class TrainRLlibConfig(RLlibTrainConfig):
+    """The options of ``connect4 train-rllib``: the board and PPO's settings
+    ([`RLlibTrainConfig`][connect4_agents.rllib.train.RLlibTrainConfig]), the run's length, where it runs,
+    and the games that measure it.
+    """
+
+    iterations: int = field(default=20, metadata=option(type=positive_int))
+    """Training iterations."""
+    address: str | None = None
+    """A Ray cluster's address (default: a local Ray)."""
+    num_cpus: int | None = field(default=None, metadata=option(type=positive_int))
+    """CPUs for a local Ray (default: Ray's choice, every CPU)."""
+    out: str = "runs/rllib"
+    """Folder for the checkpoints."""
+    checkpoint_every: int = field(default=10, metadata=option(type=positive_int))
+    """Save a checkpoint every this many iterations (and at the end)."""
+    eval_games: int = 40
+    """Games against each evaluation opponent (0: none)."""
+    eval_opponents: tuple[str, ...] = field(
+        default=("random", "mcts:10", "mcts:100"), metadata=option(nargs="*")
+    )
+    """Agent specs the trained policy plays at the end."""
+
+
+CONFIG = TrainRLlibConfig  # the dataclass the options are built from (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
-    parser = command_parser(parser, __doc__)
-    parser.add_argument(
-        "--iterations", type=positive_int, default=20, help="training iterations (default 20)"
-    )
-    parser.add_argument("--rows", type=int, default=6)
-    parser.add_argument("--columns", type=int, default=7)
-    parser.add_argument("--win-length", type=int, default=4)
-    parser.add_argument("--env-runners", type=int, default=1, help="RLlib env runners (default 1)")
-    parser.add_argument("--batch-size", type=positive_int, default=4000, help="env steps per iteration")
-    parser.add_argument("--minibatch-size", type=positive_int, default=256)
-    parser.add_argument("--epochs", type=positive_int, default=6, help="passes over each batch")
-    parser.add_argument("--hidden", type=positive_int, nargs="+", default=[256, 256], help="MLP layer sizes")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--address", default=None, help="a Ray cluster's address (default: a local Ray)")
-    parser.add_argument("--num-cpus", type=positive_int, default=None, help="CPUs for a local Ray")
-    parser.add_argument("--out", default="runs/rllib", help="folder for the checkpoints")
-    parser.add_argument("--checkpoint-every", type=positive_int, default=10)
-    parser.add_argument("--eval-games", type=int, default=40, help="games per ladder opponent (0: none)")
-    parser.add_argument("--eval-opponents", nargs="*", default=["random", "mcts:10", "mcts:100"])
-    return parser
+    """The command's options (one per [`TrainRLlibConfig`][connect4_agents.commands.train_rllib.TrainRLlibConfig]
+    field), added to ``parser`` (a subcommand's) or to a new parser; returns it.
+    """
+    return add_options(command_parser(parser, __doc__), TrainRLlibConfig)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,17 +69,7 @@ def run(args: argparse.Namespace) -> int:
         ValueError: a bad board, opponent spec or output folder.
         TypeError: a bad board, opponent spec or output folder.
     """
-    config = RLlibTrainConfig(
-        rows=args.rows,
-        columns=args.columns,
-        win_length=args.win_length,
-        env_runners=args.env_runners,
-        batch_size=args.batch_size,
-        minibatch_size=args.minibatch_size,
-        epochs=args.epochs,
-        hidden=tuple(args.hidden),
-        seed=args.seed,
-    ).check()
+    config = from_args(RLlibTrainConfig, args).check()  # the board and PPO's settings alone
     rllib_train.require_rllib()
     out = check_output_dir(args.out)
 

@@ -13,87 +13,22 @@ from __future__ import annotations
 
 import argparse
 
-from connect4_agents._support.cli import (
-    EXIT_INTERRUPTED,
-    check_output_dir,
-    command_parser,
-    config_values,
-    json_object,
-    positive_int,
-    run_cli,
-)
-from connect4_agents.sb3.files import ALGORITHMS
+from connect4_agents._support.cli import EXIT_INTERRUPTED, check_output_dir, command_parser, run_cli
+from connect4_agents._support.config_cli import add_options, from_args
 from connect4_agents.sb3.train import SB3TrainConfig, train_baseline
 from connect4_env.extras import require
 
 __all__ = ["build_parser", "run", "main"]
 
 
+CONFIG = SB3TrainConfig  # the dataclass the options are built from (see connect4_agents.commands)
+
+
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
-    defaults = SB3TrainConfig()
-    parser = command_parser(parser, __doc__)
-    parser.add_argument(
-        "--algo", choices=ALGORITHMS, default=defaults.algo, help=f"algorithm (default {defaults.algo})"
-    )
-    parser.add_argument(
-        "--opponent",
-        default=defaults.opponent,
-        help="random, mcts:<playouts>, qlearning:<table>, solver, sb3:<model.zip> or self "
-        f"(frozen snapshots of the learner); default {defaults.opponent}",
-    )
-    parser.add_argument("--rows", type=int, default=defaults.rows)
-    parser.add_argument("--columns", type=int, default=defaults.columns)
-    parser.add_argument("--win-length", type=int, default=defaults.win_length)
-    parser.add_argument(
-        "--timesteps",
-        type=positive_int,
-        default=defaults.timesteps,
-        help=f"learner steps (default {defaults.timesteps:,})",
-    )
-    parser.add_argument(
-        "--n-envs",
-        type=positive_int,
-        default=defaults.n_envs,
-        help=f"parallel games (default {defaults.n_envs})",
-    )
-    parser.add_argument("--seed", type=int, default=defaults.seed)
-    parser.add_argument("--out", default=defaults.out, help=f"output folder (default {defaults.out})")
-    parser.add_argument(
-        "--eval-freq", type=positive_int, default=defaults.eval_freq, help="steps between evaluations"
-    )
-    parser.add_argument(
-        "--eval-games", type=positive_int, default=defaults.eval_games, help="games per evaluation opponent"
-    )
-    parser.add_argument(
-        "--eval-opponents",
-        nargs="+",
-        default=list(defaults.eval_opponents),
-        help=f"agent specs to evaluate against (default {' '.join(defaults.eval_opponents)})",
-    )
-    parser.add_argument(
-        "--snapshot-freq",
-        type=positive_int,
-        default=defaults.snapshot_freq,
-        help="self-play: steps between snapshots",
-    )
-    parser.add_argument(
-        "--features",
-        choices=["mlp", "cnn"],
-        default=defaults.features,
-        help="mlp: SB3's MlpPolicy; cnn: two 3x3 convolutions over the board (default mlp)",
-    )
-    parser.add_argument(
-        "--threads", type=positive_int, default=defaults.threads, help="torch threads (default 1)"
-    )
-    parser.add_argument(
-        "--hyperparameters",
-        type=json_object,
-        default={},
-        help="extra algorithm arguments as JSON, e.g. '{\"learning_rate\": 0.0001}'",
-    )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    return parser
+    """The command's options (one per [`SB3TrainConfig`][connect4_agents.sb3.train.SB3TrainConfig] field),
+    added to ``parser`` (a subcommand's) or to a new parser; returns it.
+    """
+    return add_options(command_parser(parser, __doc__), SB3TrainConfig)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,13 +41,7 @@ def run(args: argparse.Namespace) -> int:
     """
     for module in ["torch", "stable_baselines3"] + (["sb3_contrib"] if args.algo == "maskable_ppo" else []):
         require(module, "train", "train-sb3")
-    config = SB3TrainConfig(
-        **{
-            **config_values(SB3TrainConfig, args),
-            "eval_opponents": tuple(args.eval_opponents),
-            "progress": not args.quiet,
-        }
-    )
+    config = from_args(SB3TrainConfig, args)
     check_output_dir(config.out)
     result = train_baseline(config)
     state = "interrupted" if result.interrupted else "finished"

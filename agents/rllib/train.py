@@ -7,10 +7,12 @@ dependency, and RLlib pins its own gymnasium, so it lives in its own venv (``mak
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from connect4_agents._support.cli import positive_int
+from connect4_agents._support.config_cli import option
 from connect4_agents.evaluation.arena import MatchResult, play_match
 from connect4_agents.evaluation.ratings import PairingCounts, Ratings, fit_ratings, reference_ladder
 from connect4_agents.rllib.agent import RLlibAgent
@@ -24,17 +26,28 @@ __all__ = ["RLlibTrainConfig", "NoEpisodesError", "ppo_config", "episodes_of", "
 
 @dataclass(frozen=True)
 class RLlibTrainConfig:
-    """The board and PPO's settings (each field is also a ``scripts/train_rllib.py`` option)."""
+    """The board and PPO's settings: each field is also a ``connect4 train-rllib`` option, its docstring the
+    option's help.
+    """
 
     rows: int = 6
+    """Board rows."""
     columns: int = 7
+    """Board columns."""
     win_length: int = 4
-    env_runners: int = 1  # RLlib env runners (processes playing games)
-    batch_size: int = 4000  # env steps per iteration
-    minibatch_size: int = 256
-    epochs: int = 6  # passes over each batch
-    hidden: tuple[int, ...] = (256, 256)  # MLP layer sizes
+    """Stones in a line to win."""
+    env_runners: int = 1
+    """RLlib env runners: the processes that play the games (0: the driver plays them)."""
+    batch_size: int = field(default=4000, metadata=option(type=positive_int))
+    """Env steps per iteration."""
+    minibatch_size: int = field(default=256, metadata=option(type=positive_int))
+    """Env steps per gradient step."""
+    epochs: int = field(default=6, metadata=option(type=positive_int))
+    """Passes over each batch."""
+    hidden: tuple[int, ...] = field(default=(256, 256), metadata=option(type=positive_int))
+    """The policy's MLP layer sizes."""
     seed: int = 0
+    """Seed of the training."""
 
     @property
     def rules(self) -> Rules:

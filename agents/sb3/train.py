@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from connect4_agents._support.cli import positive_int
+from connect4_agents._support.config_cli import option
 from connect4_agents._support.figures import pyplot, save_figure
 from connect4_agents._support.files import atomic_write, atomic_write_json
 from connect4_agents._support.progress import progress_bar
@@ -55,33 +57,39 @@ class SB3TrainConfig:
     AlphaZero's settings are `connect4_agents.alphazero.config.AlphaZeroTrainConfig`.
     """
 
-    algo: str = "maskable_ppo"
-    """``ppo``, ``maskable_ppo`` (sb3-contrib, uses the action masks) or ``dqn``."""
+    algo: str = field(default="maskable_ppo", metadata=option(choices=ALGORITHMS))
+    """The algorithm: ``ppo``, ``maskable_ppo`` (sb3-contrib, uses the action masks) or ``dqn``."""
     opponent: str = "random"
     """The opponent while training: an agent spec (``random``, ``mcts:<playouts>``, ``qlearning:<table>``,
     ``solver``, ``sb3:<model.zip>``) or ``self`` (a frozen snapshot of the learner, refreshed every
     ``snapshot_freq`` steps)."""
     rows: int = 6
+    """Board rows."""
     columns: int = 7
+    """Board columns."""
     win_length: int = 4
-    timesteps: int = 300_000
+    """Stones in a line to win."""
+    timesteps: int = field(default=300_000, metadata=option(type=positive_int))
     """Learner steps in total (over all envs)."""
-    n_envs: int = 16
+    n_envs: int = field(default=16, metadata=option(type=positive_int))
     """Games played in parallel in the batched env."""
     seed: int = 0
+    """Seed of the learner, the envs and the opponents."""
     out: str = "runs/sb3"
     """Output folder."""
-    eval_freq: int = 50_000
+    eval_freq: int = field(default=50_000, metadata=option(type=positive_int))
     """Evaluate (and checkpoint) every this many learner steps."""
-    eval_games: int = 100
+    eval_games: int = field(default=100, metadata=option(type=positive_int))
     """Games per evaluation opponent, alternating sides."""
     eval_opponents: tuple[str, ...] = ("random", "mcts:100")
-    snapshot_freq: int = 25_000
+    """Agent specs the learner is evaluated against."""
+    snapshot_freq: int = field(default=25_000, metadata=option(type=positive_int))
     """Self-play: steps between refreshes of the frozen opponent."""
-    threads: int = 1
-    """torch threads (1 is fastest for these small networks on small machines)."""
-    progress: bool = True
-    features: str = "mlp"
+    threads: int = field(default=1, metadata=option(type=positive_int))
+    """torch threads of the learner."""
+    progress: bool = field(default=True, metadata=option(flags=("--quiet",), negated=True))
+    """A progress bar while training; ``--quiet`` turns it off."""
+    features: str = field(default="mlp", metadata=option(choices=("mlp", "cnn")))
     """``mlp`` (SB3's MlpPolicy on the flattened planes) or ``cnn`` (two 3x3 convolutions over the board, see
     `cnn_policy_kwargs`)."""
     hyperparameters: dict[str, Any] = field(default_factory=dict)
