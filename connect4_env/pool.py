@@ -353,7 +353,9 @@ class OpponentPool:
             scores = list(recent)[-self.window :]
             if any(score not in (0, 0.5, 1) or isinstance(score, bool) for score in scores):
                 raise ValueError(f"recent scores of {name!r} must be 0, 0.5 or 1, got {short_repr(scores)}")
-            restored[name] = MemberRecord(*counts, recent=deque(float(score) for score in scores))
+            restored[name] = MemberRecord(
+                wins=counts[0], draws=counts[1], losses=counts[2], recent=deque(float(s) for s in scores)
+            )
         self._records.update(restored)
 
     def stats(self) -> dict[str, dict[str, Any]]:

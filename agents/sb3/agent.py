@@ -149,13 +149,36 @@ class SB3Agent(RulesAware):
                 f"the model was trained on observations of shape {self.observation_shape}, "
                 f"got {observations.shape[1:]} (another board size?)"
             )
+        policy = self.policy
         with torch.no_grad():
-            tensor, _ = self.policy.obs_to_tensor(observations)
-            if hasattr(self.policy, "q_net"):
-                scores = self.policy.q_net(tensor)
+            if self._plain_logits:
+                # the actor's logits as get_distribution computes them (a Box observation is only cast to
+                # float by SB3's preprocessing), without building the validated Categorical: argmax and
+                # softmax do not need the normalised logits it holds
+                from stable_baselines3.common.policies import BaseModel
+
+                tensor = torch.as_tensor(observations, device=policy.device).float()
+                features = BaseModel.extract_features(policy, tensor, policy.pi_features_extractor)
+                scores = policy.action_net(policy.mlp_extractor.forward_actor(features))
             else:
-                scores = self.policy.get_distribution(tensor).distribution.logits
+                tensor, _ = policy.obs_to_tensor(observations)
+                if hasattr(policy, "q_net"):
+                    scores = policy.q_net(tensor)
+                else:
+                    scores = policy.get_distribution(tensor).distribution.logits
         return scores.cpu().numpy().astype(np.float64)
+
+    @property
+    def _plain_logits(self) -> bool:
+        """True for an actor-critic policy over a Box observation and a Discrete action space (PPO's,
+        MaskablePPO's, as the envs give them).
+        """
+        policy = self.policy
+        return (
+            type(getattr(policy, "action_space", None)).__name__ == "Discrete"
+            and type(getattr(policy, "observation_space", None)).__name__ == "Box"
+            and all(hasattr(policy, name) for name in ("action_net", "mlp_extractor", "pi_features_extractor"))
+        )
 
     def act_batch(self, observations: Any, action_masks: Any) -> np.ndarray:
         """One legal column per row (the batched env calls this)."""

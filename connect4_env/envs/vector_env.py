@@ -10,6 +10,7 @@ of ``Connect4-v0``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -213,12 +214,13 @@ class Connect4VectorEnv(VectorEnv):
         for opponent, facing in self._seats.groups(index):
             games = index[facing]
             columns[facing] = opponent_columns(
-                opponent,
-                lambda games=games: np.ascontiguousarray(self._obs[games][..., ::-1]),  # the opponent's side
-                self.boards.legal(games),
-                games,
+                opponent, self._their_view(games), self.boards.legal(games), games
             )
         return self._play(index, columns, 1, journal)
+
+    def _their_view(self, games: np.ndarray) -> Callable[[], np.ndarray]:
+        """Builds the listed games' planes from the opponent's side, when an opponent asks for them."""
+        return lambda: np.ascontiguousarray(self._obs[games][..., ::-1])
 
     def opponent_names(self) -> np.ndarray:
         """Each game's opponent: its pool member's name, or None for an opponent that is not a pool's (object
