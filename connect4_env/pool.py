@@ -1,4 +1,6 @@
-"""Opponent pools: a set of named opponents that an env draws from when an episode starts (self-play, leagues).
+"""Opponent pools for self-play and leagues (one job: a pool's members, their sampling and their records).
+
+A set of named opponents that an env draws from when an episode starts.
 
 An [`OpponentPool`][connect4_env.pool.OpponentPool] is accepted wherever ``opponent=`` is (``Connect4-v0``, its
 vector env, the SB3 VecEnv). Each game draws one member when it starts and keeps that member's policy until it

@@ -64,6 +64,7 @@ FAMILY_MEASURES = {
     "connect4_agents.qlearning.learning": "the training loop records the learning curve (evaluation.curves)",
     "connect4_agents.qlearning.train": "training saves the learning curve (evaluation.curves)",
     "connect4_agents.sb3.train": "training evaluates against reference opponents (evaluation.arena)",
+    "connect4_agents.sb3.league": "a league plays rating matches and rates them on the ladder (evaluation.*)",
     "connect4_agents.rllib.train": "training plays and rates the ladder (evaluation.arena, evaluation.ratings)",
     "connect4_agents.alphazero.monitor": "the training monitor measures accuracy and Elo (evaluation.*)",
     "connect4_agents.alphazero.teacher": "the solver teacher runs on the measurements' worker pools and test sets",

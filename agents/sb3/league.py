@@ -23,6 +23,7 @@ from typing import Any
 from connect4_agents._support.files import atomic_write_json, parse_json
 from connect4_agents.evaluation.arena import play_match
 from connect4_agents.evaluation.ratings import PairingCounts, Ratings, fit_ratings, reference_ladder
+from connect4_agents.sb3.agent import SB3Agent
 from connect4_env.policy import policy_from_spec
 from connect4_env.pool import OpponentPool
 from connect4_env.rules import Rules
@@ -102,6 +103,7 @@ class League:
         self.snapshots: list[tuple[str, int]] = []  # (name, learner step), oldest first
         self.results: dict[tuple[str, str], list[int]] = {}  # (a, b) -> [wins, draws, losses] of a
         self.last_snapshot_step = 0
+        self.timesteps = 0  # the learner's steps at the last save (a resumed run goes on from there)
 
     # -- growth ------------------------------------------------------------------------------------------------
     def due(self, step: int) -> bool:
@@ -127,8 +129,6 @@ class League:
         Raises:
             ValueError: a policy the safe SB3 loader could not rebuild; nothing joins then.
         """
-        from connect4_agents.sb3.agent import SB3Agent
-
         name = f"self@{step}"
         path = self.folder / "snapshots" / f"{name}.zip"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -140,8 +140,6 @@ class League:
         return name
 
     def _join(self, name: str, path: Path, step: int) -> None:
-        from connect4_agents.sb3.agent import SB3Agent
-
         agent = SB3Agent.load(path, deterministic=False, seed=self.seed + step)
         if name in self.pool:
             self.pool.remove(name)
@@ -207,6 +205,7 @@ class League:
                 "rating_games": self.settings.rating_games,
             },
             "seed": self.seed,
+            "timesteps": self.timesteps,
             "last_snapshot_step": self.last_snapshot_step,
             "snapshots": [
                 {"name": name, "step": step, "in_pool": name in self.pool} for name, step in self.snapshots
@@ -265,6 +264,7 @@ class League:
                 league.results[(str(entry["a"]), str(entry["b"]))] = counts
             league.pool.load_stats(data["learner_records"])
             league.last_snapshot_step = check_int("last_snapshot_step", data["last_snapshot_step"], 0, 10**15)
+            league.timesteps = check_int("timesteps", data["timesteps"], 0, 10**15)
         except (KeyError, TypeError) as error:
             raise ValueError(f"{path} is not a league file: {error!r:.120}") from None
         return league

@@ -1,4 +1,6 @@
-"""Training Stable-Baselines3 baselines on the batched env: evaluation, checkpoints, self-play, curves.
+"""Training Stable-Baselines3 baselines on the batched env (one job: a training run, from its settings to its files).
+
+Evaluation, checkpoints, self-play, leagues and curves.
 
 ``train_baseline(SB3TrainConfig(...))`` is what ``scripts/train_sb3.py`` runs. Outputs in ``config.out``:
 ``model.zip`` (+ ``model.json``: algorithm and board), ``checkpoint.zip`` (the latest periodic save),
@@ -8,7 +10,6 @@ installed, ``tensorboard/``.
 
 from __future__ import annotations
 
-import copy
 import csv
 import importlib.util
 import io
@@ -17,8 +18,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from connect4_agents._support.cli import positive_int
 from connect4_agents._support.config_cli import option
 from connect4_agents._support.figures import pyplot, save_figure
@@ -26,14 +25,16 @@ from connect4_agents._support.files import atomic_write, atomic_write_json
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.arena import play_match
 from connect4_agents.sb3.agent import SB3Agent, algorithm_class
-from connect4_agents.sb3.files import ALGORITHMS, sidecar_architecture
+from connect4_agents.sb3.files import ALGORITHMS, load_policy, sidecar_architecture
 from connect4_agents.sb3.hyperparameters import (
     DEFAULT_HYPERPARAMETERS,
     check_hyperparameters,
     plain_cnn_policy_kwargs,
     policy_kwargs_of,
 )
+from connect4_agents.sb3.league import LEAGUE_FILE, League, LeagueSettings
 from connect4_env.policy import policy_from_spec as policy_from_spec
+from connect4_env.pool import OpponentPool
 from connect4_env.rules import Rules
 from connect4_env.validation import check_int
 
@@ -61,8 +62,8 @@ class SB3TrainConfig:
     """The algorithm: ``ppo``, ``maskable_ppo`` (sb3-contrib, uses the action masks) or ``dqn``."""
     opponent: str = "random"
     """The opponent while training: an agent spec (``random``, ``mcts:<playouts>``, ``qlearning:<table>``,
-    ``solver``, ``sb3:<model.zip>``) or ``self`` (a frozen snapshot of the learner, refreshed every
-    ``snapshot_freq`` steps)."""
+    ``solver``, ``sb3:<model.zip>``) or ``self`` (a frozen snapshot of the learner, a new one every
+    ``snapshot_freq`` steps, each game keeping the snapshot it started against). Ignored with ``league``."""
     rows: int = 6
     """Board rows."""
     columns: int = 7
@@ -84,7 +85,22 @@ class SB3TrainConfig:
     eval_opponents: tuple[str, ...] = ("random", "mcts:100")
     """Agent specs the learner is evaluated against."""
     snapshot_freq: int = field(default=25_000, metadata=option(type=positive_int))
-    """Self-play: steps between refreshes of the frozen opponent."""
+    """Self-play and league: learner steps between snapshots of the learner (a league takes one sooner once
+    the learner beats the latest, see ``league_win_rate``)."""
+    league: bool = False
+    """Train against a league (`connect4_agents.sb3.league.League`): the ``league_members`` and the learner's
+    frozen snapshots in one opponent pool, drawn per game; ``league.json``, ``league.png`` and ``snapshots/``
+    go to ``out``, and a run started again on the same ``out`` resumes from its last checkpoint."""
+    league_members: tuple[str, ...] = ("random", "mcts:10", "mcts:30", "mcts:100")
+    """League: agent specs that stay in the pool for the whole run (a curriculum)."""
+    league_sampling: str = field(default="pfsp", metadata=option(choices=("uniform", "weights", "pfsp")))
+    """League: how each game's opponent is drawn; ``pfsp`` favours the members the learner loses to."""
+    league_win_rate: float = 0.7
+    """League: the learner's recent score against the latest snapshot that brings the next one sooner."""
+    league_max_snapshots: int = field(default=8, metadata=option(type=positive_int))
+    """League: snapshots in the pool at once (the oldest leaves; its file and results stay)."""
+    league_rating_games: int = 20
+    """League: games each new snapshot plays against every other member, for the ratings (0: none)."""
     threads: int = field(default=1, metadata=option(type=positive_int))
     """torch threads of the learner."""
     progress: bool = field(default=True, metadata=option(flags=("--quiet",), negated=True))
@@ -125,10 +141,32 @@ class SB3TrainConfig:
         if not isinstance(self.hyperparameters, dict):
             raise TypeError(f"hyperparameters must be a dict, got {self.hyperparameters!r}")
         check_hyperparameters(self)
+        if self.league:
+            self.league_settings()
+
+    def league_settings(self) -> LeagueSettings:
+        """The ``league_*`` fields (and ``snapshot_freq``) as the league takes them.
+
+        Raises:
+            TypeError: a league setting of the wrong type.
+            ValueError: a league setting out of range.
+        """
+        return LeagueSettings(
+            fixed=self.league_members if isinstance(self.league_members, str) else tuple(self.league_members),
+            snapshot_freq=self.snapshot_freq,
+            win_rate=self.league_win_rate,
+            max_snapshots=self.league_max_snapshots,
+            sampling=self.league_sampling,
+            rating_games=self.league_rating_games,
+        )
 
 
 @dataclass
 class TrainResult:
+    """What a training run left: where the model is, whether Ctrl-C stopped it, its steps, wall-clock seconds
+    and the evaluation rows (as ``eval.csv``).
+    """
+
     model_path: Path
     interrupted: bool
     timesteps: int
@@ -199,27 +237,24 @@ def evaluate_policy_wdl(
     return rows
 
 
-class _SelfPlayOpponent:
-    """The training opponent for ``self``: a frozen copy of the learner's policy, refreshed by a callback."""
+class _SelfPlay:
+    """The opponents of ``self``: a pool holding one frozen snapshot of the learner, replaced by a new one every
+    ``snapshot_freq`` steps; each game keeps the snapshot it started against.
+    """
 
-    def __init__(self) -> None:
-        self.agent: SB3Agent | None = None
+    def __init__(self, seed: int) -> None:
+        self.pool = OpponentPool(seed=seed)
+        self.name: str | None = None
 
-    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        if self.agent is None:
-            raise RuntimeError("the self-play snapshot is not set yet")
-        return self.agent.act_batch(observations, action_masks)
-
-    def act(self, observation: Any, action_mask: Any = None) -> int:
-        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
-
-    def refresh(self, policy: Any) -> None:
-        snapshot = copy.deepcopy(policy)
-        snapshot.set_training_mode(False)
-        self.agent = SB3Agent(snapshot, deterministic=False, seed=0)
-
-    def __repr__(self) -> str:
-        return "SelfPlaySnapshot()"
+    def refresh(self, policy: Any, step: int) -> None:
+        """A frozen copy of ``policy`` becomes the only snapshot new games draw."""
+        name = f"self@{step}"
+        if name == self.name:
+            return
+        self.pool.add(name, policy)  # the pool copies and freezes it
+        if self.name is not None:
+            self.pool.remove(self.name)
+        self.name = name
 
 
 def _callbacks(
@@ -228,7 +263,8 @@ def _callbacks(
     out: Path,
     evaluations: list[dict[str, Any]],
     opponents: dict[str, Any],
-    self_play: _SelfPlayOpponent | None,
+    self_play: _SelfPlay | None,
+    league: League | None,
     start: float,
     cpu_start: float,
 ) -> list[Any]:
@@ -238,6 +274,9 @@ def _callbacks(
         def __init__(self) -> None:
             super().__init__()
             self.next_eval = config.eval_freq
+
+        def _on_training_start(self) -> None:  # a resumed run goes on from its steps
+            self.next_eval = (self.num_timesteps // config.eval_freq + 1) * config.eval_freq
 
         def _on_step(self) -> bool:
             if self.num_timesteps >= self.next_eval:
@@ -261,16 +300,24 @@ def _callbacks(
                 self.logger.record(f"eval/{row['opponent']}_win_rate", row["win_rate"])
             _write_csv(out / "eval.csv", evaluations)
             save_model(self.model, out / "checkpoint.zip", config, self.num_timesteps)
+            if league is not None:  # the league as of this checkpoint: a resumed run starts from both
+                league.timesteps = self.num_timesteps
+                league.save()
 
     class Snapshot(BaseCallback):
         def __init__(self) -> None:
             super().__init__()
             self.next_snapshot = config.snapshot_freq
 
+        def _on_training_start(self) -> None:
+            self.next_snapshot = (self.num_timesteps // config.snapshot_freq + 1) * config.snapshot_freq
+
         def _on_step(self) -> bool:
+            if league is not None and league.due(self.num_timesteps):
+                league.add_snapshot(self.model.policy, self.num_timesteps)
             if self_play is not None and self.num_timesteps >= self.next_snapshot:
                 self.next_snapshot += config.snapshot_freq
-                self_play.refresh(self.model.policy)
+                self_play.refresh(self.model.policy, self.num_timesteps)
             return True
 
     class Progress(BaseCallback):
@@ -294,6 +341,23 @@ def _callbacks(
     if config.progress and importlib.util.find_spec("tqdm") is not None:  # progress_bar gives None without it
         callbacks.append(Progress())
     return callbacks
+
+
+def _read_evaluations(path: Path) -> list[dict[str, Any]]:
+    """The rows of an ``eval.csv`` written by an earlier part of a resumed run (numbers as numbers)."""
+    if not path.is_file():
+        return []
+    with open(path, newline="", encoding="utf-8") as stream:
+        rows: list[dict[str, Any]] = list(csv.DictReader(stream))
+    for row in rows:
+        for key, value in row.items():
+            for kind in (int, float):
+                try:
+                    row[key] = kind(value)
+                    break
+                except (TypeError, ValueError):
+                    continue
+    return rows
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -346,12 +410,22 @@ def train_baseline(config: SB3TrainConfig) -> TrainResult:
     config.__post_init__()  # the fields may have changed since the config was made
     rules = Rules(config.rows, config.columns, config.win_length)
     out = Path(config.out)
-    self_play = _SelfPlayOpponent() if config.opponent == "self" else None
-    opponent = (
-        self_play
-        if self_play is not None
-        else policy_from_spec(config.opponent, seed=config.seed + 1, rules=rules)
-    )
+    league = None
+    resumed = False
+    if config.league:
+        settings = config.league_settings()
+        resumed = (out / LEAGUE_FILE).is_file() and (out / "checkpoint.zip").is_file()
+        if resumed:
+            league = League.load(out, rules, settings, seed=config.seed)
+        else:
+            league = League(out, rules, settings, seed=config.seed)
+    self_play = _SelfPlay(config.seed + 1) if config.opponent == "self" and league is None else None
+    if league is not None:
+        opponent: Any = league.pool
+    elif self_play is not None:
+        opponent = self_play.pool
+    else:
+        opponent = policy_from_spec(config.opponent, seed=config.seed + 1, rules=rules)
     eval_opponents = {
         spec: policy_from_spec(spec, seed=config.seed + 100, rules=rules) for spec in config.eval_opponents
     }
@@ -375,16 +449,26 @@ def train_baseline(config: SB3TrainConfig) -> TrainResult:
             f"hyperparameters {config.hyperparameters!r} do not make a {config.algo} model: {error}"
         ) from None
     torch.set_num_threads(config.threads)
+    evaluations: list[dict[str, Any]] = []
+    if league is not None and resumed:  # the checkpoint's weights (read without unpickling) and its curve
+        model.policy.load_state_dict(load_policy(out / "checkpoint.zip", config.algo).state_dict())
+        model.num_timesteps = league.timesteps
+        evaluations = _read_evaluations(out / "eval.csv")
     if self_play is not None:
-        self_play.refresh(model.policy)
+        self_play.refresh(model.policy, 0)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_json(out / "config.json", asdict(config))
-    evaluations: list[dict[str, Any]] = []
     start, cpu_start = time.perf_counter(), time.process_time()
     interrupted = False
-    callbacks = _callbacks(config, rules, out, evaluations, eval_opponents, self_play, start, cpu_start)
+    callbacks = _callbacks(
+        config, rules, out, evaluations, eval_opponents, self_play, league, start, cpu_start
+    )
     try:
-        model.learn(total_timesteps=config.timesteps, callback=callbacks)
+        model.learn(
+            total_timesteps=max(config.timesteps - model.num_timesteps, 0),
+            callback=callbacks,
+            reset_num_timesteps=not resumed,
+        )
     except KeyboardInterrupt:
         interrupted = True
     seconds = time.perf_counter() - start

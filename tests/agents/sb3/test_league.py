@@ -1,0 +1,168 @@
+"""Self-play and leagues with SB3: snapshots swapped only between games, the league's files, ratings and resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from extras import importorskip
+
+for _module in ("stable_baselines3", "sb3_contrib", "torch"):
+    importorskip(_module)
+
+from connect4_agents.sb3 import train as train_module  # noqa: E402
+from connect4_agents.sb3.league import LEAGUE_FILE, League, LeagueSettings  # noqa: E402
+from connect4_agents.sb3.train import SB3TrainConfig, train_baseline  # noqa: E402
+from connect4_env.rules import Rules  # noqa: E402
+
+TINY = {"n_steps": 64, "batch_size": 64}
+
+
+def _config(tmp_path: Path, **overrides: Any) -> SB3TrainConfig:
+    settings: dict[str, Any] = {
+        "timesteps": 2048,
+        "n_envs": 8,
+        "eval_freq": 100_000,
+        "eval_games": 2,
+        "eval_opponents": ("random",),
+        "out": str(tmp_path / "run"),
+        "progress": False,
+        "hyperparameters": TINY,
+    }
+    settings.update(overrides)
+    return SB3TrainConfig(**settings)
+
+
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[np.ndarray, list[dict[str, Any]]]]:
+    """Every step's dones and infos of the training env, as SB3 sees them."""
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    from connect4_env.integrations import sb3 as sb3_env
+
+    steps: list[tuple[np.ndarray, list[dict[str, Any]]]] = []
+    original = sb3_env.make_sb3_vec_env
+
+    class Recorder(VecEnvWrapper):
+        def reset(self):
+            return self.venv.reset()
+
+        def step_wait(self):
+            observations, rewards, dones, infos = self.venv.step_wait()
+            steps.append((dones.copy(), [dict(info) for info in infos]))
+            return observations, rewards, dones, infos
+
+    monkeypatch.setattr(sb3_env, "make_sb3_vec_env", lambda *a, **k: Recorder(original(*a, **k)))
+    return steps
+
+
+def test_self_play_snapshots_change_only_between_games(tmp_path, recorded):
+    """opponent='self' refreshes the snapshot every snapshot_freq steps; a game that was playing one when the
+    next arrived finishes against it (the old self-play swapped it in every env at once, mid-game)."""
+    train_baseline(_config(tmp_path, opponent="self", snapshot_freq=256, timesteps=2048))
+    current: list[str | None] = [None] * 8
+    swapped_mid_game = 0
+    names = set()
+    latest = None
+    for dones, infos in recorded:
+        for i, info in enumerate(infos):
+            name = info["opponent"]  # the ended game's own opponent when done
+            names.add(name)
+            if current[i] is not None:
+                assert name == current[i], "a game met two snapshots"
+                if latest is not None and name != latest:
+                    swapped_mid_game += 1
+            latest = max(names, key=lambda n: int(n.split("@")[1]))
+            current[i] = None if dones[i] else name
+    assert len(names) >= 6  # self@0, self@256, ... each played
+    assert swapped_mid_game > 0  # some game outlived its snapshot's turn as the newest
+
+
+def test_a_league_run_writes_its_files_rates_its_members_and_resumes(tmp_path):
+    config = _config(
+        tmp_path,
+        league=True,
+        league_members=("random", "mcts:10"),
+        snapshot_freq=1024,
+        league_rating_games=2,
+        timesteps=2048,
+    )
+    train_baseline(config)
+    out = Path(config.out)
+    league = json.loads((out / LEAGUE_FILE).read_text())
+    assert [s["name"] for s in league["snapshots"]] == ["self@1024", "self@2048"]
+    assert all((out / "snapshots" / f"{s['name']}.zip").is_file() for s in league["snapshots"])
+    assert (out / "league.png").is_file()
+    pairs = {(r["a"], r["b"]) for r in league["results"]}
+    assert pairs == {
+        ("self@1024", "random"),
+        ("self@1024", "mcts:10"),
+        ("self@2048", "random"),
+        ("self@2048", "mcts:10"),
+        ("self@2048", "self@1024"),
+    }
+    assert all(r["wins"] + r["draws"] + r["losses"] == 2 for r in league["results"])
+    # rated on the project's ladder: its members keep their ladder Elo
+    assert league["ratings"]["random"]["elo"] == 0 and league["ratings"]["mcts:10"]["elo"] == pytest.approx(
+        354.7
+    )
+    records = league["learner_records"]
+    assert sum(r["games"] for r in records.values()) > 0
+    assert league["timesteps"] == 2048
+    # started again on the same folder with more steps, it goes on from its checkpoint
+    train_baseline(dataclass_replace(config, timesteps=3072))
+    resumed = json.loads((out / LEAGUE_FILE).read_text())
+    assert [s["name"] for s in resumed["snapshots"]] == ["self@1024", "self@2048", "self@3072"]
+    assert resumed["timesteps"] == 3072
+    assert resumed["learner_records"]["random"]["games"] >= records["random"]["games"]
+
+
+def dataclass_replace(config: SB3TrainConfig, **changes: Any) -> SB3TrainConfig:
+    import dataclasses
+
+    return dataclasses.replace(config, **changes)
+
+
+@pytest.mark.parametrize(
+    ("changes", "error"),
+    [
+        ({"league_members": ()}, ValueError),
+        ({"league_members": "random"}, TypeError),
+        ({"league_win_rate": 1.5}, ValueError),
+        ({"league_sampling": "best"}, ValueError),
+        ({"league_rating_games": -1}, ValueError),
+    ],
+)
+def test_bad_league_settings_are_refused_by_the_config(tmp_path, changes, error):
+    with pytest.raises(error):
+        _config(tmp_path, league=True, **changes)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: d.update(board=[5, 7, 4]),
+        lambda d: d["snapshots"].append({"name": "../../etc/passwd", "step": 1}),
+        lambda d: d["snapshots"].append({"name": "self@99", "step": 99}),  # no such file
+        lambda d: d.pop("results"),
+        lambda d: d["results"].append({"a": "x", "b": "y", "wins": -1, "draws": 0, "losses": 0}),
+    ],
+)
+def test_a_damaged_league_file_is_refused_with_a_clear_error(tmp_path, edit):
+    rules = Rules()
+    settings = LeagueSettings(fixed=("random",), rating_games=0)
+    league = League(tmp_path, rules, settings)
+    league.save()
+    data = json.loads((tmp_path / LEAGUE_FILE).read_text())
+    edit(data)
+    (tmp_path / LEAGUE_FILE).write_text(json.dumps(data))
+    with pytest.raises((ValueError, FileNotFoundError)):
+        League.load(tmp_path, rules, settings)
+
+
+def test_train_module_has_no_mid_game_swap_left():
+    assert not hasattr(train_module, "_SelfPlayOpponent")
