@@ -177,7 +177,9 @@ class SB3Agent(RulesAware):
         return (
             type(getattr(policy, "action_space", None)).__name__ == "Discrete"
             and type(getattr(policy, "observation_space", None)).__name__ == "Box"
-            and all(hasattr(policy, name) for name in ("action_net", "mlp_extractor", "pi_features_extractor"))
+            and all(
+                hasattr(policy, name) for name in ("action_net", "mlp_extractor", "pi_features_extractor")
+            )
         )
 
     def act_batch(self, observations: Any, action_masks: Any) -> np.ndarray:
