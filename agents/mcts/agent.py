@@ -242,17 +242,18 @@ class MCTSAgent(RulesBound):
         current = board.stones[board.to_move]
         mask = board.mask
         build = kernels_for(uct_kernels, rules, self.compiled)
-        tree, reused = self._root_tree(rules, build, current, mask)
         geo = build.geometry(rules)
+        settings = (self._meta, geo, rules.board_mask, self.c, self.prior, self.solver, self.symmetry)
+        tree, reused = self._root_tree(rules, build, current, mask, settings)
         self._meta[0] = tree.n_nodes
         self._meta[2] = int(tree.capacity < self.tree_capacity)
-        settings = (self._meta, geo, rules.board_mask, self.c, self.prior, self.solver, self.symmetry)
+        context = tree.context(settings)
         # The first call of a compiled build in a process loads the kernels from numba's disk cache (or
         # compiles them, once per geometry length): a call with no playouts does that before the clock starts,
         # so ``elapsed``, ``playouts_per_second`` and a ``time_limit`` count the search alone (the first search
         # once showed 2,328 playouts/s). Later searches skip it.
         if build.compiled and len(geo) not in _LOADED_GEOMETRIES:
-            build.mcts_playouts(0, 0, *tree.arrays(), *settings)
+            build.mcts_playouts(0, 0, context)
             _LOADED_GEOMETRIES.add(len(geo))
         start = time.perf_counter()
         done = 0
@@ -260,7 +261,7 @@ class MCTSAgent(RulesBound):
         while True:
             want = chunk if self.playouts is None else min(chunk, self.playouts - done)
             chunk_start = time.perf_counter()
-            ran = build.mcts_playouts(want, 0, *tree.arrays(), *settings)
+            ran = build.mcts_playouts(want, 0, context)
             tree.n_nodes = int(self._meta[0])
             done += ran
             if self.solver and tree.proven(0) is not None:
@@ -268,6 +269,7 @@ class MCTSAgent(RulesBound):
             if ran < want and self._meta[2]:
                 tree.grow(min(2 * tree.capacity, self.tree_capacity))
                 self._meta[2] = int(tree.capacity < self.tree_capacity)
+                context = tree.context(settings)  # the grown tree's new arrays
                 continue
             if self.playouts is not None and done >= self.playouts:
                 break
@@ -287,7 +289,15 @@ class MCTSAgent(RulesBound):
         self.last_search = result
         return result
 
-    def _root_tree(self, rules: Rules, build: KernelBuild, current: int, mask: int) -> tuple[Tree, bool]:
+    def _root_tree(
+        self, rules: Rules, build: KernelBuild, current: int, mask: int, settings: tuple[Any, ...]
+    ) -> tuple[Tree, bool]:
+        """The tree to search ``(current, mask)`` with and whether it is the last search's subtree.
+
+        The last tree, or a compacted copy of its subtree, when ``reuse_tree`` is on and it holds the position
+        among its root's children and grandchildren, else a new tree holding the root alone. ``settings``: the
+        kernels' context after the tree's arrays (see [`Tree.context`][connect4_agents.mcts.tree.Tree.context]).
+        """
         old = self._tree
         if self.reuse_tree and old is not None and self._tree_rules == rules and old.build is build:
             found = self._find(old, current, mask)
@@ -295,8 +305,7 @@ class MCTSAgent(RulesBound):
                 if found == 0:
                     return old, True
                 new = Tree(build, old.capacity)
-                queue = np.zeros(old.capacity, dtype=np.int64)
-                new.n_nodes = int(build.compact_subtree(found, *old.arrays(), *new.arrays(), queue))
+                new.n_nodes = int(build.compact_subtree(found, old.context(settings), new.context(settings)))
                 return new, True
         budget = self.playouts if self.playouts is not None else 20_000
         capacity = max(1024, min(budget * rules.columns + 1, self.tree_capacity), rules.columns + 1)

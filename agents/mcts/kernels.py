@@ -3,12 +3,24 @@
 `connect4_env.compiled` builds this module twice (see there): plain Python for any board, and numba-compiled
 for boards up to 63 bits, where the rule functions imported from `connect4_env.kernels` are the compiled
 ones. [`connect4_agents.MCTSAgent`][connect4_agents.mcts.agent.MCTSAgent] owns the tree arrays and calls
-`mcts_playouts`.
+`mcts_playouts` and `compact_subtree`.
 
-Tree arrays, one entry per node: ``cur``/``msk`` (the position: the stones of the player to move, all stones),
-``parent``, ``move`` (the column played into the node), ``first_child``/``n_children`` (children are
-contiguous), ``value``/``visits``, ``lower``/``upper`` (bounds on the node's game value for the player who
-moved into it: ``LOSS``, ``DRAW``, ``WIN``) and ``depth`` (plies of a proven line to the end).
+The kernels share one context tuple, built by `make_context` and read by the ``CTX_*`` places:
+``(cur, msk, parent, move, first_child, n_children, value, visits, lower, upper, depth, meta, geo, board_mask,
+c, prior, solver, symmetry)``:
+
+- the tree, one array entry per node: ``cur``/``msk`` (the position: the stones of the player to move, all
+  stones), ``parent``, ``move`` (the column played into the node), ``first_child``/``n_children`` (children
+  are contiguous; ``first_child`` -1: not expanded), ``value``/``visits`` (the results summed for the player
+  who moved into the node, win 1, draw 1/2, and the playouts through it), ``lower``/``upper`` (bounds on the
+  node's game value for the player who moved into it: ``LOSS``, ``DRAW``, ``WIN``) and ``depth`` (plies of a
+  proven line to the end). The arrays' length is the tree's capacity;
+- ``meta = [n_nodes, rng_state, may_grow]``: the nodes in use, the state of the search's ``xorshift32``
+  generator and whether the caller grows full arrays (1) or the search goes on without expanding (0);
+- ``geo``, ``board_mask``: the board (see `connect4_env.kernels`);
+- ``c``, ``prior``, ``solver``, ``symmetry``: the search's settings (see `mcts_playouts`).
+
+A tree's arrays are replaced when it grows: its context is then built again.
 """
 
 # ruff: noqa: SIM108  (numba compiles plain if/else blocks; keep the kernels in the simplest Python)
@@ -18,39 +30,27 @@ import math
 
 from connect4_env.kernels import COLUMNS, has_won, mirror, move_bit, xorshift32
 
-__all__ = ["LOSS", "DRAW", "WIN", "rollout", "mcts_playouts", "propagate_bounds", "compact_subtree"]
+__all__ = [
+    "LOSS",
+    "DRAW",
+    "WIN",
+    "make_context",
+    "rollout",
+    "mcts_playouts",
+    "propagate_bounds",
+    "compact_subtree",
+]
 
 # MCTS bounds on a node's game value for the player who moved into it.
 LOSS, DRAW, WIN = 0, 1, 2
 
-
-def rollout(current, mask, geo, board_mask, rng):
-    """Random moves to the end. Returns the result for the player who is *not* to move at the start
-    (1 win, 0.5 draw, 0 loss). ``rng`` is a one-element state array, advanced in place.
-    """
-    columns = geo[COLUMNS]
-    state = rng[0]
-    side = 0  # 0: the player to move at the start
-    while True:
-        if mask == board_mask:
-            rng[0] = state
-            return 0.5
-        while True:
-            state = xorshift32(state)
-            move = move_bit(mask, int(state % columns), geo)
-            if move != 0:
-                break
-        if has_won(current | move, geo):
-            rng[0] = state
-            return 0.0 if side == 0 else 1.0
-        current = current ^ mask
-        mask = mask | move
-        side = 1 - side
+# Places in the context tuple: the tree's arrays (in `Tree.arrays` order), then the search's fixed inputs.
+CTX_CUR, CTX_MSK, CTX_PARENT, CTX_MOVE, CTX_FIRST_CHILD, CTX_N_CHILDREN = 0, 1, 2, 3, 4, 5
+CTX_VALUE, CTX_VISITS, CTX_LOWER, CTX_UPPER, CTX_DEPTH = 6, 7, 8, 9, 10
+CTX_META, CTX_GEO, CTX_BOARD_MASK, CTX_C, CTX_PRIOR, CTX_SOLVER, CTX_SYMMETRY = 11, 12, 13, 14, 15, 16, 17
 
 
-def mcts_playouts(
-    n_playouts,
-    root,
+def make_context(
     cur,
     msk,
     parent,
@@ -70,25 +70,133 @@ def mcts_playouts(
     solver,
     symmetry,
 ):
-    """Run up to ``n_playouts`` playouts from ``root``; returns how many ran.
+    """The context tuple the kernels read (see the module docstring), in its fixed order.
 
-    ``meta = [n_nodes, rng_state, may_grow]``. ``value[i]`` sums results for the player who moved into node
-    ``i`` (win 1, draw 1/2) plus ``prior``; ``visits[i]`` counts playouts through it (``2 * prior`` more
-    virtual ones enter UCB1). ``lower[i]``/``upper[i]`` bound the game value of node ``i`` for the player
-    who moved into it (0 loss, 1 draw, 2 win; score-bounded MCTS). Terminal children are exact from their
-    creation; with ``solver``, visiting one updates the bounds of its ancestors (``propagate_bounds``), a
-    node whose bounds meet is proven and is not searched below, its exact value is backed up instead of a
-    rollout, and means are clamped into the bounds. Proven moves are still selected by UCB1 like the others:
-    skipping them makes forced lines exact while quiet lines keep optimistic averages, which misleads the
-    comparison between moves (see the README).
+    Args:
+        cur: per node, the stones of the player to move (bitboards).
+        msk: per node, all stones.
+        parent: per node, its parent's index (-1 at the root).
+        move: per node, the column played into it.
+        first_child: per node, its first child's index (-1: not expanded).
+        n_children: per node, its number of children.
+        value: per node, the results summed for the player who moved into it, plus ``prior``.
+        visits: per node, the playouts through it.
+        lower: per node, the lower bound on its game value for the player who moved into it.
+        upper: per node, the upper bound.
+        depth: per node, the plies of its proven line to the end.
+        meta: ``[n_nodes, rng_state, may_grow]``, updated in place.
+        geo: the geometry tuple (see `connect4_env.kernels`).
+        board_mask: the bitboard of every cell.
+        c: the UCB1 exploration constant.
+        prior: the virtual wins of a new node (out of ``2 * prior`` virtual visits).
+        solver: whether proven values propagate (MCTS-Solver).
+        symmetry: whether a left-right symmetric position expands one of each pair of mirror moves.
+
+    Returns:
+        The arguments as one tuple, each at its ``CTX_*`` place.
+    """
+    return (
+        cur,
+        msk,
+        parent,
+        move,
+        first_child,
+        n_children,
+        value,
+        visits,
+        lower,
+        upper,
+        depth,
+        meta,
+        geo,
+        board_mask,
+        c,
+        prior,
+        solver,
+        symmetry,
+    )
+
+
+def rollout(current, mask, ctx):
+    """Play uniformly random moves from a position to the end of the game.
+
+    Args:
+        current: the stones of the player to move.
+        mask: all stones.
+        ctx: the context (see the module docstring); its generator state (``meta[1]``) is advanced in place.
+
+    Returns:
+        The result for the player who is *not* to move at the start: 1 win, 0.5 draw, 0 loss.
+    """
+    geo = ctx[CTX_GEO]
+    board_mask = ctx[CTX_BOARD_MASK]
+    meta = ctx[CTX_META]
+    columns = geo[COLUMNS]
+    state = meta[1]
+    side = 0  # 0: the player to move at the start
+    while True:
+        if mask == board_mask:
+            meta[1] = state
+            return 0.5
+        while True:
+            state = xorshift32(state)
+            move = move_bit(mask, int(state % columns), geo)
+            if move != 0:
+                break
+        if has_won(current | move, geo):
+            meta[1] = state
+            return 0.0 if side == 0 else 1.0
+        current = current ^ mask
+        mask = mask | move
+        side = 1 - side
+
+
+def mcts_playouts(n_playouts, root, ctx):
+    """Run up to ``n_playouts`` playouts from node ``root`` of the context's tree.
+
+    ``value[i]`` sums results for the player who moved into node ``i`` (win 1, draw 1/2) plus ``prior``;
+    ``visits[i]`` counts playouts through it (``2 * prior`` more virtual ones enter UCB1). ``lower[i]``/
+    ``upper[i]`` bound the game value of node ``i`` for the player who moved into it (0 loss, 1 draw, 2 win;
+    score-bounded MCTS). Terminal children are exact from their creation; with ``solver``, visiting one updates
+    the bounds of its ancestors (`propagate_bounds`), a node whose bounds meet is proven and is not searched
+    below, its exact value is backed up instead of a rollout, and means are clamped into the bounds. Proven
+    moves are still selected by UCB1 like the others: skipping them makes forced lines exact while quiet lines
+    keep optimistic averages, which misleads the comparison between moves (see the README).
 
     A leaf is expanded (all its children at once) on its second visit; its first visit is a rollout from
     it. Stops early when the root is proven (solver), or when the node arrays are full and ``may_grow`` is set
     (the caller grows them). Full arrays and ``may_grow`` 0: leaves are no longer expanded, playouts go on.
+
+    Args:
+        n_playouts: the most playouts to run (0: none, which loads a compiled build).
+        root: the index of the node to search from.
+        ctx: the context (see the module docstring); the tree and ``meta`` are updated in place.
+
+    Returns:
+        How many playouts ran.
     """
+    # The arrays are bound to locals once: this loop returns in one place, and plain Python reads a local
+    # faster than a tuple item.
+    cur = ctx[CTX_CUR]
+    msk = ctx[CTX_MSK]
+    parent = ctx[CTX_PARENT]
+    move = ctx[CTX_MOVE]
+    first_child = ctx[CTX_FIRST_CHILD]
+    n_children = ctx[CTX_N_CHILDREN]
+    value = ctx[CTX_VALUE]
+    visits = ctx[CTX_VISITS]
+    lower = ctx[CTX_LOWER]
+    upper = ctx[CTX_UPPER]
+    depth = ctx[CTX_DEPTH]
+    meta = ctx[CTX_META]
+    geo = ctx[CTX_GEO]
+    board_mask = ctx[CTX_BOARD_MASK]
+    c = ctx[CTX_C]
+    prior = ctx[CTX_PRIOR]
+    solver = ctx[CTX_SOLVER]
+    symmetry = ctx[CTX_SYMMETRY]
     columns = geo[COLUMNS]
     capacity = cur.shape[0]
-    rng = meta[1:2]
     done = 0
     while done < n_playouts:
         if solver and lower[root] == upper[root]:
@@ -110,8 +218,8 @@ def mcts_playouts(
                 for i in range(fc, fc + nc):
                     if visits[i] == 0 and not (guaranteed > 0 and upper[i] <= guaranteed):
                         seen += 1
-                        rng[0] = xorshift32(rng[0])
-                        if rng[0] % seen == 0:
+                        meta[1] = xorshift32(meta[1])
+                        if meta[1] % seen == 0:
                             chosen = i
             if chosen < 0:
                 log_n = math.log(visits[node] + 2.0 * prior)
@@ -175,14 +283,14 @@ def mcts_playouts(
                 n_children[leaf] = count
                 meta[0] = fc + count
                 # simulate from one random new child
-                rng[0] = xorshift32(rng[0])
-                node = fc + rng[0] % count
+                meta[1] = xorshift32(meta[1])
+                node = fc + meta[1] % count
         if lower[node] == upper[node] and (solver or first_child[node] < 0):
             result = 0.5 * lower[node]  # proven (or a terminal position)
             if solver and first_child[node] < 0 and node != root:
-                propagate_bounds(parent[node], root, parent, first_child, n_children, lower, upper, depth)
+                propagate_bounds(parent[node], root, ctx)
         else:
-            result = rollout(cur[node], msk[node], geo, board_mask, rng)
+            result = rollout(cur[node], msk[node], ctx)
         # 4. backpropagation: the result flips at each level
         while True:
             visits[node] += 1
@@ -195,13 +303,24 @@ def mcts_playouts(
     return done
 
 
-def propagate_bounds(node, root, parent, first_child, n_children, lower, upper, depth):
+def propagate_bounds(node, root, ctx):
     """Recompute the bounds of ``node`` from its children, then of its ancestors while they change.
 
     The player to move at a node picks the child best for them, so for the player who moved *into* it the
     node is worth ``2 - max(child)``: its upper bound is ``2 - max(lower[child])`` and its lower bound
     ``2 - max(upper[child])``. ``depth`` of a proven win or loss: plies of the proven line to the end.
+
+    Args:
+        node: the index of an expanded node whose children's bounds changed.
+        root: the index of the search's root, the last node updated.
+        ctx: the context (see the module docstring); ``lower``, ``upper`` and ``depth`` are updated in place.
     """
+    parent = ctx[CTX_PARENT]
+    first_child = ctx[CTX_FIRST_CHILD]
+    n_children = ctx[CTX_N_CHILDREN]
+    lower = ctx[CTX_LOWER]
+    upper = ctx[CTX_UPPER]
+    depth = ctx[CTX_DEPTH]
     while True:
         fc = first_child[node]
         best_lower = 0
@@ -237,33 +356,43 @@ def propagate_bounds(node, root, parent, first_child, n_children, lower, upper, 
         node = parent[node]
 
 
-def compact_subtree(
-    new_root,
-    cur,
-    msk,
-    parent,
-    move,
-    first_child,
-    n_children,
-    value,
-    visits,
-    lower,
-    upper,
-    depth,
-    o_cur,
-    o_msk,
-    o_parent,
-    o_move,
-    o_first_child,
-    o_n_children,
-    o_value,
-    o_visits,
-    o_lower,
-    o_upper,
-    o_depth,
-    queue,
-):
-    """Copy the subtree under ``new_root`` into the ``o_*`` arrays (root at 0); returns its node count."""
+def compact_subtree(new_root, source, target):
+    """Copy the subtree under node ``new_root`` of one tree into another, root at 0, breadth first.
+
+    Only the trees' arrays are read and written (not ``meta``); the target needs room for the subtree (its
+    capacity at least the source's serves any subtree).
+
+    Args:
+        new_root: the index in ``source`` of the subtree's root.
+        source: the context of the tree to copy from, unchanged.
+        target: the context of the tree to copy into; its first nodes are overwritten.
+
+    Returns:
+        The subtree's node count, the target's nodes in use.
+    """
+    cur = source[CTX_CUR]
+    msk = source[CTX_MSK]
+    move = source[CTX_MOVE]
+    first_child = source[CTX_FIRST_CHILD]
+    n_children = source[CTX_N_CHILDREN]
+    value = source[CTX_VALUE]
+    visits = source[CTX_VISITS]
+    lower = source[CTX_LOWER]
+    upper = source[CTX_UPPER]
+    depth = source[CTX_DEPTH]
+    o_cur = target[CTX_CUR]
+    o_msk = target[CTX_MSK]
+    o_parent = target[CTX_PARENT]
+    o_move = target[CTX_MOVE]
+    o_first_child = target[CTX_FIRST_CHILD]
+    o_n_children = target[CTX_N_CHILDREN]
+    o_value = target[CTX_VALUE]
+    o_visits = target[CTX_VISITS]
+    o_lower = target[CTX_LOWER]
+    o_upper = target[CTX_UPPER]
+    o_depth = target[CTX_DEPTH]
+    # A copied node's ``o_first_child`` holds its index in the source until the node's turn in the queue comes:
+    # the breadth-first queue lives in the target, with no array of its own.
     o_cur[0] = cur[new_root]
     o_msk[0] = msk[new_root]
     o_parent[0] = -1
@@ -273,13 +402,12 @@ def compact_subtree(
     o_lower[0] = lower[new_root]
     o_upper[0] = upper[new_root]
     o_depth[0] = depth[new_root]
-    o_first_child[0] = -1
+    o_first_child[0] = new_root
     o_n_children[0] = 0
-    queue[0] = new_root
     head = 0
     n = 1
     while head < n:
-        old = queue[head]
+        old = o_first_child[head]
         fc = first_child[old]
         if fc >= 0:
             o_first_child[head] = n
@@ -294,9 +422,10 @@ def compact_subtree(
                 o_lower[n] = lower[i]
                 o_upper[n] = upper[i]
                 o_depth[n] = depth[i]
-                o_first_child[n] = -1
+                o_first_child[n] = i
                 o_n_children[n] = 0
-                queue[n] = i
                 n += 1
+        else:
+            o_first_child[head] = -1
         head += 1
     return n

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from connect4_agents.mcts import kernels as uct_kernels
 from connect4_agents.mcts.kernels import LOSS, WIN
 from connect4_env.compiled import KernelBuild
 
@@ -16,7 +17,18 @@ __all__ = ["Tree"]
 
 
 class Tree:
-    """Node arrays for the kernel; grown by doubling up to the node cap."""
+    """Node arrays for the kernels (see `connect4_agents.mcts.kernels`); grown by doubling up to the node cap.
+
+    Args:
+        build: the kernel build whose bitboard dtype ``cur`` and ``msk`` take.
+        capacity: the number of nodes the arrays hold.
+
+    Attributes:
+        build: the kernel build.
+        cur: per node, the stones of the player to move.
+        msk: per node, all stones.
+        n_nodes: the nodes in use, the first ones.
+    """
 
     FIELDS = ("parent", "move", "first_child", "n_children", "value", "visits", "lower", "upper", "depth")
     DTYPES = (np.int32, np.int32, np.int32, np.int32, np.float64, np.int64, np.int8, np.int8, np.int32)
@@ -40,6 +52,7 @@ class Tree:
 
     @property
     def capacity(self) -> int:
+        """The number of nodes the arrays hold."""
         return int(self.cur.shape[0])
 
     def __getstate__(self) -> dict[str, Any]:
@@ -58,9 +71,17 @@ class Tree:
         self.n_nodes = state["n_nodes"]
 
     def arrays(self) -> tuple[np.ndarray, ...]:
+        """The node arrays in the kernels' order: ``cur``, ``msk``, then `FIELDS`' arrays."""
         return (self.cur, self.msk) + tuple(getattr(self, name) for name in self.FIELDS)
 
     def grow(self, capacity: int) -> None:
+        """Replace the arrays by ones of ``capacity`` nodes holding the same first nodes.
+
+        A context built before (`context`) still holds the old arrays: build it again.
+
+        Args:
+            capacity: the new number of nodes, at least the current one.
+        """
         old = self.arrays()
         bigger = Tree(self.build, capacity)
         for target, source in zip(bigger.arrays(), old):
@@ -70,6 +91,13 @@ class Tree:
             setattr(self, name, getattr(bigger, name))
 
     def set_root(self, current: int, mask: int, prior: float) -> None:
+        """Make the tree the root alone: the position ``(current, mask)``, unexpanded and unproven.
+
+        Args:
+            current: the stones of the player to move.
+            mask: all stones.
+            prior: the root's virtual wins (see [`MCTSAgent`][connect4_agents.mcts.agent.MCTSAgent]).
+        """
         self.cur[0] = current
         self.msk[0] = mask
         self.parent[0] = -1
@@ -84,6 +112,7 @@ class Tree:
         self.n_nodes = 1
 
     def children(self, node: int) -> range:
+        """The indices of ``node``'s children (contiguous; empty when it is not expanded)."""
         first = int(self.first_child[node])
         return range(first, first + int(self.n_children[node])) if first >= 0 else range(0)
 
@@ -91,3 +120,16 @@ class Tree:
         """The node's proven value for the player who moved into it (LOSS/DRAW/WIN), or None."""
         low = int(self.lower[node])
         return low if low == int(self.upper[node]) else None
+
+    def context(self, settings: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The kernels' context of the arrays as they are now (see `connect4_agents.mcts.kernels`).
+
+        Args:
+            settings: the search's fixed inputs, the context after the tree's arrays:
+                ``(meta, geo, board_mask, c, prior, solver, symmetry)``.
+
+        Returns:
+            The tuple ``make_context`` builds from `arrays` and ``settings``.
+        """
+        context: tuple[Any, ...] = uct_kernels.make_context(*self.arrays(), *settings)
+        return context

@@ -151,6 +151,31 @@ def puct_twin(
     return nodes
 
 
+def kernel_context(arrays: dict[str, np.ndarray]) -> tuple:
+    """The UCT kernels' context of a `build_tree` tree: its arrays, and zeros for what bounds do not read."""
+    unread = np.zeros(len(arrays["parent"]), np.int64)  # positions, moves, values and visits
+    return uct_kernels.make_context(
+        unread,
+        unread,
+        arrays["parent"],
+        unread,
+        arrays["first_child"],
+        arrays["n_children"],
+        unread,
+        unread,
+        arrays["lower"],
+        arrays["upper"],
+        arrays["depth"],
+        np.zeros(3, np.int64),
+        (),
+        0,
+        0.0,
+        0.0,
+        True,
+        False,
+    )
+
+
 def assert_same_bounds(nodes: list[Node | None], arrays: dict[str, np.ndarray], boards: list[Board]) -> None:
     for index, node in enumerate(nodes):
         bounds = (LOSS, WIN) if node is None else (node.lower, node.upper)
@@ -189,16 +214,7 @@ def test_puct_bounds_equal_the_uct_kernels_on_the_same_trees(rows: int, columns:
                 nodes[leaf].lower, nodes[leaf].upper = low, high
                 lower[leaf], upper[leaf] = low + 1, high + 1
             path = ancestors(int(parent[leaf]), parent)
-            uct_kernels.propagate_bounds(
-                path[-1],
-                0,
-                parent,
-                arrays["first_child"],
-                arrays["n_children"],
-                lower,
-                upper,
-                arrays["depth"],
-            )
+            uct_kernels.propagate_bounds(path[-1], 0, kernel_context(arrays))
             propagate_bounds([nodes[i] for i in path])
             assert_same_bounds(nodes, arrays, boards)
         for index, node in enumerate(nodes):  # every leaf value was true, so every bound holds the truth
