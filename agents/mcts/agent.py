@@ -61,7 +61,8 @@ def _checked_budget(playouts: object, time_limit: object) -> tuple[int | None, f
     """A search budget's ``playouts`` and ``time_limit`` (each None or in range, not both None), checked.
 
     Raises:
-        TypeError: a value of the wrong type. ValueError: one out of range, or both None.
+        TypeError: a value of the wrong type.
+        ValueError: one out of range, or both None.
     """
     if playouts is None and time_limit is None:
         raise ValueError("playouts and time_limit are both None: set a playout count or a time limit")
@@ -218,7 +219,11 @@ class MCTSAgent(RulesBound):
         return None if self.last_search is None else self.last_search.to_dict()
 
     def explain(self) -> str:
-        """Print and return the last search as a table."""
+        """Print and return the last search as a table.
+
+        Raises:
+            RuntimeError: no search yet.
+        """
         if self.last_search is None:
             raise RuntimeError("explain() needs a search first: call act()")
         text = self.last_search.table()
@@ -230,9 +235,10 @@ class MCTSAgent(RulesBound):
         """Search from ``board`` within the budget; returns (and keeps in ``last_search``) the result.
 
         Raises:
-            TypeError: ``board`` is not a [`Board`][connect4_env.core.Board]. ValueError: the game is over, or
-                a budget set on the agent after construction is out of range (``playouts``, ``time_limit``;
-                both None).
+            TypeError: ``board`` is not a [`Board`][connect4_env.core.Board], or a budget set on the agent after
+                construction is of the wrong type.
+            ValueError: the game is over, or a budget set on the agent after construction is out of range
+                (``playouts``, ``time_limit``; both None).
         """
         if check_board(board).is_terminal:
             raise ValueError("cannot search a finished game: there is no legal move")
@@ -296,7 +302,7 @@ class MCTSAgent(RulesBound):
 
         The last tree, or a compacted copy of its subtree, when ``reuse_tree`` is on and it holds the position
         among its root's children and grandchildren, else a new tree holding the root alone. ``settings``: the
-        kernels' context after the tree's arrays (see [`Tree.context`][connect4_agents.mcts.tree.Tree.context]).
+        kernels' context after the tree's arrays (see `Tree.context`).
         """
         old = self._tree
         if self.reuse_tree and old is not None and self._tree_rules == rules and old.build is build:

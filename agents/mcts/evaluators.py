@@ -33,6 +33,14 @@ class UniformEvaluator:
     """
 
     def evaluate(self, boards: Sequence[Board]) -> tuple[np.ndarray, np.ndarray]:
+        """Score ``boards`` (see `Evaluator.evaluate`).
+
+        Args:
+            boards: unfinished positions on one board size.
+
+        Returns:
+            ``(priors, values)``: ones of shape ``(len(boards), columns)`` and zeros of shape ``(len(boards),)``.
+        """
         columns = boards[0].rules.columns if boards else 0
         return np.ones((len(boards), columns)), np.zeros(len(boards))
 
@@ -45,6 +53,15 @@ class RolloutEvaluator:
         self.rng = seeded_rng(seed)
 
     def evaluate(self, boards: Sequence[Board]) -> tuple[np.ndarray, np.ndarray]:
+        """Score ``boards`` (see `Evaluator.evaluate`) by random games, which advance the evaluator's generator.
+
+        Args:
+            boards: unfinished positions on one board size.
+
+        Returns:
+            ``(priors, values)``: ones of shape ``(len(boards), columns)``, and per board the mean over
+            ``rollouts`` random games of 1 (the player to move there wins), 0 (a draw) or -1 (a loss).
+        """
         values = np.zeros(len(boards))
         for index, board in enumerate(boards):
             total = 0.0

@@ -142,6 +142,7 @@ class Node:
 
     @property
     def total_visits(self) -> int:
+        """The simulations through this node's moves, all columns together."""
         return int(self.visits.sum())
 
     def mean_value(self) -> float:

@@ -59,6 +59,7 @@ class SearchResult:
 
     @property
     def playouts_per_second(self) -> float:
+        """``playouts / elapsed``; infinite when no time was measured (``elapsed`` 0)."""
         return self.playouts / self.elapsed if self.elapsed > 0 else math.inf
 
     def to_dict(self) -> dict[str, Any]:
