@@ -59,7 +59,9 @@ class Policy(Protocol):
       asks a random opponent this way).
     """
 
-    def act(self, observation: Any, action_mask: Any = None) -> int: ...
+    def act(self, observation: Any, action_mask: Any = None) -> int:
+        """A legal column (a plain int) for the position ``observation`` shows, among ``action_mask``'s."""
+        ...
 
 
 def bind_policy(policy: Any, rules: Rules) -> Any:

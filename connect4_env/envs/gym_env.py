@@ -269,6 +269,9 @@ class Connect4Env(gym.Env):
         return self._info(info)
 
     def render(self) -> str | np.ndarray | None:
+        """The current position in the env's ``render_mode``: text (``"ansi"``), an RGB image
+        (``"rgb_array"``), or None after drawing it in the window (``"human"``) or without a render mode.
+        """
         return self._renderer.render(self.board)
 
     def get_keys_to_action(self) -> dict[tuple[int, ...], int]:
@@ -279,6 +282,7 @@ class Connect4Env(gym.Env):
         return {(ord(key),): column for column, key in enumerate(keys)}
 
     def close(self) -> None:
+        """Close the ``"human"`` window, if one is open; the env can still be reset and stepped."""
         self._renderer.close()
 
 

@@ -215,6 +215,7 @@ class Connect4TextEnv(gym.Env):
         return self._text if self.render_mode == "ansi" else None
 
     def close(self) -> None:
+        """Close the wrapped `Connect4Env` (nothing stays open: the text env draws no window)."""
         self.game.close()
 
 
