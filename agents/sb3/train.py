@@ -36,7 +36,7 @@ from connect4_agents.sb3.league import LEAGUE_FILE, League, LeagueSettings
 from connect4_env.policy import policy_from_spec as policy_from_spec
 from connect4_env.pool import OpponentPool
 from connect4_env.rules import Rules
-from connect4_env.validation import check_int
+from connect4_env.validation import check_int, check_number
 
 __all__ = [
     "SB3TrainConfig",
@@ -72,6 +72,9 @@ class SB3TrainConfig:
     """Stones in a line to win."""
     timesteps: int = field(default=300_000, metadata=option(type=positive_int))
     """Learner steps in total (over all envs)."""
+    cpu_minutes: float = 0.0
+    """Stop training once the run has used this many CPU-minutes (its process's CPU time: training, opponents'
+    moves and the evaluations; 0: no limit). The final evaluation and the saves come after."""
     n_envs: int = field(default=16, metadata=option(type=positive_int))
     """Games played in parallel in the batched env."""
     seed: int = 0
@@ -137,6 +140,7 @@ class SB3TrainConfig:
             check_int(name, getattr(self, name), 1, high)
         check_int("seed", self.seed, 0, 2**32 - 1)  # SB3's (and numpy's legacy) seed range
         check_int("threads", self.threads, 1, MAX_THREADS)
+        check_number("cpu_minutes", self.cpu_minutes, 0.0, 10.0**7)
         Rules(self.rows, self.columns, self.win_length)
         if not isinstance(self.hyperparameters, dict):
             raise TypeError(f"hyperparameters must be a dict, got {self.hyperparameters!r}")
@@ -337,7 +341,11 @@ def _callbacks(
         def _on_training_end(self) -> None:
             self.bar.close()
 
-    callbacks: list[Any] = [Evaluate(), Snapshot()]
+    class CPUBudget(BaseCallback):
+        def _on_step(self) -> bool:  # False stops SB3's learn
+            return not config.cpu_minutes or time.process_time() - cpu_start < 60.0 * config.cpu_minutes
+
+    callbacks: list[Any] = [Evaluate(), Snapshot(), CPUBudget()]
     if config.progress and importlib.util.find_spec("tqdm") is not None:  # progress_bar gives None without it
         callbacks.append(Progress())
     return callbacks

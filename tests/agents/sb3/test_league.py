@@ -166,3 +166,11 @@ def test_a_damaged_league_file_is_refused_with_a_clear_error(tmp_path, edit):
 
 def test_train_module_has_no_mid_game_swap_left():
     assert not hasattr(train_module, "_SelfPlayOpponent")
+
+
+def test_a_cpu_budget_stops_training_early_and_still_saves(tmp_path):
+    result = train_baseline(_config(tmp_path, timesteps=10**9, cpu_minutes=0.02))
+    assert 0 < result.timesteps < 10**9 and not result.interrupted
+    assert result.model_path.is_file()
+    with pytest.raises(ValueError, match="cpu_minutes"):
+        _config(tmp_path, cpu_minutes=-1)
