@@ -20,7 +20,6 @@ import argparse
 import statistics
 import time
 
-import numpy as np
 import torch
 
 from connect4_agents import RandomAgent

@@ -1,7 +1,7 @@
 """Self-play PPO for Connect Four in one file, CleanRL style: torch, the batched env and an opponent pool.
 
-    python examples/selfplay_ppo.py                       # 64 games at once, 2M steps
-    python examples/selfplay_ppo.py --total-steps 200000  # a quick look
+    python recipes/selfplay_ppo.py                       # 64 games at once, 2M steps
+    python recipes/selfplay_ppo.py --total-steps 200000  # a quick look
 
 The learner plays ``gym.make_vec("Connect4-v0")`` against an ``OpponentPool``: it starts with random play and
 ``mcts:10``, and every ``--snapshot-every`` updates a frozen copy of the learner joins it. Each game draws its

@@ -1,4 +1,4 @@
-"""examples/selfplay_ppo.py, the single-file self-play PPO recipe, runs as a user runs it and learns something."""
+"""recipes/selfplay_ppo.py, the single-file self-play PPO recipe, runs as a user runs it and learns something."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def test_the_selfplay_recipe_runs_adds_snapshots_and_beats_random_play():
     result = subprocess.run(
         [
             sys.executable,
-            "examples/selfplay_ppo.py",
+            "recipes/selfplay_ppo.py",
             "--total-steps",
             "16384",
             "--num-envs",
