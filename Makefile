@@ -96,8 +96,8 @@ test-openenv-core: $(OPENENV_CORE_STAMP)
 venvs: $(CORE_STAMP) $(RLLIB_STAMP) $(KAGGLE_STAMP) $(OPENENV_CORE_STAMP)
 
 lint: $(STAMP)
-	$(PY) -m ruff check connect4_env agents scripts tests benchmarks tools
-	$(PY) -m ruff format --check connect4_env agents scripts tests benchmarks tools
+	$(PY) -m ruff check connect4_env agents scripts tests benchmarks tools recipes
+	$(PY) -m ruff format --check connect4_env agents scripts tests benchmarks tools recipes
 
 # What CI checks besides the tests: lint (ruff, docstring and complexity rules included), types and the strict docs build.
 check: lint type docs

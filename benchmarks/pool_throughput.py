@@ -53,7 +53,9 @@ def rate(opponent, steps: int, seed: int) -> float:
     return steps * 64 / (time.perf_counter() - start)
 
 
-def check_boundaries(members: list[SB3Agent], episodes: int, change_every: int, seed: int) -> tuple[int, int, int]:
+def check_boundaries(
+    members: list[SB3Agent], episodes: int, change_every: int, seed: int
+) -> tuple[int, int, int]:
     """Episodes ended, replies checked, violations (a name changed mid-game or a reply not the member's)."""
     pool = OpponentPool({f"m{k}": member for k, member in enumerate(members)}, sampling="weights", seed=seed)
     env = Connect4VectorEnv(num_envs=64, opponent=pool, agent_first=None)
@@ -108,9 +110,13 @@ def main() -> None:
     single, pooled = [], []
     for repeat in range(args.repeats):
         single.append(rate(members[0], args.steps, repeat))
-        pooled.append(rate(OpponentPool({f"m{k}": m for k, m in enumerate(members)}, seed=repeat), args.steps, repeat))
+        pooled.append(
+            rate(OpponentPool({f"m{k}": m for k, m in enumerate(members)}, seed=repeat), args.steps, repeat)
+        )
     one, four = statistics.median(single), statistics.median(pooled)
-    print(f"64 games, learner random; env steps per second, median of {args.repeats} runs of {args.steps} steps")
+    print(
+        f"64 games, learner random; env steps per second, median of {args.repeats} runs of {args.steps} steps"
+    )
     print(f"  1 network member : {one:10,.0f}  (runs: {', '.join(f'{r:,.0f}' for r in single)})")
     print(f"  4 network members: {four:10,.0f}  (runs: {', '.join(f'{r:,.0f}' for r in pooled)})")
     print(f"  ratio 4 / 1      : {four / one:10.2f}")
