@@ -21,6 +21,9 @@ from connect4_env.validation import seeded_rng
 
 __all__ = ["SB3Agent", "algorithm_class"]
 
+# the activations SB3's MLP policies use, as numpy functions (the actor's numpy copy, see SB3Agent._layers)
+_ACTIVATIONS = {"Tanh": np.tanh, "ReLU": lambda x: np.maximum(x, 0.0)}
+
 
 def algorithm_class(name: str) -> Any:
     """The SB3 class for ``"ppo"``, ``"maskable_ppo"`` or ``"dqn"``.
@@ -68,6 +71,8 @@ class SB3Agent(RulesAware):
         self.rng = seeded_rng(seed)
         space = self.policy.observation_space
         self.observation_shape = tuple(space.shape)
+        # (policy, numpy layers or None, the tensors' versions, the tensors or None): see _layers
+        self._layer_cache: tuple[Any, Any, tuple[int, ...], list[Any] | None] | None = None
 
     @classmethod
     def load(
@@ -150,6 +155,14 @@ class SB3Agent(RulesAware):
                 f"got {observations.shape[1:]} (another board size?)"
             )
         policy = self.policy
+        layers = self._layers()
+        if layers is not None:  # the actor in numpy: a forward pass of a small MLP without torch's overheads
+            x = observations.reshape(len(observations), -1).astype(np.float32)
+            for weight, bias, activation in layers:
+                x = x @ weight + bias
+                if activation is not None:
+                    x = activation(x)
+            return x.astype(np.float64)
         with torch.no_grad():
             if self._plain_logits:
                 # the actor's logits as get_distribution computes them (a Box observation is only cast to
@@ -167,6 +180,46 @@ class SB3Agent(RulesAware):
                 else:
                     scores = policy.get_distribution(tensor).distribution.logits
         return scores.cpu().numpy().astype(np.float64)
+
+    def _layers(self) -> list[tuple[np.ndarray, np.ndarray, Any]] | None:
+        """The actor as numpy ``(weight, bias, activation)`` layers when it is SB3's MLP on the flattened
+        planes (``FlattenExtractor``, then Linear layers with Tanh or ReLU, on the CPU), else None. The copy is
+        taken again whenever a parameter changed since (each tensor's ``_version`` counts its in-place
+        changes: an optimiser step, ``load_state_dict``), so it always computes what the policy would.
+        """
+        policy = self.policy
+        cached = self._layer_cache
+        # the same policy: only its tensors' versions to compare (None: an architecture torch computes)
+        if (
+            cached is not None
+            and cached[0] is policy
+            and (cached[3] is None or cached[2] == tuple(t._version for t in cached[3]))
+        ):
+            return cached[1]
+        if not self._plain_logits or type(policy.pi_features_extractor).__name__ != "FlattenExtractor":
+            self._layer_cache = (policy, None, (), None)
+            return None
+        if getattr(getattr(policy, "device", None), "type", "cpu") != "cpu":
+            self._layer_cache = (policy, None, (), None)
+            return None
+        modules = [*policy.mlp_extractor.policy_net, policy.action_net]
+        tensors = [t for module in modules for t in module.parameters()]
+        versions = tuple(t._version for t in tensors)
+        layers: list[list[Any]] = []
+        for module in [*policy.mlp_extractor.policy_net, policy.action_net]:
+            kind = type(module).__name__
+            if kind == "Linear":
+                weight = module.weight.detach().numpy().T.copy()
+                bias = module.bias.detach().numpy().copy()
+                layers.append([weight, bias, None])
+            elif kind in _ACTIVATIONS and layers and layers[-1][2] is None:
+                layers[-1][2] = _ACTIVATIONS[kind]
+            else:  # another architecture: torch computes it
+                self._layer_cache = (policy, None, (), None)
+                return None
+        result = [(weight, bias, activation) for weight, bias, activation in layers]
+        self._layer_cache = (policy, result, versions, tensors)
+        return result
 
     @property
     def _plain_logits(self) -> bool:
