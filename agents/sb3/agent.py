@@ -22,7 +22,11 @@ from connect4_env.validation import seeded_rng
 __all__ = ["SB3Agent", "algorithm_class"]
 
 # the activations SB3's MLP policies use, as numpy functions (the actor's numpy copy, see SB3Agent._layers)
-_ACTIVATIONS = {"Tanh": np.tanh, "ReLU": lambda x: np.maximum(x, 0.0)}
+def _relu(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, 0.0)
+
+
+_ACTIVATIONS = {"Tanh": np.tanh, "ReLU": _relu}
 
 
 def algorithm_class(name: str) -> Any:
@@ -144,6 +148,11 @@ class SB3Agent(RulesAware):
 
     def __repr__(self) -> str:
         return f"SB3Agent({type(self.policy).__name__})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_layer_cache"] = None  # taken again from the policy after unpickling
+        return state
 
     def _scores(self, observations: np.ndarray) -> np.ndarray:
         """Per column: logits (actor-critic policies) or Q-values (DQN), shape (batch, columns)."""
