@@ -20,6 +20,18 @@ from connect4_env.validation import check_seed
 
 __all__ = ["Connect4Env", "RetryableEnvChecker", "make_env", "make_flat_env"]
 
+# what reset changes, restored as a whole when it fails
+_EPISODE_STATE = (
+    "_game",
+    "_learner",
+    "_done",
+    "_np_random",
+    "_np_random_seed",
+    "_playing",
+    "_playing_pool",
+    "_playing_name",
+)
+
 
 class Connect4Env(gym.Env):
     """Connect Four for one learner against a fixed opponent policy (``gym.make("Connect4-v0")``).
@@ -77,13 +89,13 @@ class Connect4Env(gym.Env):
 
     def __init__(
         self,
-        rows: int = 6,
-        columns: int = 7,
-        win_length: int = 4,
-        opponent: Any = "random",
-        opponent_kwargs: dict[str, Any] | None = None,
-        agent_first: bool | None = True,
-        illegal_action: str = "lose",
+        rows: int = MatchSettings.rows,
+        columns: int = MatchSettings.columns,
+        win_length: int = MatchSettings.win_length,
+        opponent: Any = MatchSettings.opponent,
+        opponent_kwargs: dict[str, Any] | None = MatchSettings.opponent_kwargs,
+        agent_first: bool | None = MatchSettings.agent_first,
+        illegal_action: str = MatchSettings.illegal_action,
         render_mode: str | None = None,
         tile: int = 48,
     ) -> None:
@@ -137,16 +149,7 @@ class Connect4Env(gym.Env):
                 opponent raised passes through. Either way the env is left exactly as before the call.
         """
         seed = check_seed(seed)
-        saved = (
-            self._game,
-            self._learner,
-            self._done,
-            self._np_random,
-            self._np_random_seed,
-            self._playing,
-            self._playing_pool,
-            self._playing_name,
-        )
+        saved = {name: getattr(self, name) for name in _EPISODE_STATE}
         rng_state = None if self._np_random is None else self._np_random.bit_generator.state
         try:
             super().reset(seed=seed)
@@ -169,18 +172,10 @@ class Connect4Env(gym.Env):
             if self._learner == 1:
                 self._opponent_move()
         except BaseException:
-            (
-                self._game,
-                self._learner,
-                self._done,
-                self._np_random,
-                self._np_random_seed,
-                self._playing,
-                self._playing_pool,
-                self._playing_name,
-            ) = saved
-            if rng_state is not None and saved[3] is not None:
-                saved[3].bit_generator.state = rng_state
+            for name, value in saved.items():
+                setattr(self, name, value)
+            if rng_state is not None and self._np_random is not None:
+                self._np_random.bit_generator.state = rng_state
             raise
         if self.render_mode == "human":
             self.render()

@@ -11,6 +11,7 @@ from gymnasium import spaces
 
 from connect4_env.core import Board
 from connect4_env.envs.gym_env import Connect4Env, RetryableEnvChecker
+from connect4_env.envs.settings import MatchSettings
 from connect4_env.envs.text_protocol import (
     MAX_ANSWER_LENGTH,
     SYSTEM_PROMPT,
@@ -103,12 +104,12 @@ class Connect4TextEnv(gym.Env):
 
     def __init__(
         self,
-        rows: int = 6,
-        columns: int = 7,
-        win_length: int = 4,
-        opponent: Any = "random",
-        opponent_kwargs: dict[str, Any] | None = None,
-        agent_first: bool | None = True,
+        rows: int = MatchSettings.rows,
+        columns: int = MatchSettings.columns,
+        win_length: int = MatchSettings.win_length,
+        opponent: Any = MatchSettings.opponent,
+        opponent_kwargs: dict[str, Any] | None = MatchSettings.opponent_kwargs,
+        agent_first: bool | None = MatchSettings.agent_first,
         invalid_answer: str = "retry",
         max_retries: int = 2,
         max_answer_length: int = MAX_ANSWER_LENGTH,
