@@ -8,18 +8,12 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
-from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
-from connect4_env.core import Board
-from connect4_env.encoding import TrackedBoard
-from connect4_env.envs.pettingzoo_env import AGENTS, _unknown_agent
+from connect4_env.envs.pettingzoo_env import AGENTS, PettingZooBase
 from connect4_env.envs.settings import check_illegal_action
 from connect4_env.envs.wrappers import ResetNeededError
-from connect4_env.render import RENDER_MODES, BoardRenderer
-from connect4_env.rules import IllegalMoveError, Rules, as_column, short_repr
-from connect4_env.validation import check_seed
+from connect4_env.rules import IllegalMoveError, as_column, short_repr
 
 __all__ = ["Connect4ParallelEnv", "parallel_env"]
 
@@ -35,7 +29,7 @@ def parallel_env(**kwargs: Any) -> Connect4ParallelEnv:
     return Connect4ParallelEnv(**kwargs)
 
 
-class Connect4ParallelEnv(ParallelEnv):
+class Connect4ParallelEnv(PettingZooBase, ParallelEnv):
     """Connect Four for two agents acting at once, ``player_0`` (moves first) and ``player_1``.
 
     ## Description
@@ -98,12 +92,7 @@ class Connect4ParallelEnv(ParallelEnv):
     * v0: initial release.
     """
 
-    metadata: dict[str, Any] = {
-        "render_modes": list(RENDER_MODES),
-        "name": "connect4_v0",
-        "is_parallelizable": True,
-        "render_fps": 2,
-    }
+    metadata: dict[str, Any] = {**PettingZooBase.metadata, "is_parallelizable": True}
 
     def __init__(
         self,
@@ -114,61 +103,14 @@ class Connect4ParallelEnv(ParallelEnv):
         tile: int = 48,
         illegal_action: str = "lose",
     ) -> None:
-        self.rules = Rules(rows, columns, win_length)
+        self._set_up(rows, columns, win_length, render_mode, tile, with_wait=True)
         self.illegal_action = check_illegal_action(illegal_action)
-        self._renderer = BoardRenderer(
-            render_mode, tile, fps=int(self.metadata["render_fps"]), rules=self.rules
-        )
-        self.render_mode = render_mode
-        rows, columns = self.rules.rows, self.rules.columns
+        columns = self.rules.columns
         self.wait_action = columns
         """The action of the agent not to move: the last one, ``columns``."""
-        self.possible_agents = list(AGENTS)
         self.agents: list[str] = []
-        self._agent_index = {agent: i for i, agent in enumerate(AGENTS)}
-        self.action_spaces = {agent: spaces.Discrete(columns + 1) for agent in AGENTS}
-        self.observation_spaces = {
-            agent: spaces.Dict(
-                {
-                    "observation": spaces.Box(0, 1, (rows, columns, 2), dtype=np.int8),
-                    "action_mask": spaces.Box(0, 1, (columns + 1,), dtype=np.int8),
-                }
-            )
-            for agent in AGENTS
-        }
-        self.state_space = spaces.Box(0, 1, (rows, columns, 2), dtype=np.int8)
         self._wait_only = np.zeros(columns + 1, dtype=np.int8)
         self._wait_only[columns] = 1
-        self.np_random, _ = seeding.np_random()
-        self._game = TrackedBoard(self.rules)
-        self._started = False  # reset() starts the first game
-
-    # -- spaces ------------------------------------------------------------------------------------------
-    def observation_space(self, agent: str) -> spaces.Space:
-        """``agent``'s observation space, the ``Dict`` described above (the same object at every call).
-
-        Raises:
-            AgentTypeError: ``agent`` is not a str (a TypeError and a KeyError).
-            UnknownAgentError: ``agent`` is a str other than ``player_0`` and ``player_1`` (a ValueError and a
-                KeyError).
-        """
-        try:
-            return self.observation_spaces[agent]
-        except (KeyError, TypeError):
-            raise _unknown_agent(agent) from None
-
-    def action_space(self, agent: str) -> spaces.Space:
-        """``agent``'s action space, ``Discrete(columns + 1)`` (the same object at every call).
-
-        Raises:
-            AgentTypeError: ``agent`` is not a str (a TypeError and a KeyError).
-            UnknownAgentError: ``agent`` is a str other than ``player_0`` and ``player_1`` (a ValueError and a
-                KeyError).
-        """
-        try:
-            return self.action_spaces[agent]
-        except (KeyError, TypeError):
-            raise _unknown_agent(agent) from None
 
     # -- episode -----------------------------------------------------------------------------------------
     def reset(
@@ -185,15 +127,7 @@ class Connect4ParallelEnv(ParallelEnv):
             TypeError: ``seed`` is neither None nor an integer (a bool, a float, a string).
             ValueError: ``seed`` is a negative integer.
         """
-        seed = check_seed(seed)
-        if seed is not None:
-            self.np_random, _ = seeding.np_random(seed)
-            for i, agent in enumerate(AGENTS):
-                self.action_spaces[agent].seed(seed + i)
-                self.observation_spaces[agent].seed(seed + i)
-        self._game = TrackedBoard(self.rules)
-        self.agents = list(AGENTS)
-        self._started = True
+        self._new_game(seed)
         observations, infos = self._views(over=False, illegal=())
         if self.render_mode == "human":
             self.render()
@@ -229,8 +163,7 @@ class Connect4ParallelEnv(ParallelEnv):
             IllegalMoveError: under ``illegal_action="raise"``, an action the agent's mask forbids (a
                 ValueError; nothing changes).
         """
-        if not self._started:
-            raise ResetNeededError("call reset() before step(): no game has started")
+        self._require_reset("step()")
         if not self.agents:
             raise ResetNeededError("the game is over and every agent has left: call reset() to play again")
         chosen = self._check_actions(actions)
@@ -272,8 +205,7 @@ class Connect4ParallelEnv(ParallelEnv):
                 f"actions must be a dict of agent -> action, got {short_repr(actions)} ({type(actions).__name__})"
             )
         for agent in actions:
-            if agent not in self._agent_index:
-                raise _unknown_agent(agent)
+            self._index_of(agent)
         missing = [agent for agent in self.agents if agent not in actions]
         if missing:
             raise ValueError(
@@ -330,31 +262,3 @@ class Connect4ParallelEnv(ParallelEnv):
                 "illegal_action": agent in illegal,
             }
         return observations, infos
-
-    @property
-    def board(self) -> Board:
-        """The current position (a [`connect4_env.core.Board`][connect4_env.core.Board]; treat it as
-        read-only).
-        """
-        return self._game.board
-
-    # -- views -------------------------------------------------------------------------------------------
-    def state(self) -> np.ndarray:
-        """The global state (PettingZoo's ``state``): a new ``(rows, columns, 2)`` int8 array, plane 0
-        ``player_0``'s stones and plane 1 ``player_1``'s, row 0 at the top.
-        """
-        return self._game.views[0].copy()
-
-    def render(self) -> str | np.ndarray | None:
-        """Render the board for ``render_mode`` (PettingZoo's ``render``): text for ``"ansi"``, an
-        ``(rows * tile, columns * tile, 3)`` uint8 image for ``"rgb_array"``, None for ``"human"`` (drawn in
-        a pygame window) and for no mode (with a warning).
-
-        Raises:
-            MissingExtraError: ``"human"`` without pygame (the ``render`` extra).
-        """
-        return self._renderer.render(self.board)
-
-    def close(self) -> None:
-        """Close the pygame window if one is open (PettingZoo's ``close``); the env can still be used."""
-        self._renderer.close()

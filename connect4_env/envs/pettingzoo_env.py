@@ -3,6 +3,7 @@
 A drop-in for PettingZoo's ``classic/connect_four_v3`` (same agents, observation dict, rewards and wrappers)
 that also plays any board size and ``win_length``, raises clear errors on bad actions, renders to ``ansi``,
 ``rgb_array`` and ``human``, honours ``reset(seed=...)`` and keeps its position through ``pickle``/``deepcopy``.
+What it shares with the Parallel env (`connect4_env.envs.parallel_env`) lives here too, in `PettingZooBase`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from connect4_env.render import RENDER_MODES, BoardRenderer
 from connect4_env.rules import IllegalMoveError, Rules, as_column, short_repr
 from connect4_env.validation import check_seed
 
-__all__ = ["raw_env", "env", "UnknownAgentError"]
+__all__ = ["raw_env", "env", "PettingZooBase", "UnknownAgentError"]
 
 AGENTS = ("player_0", "player_1")
 
@@ -68,12 +69,12 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 @lru_cache(maxsize=16)
-def _space_templates(rows: int, columns: int) -> tuple[spaces.Dict, spaces.Box]:
-    """An agent's observation space and the state space of a board size: templates that are only ever copied
-    (never sampled or seeded), their bounds made read-only.
+def _space_templates(rows: int, columns: int, actions: int) -> tuple[spaces.Dict, spaces.Box]:
+    """An agent's observation space (an action mask of length ``actions``) and the state space of a board
+    size: templates that are only ever copied (never sampled or seeded), their bounds made read-only.
     """
     planes = spaces.Box(0, 1, (rows, columns, 2), dtype=np.int8)
-    mask = spaces.Box(0, 1, (columns,), dtype=np.int8)
+    mask = spaces.Box(0, 1, (actions,), dtype=np.int8)
     for box in (planes, mask):
         box.low.setflags(write=False)
         box.high.setflags(write=False)
@@ -88,7 +89,140 @@ def _copy_space(space: Any) -> Any:
     return new
 
 
-class raw_env(AECEnv):
+class PettingZooBase:
+    """What `connect4_v0`'s two PettingZoo envs, the AEC [`raw_env`][connect4_env.envs.pettingzoo_env.raw_env]
+    and the Parallel [`Connect4ParallelEnv`][connect4_env.envs.parallel_env.Connect4ParallelEnv], share: the
+    agents ``player_0`` and ``player_1`` and their spaces, seeding, the position and its views (``state``,
+    ``render``, ``close``). A mixin listed before PettingZoo's base class, whose placeholders it fills; each
+    env's class documents the spaces, the seeding and the game.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "name": "connect4_v0", "render_fps": 2}
+    """What the envs' ``metadata`` share; each adds ``is_parallelizable``."""
+    agents: list[str]
+
+    def _set_up(
+        self, rows: int, columns: int, win_length: int, render_mode: str | None, tile: int, *, with_wait: bool
+    ) -> None:
+        """Check the arguments and build the rules, the renderer, the agents, their spaces (an agent's actions
+        are the columns, then one wait action if ``with_wait``) and an unstarted game.
+        """
+        self.rules = Rules(rows, columns, win_length)
+        self._renderer = BoardRenderer(
+            render_mode, tile, fps=int(self.metadata["render_fps"]), rules=self.rules
+        )
+        self.render_mode = render_mode
+        rows, columns = self.rules.rows, self.rules.columns
+        actions = columns + 1 if with_wait else columns
+        self.possible_agents = list(AGENTS)
+        self._agent_index = {agent: i for i, agent in enumerate(AGENTS)}
+        # Copies of cached spaces: building a Box costs ~20 us, a copy ~3 us (env() is built often, e.g. one
+        # per worker or per evaluation game). Each env still owns its spaces and their RNGs.
+        observation, state = _space_templates(rows, columns, actions)
+        self.action_spaces: dict[str, spaces.Space] = {agent: spaces.Discrete(actions) for agent in AGENTS}
+        self.observation_spaces: dict[str, spaces.Space] = {
+            agent: _copy_space(observation) for agent in AGENTS
+        }
+        self.state_space = _copy_space(state)
+        self._np_random: np.random.Generator | None = None
+        self._game = TrackedBoard(self.rules)
+        self._started = False  # reset() starts the first game
+
+    # -- agents and spaces -------------------------------------------------------------------------------
+    def _index_of(self, agent: Any) -> int:
+        """``agent``'s number (0 for ``player_0``); raises `_unknown_agent`'s error for any other ``agent``."""
+        try:
+            return self._agent_index[agent]
+        except (KeyError, TypeError):
+            raise _unknown_agent(agent) from None
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        """``agent``'s observation space (PettingZoo's ``observation_space``): the ``Dict`` of ``observation``
+        planes and ``action_mask`` that the env's class describes. Each agent has its own, the same object at
+        every call, seeded by ``reset(seed=...)``.
+
+        Raises:
+            AgentTypeError: ``agent`` is not a str (a TypeError and a KeyError).
+            UnknownAgentError: ``agent`` is a str other than ``player_0`` and ``player_1`` (a ValueError, a KeyError).
+        """
+        return self.observation_spaces[AGENTS[self._index_of(agent)]]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """``agent``'s action space (PettingZoo's ``action_space``): the ``Discrete`` that the env's class
+        describes. Each agent has its own, the same object at every call, seeded by ``reset(seed=...)``.
+
+        Raises:
+            AgentTypeError: ``agent`` is not a str (a TypeError and a KeyError).
+            UnknownAgentError: ``agent`` is a str other than ``player_0`` and ``player_1`` (a ValueError, a KeyError).
+        """
+        return self.action_spaces[AGENTS[self._index_of(agent)]]
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The env's random generator, seeded by ``reset(seed=...)`` (unseeded until then); the game draws
+        nothing from it.
+        """
+        if self._np_random is None:
+            self._np_random, _ = seeding.np_random()
+        return self._np_random
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        self._np_random = value
+
+    # -- episode -----------------------------------------------------------------------------------------
+    def _require_reset(self, call: str) -> None:
+        if not self._started:
+            raise ResetNeededError(f"call reset() before {call}: no game has started")
+
+    def _new_game(self, seed: int | None) -> None:
+        """Start an empty board with both agents in ``agents``; a ``seed`` (None keeps the RNGs) seeds
+        ``np_random`` and the spaces, ``player_0``'s with ``seed`` and ``player_1``'s with ``seed + 1``.
+
+        Raises:
+            TypeError: ``seed`` is neither None nor an integer (a bool, a float, a string).
+            ValueError: ``seed`` is a negative integer.
+        """
+        seed = check_seed(seed)
+        if seed is not None:
+            self._np_random, _ = seeding.np_random(seed)
+            for i, agent in enumerate(AGENTS):
+                self.action_spaces[agent].seed(seed + i)
+                self.observation_spaces[agent].seed(seed + i)
+        self._game = TrackedBoard(self.rules)
+        self.agents = list(AGENTS)
+        self._started = True
+
+    @property
+    def board(self) -> Board:
+        """The current position (a [`connect4_env.core.Board`][connect4_env.core.Board]; treat it as
+        read-only).
+        """
+        return self._game.board
+
+    # -- views -------------------------------------------------------------------------------------------
+    def state(self) -> np.ndarray:
+        """The global state (PettingZoo's ``state``): a new ``(rows, columns, 2)`` int8 array, plane 0
+        ``player_0``'s stones and plane 1 ``player_1``'s, row 0 at the top.
+        """
+        return self._game.views[0].copy()
+
+    def render(self) -> str | np.ndarray | None:
+        """Render the board for ``render_mode`` (PettingZoo's ``render``): text for ``"ansi"``, an
+        ``(rows * tile, columns * tile, 3)`` uint8 image for ``"rgb_array"``, None for ``"human"`` (drawn in
+        a pygame window) and for no mode (with a warning).
+
+        Raises:
+            MissingExtraError: ``"human"`` without pygame (the ``render`` extra).
+        """
+        return self._renderer.render(self.board)
+
+    def close(self) -> None:
+        """Close the pygame window if one is open (PettingZoo's ``close``); the env can still be used."""
+        self._renderer.close()
+
+
+class raw_env(PettingZooBase, AECEnv):
     """Connect Four for two agents, ``player_0`` (moves first) and ``player_1``.
 
     ## Description
@@ -131,12 +265,7 @@ class raw_env(AECEnv):
     * v0: initial release.
     """
 
-    metadata: dict[str, Any] = {
-        "render_modes": list(RENDER_MODES),
-        "name": "connect4_v0",
-        "is_parallelizable": False,
-        "render_fps": 2,
-    }
+    metadata: dict[str, Any] = {**PettingZooBase.metadata, "is_parallelizable": False}
 
     def __init__(
         self,
@@ -147,56 +276,8 @@ class raw_env(AECEnv):
         tile: int = 48,
     ) -> None:
         super().__init__()
-        self.rules = Rules(rows, columns, win_length)
-        self._renderer = BoardRenderer(
-            render_mode, tile, fps=int(self.metadata["render_fps"]), rules=self.rules
-        )
-        self.render_mode = render_mode
-        rows, columns = self.rules.rows, self.rules.columns
-        self.possible_agents = list(AGENTS)
-        self._agent_index = {agent: i for i, agent in enumerate(AGENTS)}
-        # Copies of cached spaces: building a Box costs ~20 us, a copy ~3 us (env() is built often, e.g. one
-        # per worker or per evaluation game). Each env still owns its spaces and their RNGs.
-        observation, state = _space_templates(rows, columns)
-        self.action_spaces = {agent: spaces.Discrete(columns) for agent in AGENTS}
-        self.observation_spaces = {agent: _copy_space(observation) for agent in AGENTS}
-        self.state_space = _copy_space(state)
-        self._no_moves = np.zeros(columns, dtype=np.int8)
-        self._game = TrackedBoard(self.rules)
-        self._started = False  # reset() starts the first game
-
-    # -- spaces ------------------------------------------------------------------------------------------
-    def observation_space(self, agent: str) -> spaces.Space:
-        """``agent``'s observation space: the ``Dict`` of ``observation`` planes and ``action_mask`` described
-        above (each agent has its own copy, seeded by ``reset(seed=...)``).
-
-        Raises:
-            AgentTypeError: ``agent`` is not a str (a TypeError and a KeyError).
-            UnknownAgentError: ``agent`` is a str other than ``player_0`` and ``player_1`` (a ValueError and a
-                KeyError).
-        """
-        try:
-            return self.observation_spaces[agent]
-        except (KeyError, TypeError):
-            raise _unknown_agent(agent) from None
-
-    def action_space(self, agent: str) -> spaces.Space:
-        """``agent``'s action space, ``Discrete(columns)`` (each agent has its own, seeded by
-        ``reset(seed=...)``).
-
-        Raises:
-            AgentTypeError: ``agent`` is not a str (a TypeError and a KeyError).
-            UnknownAgentError: ``agent`` is a str other than ``player_0`` and ``player_1`` (a ValueError and a
-                KeyError).
-        """
-        try:
-            return self.action_spaces[agent]
-        except (KeyError, TypeError):
-            raise _unknown_agent(agent) from None
-
-    def _require_reset(self, call: str) -> None:
-        if not self._started:
-            raise ResetNeededError(f"call reset() before {call}: no game has started")
+        self._set_up(rows, columns, win_length, render_mode, tile, with_wait=False)
+        self._no_moves = np.zeros(self.rules.columns, dtype=np.int8)
 
     # -- episode -----------------------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
@@ -208,21 +289,13 @@ class raw_env(AECEnv):
             TypeError: ``seed`` is neither None nor an integer (a bool, a float, a string).
             ValueError: ``seed`` is a negative integer.
         """
-        seed = check_seed(seed)
-        if seed is not None:
-            self._np_random, self._np_random_seed = seeding.np_random(seed)
-            for i, agent in enumerate(AGENTS):
-                self.action_spaces[agent].seed(seed + i)
-                self.observation_spaces[agent].seed(seed + i)
-        self._game = TrackedBoard(self.rules)
-        self.agents = list(AGENTS)
+        self._new_game(seed)
         self.rewards = {agent: 0 for agent in AGENTS}
         self._cumulative_rewards = {agent: 0 for agent in AGENTS}
         self.terminations = {agent: False for agent in AGENTS}
         self.truncations = {agent: False for agent in AGENTS}
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in AGENTS}
         self.agent_selection = AGENTS[0]
-        self._started = True
         if self.render_mode == "human":
             self.render()
 
@@ -269,13 +342,6 @@ class raw_env(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    @property
-    def board(self) -> Board:
-        """The current position (a [`connect4_env.core.Board`][connect4_env.core.Board]; treat it as
-        read-only).
-        """
-        return self._game.board
-
     # -- views -------------------------------------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``agent``'s observation (PettingZoo's ``observe``): a new ``{"observation", "action_mask"}`` dict
@@ -290,10 +356,7 @@ class raw_env(AECEnv):
         """
         if not self._started:
             self._require_reset("observe()")
-        try:
-            index = self._agent_index[agent]
-        except (KeyError, TypeError):
-            raise _unknown_agent(agent) from None
+        index = self._index_of(agent)
         observation = self._game.views[index].copy()
         if (
             agent == self.agent_selection
@@ -324,23 +387,3 @@ class raw_env(AECEnv):
             self.truncations[agent],
             self.infos[agent],
         )
-
-    def state(self) -> np.ndarray:
-        """The global state (PettingZoo's ``state``): a new ``(rows, columns, 2)`` int8 array, plane 0
-        ``player_0``'s stones and plane 1 ``player_1``'s, row 0 at the top.
-        """
-        return self._game.views[0].copy()
-
-    def render(self) -> str | np.ndarray | None:
-        """Render the board for ``render_mode`` (PettingZoo's ``render``): text for ``"ansi"``, an
-        ``(rows * tile, columns * tile, 3)`` uint8 image for ``"rgb_array"``, None for ``"human"`` (drawn in
-        a pygame window) and for no mode (with a warning).
-
-        Raises:
-            MissingExtraError: ``"human"`` without pygame (the ``render`` extra).
-        """
-        return self._renderer.render(self.board)
-
-    def close(self) -> None:
-        """Close the pygame window if one is open (PettingZoo's ``close``); the env can still be used."""
-        self._renderer.close()
