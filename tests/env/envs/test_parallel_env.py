@@ -15,6 +15,7 @@ from pettingzoo.test import api_test, parallel_api_test
 from pettingzoo.test.seed_test import parallel_seed_test
 from pettingzoo.test.state_test import test_parallel_env as pettingzoo_parallel_state_test
 from pettingzoo.utils.conversions import parallel_to_aec
+from pettingzoo_games import SIZES, random_moves, size_id
 from strategies import board_sizes
 
 from connect4_env import Board, IllegalMoveError, Rules, connect4_v0
@@ -24,31 +25,12 @@ from connect4_env.envs.pettingzoo_env import UnknownAgentError
 from connect4_env.envs.wrappers import ResetNeededError
 
 AGENTS = ("player_0", "player_1")
-SIZES = [
-    {},
-    {"rows": 4, "columns": 5, "win_length": 3},
-    {"rows": 1, "columns": 3, "win_length": 2},
-    {"rows": 9, "columns": 10, "win_length": 5},
-    {"rows": 3, "columns": 1, "win_length": 3},
-]
 
 
 def wait_only(columns: int) -> np.ndarray:
     mask = np.zeros(columns + 1, dtype=np.int8)
     mask[columns] = 1
     return mask
-
-
-def random_moves(seed: int, rows: int = 6, columns: int = 7, win_length: int = 4) -> list[int]:
-    """A random legal game, played on the rules core."""
-    rng = np.random.default_rng(seed)
-    board = Board(Rules(rows, columns, win_length))
-    moves = []
-    while not board.is_terminal:
-        legal = board.legal_moves()
-        moves.append(legal[rng.integers(len(legal))])
-        board.play(moves[-1])
-    return moves
 
 
 def turn(env: Connect4ParallelEnv, column: int) -> dict[str, int]:
@@ -70,7 +52,7 @@ def assert_unchanged(env: Connect4ParallelEnv, before: tuple) -> None:
 
 
 # -- PettingZoo's own checkers -----------------------------------------------------------------------------
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: "x".join(map(str, s.values())) or "default")
+@pytest.mark.parametrize("size", SIZES, ids=size_id)
 @pytest.mark.parametrize("illegal_action", ["lose", "raise"])
 def test_pettingzoo_parallel_checkers(size: dict, illegal_action: str) -> None:
     make = lambda: connect4_v0.parallel_env(illegal_action=illegal_action, **size)  # noqa: E731

@@ -10,20 +10,13 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 from pettingzoo.test.state_test import test_state as pettingzoo_state_test
+from pettingzoo_games import SIZES, random_moves, size_id
 from reference import ReferenceGame
 
-from connect4_env import Board, IllegalMoveError, Rules, connect4_v0
-
-SIZES = [
-    {},
-    {"rows": 4, "columns": 5, "win_length": 3},
-    {"rows": 1, "columns": 3, "win_length": 2},
-    {"rows": 9, "columns": 10, "win_length": 5},
-    {"rows": 3, "columns": 1, "win_length": 3},
-]
+from connect4_env import IllegalMoveError, connect4_v0
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: "x".join(map(str, s.values())) or "default")
+@pytest.mark.parametrize("size", SIZES, ids=size_id)
 def test_pettingzoo_checkers(size: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     # render_test opens the human window too: at 1000 frames a second it draws the same frames without the
     # half-second pause each that a person watching gets (7 s of sleep a size)
@@ -53,22 +46,11 @@ def play_through(env, moves: list[int]) -> list[tuple]:
     return seen
 
 
-def random_game(seed: int, rows: int = 6, columns: int = 7, win_length: int = 4) -> list[int]:
-    rng = np.random.default_rng(seed)
-    board = Board(Rules(rows, columns, win_length))
-    moves = []
-    while not board.is_terminal:
-        legal = board.legal_moves()
-        moves.append(legal[rng.integers(len(legal))])
-        board.play(moves[-1])
-    return moves
-
-
 @pytest.mark.parametrize("seed", range(12))
 def test_same_observations_and_rewards_as_pettingzoo_connect_four_v3(seed: int) -> None:
     from pettingzoo.classic import connect_four_v3
 
-    moves = random_game(seed)
+    moves = random_moves(seed)
     ours = play_through(connect4_v0.env(), moves)
     theirs = play_through(connect_four_v3.env(), moves)
     assert len(ours) == len(theirs)
@@ -87,7 +69,7 @@ def test_observations_follow_the_reference(size: tuple[int, int, int]) -> None:
     rows, columns, win_length = size
     env = connect4_v0.raw_env(rows=rows, columns=columns, win_length=win_length)
     for seed in range(5):
-        moves = random_game(seed, rows, columns, win_length)
+        moves = random_moves(seed, rows, columns, win_length)
         reference = ReferenceGame(rows, columns, win_length)
         env.reset()
         for i, column in enumerate(moves):
