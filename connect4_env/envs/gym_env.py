@@ -64,6 +64,12 @@ class Connect4Env(gym.Env):
     `info["outcome"]` is then `"win"`, `"loss"` or `"draw"`; `info["illegal_action"]` is True after an
     illegal move.
 
+    ## Opponents
+    `opponent` may be an [`OpponentPool`][connect4_env.pool.OpponentPool]: `reset` draws the episode's member
+    (with the env's generator), which plays the whole episode; `info["opponent"]` names it at every reset and
+    step, and the episode's outcome is recorded with the pool. An `opponent` set on a running env plays from
+    the next episode on.
+
     ## Arguments
     The match settings (`rows`, `columns`, `win_length`, `opponent`, `opponent_kwargs`, `agent_first`,
     `illegal_action`) are [`MatchSettings`][connect4_env.envs.settings.MatchSettings]'s fields, with their

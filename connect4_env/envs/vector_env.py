@@ -82,13 +82,22 @@ class Connect4VectorEnv(VectorEnv):
     | `outcome`, `_outcome` | `"NextStep"`, a game ended | object `(num_envs,)`: `"win"`, `"loss"` or `"draw"` for the ended games, None elsewhere |
     | `illegal_action`, `_illegal_action` | `"NextStep"`, a full column was played under `"lose"` | bool `(num_envs,)` |
     | `final_obs`, `_final_obs` | `"SameStep"`, a game ended | object array: the last observation of those games |
-    | `final_info`, `_final_info` | `"SameStep"`, a game ended | a dict in the same layout: the ended games' `action_mask` (all 0), `outcome` and `illegal_action` |
+    | `final_info`, `_final_info` | `"SameStep"`, a game ended | a dict in the same layout: the ended games' `action_mask` (all 0), `outcome` and `illegal_action` (and `opponent`) |
+    | `opponent`, `_opponent` | always, while a pool is in play (see below) | object `(num_envs,)`: each game's pool member, None for a game whose opponent is no pool's |
 
     Under `"SameStep"` the top-level `action_mask` of an ended game is that of its new game, as sync mode
     reports it.
 
     `action_masks()` gives every game's legal columns as bool `(num_envs, columns)` (all True for a game that
     resets on the next step), for sb3-contrib's MaskablePPO.
+
+    ## Opponents
+    `opponent` may be an [`OpponentPool`][connect4_env.pool.OpponentPool]: each game draws a member when it
+    starts (with the env's seeded generator) and keeps it to its end, whatever the pool does meanwhile; the
+    games facing one member are answered by one call a step; each ended game's outcome is recorded with the
+    pool. An `opponent` set on a running env (a curriculum's swap) plays from each game's next start on. Under
+    a pool, sync mode's games draw from their own generators, so the parity with sync mode above holds for the
+    draws only in distribution.
 
     ## Failures
     If the opponent raises (KeyboardInterrupt included) or answers an illegal or malformed column, `step` and
