@@ -8,8 +8,9 @@ from typing import Any
 __all__ = ["progress_bar", "write_line"]
 
 
-def progress_bar(total: int, description: str, unit: str = "it") -> Any:
-    """A tqdm bar of ``total`` steps, or None when tqdm (the ``train`` extra) is not installed.
+def progress_bar(total: int | None, description: str, unit: str = "it") -> Any:
+    """A tqdm bar of ``total`` steps (None: a counter with no end), or None when tqdm (the ``train`` extra) is
+    not installed.
 
     Callers write ``if bar is not None: bar.update(1)`` and close it in a ``finally``.
     """

@@ -44,11 +44,20 @@ __all__ = [
     "train_baseline",
     "evaluate_policy_wdl",
     "MAX_THREADS",
+    "MAX_TIMESTEPS",
+    "DEFAULT_TIMESTEPS",
+    "DEFAULT_LEAGUE_CPU_MINUTES",
     "cnn_policy_kwargs",
 ]
 
 MAX_THREADS = 1024
 """Most torch threads a run may ask for (as ``AlphaZeroAgent``'s ``threads``)."""
+DEFAULT_TIMESTEPS = 300_000
+"""A run's learner steps when ``timesteps`` is not given and there is no league."""
+MAX_TIMESTEPS = 10**12
+"""The most learner steps a run may ask for (a league's default: its CPU-minutes end it)."""
+DEFAULT_LEAGUE_CPU_MINUTES = 60.0
+"""A league run's CPU budget when ``cpu_minutes`` is not given."""
 
 
 @dataclass
@@ -70,11 +79,13 @@ class SB3TrainConfig:
     """Board columns."""
     win_length: int = 4
     """Stones in a line to win."""
-    timesteps: int = field(default=300_000, metadata=option(type=positive_int))
-    """Learner steps in total (over all envs)."""
-    cpu_minutes: float = 0.0
+    timesteps: int | None = field(default=None, metadata=option(type=positive_int))
+    """Learner steps in total (over all envs). Default: 300,000; with ``league``, no limit but
+    ``cpu_minutes``."""
+    cpu_minutes: float | None = None
     """Stop training once the run has used this many CPU-minutes (its process's CPU time: training, opponents'
-    moves and the evaluations; 0: no limit). The final evaluation and the saves come after."""
+    moves, rating matches and evaluations; 0: no limit). The final evaluation and the saves come after.
+    Default: no limit; with ``league``, 60."""
     n_envs: int = field(default=16, metadata=option(type=positive_int))
     """Games played in parallel in the batched env."""
     seed: int = 0
@@ -125,13 +136,17 @@ class SB3TrainConfig:
                 hyperparameters whose buffers or network would be too large (over `MAX_BUFFER_BYTES`,
                 or more parameters than a model file may hold).
         """
+        if self.timesteps is None:  # the defaults a league changes (see the fields)
+            self.timesteps = MAX_TIMESTEPS if self.league else DEFAULT_TIMESTEPS
+        if self.cpu_minutes is None:
+            self.cpu_minutes = DEFAULT_LEAGUE_CPU_MINUTES if self.league else 0.0
         if self.algo not in ALGORITHMS:
             raise ValueError(f"algo={self.algo!r} is not supported; allowed: {', '.join(ALGORITHMS)}")
         if self.features not in ("mlp", "cnn"):
             raise ValueError(f"features={self.features!r} is not supported; allowed: mlp, cnn")
         # upper bounds keep a typed number from running for ever (SB3 plays n_envs x n_steps steps a rollout)
         for name, high in (
-            ("timesteps", 10**12),
+            ("timesteps", MAX_TIMESTEPS),
             ("n_envs", 4096),
             ("eval_freq", 10**12),
             ("eval_games", 10**7),
@@ -326,7 +341,9 @@ def _callbacks(
 
     class Progress(BaseCallback):
         def _on_training_start(self) -> None:
-            self.bar = progress_bar(config.timesteps, "steps", unit="step")
+            steps = config.timesteps or DEFAULT_TIMESTEPS  # set by the config's check
+            total = steps if steps < MAX_TIMESTEPS else None  # a league's run ends by CPU time
+            self.bar = progress_bar(total, "steps", unit="step")
 
         def _on_step(self) -> bool:
             self.bar.n = self.num_timesteps

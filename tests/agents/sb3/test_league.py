@@ -174,3 +174,15 @@ def test_a_cpu_budget_stops_training_early_and_still_saves(tmp_path):
     assert result.model_path.is_file()
     with pytest.raises(ValueError, match="cpu_minutes"):
         _config(tmp_path, cpu_minutes=-1)
+
+
+def test_the_default_league_run_is_bounded_by_sixty_cpu_minutes_and_the_plain_run_by_its_steps():
+    league = SB3TrainConfig(league=True)
+    assert (league.cpu_minutes, league.timesteps) == (
+        train_module.DEFAULT_LEAGUE_CPU_MINUTES,
+        train_module.MAX_TIMESTEPS,
+    )
+    assert train_module.DEFAULT_LEAGUE_CPU_MINUTES <= 60
+    plain = SB3TrainConfig()
+    assert (plain.cpu_minutes, plain.timesteps) == (0.0, train_module.DEFAULT_TIMESTEPS)
+    assert SB3TrainConfig(league=True, timesteps=5000, cpu_minutes=0).timesteps == 5000
