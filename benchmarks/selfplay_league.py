@@ -90,7 +90,7 @@ def main() -> None:
     for report in references:
         errs = errors(report)
         cells = "  ".join(f"{errs[s]:13.1f}" for s in sets)
-        print(f"{report.agent:<10}{'-':>12}  {cells}")
+        print(f"{'(' + report.agent + ')':<10}{'-':>12}  {cells}")  # references, not runs
 
 
 if __name__ == "__main__":

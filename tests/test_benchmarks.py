@@ -96,3 +96,29 @@ def test_alphazero_speed_times_the_snapshot_against_the_modules() -> None:
     assert "8 sims, modules" in done.stdout and "raw policy, modules" in done.stdout
     assert "alphazero 8 simulations, modules / inference snapshot" in done.stdout
     assert "alphazero raw policy, modules / inference snapshot" in done.stdout
+
+
+def test_pool_throughput_compares_four_members_with_one_and_finds_no_episode_meeting_two() -> None:
+    importorskip("sb3_contrib")
+    done = run("benchmarks/pool_throughput.py", "--steps", "100", "--repeats", "1", "--episodes", "300")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ratio 4 / 1" in done.stdout
+    boundary = next(line for line in done.stdout.splitlines() if line.startswith("episode boundaries"))
+    assert boundary.endswith(" 0 violations") and "replies checked" in boundary, done.stdout
+
+
+@needs_book  # scores the models on the six 6x7 sets
+def test_selfplay_league_trains_each_mode_and_scores_it_per_set(tmp_path: Path) -> None:
+    importorskip("sb3_contrib")
+    done = run(
+        "benchmarks/selfplay_league.py", "--cpu-minutes", "0.05", "--games", "4", "--out", str(tmp_path)
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    table = done.stdout.split("non-trivial errors (%)")[1].splitlines()
+    assert table[1].split()[:2] == ["run", "steps"] and table[1].split()[-2:] == ["vs", "mcts:100"]
+    rows = {line.split()[0]: line.split() for line in table[2:] if line.strip()}
+    assert set(rows) == {"random", "self", "league", "(random)", "(mcts:100)"}
+    for mode in ("random", "self", "league"):
+        errors = [float(cell) for cell in rows[mode][2:9]]
+        assert all(0 <= e <= 100 for e in errors)
+    assert (tmp_path / "league" / "league.json").is_file()
