@@ -52,11 +52,17 @@ class Seats:
             ValueError: the pool is empty or every member weighs 0 (nothing is changed).
         """
         if not isinstance(opponent, OpponentPool):
-            self.seat[games] = self._entry(None, None, opponent)
+            entry = self._entry(None, None, opponent)
+            if entry or len(self._entries) > 1:  # with one entry every seat is 0 already
+                self.seat[games] = entry
             return
         names = opponent.draw(rng, size=games.size)
         entries = {name: self._entry(opponent, name, opponent[name]) for name in dict.fromkeys(names)}
         self.seat[games] = [entries[name] for name in names]
+
+    def only(self) -> Any:
+        """The one opponent every game faces when there is only one, else None."""
+        return self._entries[0][2] if len(self._entries) == 1 else None
 
     def groups(self, games: np.ndarray) -> Iterator[tuple[Any, np.ndarray]]:
         """``(policy, facing)`` for each opponent among ``games``: ``facing`` selects the games it answers."""

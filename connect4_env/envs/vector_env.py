@@ -219,6 +219,10 @@ class Connect4VectorEnv(VectorEnv):
         """Let each game's opponent move in the listed games; returns (won, full) for them. The games facing
         one opponent are answered by one call. Nothing is played unless every answer is legal.
         """
+        only = self._seats.only()
+        if only is not None:  # the common case: one opponent for every game
+            columns = opponent_columns(only, self._their_view(index), self.boards.legal(index), index)
+            return self._play(index, columns, 1, journal)
         columns = np.empty(index.size, dtype=np.int64)
         for opponent, facing in self._seats.groups(index):
             games = index[facing]
