@@ -39,6 +39,15 @@ COMMANDS: dict[str, list[str]] = {
     "openenv_latency": ["benchmarks/openenv_latency.py", "--steps", "1000"],
     "qlearning_targets": ["benchmarks/qlearning_targets.py", "--episodes", "1000000"],
     "kaggle_cold_start": ["benchmarks/kaggle_cold_start.py", "--runs", "5", "--games", "1"],
+    "pool_throughput": [
+        "benchmarks/pool_throughput.py",
+        "--steps",
+        "2000",
+        "--repeats",
+        "5",
+        "--episodes",
+        "10000",
+    ],
 }
 PINNED = {"vector_throughput"}
 
