@@ -21,6 +21,7 @@ from connect4_env.validation import seeded_rng
 
 __all__ = ["SB3Agent", "algorithm_class"]
 
+
 # the activations SB3's MLP policies use, as numpy functions (the actor's numpy copy, see SB3Agent._layers)
 def _relu(x: np.ndarray) -> np.ndarray:
     return np.maximum(x, 0.0)
