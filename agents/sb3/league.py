@@ -104,6 +104,7 @@ class League:
         self.results: dict[tuple[str, str], list[int]] = {}  # (a, b) -> [wins, draws, losses] of a
         self.last_snapshot_step = 0
         self.timesteps = 0  # the learner's steps at the last save (a resumed run goes on from there)
+        self.last_ratings: Ratings | None = None  # the last fit (see save)
 
     # -- growth ------------------------------------------------------------------------------------------------
     def due(self, step: int) -> bool:
@@ -166,7 +167,7 @@ class League:
         """The W/D/L between members, one entry per pair played."""
         return [PairingCounts(a, b, *counts) for (a, b), counts in self.results.items()]
 
-    def ratings(self, bootstrap: int = 200) -> Ratings | None:
+    def ratings(self, bootstrap: int = 0) -> Ratings | None:
         """Elo ratings of the members from their matches: on the project's reference ladder (6x7: the fixed
         members it rates are held at their ladder Elo) or anchored at the first fixed member; None before any
         rating match.
@@ -192,8 +193,8 @@ class League:
             return fit_ratings(pairings, anchor=sorted(players)[0], bootstrap=bootstrap, seed=self.seed)
 
     def to_dict(self) -> dict[str, Any]:
-        """The league as plain JSON values (what ``league.json`` holds)."""
-        ratings = self.ratings()
+        """The league as plain JSON values (what ``league.json`` holds), with the ratings of the last fit."""
+        ratings = self.last_ratings
         return {
             "board": [self.rules.rows, self.rules.columns, self.rules.win_length],
             "settings": {
@@ -218,11 +219,21 @@ class League:
             "ratings": None if ratings is None else ratings.to_dict()["ratings"],
         }
 
-    def save(self) -> Path:
-        """Write ``league.json`` (atomically) and, with matplotlib, ``league.png``; returns the JSON's path."""
+    def save(self, *, rate: bool = False, bootstrap: int = 0, picture: bool = False) -> Path:
+        """Write ``league.json`` (atomically); returns its path.
+
+        Args:
+            rate: fit the ratings again (else the file keeps the last fit's). The fit's cost grows with the
+                members, so a training run rates at its evaluations only.
+            bootstrap: resamples for the ratings' 95 % intervals (0: point estimates; each resample costs about
+                one fit), as a training run does at its end.
+            picture: also draw ``league.png`` (ratings and payoff matrix; needs matplotlib).
+        """
+        if rate:
+            self.last_ratings = self.ratings(bootstrap)
         path = atomic_write_json(self.folder / LEAGUE_FILE, self.to_dict())
-        ratings = self.ratings()
-        if ratings is not None and len(ratings.elo) > 1:
+        ratings = self.last_ratings
+        if picture and ratings is not None and len(ratings.elo) > 1:
             try:
                 ratings.plot(str(self.folder / "league.png"))
             except Exception as error:  # noqa: BLE001  (no matplotlib: the JSON has it all)

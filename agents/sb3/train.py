@@ -58,6 +58,8 @@ MAX_TIMESTEPS = 10**12
 """The most learner steps a run may ask for (a league's default: its CPU-minutes end it)."""
 DEFAULT_LEAGUE_CPU_MINUTES = 60.0
 """A league run's CPU budget when ``cpu_minutes`` is not given."""
+LEAGUE_BOOTSTRAP = 200
+"""Resamples for the 95 % intervals of a league's final ratings."""
 
 
 @dataclass
@@ -321,7 +323,7 @@ def _callbacks(
             save_model(self.model, out / "checkpoint.zip", config, self.num_timesteps)
             if league is not None:  # the league as of this checkpoint: a resumed run starts from both
                 league.timesteps = self.num_timesteps
-                league.save()
+                league.save(rate=True)
 
     class Snapshot(BaseCallback):
         def __init__(self) -> None:
@@ -500,6 +502,9 @@ def train_baseline(config: SB3TrainConfig) -> TrainResult:
     if not interrupted and (not evaluations or evaluations[-1]["timesteps"] != model.num_timesteps):
         callbacks[0].evaluate()
     model_path = save_model(model, out / "model.zip", config, model.num_timesteps)
+    if league is not None:  # the ratings with their intervals, and the picture, once at the end
+        league.timesteps = int(model.num_timesteps)
+        league.save(rate=True, bootstrap=LEAGUE_BOOTSTRAP, picture=True)
     if evaluations and importlib.util.find_spec("matplotlib") is not None:
         plot_evaluations(evaluations, out / "curve.png", f"{config.algo} vs {config.opponent}")
     venv.close()

@@ -186,3 +186,29 @@ def test_the_default_league_run_is_bounded_by_sixty_cpu_minutes_and_the_plain_ru
     plain = SB3TrainConfig()
     assert (plain.cpu_minutes, plain.timesteps) == (0.0, train_module.DEFAULT_TIMESTEPS)
     assert SB3TrainConfig(league=True, timesteps=5000, cpu_minutes=0).timesteps == 5000
+
+
+def test_ratings_are_fitted_at_evaluations_and_at_the_end_not_at_every_snapshot(tmp_path, monkeypatch):
+    """A fit's cost grows with the members: a snapshot's save keeps the last fit (a 60-minute run spent most of
+    its last quarter refitting with bootstrap intervals at every snapshot)."""
+    fits: list[int] = []
+    original = League.ratings
+
+    def counted(self, bootstrap=0):
+        fits.append(bootstrap)
+        return original(self, bootstrap)
+
+    monkeypatch.setattr(League, "ratings", counted)
+    config = _config(
+        tmp_path,
+        league=True,
+        league_members=("random",),
+        snapshot_freq=512,
+        league_rating_games=2,
+        timesteps=2048,
+        eval_freq=1024,
+    )
+    train_baseline(config)
+    league = json.loads((Path(config.out) / LEAGUE_FILE).read_text())
+    assert len(league["snapshots"]) >= 4
+    assert fits == [0, 0, train_module.LEAGUE_BOOTSTRAP]  # the evaluations at 1024 and 2048, then the end
