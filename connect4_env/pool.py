@@ -309,10 +309,7 @@ class OpponentPool:
         """
         if outcome not in OUTCOMES:
             raise ValueError(f"outcome={short_repr(outcome)} is not an outcome; allowed: {OUTCOMES}")
-        try:
-            record = self._records[name]
-        except (KeyError, TypeError):
-            raise KeyError(f"{short_repr(name)} never was a member of this pool") from None
+        record = self.record_of(name)
         if outcome == "win":
             record.wins += 1
         elif outcome == "draw":
