@@ -33,9 +33,28 @@ __all__ = [
     "resolve_opponent",
     "did_you_mean",
     "ENTRY_POINT_GROUP",
+    "Forfeit",
 ]
 
 ENTRY_POINT_GROUP = "connect4_env.policies"
+
+
+class Forfeit(ValueError):
+    """Raised by a policy's ``act`` that gives up the game instead of moving (a text policy whose answers were
+    all rejected, under ``fallback="forfeit"``, as Game Arena and TextArena rule). The game runners
+    (`connect4_agents.evaluation.arena.play_game`) end the game there: the other player wins, and the record
+    keeps ``reason`` and ``info``.
+
+    Args:
+        reason: why, in words.
+        info: what the policy reports about the failed move (a JSON-ready dict, such as a text policy's
+            ``move_info()``), or None.
+    """
+
+    def __init__(self, reason: str, info: dict[str, Any] | None = None) -> None:
+        super().__init__(reason)
+        self.reason = str(reason)
+        self.info = info
 
 
 @runtime_checkable

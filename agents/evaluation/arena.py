@@ -11,7 +11,7 @@ from typing import Any
 from connect4_agents.evaluation.records import RESULTS, GameLog
 from connect4_env.core import Board
 from connect4_env.encoding import TrackedBoard
-from connect4_env.policy import bind_policy
+from connect4_env.policy import Forfeit, bind_policy
 from connect4_env.rules import IllegalMoveError, Rules, as_column, check_rules
 from connect4_env.validation import check_bool, check_int, check_number
 
@@ -74,7 +74,9 @@ def play_game(
 
     Each player is first bound to ``rules`` (default 6x7, four in a row) through its ``bind(rules)`` and reset
     through its ``reset()``, if it has them. ``on_move(board, player, column)`` is called after every move (for
-    printing). ``seeds``, when given, are passed to
+    printing). A player whose ``act`` raises [`Forfeit`][connect4_env.policy.Forfeit] loses there: the game
+    ends without its move, and the record's ``forfeit`` names the player and the reason (with the player's
+    account of the failed move under ``record_search``). ``seeds``, when given, are passed to
     the players' ``reset(seed=...)`` (one per player), so the game can be replayed exactly. With
     ``record_search``, the record keeps each mover's ``move_info()`` after its move (MCTS visits and values,
     solver scores), for game records.
@@ -117,10 +119,15 @@ def play_game(
                 reset()
     moves: list[int] = []
     search: list[dict[str, Any] | None] = []
+    forfeit: dict[str, Any] | None = None
     board = game.board
     while not board.is_terminal:
         mover = board.to_move
-        action = players[mover].act(game.observation(mover), game.mask.copy())
+        try:
+            action = players[mover].act(game.observation(mover), game.mask.copy())
+        except Forfeit as given_up:
+            forfeit = {"player": mover, "reason": given_up.reason, "info": given_up.info}
+            break
         column = as_column(action)
         try:
             game.play(column)
@@ -134,15 +141,22 @@ def play_game(
             search.append(info() if callable(info) else None)
         if on_move is not None:
             on_move(board, mover, column)
+    if forfeit is not None:
+        result = RESULTS[1 - forfeit["player"]]
+        if not record_search:
+            forfeit["info"] = None
+    else:
+        result = "draw" if board.winner is None else RESULTS[board.winner]
     return GameLog(
         rules.rows,
         rules.columns,
         rules.win_length,
         labels,
         tuple(moves),
-        "draw" if board.winner is None else RESULTS[board.winner],
+        result,
         seeds=None if seeds is None else (seeds[0], seeds[1]),
         search=tuple(search) if record_search else None,
+        forfeit=forfeit,
     )
 
 

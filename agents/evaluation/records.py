@@ -13,6 +13,10 @@ an HTML replay by ``scripts/replay.py``. A line::
   and it must be what the moves give.
 - ``seed``: the seed the run was started with (None if none); optional ``seeds``: the two players' own reset
   seeds when the game can be replayed from them (tournaments); optional ``game``: its number in the run.
+- ``forfeit`` (optional): ``{"player": 0 | 1, "reason": str, "info": object | null}`` when a player gave up
+  (`connect4_env.policy.Forfeit`, such as a text policy out of answers): the moves stop before the end and
+  ``result`` is the other player. ``info`` is the player's account of the failed move (a text policy's
+  prompts and answers).
 - ``search`` (optional): one entry per move, the mover's ``move_info()`` (None for a policy without one):
   MCTS ``{"kind": "mcts", "column", "visits", "values", "proven", "playouts"}`` (values are mean results for
   the mover, win 1 draw 1/2, None where never tried); solver ``{"kind": "solver", "column", "scores"}``
@@ -62,6 +66,7 @@ _KNOWN = {
     "moves",
     "result",
     "search",
+    "forfeit",
 }
 
 
@@ -120,6 +125,7 @@ class GameLog:
     game: int | None = None
     search: tuple[dict[str, Any] | None, ...] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    forfeit: dict[str, Any] | None = None
 
     @property
     def rules(self) -> Rules:
@@ -174,6 +180,8 @@ class GameLog:
         data["result"] = self.result
         if self.search is not None:
             data["search"] = list(self.search)
+        if self.forfeit is not None:
+            data["forfeit"] = dict(self.forfeit)
         data.update(self.extra)
         return data
 
@@ -219,12 +227,16 @@ class GameLog:
                 board.play(column)
             except IllegalMoveError as error:
                 raise ValueError(f"move {index}: {error}") from None
-        if not board.is_terminal:
+        forfeit = _check_forfeit(data.get("forfeit"), board)
+        if forfeit is None and not board.is_terminal:
             raise ValueError(f"the game is not finished after its {len(moves)} moves")
         result = data["result"]
         if result not in RESULTS:
             raise ValueError(f"result {result!r:.40} is not one of {list(RESULTS)}")
-        actual = "draw" if board.winner is None else RESULTS[board.winner]
+        if forfeit is not None:
+            actual = RESULTS[1 - forfeit["player"]]
+        else:
+            actual = "draw" if board.winner is None else RESULTS[board.winner]
         if result != actual:
             raise ValueError(f"result {result!r} disagrees with the moves, which give {actual!r}")
         seed = data.get("seed")
@@ -257,7 +269,24 @@ class GameLog:
             game,
             None if search is None else tuple(search),
             {key: value for key, value in data.items() if key not in _KNOWN},
+            forfeit,
         )
+
+
+def _check_forfeit(entry: Any, board: Board) -> dict[str, Any] | None:
+    """A record's ``forfeit`` field, checked against the position where the moves stop."""
+    if entry is None:
+        return None
+    if not isinstance(entry, dict) or set(entry) - {"player", "reason", "info"}:
+        raise ValueError(f"forfeit must be an object with player, reason and info, got {entry!r:.80}")
+    player, reason = entry.get("player"), entry.get("reason")
+    if type(player) is not int or player not in (0, 1) or not isinstance(reason, str):
+        raise ValueError(f"forfeit needs a player 0 or 1 and a reason string, got {entry!r:.80}")
+    if board.is_terminal:
+        raise ValueError("forfeit after the end of the game: the moves already finish it")
+    if board.to_move != player:
+        raise ValueError(f"forfeit by player {player}, but player {board.to_move} is to move after the moves")
+    return {"player": player, "reason": reason, "info": entry.get("info")}
 
 
 def _per_column(entry: dict[str, Any], key: str, rules: Rules, index: int, ok: Any) -> None:

@@ -17,28 +17,27 @@ function.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import re
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from connect4_agents.base import check_spec_value, legal_columns
+from connect4_env.core import Board
 from connect4_env.encoding import board_from_observation, split_observation
-from connect4_env.envs.text_protocol import (
-    SYSTEM_PROMPT,
-    describe_position,
-    echo,
-    parse_column,
-    rejection_note,
-)
+from connect4_env.envs.dialects import DIALECTS, get_dialect
+from connect4_env.envs.text_protocol import echo
+from connect4_env.policy import Forfeit
 from connect4_env.rules import Rules, check_rules
-from connect4_env.validation import check_choice, check_int, check_number, seeded_rng
+from connect4_env.validation import check_bool, check_choice, check_int, check_number, seeded_rng
 
-__all__ = ["TextPolicy", "leftmost_legal_answer", "FALLBACKS"]
+__all__ = ["TextPolicy", "TextAnswer", "leftmost_legal_answer", "FALLBACKS", "MAX_KEPT_TEXT"]
 
-FALLBACKS = ("random", "raise")
+FALLBACKS = ("random", "raise", "forfeit")
 MAX_TIME_LIMIT = 7 * 24 * 3600.0  # a week: far longer waits overflow the platform's clock in threading
 
 
@@ -48,10 +47,22 @@ def leftmost_legal_answer(prompt: str) -> str:
     return f"<answer>{match[1] if match else 1}</answer>"
 
 
+def _added_column(before: Board, after: Board) -> int | None:
+    """The column of the one stone ``after`` has on top of ``before`` (None if it is not exactly one stone of
+    the player to move in ``before``).
+    """
+    changed = [c for c in range(before.rules.columns) if after.heights[c] != before.heights[c]]
+    if len(changed) != 1 or after.heights[changed[0]] != before.heights[changed[0]] + 1:
+        return None
+    probe = before.copy()
+    probe.play(changed[0])
+    return changed[0] if probe == after else None
+
+
 def _call_with_deadline(
-    generate: Callable[[str], str], prompt: str, seconds: float
-) -> tuple[str | None, str | None]:
-    """``(answer, None)``, or ``(None, why)`` when ``generate`` raised, timed out or answered a non-str (``why``
+    generate: Callable[[Any], Any], prompt: Any, seconds: float
+) -> tuple[Any, str | None]:
+    """``(answer, None)`` (whatever ``generate`` returned), or ``(None, why)`` when it raised or timed out (``why``
     quotes the model's exception through ``echo``, so a huge or non-ASCII message stays out of the next prompt).
 
     The call runs in a daemon thread: one that overruns is abandoned (Python cannot stop it), and its answer
@@ -72,67 +83,159 @@ def _call_with_deadline(
         return None, f"no answer within {seconds:g} s"
     if "error" in box:
         return None, f"the model raised {box['error']}"
-    answer = box.get("answer")
-    if not isinstance(answer, str):
-        return None, f"the model answered {echo(type(answer).__name__, quote=False)}, not str"
-    return answer, None
+    return box.get("answer"), None
+
+
+@dataclass(frozen=True)
+class TextAnswer:
+    """What a model returned for one prompt, with what its caller knows about the call.
+
+    ``generate`` may return a plain ``str`` (the text) or one of these (or a dict with these keys); the
+    extra fields are kept in the game record. ``finish_reason="length"`` (the reply was cut off at the token
+    limit) makes the answer rejected whatever it says, as Game Arena rules.
+
+    Attributes:
+        text: the answer the move is read from.
+        reasoning: the model's separate reasoning text, if the API returns one.
+        prompt_tokens: tokens in the prompt, if known.
+        completion_tokens: tokens generated, if known.
+        finish_reason: why generation stopped (``"stop"``, ``"length"``, ...), if known.
+    """
+
+    text: str
+    reasoning: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
+
+
+MAX_KEPT_TEXT = 20_000
+"""The most characters of an answer or reasoning text kept in a move's record (its start; the rest is cut)."""
+
+
+def _as_answer(value: Any) -> tuple[TextAnswer | None, str | None]:
+    """``(answer, None)`` for a str, `TextAnswer` or dict with a str ``text``; else ``(None, why)``."""
+    if isinstance(value, str):
+        return TextAnswer(value), None
+    if isinstance(value, dict):
+        unknown = set(value) - {"text", "reasoning", "prompt_tokens", "completion_tokens", "finish_reason"}
+        if not isinstance(value.get("text"), str) or unknown:
+            return None, "the model answered a dict without a str 'text' (or with unknown keys)"
+        value = TextAnswer(**value)
+    if not isinstance(value, TextAnswer):
+        return None, f"the model answered {echo(type(value).__name__, quote=False)}, not str"
+    for name in ("prompt_tokens", "completion_tokens"):
+        count = getattr(value, name)
+        if count is not None and (type(count) is not int or count < 0):
+            return None, f"the model's {name} is not a count"
+    for name in ("reasoning", "finish_reason"):
+        if getattr(value, name) is not None and not isinstance(getattr(value, name), str):
+            return None, f"the model's {name} is not a str"
+    return value, None
 
 
 class TextPolicy:
-    """A ``generate(prompt) -> answer`` function as a `connect4_env.policy.Policy`.
+    """A ``generate(prompt) -> answer`` function as a `connect4_env.policy.Policy`, in any dialect.
 
-    Each move, the prompt is ``system_prompt``, a blank line and the position as ``Connect4Text-v0`` shows
-    it (``X`` the mover's stones, columns 1-based, the legal columns listed). The answer is read by the same
-    grammar (``"4"``, ``"column 4"``, ``"I play d"``, ``"...<answer>4</answer>"``); a rejected answer is
-    asked again with the reason appended, up to ``max_retries`` times. If no legal column comes within
-    ``time_limit`` seconds for the whole move (or the retries run out), ``fallback="random"`` plays a random
-    legal column, ``"raise"`` raises. Counts are kept in `stats`; the last move's exchange in
-    `transcript`.
+    Each move, the prompt is the dialect's ([`get_dialect`][connect4_env.envs.dialects.get_dialect]): for
+    the default ``"connect4"``, the system prompt, a blank line and the position as ``Connect4Text-v0`` shows
+    it; for ``"game_arena"``, ``"textarena"`` and ``"json"``, what those harnesses show, read back by their
+    rules. With ``chat=True``, ``generate`` gets the chat messages (``[{"role", "content"}, ...]``) instead
+    of one string. ``generate`` returns the answer as a ``str`` or a `TextAnswer` (or a dict of its
+    fields), which adds reasoning, token counts and a finish reason to the record.
+
+    A rejected answer is asked again with the dialect's retry text, up to ``max_retries`` times a move. If no
+    legal column comes within ``time_limit`` seconds for the whole move (or the retries run out),
+    ``fallback`` decides: ``"random"`` plays a random legal column, ``"raise"`` raises, ``"forfeit"`` gives
+    the game up ([`Forfeit`][connect4_env.policy.Forfeit]: the game runners score it as a loss, as Game Arena
+    and TextArena do). The moves of both players are followed from the positions the policy is shown (for the
+    history option); a policy that joins a game midway shows no moves before it.
+
+    After each move, `move_info` gives the record of the move (every prompt, raw answer, parsed column,
+    rejection, time, and what the model reported); counts are kept in `stats`.
 
     Args:
         generate: the model: a prompt in, an answer out.
+        dialect: a dialect name (``"connect4"``, ``"game_arena"``, ``"textarena"``, ``"json"``).
         time_limit: seconds per move, all tries together (more than 0, at most a week).
-        max_retries: rejected answers asked again per move (0 to 1,000).
-        fallback: ``"random"`` or ``"raise"`` (see above).
-        system_prompt: the instructions before each position.
+        max_retries: rejected answers asked again per move (0 to 1,000); None: the dialect's rule (2, 1, 1, 0).
+        fallback: ``"random"``, ``"raise"`` or ``"forfeit"``; None: ``"random"`` for ``"connect4"``,
+            ``"forfeit"`` for the harnesses' dialects (their rule).
+        system_prompt: replaces the dialect's instructions (None keeps them).
         seed: for the random fallback.
+        legal_moves: list the legal columns (None: the dialect's default).
+        history: show both players' moves so far (None: the dialect's default).
+        blind: show no board (None: the dialect's default).
+        chat: call ``generate`` with chat messages instead of one string.
     """
 
     def __init__(
         self,
-        generate: Callable[[str], str],
+        generate: Callable[[Any], Any],
         *,
+        dialect: str = "connect4",
         time_limit: float = 30.0,
-        max_retries: int = 2,
-        fallback: str = "random",
-        system_prompt: str = SYSTEM_PROMPT,
+        max_retries: int | None = None,
+        fallback: str | None = None,
+        system_prompt: str | None = None,
         seed: int | None = None,
+        legal_moves: bool | None = None,
+        history: bool | None = None,
+        blind: bool | None = None,
+        chat: bool = False,
     ) -> None:
         if not callable(generate):
             raise TypeError(f"generate must be a callable str -> str, got {generate!r}")
+        if not isinstance(dialect, str):
+            raise TypeError(f"dialect must be a str, one of {list(DIALECTS)}, got {type(dialect).__name__}")
+        self.dialect = get_dialect(dialect, legal_moves=legal_moves, history=history, blind=blind)
         self.generate = generate
         self.time_limit = check_number("time_limit", time_limit, 0.0, MAX_TIME_LIMIT, above_minimum=True)
+        if max_retries is None:
+            max_retries = self.dialect.max_retries
         self.max_retries = check_int("max_retries", max_retries, 0, 1000)
+        if fallback is None:
+            fallback = "random" if self.dialect.name == "connect4" else "forfeit"
         self.fallback = check_choice("fallback", fallback, FALLBACKS)
-        if not isinstance(system_prompt, str):
-            raise TypeError(f"system_prompt must be a str, got {type(system_prompt).__name__}")
+        if system_prompt is not None and not isinstance(system_prompt, str):
+            raise TypeError(f"system_prompt must be a str or None, got {type(system_prompt).__name__}")
         self.system_prompt = system_prompt
+        self.chat = check_bool("chat", chat)
         self.win_length = 4
-        self.stats = {"moves": 0, "answers": 0, "rejected": 0, "timeouts": 0, "fallbacks": 0}
+        self.stats = {"moves": 0, "answers": 0, "rejected": 0, "timeouts": 0, "fallbacks": 0, "forfeits": 0}
         self.transcript: list[tuple[str, str | None]] = []
+        self._tries: list[dict[str, Any]] = []
+        self._info: dict[str, Any] | None = None
         self._rng = seeded_rng(seed)
+        self._moves: list[int] = []
+        self._after: Board | None = None  # the position after this policy's last move
+
+    @property
+    def template_hash(self) -> str:
+        """The prompt template's short hash (the dialect's, or of the replaced system prompt too)."""
+        if self.system_prompt is None:
+            return self.dialect.template_hash
+        text = f"{self.dialect.template_hash}\x00{self.system_prompt}"
+        return hashlib.sha256(text.encode()).hexdigest()[:8]
 
     @classmethod
     def from_spec(cls, value: str, seed: int | None = None) -> TextPolicy:
-        """``text:<module>:<function>``: the function imported by name.
+        """``text:<module>:<function>`` or ``text:<module>:<function>:<dialect>``: the function imported by name.
 
         Raises:
-            ValueError: ``value`` is not ``module:function`` or names nothing callable.
+            ValueError: ``value`` is not ``module:function[:dialect]``, names nothing callable or an unknown
+                dialect.
         """
         value = check_spec_value(value)
-        module_name, _, name = value.partition(":")
-        if not module_name or not name:
-            raise ValueError(f"text spec value {value!r} must be 'module:function', e.g. 'mypkg.llm:answer'")
+        parts = value.split(":")
+        if len(parts) not in (2, 3) or not all(parts):
+            raise ValueError(
+                f"text spec value {value!r} must be 'module:function' or 'module:function:dialect', "
+                "e.g. 'mypkg.llm:answer:game_arena'"
+            )
+        module_name, name = parts[0], parts[1]
+        dialect = parts[2] if len(parts) == 3 else "connect4"
+        check_choice("dialect", dialect, DIALECTS)
         try:
             generate = getattr(importlib.import_module(module_name), name)
         except (ImportError, AttributeError) as error:
@@ -141,7 +244,7 @@ class TextPolicy:
             ) from error
         if not callable(generate):
             raise ValueError(f"text spec {value!r}: {name!r} is not callable")
-        return cls(generate, seed=seed)
+        return cls(generate, dialect=dialect, seed=seed)
 
     def bind(self, rules: Rules) -> None:
         """Take ``rules``' line length (the observation planes do not carry it).
@@ -152,17 +255,59 @@ class TextPolicy:
         self.win_length = check_rules(rules).win_length
 
     def reset(self, seed: int | None = None) -> None:
-        """Reseed the random fallback (when ``seed`` is given)."""
+        """Start a new game's move list; reseed the random fallback (when ``seed`` is given)."""
         if seed is not None:
             self._rng = seeded_rng(seed)
+        self._moves = []
+        self._after = None
+
+    def _follow(self, board: Board) -> list[int]:
+        """The game's moves so far, followed from the position after this policy's last move."""
+        after = self._after
+        if board.ply <= 1:
+            self._moves = [] if board.ply == 0 else [_added_column(Board(board.rules), board)]
+        elif after is not None and after.rules == board.rules and board.ply == after.ply + 1:
+            column = _added_column(after, board)
+            self._moves = self._moves + [column] if column is not None else []
+        else:
+            self._moves = []  # joined midway, or another game: no history before this position
+        return self._moves
 
     def prompt(self, observation: Any, action_mask: Any = None, note: str | None = None) -> str:
-        """The prompt for a position given as planes (+ mask): the system prompt and the position's text."""
+        """The prompt for a position given as planes (+ mask), as one string.
+
+        Raises:
+            TypeError: ``note`` is not a str or None, or the planes are not an array.
+            ValueError: the planes are not a reachable position.
+        """
         if note is not None and not isinstance(note, str):
             raise TypeError(f"note must be None or a str, got {type(note).__name__}")
         planes, _ = split_observation(observation, action_mask)
         board = board_from_observation(planes, self.win_length)
-        return f"{self.system_prompt}\n\n{describe_position(board, board.to_move, note=note)}"
+        return self._render(board, self._moves if self._moves_fit(board) else [], note, chat=False)
+
+    def _moves_fit(self, board: Board) -> bool:
+        return len(self._moves) == board.ply
+
+    def _render(self, board: Board, moves: list[int], note: str | None, chat: bool) -> Any:
+        if self.system_prompt is None:
+            if chat:
+                return self.dialect.messages(board, board.to_move, moves, note)
+            return self.dialect.prompt(board, board.to_move, moves, note)
+        text = self.dialect.observation(board, board.to_move, moves, note)
+        if chat:
+            return [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": text}]
+        return f"{self.system_prompt}\n\n{text}"
+
+    def move_info(self) -> dict[str, Any] | None:
+        """The last move's record for game records (`play_game(record_search=True)` keeps it): ``kind`` "text",
+        ``column``, ``dialect``, ``template`` (`template_hash`), ``outcome`` (``"answered"``,
+        ``"fallback"`` or ``"forfeit"``) and ``tries``, one per answer asked for: ``prompt``, ``answer``,
+        ``column`` (0-based, as read, or None), ``error`` (why it was rejected, or None), ``seconds`` and
+        the model's ``reasoning``, ``prompt_tokens``, ``completion_tokens`` and ``finish_reason`` (None where
+        not reported). Texts are cut to `MAX_KEPT_TEXT` characters. None before the first move.
+        """
+        return None if self._info is None else dict(self._info)
 
     def act(self, observation: Any, action_mask: Any = None) -> int:
         """Ask the model for a column; returns a legal column (0-based).
@@ -171,47 +316,105 @@ class TextPolicy:
             TimeoutError: under ``fallback="raise"``, the model gave no answer within the move's time limit.
             ValueError: under ``fallback="raise"``, every answer was rejected; or the planes are not a
                 reachable position, or the mask does not have one 0/1 entry per column.
+            Forfeit: under ``fallback="forfeit"``, no legal column came (a ValueError; the game runners end
+                the game there).
             NoLegalMoveError: the mask allows no column (a ValueError).
         """
         planes, mask = split_observation(observation, action_mask)
         legal = legal_columns(mask)
+        board = board_from_observation(planes, self.win_length)
+        moves = self._follow(board)
         deadline = time.monotonic() + self.time_limit
         self.stats["moves"] += 1
         self.transcript = []
+        tries: list[dict[str, Any]] = []
         note = None
         why = "no answer"
+        column: int | None = None
         for attempt in range(self.max_retries + 1):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 why = f"no answer within {self.time_limit:g} s"
                 break
-            prompt = self.prompt(planes, mask, note)
-            answer, why_not = _call_with_deadline(self.generate, prompt, remaining)
-            self.transcript.append((prompt, answer))
+            prompt = self._render(board, moves, note, self.chat)
+            started = time.monotonic()
+            raw, why_not = _call_with_deadline(self.generate, prompt, remaining)
+            seconds = round(time.monotonic() - started, 3)
+            answer, why_bad = (None, why_not) if why_not is not None else _as_answer(raw)
+            shown = prompt if isinstance(prompt, str) else "\n\n".join(m["content"] for m in prompt)
+            entry: dict[str, Any] = {
+                "prompt": shown,
+                "answer": None if answer is None else answer.text[:MAX_KEPT_TEXT],
+                "column": None,
+                "error": None,
+                "seconds": seconds,
+                "reasoning": None,
+                "prompt_tokens": None,
+                "completion_tokens": None,
+                "finish_reason": None,
+            }
+            tries.append(entry)
+            self.transcript.append((shown, None if answer is None else answer.text))
+            cut_off = False
             if answer is None:
-                why = why_not or "no answer"
+                why = why_bad or "no answer"
                 if why.startswith("no answer within"):
                     why = (
                         f"no answer within {self.time_limit:g} s"  # the move's limit, not what was left of it
                     )
                     self.stats["timeouts"] += 1
+                    entry["error"] = why
                     break
             else:
                 self.stats["answers"] += 1
-                parsed = parse_column(answer, planes.shape[1])
-                if parsed.column is not None and parsed.column in legal:
-                    return int(parsed.column)
-                why = (
-                    parsed.error
-                    or f"column {parsed.column + 1 if parsed.column is not None else '?'} is full"
+                entry.update(
+                    reasoning=None if answer.reasoning is None else answer.reasoning[:MAX_KEPT_TEXT],
+                    prompt_tokens=answer.prompt_tokens,
+                    completion_tokens=answer.completion_tokens,
+                    finish_reason=answer.finish_reason,
                 )
+                cut_off = answer.finish_reason == "length"
+                parsed = self.dialect.parse(answer.text, board)
+                entry["column"] = parsed.column
+                if cut_off:
+                    why = "the answer was cut off at the length limit"
+                elif parsed.column is not None and parsed.column in legal:
+                    column = int(parsed.column)
+                    break
+                else:
+                    why = parsed.error or f"column {self.dialect.column_text(parsed.column or 0)} is full"
+            entry["error"] = why
             self.stats["rejected"] += 1
             tries_left = self.max_retries - attempt - 1
-            note = rejection_note(why, tries_left)
-        if self.fallback == "raise":
-            raise (TimeoutError if why.startswith("no answer within") else ValueError)(f"TextPolicy: {why}")
-        self.stats["fallbacks"] += 1
-        return int(self._rng.choice(legal))
+            text = "" if answer is None else answer.text
+            note = self.dialect.rejection_note(text, why, max(tries_left, 0), cut_off=cut_off)
+        info: dict[str, Any] = {
+            "kind": "text",
+            "dialect": self.dialect.name,
+            "template": self.template_hash,
+            "tries": tries,
+        }
+        if column is None:
+            if self.fallback == "raise":
+                self._info = {**info, "outcome": "raise"}
+                raise (TimeoutError if why.startswith("no answer within") else ValueError)(
+                    f"TextPolicy: {why}"
+                )
+            if self.fallback == "forfeit":
+                self.stats["forfeits"] += 1
+                self._info = {**info, "outcome": "forfeit"}
+                raise Forfeit(f"TextPolicy: {why}", dict(self._info))
+            self.stats["fallbacks"] += 1
+            column = int(self._rng.choice(legal))
+            outcome = "fallback"
+        else:
+            outcome = "answered"
+        self._info = {**info, "column": column, "outcome": outcome}
+        after = board.copy()
+        after.play(column)
+        self._after = after
+        self._moves = [*moves, column]
+        return column
 
     def __repr__(self) -> str:
         name = getattr(self.generate, "__qualname__", type(self.generate).__name__)

@@ -10,15 +10,13 @@ import numpy as np
 from gymnasium import spaces
 
 from connect4_env.core import Board
+from connect4_env.envs.dialects import DIALECTS, get_dialect
 from connect4_env.envs.gym_env import Connect4Env, RetryableEnvChecker
 from connect4_env.envs.settings import MatchSettings
 from connect4_env.envs.text_protocol import (
     MAX_ANSWER_LENGTH,
-    SYSTEM_PROMPT,
-    describe_position,
     max_description_length,
     max_error_length,
-    parse_column,
     rejection_note,
 )
 from connect4_env.validation import check_choice, check_int, check_seed
@@ -100,7 +98,6 @@ class Connect4TextEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 2}
-    system_prompt = SYSTEM_PROMPT
 
     def __init__(
         self,
@@ -111,11 +108,20 @@ class Connect4TextEnv(gym.Env):
         opponent_kwargs: dict[str, Any] | None = MatchSettings.opponent_kwargs,
         agent_first: bool | None = MatchSettings.agent_first,
         invalid_answer: str = "retry",
-        max_retries: int = 2,
+        max_retries: int | None = None,
         max_answer_length: int = MAX_ANSWER_LENGTH,
         render_mode: str | None = None,
+        dialect: str = "connect4",
+        legal_moves: bool | None = None,
+        history: bool | None = None,
+        blind: bool | None = None,
     ) -> None:
         check_choice("invalid_answer", invalid_answer, INVALID_ANSWER_MODES)
+        if not isinstance(dialect, str):
+            raise TypeError(f"dialect must be a str, one of {list(DIALECTS)}, got {type(dialect).__name__}")
+        self.dialect = get_dialect(dialect, legal_moves=legal_moves, history=history, blind=blind)
+        if max_retries is None:
+            max_retries = self.dialect.max_retries
         self.max_retries = check_int("max_retries", max_retries, 0, MAX_RETRIES)
         self.max_answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LIMIT)
         check_choice("render_mode", render_mode, (None, "ansi"))
@@ -128,28 +134,46 @@ class Connect4TextEnv(gym.Env):
         self.settings = self.game.settings
         # the longest observation: the board's text with the longest rejection message, whatever the answer
         error = max_error_length(self.rules.columns, self.max_answer_length)
-        longest = max_description_length(
-            self.rules,
-            note_length=len(rejection_note("", self.max_retries)) + error,
-            status_length=len(_LOST.format(error="")) + error,
-        )
+        note_length = len(rejection_note("", self.max_retries)) + error
+        status_length = len(_LOST.format(error="")) + error
+        if self.dialect == get_dialect("connect4"):
+            longest = max_description_length(self.rules, note_length=note_length, status_length=status_length)
+        else:  # a bound, not the exact longest: the harnesses' texts vary more
+            longest = self.dialect.max_observation_length(
+                self.rules, note_length=note_length, status_length=status_length
+            )
         self.observation_space = spaces.Text(longest, min_length=1, charset=TEXT_CHARSET)
         self.action_space = spaces.Text(self.max_answer_length, min_length=0, charset=TEXT_CHARSET)
         self._text = ""
         self._retries_left = self.max_retries
         self._done = True
+        self._moves: list[int] = []
 
     @property
     def board(self) -> Board:
         """The current position ([`connect4_env.core.Board`][connect4_env.core.Board])."""
         return self.game.board
 
+    @property
+    def moves(self) -> list[int]:
+        """The episode's moves so far, both players', 0-based columns (a copy)."""
+        return list(self._moves)
+
+    @property
+    def system_prompt(self) -> str:
+        """The dialect's instructions for the model's seat (the system message before the observations)."""
+        return self.dialect.system_prompt(self.rules, self.game.learner)
+
+    @property
+    def template_hash(self) -> str:
+        """The dialect's `template_hash`
+        ([`Dialect.template_hash`][connect4_env.envs.dialects.Dialect.template_hash]), also in
+        ``reset``'s info as ``"template"``.
+        """
+        return self.dialect.template_hash
+
     def _describe(self, note: str | None = None, status: str | None = None) -> str:
-        board = self.board
-        last = board.last_move if board.ply and board.to_move == self.game.learner else None
-        self._text = describe_position(
-            board, self.game.learner, last_opponent_column=last, note=note, status=status
-        )
+        self._text = self.dialect.observation(self.board, self.game.learner, self._moves, note, status)
         return self._text
 
     def reset(
@@ -166,6 +190,8 @@ class Connect4TextEnv(gym.Env):
         _, info = self.game.reset(seed=seed, options=options)
         self._retries_left = self.max_retries
         self._done = False
+        self._moves = [self.board.last_move] if self.board.ply == 1 else []
+        info.update(dialect=self.dialect.name, template=self.template_hash)
         return self._describe(), info
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -185,17 +211,19 @@ class Connect4TextEnv(gym.Env):
             )
         if self._done:
             raise RuntimeError("step() called on a finished episode: call reset() first")
-        parsed = parse_column(action, self.rules.columns, self.max_answer_length)
+        parsed = self.dialect.parse(action, self.board, self.max_answer_length)
         error = parsed.error
-        if parsed.column is not None and self.board.heights[parsed.column] >= self.rules.rows:
-            error = f"column {parsed.column + 1} is full: answer one of the legal columns"
         if error is None:
             assert parsed.column is not None
+            ply = self.board.ply
             _, reward, terminated, truncated, info = self.game.step(parsed.column)
+            self._moves.append(parsed.column)
+            if self.board.ply == ply + 2:  # the opponent replied
+                self._moves.append(self.board.last_move)
             self._retries_left = self.max_retries
         elif self.invalid_answer == "retry" and self._retries_left > 0:
             self._retries_left -= 1
-            note = rejection_note(error, self._retries_left)
+            note = self.dialect.rejection_note(action, error, self._retries_left)
             info = {"action_mask": self.game.action_masks().astype(np.int8)}
             info.update(parsed_column=parsed.column, parse_error=error, retries_left=self._retries_left)
             return self._describe(note), 0.0, False, False, info

@@ -218,10 +218,13 @@ def describe_position(
     last_opponent_column: int | None = None,
     note: str | None = None,
     status: str | None = None,
+    legal: bool = True,
+    grid: bool = True,
 ) -> str:
     """The position as text, seen by ``player`` (0 = first mover): coordinates, stones, whose turn, the legal
     columns; ``status`` replaces the line on whose move it is (a game lost by a rejected answer), and ``note``
-    (such as why the last answer was rejected) is added as a final line.
+    (such as why the last answer was rejected) is added as a final line. ``legal=False`` leaves the legal
+    columns out and ``grid=False`` the board (a blind prompt).
 
     ``X`` marks the viewer's stones and ``O`` the opponent's, whoever moved first. Returns the text.
 
@@ -249,15 +252,16 @@ def describe_position(
         "in a row, column or diagonal to win.",
         f"You are X, the opponent is O; you moved {'first' if player == 0 else 'second'}.",
         "",
-        pad + numbers,
     ]
-    symbols = {player: "X", 1 - player: "O", None: "."}
-    for row in range(rules.rows):
-        cells = " ".join(symbols[board.cell(row, c)].rjust(width) for c in range(columns))
-        lines.append(f"{str(rules.rows - row).rjust(label_width)}  {cells}")
-    if lettered:
-        lines.append(pad + " ".join(LETTERS[c].rjust(width) for c in range(columns)))
-    lines.append("")
+    if grid:
+        lines.append(pad + numbers)
+        symbols = {player: "X", 1 - player: "O", None: "."}
+        for row in range(rules.rows):
+            cells = " ".join(symbols[board.cell(row, c)].rjust(width) for c in range(columns))
+            lines.append(f"{str(rules.rows - row).rjust(label_width)}  {cells}")
+        if lettered:
+            lines.append(pad + " ".join(LETTERS[c].rjust(width) for c in range(columns)))
+        lines.append("")
     if last_opponent_column is not None:
         lines.append(f"The opponent played column {column_label(last_opponent_column, columns)}.")
     if status is not None:
@@ -266,9 +270,11 @@ def describe_position(
         lines.append("Game over: you won." if board.winner == player else "Game over: you lost.")
     elif board.is_draw:
         lines.append("Game over: a draw (the board is full).")
+    elif legal:
+        listed = " ".join(str(c + 1) for c in board.legal_moves())
+        lines.append(f"Your move ({board.ply // 2 + 1}). Legal columns: {listed}.")
     else:
-        legal = " ".join(str(c + 1) for c in board.legal_moves())
-        lines.append(f"Your move ({board.ply // 2 + 1}). Legal columns: {legal}.")
+        lines.append(f"Your move ({board.ply // 2 + 1}).")
     if note:
         lines.append(note)
     return "\n".join(lines) + "\n"

@@ -121,7 +121,7 @@ def test_bad_settings_and_calls_are_named_and_count_nothing() -> None:
     with pytest.raises(ValueError, match="time_limit"):
         TextPolicy(answer, time_limit=0)
     with pytest.raises(TypeError, match="system_prompt must be a str"):
-        TextPolicy(answer, system_prompt=None)  # type: ignore[arg-type]
+        TextPolicy(answer, system_prompt=5)  # type: ignore[arg-type]
     policy = TextPolicy(answer)
     with pytest.raises(TypeError, match="rules must be a connect4_env.Rules"):
         policy.bind("6x7")  # type: ignore[arg-type]

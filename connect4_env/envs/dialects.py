@@ -1,0 +1,593 @@
+"""Dialects: how a position is shown to a language model and how its answer is read, in the conventions of
+the harnesses that evaluate models on games. Pure functions on [`Board`][connect4_env.core.Board]; no env here.
+
+| dialect | board shown | columns | answer | a rejected answer |
+|---|---|---|---|---|
+| `"connect4"` (this package's own) | grid with numbers above, letters below, `X` = the model | 1-based (or a letter) | `4`, `d`, `column 4`, `Move: 4`, `...<answer>4</answer>` | told why, 2 retries a move, then a loss |
+| `"game_arena"` (Kaggle Game Arena / DeepMind `game_arena`) | OpenSpiel's text: top row first, `x` first mover, `o`, `.` | 0-based | reasoning, then `Final Answer: 3` | one rethink quoting the answer, then a forfeit |
+| `"textarena"` (TextArena `ConnectFour`) | header `0 1 2 ...`, dashes, rows top first, `X` Player 0, `O` | 0-based | `[col 3]`, `[3]`, a bare `3` | one free invalid answer a move, the second loses |
+| `"json"` (OpenEnv `connect4_env` / tool calls) | a JSON object: `board` rows top first, `1` first mover, `-1`, `0` | 0-based | `{"column": 3}`, a `drop_disc` tool call | a loss at once |
+
+Each dialect takes three options, each None for the dialect's own default: ``legal_moves`` (list the legal
+columns), ``history`` (both players' moves so far) and ``blind`` (no board: the moves only, so ``history``
+is then always on). A dialect is identified in records by ``template_hash``, a short hash of its prompt
+text and options: two runs with the same hash showed the model the same prompts.
+
+The Game Arena and TextArena readings follow those harnesses' parsers (kaggle-environments'
+``open_spiel_env`` connect_four harness; TextArena's ``ActionFormattingWrapper`` and ``ConnectFour`` env):
+
+- ``game_arena``: the last ``Final Answer: N`` (any case, spaces around the colon) if ``N`` is a legal
+  column; otherwise the last number anywhere in the answer that is a legal column (their fallback, so
+  ``"I considered column 2. Final Answer: 7"`` plays 2); otherwise rejected. ``N`` is read as written: ``03``
+  is no column. A reply cut off at the length limit (``finish_reason="length"``) is rejected whatever it says.
+- ``textarena``: an answer without ``[`` or ``]`` is read as ``[answer]``; the first line holding
+  ``[N]`` or ``[col N]`` (any case, spaces after ``col``) gives its last such bracket; ``[column 3]`` is
+  rejected.
+- ``json``: the last JSON object in the answer with a ``"column"`` integer (``{"column": 3}``), or a
+  tool call ``{"name": "drop_disc", "arguments": {"column": 3}}`` (``arguments`` may be a JSON string), or
+  ``drop_disc(3)`` / ``drop_disc(column=3)`` written as text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from connect4_env.core import Board, check_board
+from connect4_env.envs.text_protocol import (
+    MAX_ANSWER_LENGTH,
+    SYSTEM_PROMPT,
+    ParseResult,
+    describe_position,
+    echo,
+    parse_column,
+    rejection_note,
+)
+from connect4_env.rules import Rules, check_rules
+from connect4_env.validation import check_bool, check_choice, check_int
+
+__all__ = [
+    "DIALECTS",
+    "Dialect",
+    "get_dialect",
+    "RETHINK_QUOTE_LENGTH",
+]
+
+DIALECTS = ("connect4", "game_arena", "textarena", "json")
+RETHINK_QUOTE_LENGTH = 1000
+"""The most characters of a rejected answer that a Game Arena rethink prompt quotes (its end, where the
+final answer is)."""
+
+_SAFE = re.compile(r"[^\x20-\x7e\n]")
+
+
+def _printable(text: str, limit: int) -> str:
+    """The last ``limit`` characters of ``text`` as printable ASCII and newlines (anything else becomes
+    ``?``), so a quoted answer keeps an observation short and in the text env's charset.
+    """
+    tail = text[-limit:] if len(text) > limit else text
+    return ("..." if len(text) > limit else "") + _SAFE.sub("?", tail)
+
+
+def _moves_checked(moves: Sequence[int], board: Board) -> tuple[int, ...]:
+    if isinstance(moves, (str, bytes)) or not isinstance(moves, Sequence):
+        raise TypeError(f"moves must be a sequence of 0-based columns, got {type(moves).__name__}")
+    columns = board.rules.columns
+    checked = tuple(check_int(f"moves[{index}]", move, 0, columns - 1) for index, move in enumerate(moves))
+    if len(checked) > board.rules.cells:
+        raise ValueError(f"{len(checked)} moves do not fit a board of {board.rules.cells} cells")
+    return checked
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One harness's way of showing a position and reading an answer; build one with `get_dialect`.
+
+    Attributes:
+        name: one of `DIALECTS`.
+        legal_moves: the legal columns are listed.
+        history: both players' moves so far are shown.
+        blind: no board is shown (the moves are).
+    """
+
+    name: str
+    legal_moves: bool
+    history: bool
+    blind: bool
+    base: int = field(init=False)
+    """How columns are numbered in text: 0 (the harnesses) or 1 (this package's own)."""
+    max_retries: int = field(init=False)
+    """Rejected answers forgiven a move by the harness's rule (then the game is lost)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "base", 1 if self.name == "connect4" else 0)
+        retries = {"connect4": 2, "game_arena": 1, "textarena": 1, "json": 0}[self.name]
+        object.__setattr__(self, "max_retries", retries)
+
+    # -- the prompt ---------------------------------------------------------------------------------
+
+    def system_prompt(self, rules: Rules | None = None, player: int = 0) -> str:
+        """The instructions that come before the position ("" for ``game_arena``, whose prompt is one message).
+
+        Raises:
+            TypeError: ``rules`` is not a [`Rules`][connect4_env.rules.Rules] (or None), ``player`` not an int.
+            ValueError: ``player`` is not 0 or 1.
+        """
+        rules = check_rules(rules, None) or Rules()
+        player = check_int("player", player, 0, 1)
+        if self.name == "connect4":
+            return SYSTEM_PROMPT
+        if self.name == "game_arena":
+            return ""
+        if self.name == "textarena":
+            return (
+                f"You are Player {player} in Connect Four.\n"
+                f"Your disc symbol: {'XO'[player]}.\n"
+                f"The game board has {rules.rows} rows and {rules.columns} columns.\n"
+                f"Players take turns dropping their disc into one of the columns (0 to {rules.columns - 1}).\n"
+                f"The first to connect {rules.win_length} of their own discs vertically, horizontally, or "
+                "diagonally wins.\n"
+                "On your turn, enter the column number in squared brackets to make your move.\n"
+                "For example: '[col 4]' or '[col 1]'."
+            )
+        return (
+            "You are playing Connect Four. Each turn you get the game state as a JSON object: `board` lists the "
+            "rows from the top, with 1 for the first player's discs, -1 for the second player's and 0 for an "
+            f"empty cell; `player` is your number (1 or -1). Line up {rules.win_length} of your discs in a row, "
+            "column or diagonal to win. Columns are numbered from 0 at the left. Answer with a JSON object "
+            'naming the column, {"column": N}, or call the tool drop_disc with {"column": N}.'
+        )
+
+    def observation(
+        self,
+        board: Board,
+        player: int,
+        moves: Sequence[int] = (),
+        note: str | None = None,
+        status: str | None = None,
+    ) -> str:
+        """The position as the user's message for ``player`` (0 = first mover).
+
+        Args:
+            board: the position.
+            player: who the model is (0 or 1).
+            moves: the game's moves so far (0-based columns, first move first), for the history option and
+                the opponent's last move; they are not checked against ``board``.
+            note: a line added at the end (such as why the last answer was rejected), or None.
+            status: replaces the line on whose move it is (a game lost by a rejected answer), or None.
+
+        Raises:
+            TypeError: ``board`` is not a [`Board`][connect4_env.core.Board], ``player`` or a move is not an
+                int, or ``note`` / ``status`` is not a str or None.
+            ValueError: ``player`` is not 0 or 1, a move is off the board, or there are more moves than cells.
+        """
+        board = check_board(board)
+        player = check_int("player", player, 0, 1)
+        moves = _moves_checked(moves, board)
+        for name, text in (("note", note), ("status", status)):
+            if text is not None and not isinstance(text, str):
+                raise TypeError(f"{name} must be a str or None, got {type(text).__name__}")
+        render = {
+            "connect4": self._own,
+            "game_arena": self._game_arena,
+            "textarena": self._textarena,
+            "json": self._json,
+        }[self.name]
+        return render(board, player, moves, note, status)
+
+    def prompt(self, board: Board, player: int, moves: Sequence[int] = (), note: str | None = None) -> str:
+        """The whole prompt as one string: the system prompt, a blank line and the observation.
+
+        Raises:
+            TypeError: as `observation`.
+            ValueError: as `observation`.
+        """
+        text = self.observation(board, player, moves, note)
+        system = self.system_prompt(board.rules, player)
+        return f"{system}\n\n{text}" if system else text
+
+    def messages(
+        self, board: Board, player: int, moves: Sequence[int] = (), note: str | None = None
+    ) -> list[dict[str, str]]:
+        """The prompt as chat messages (``[{"role", "content"}, ...]``, the shape of
+        ``tokenizer.apply_chat_template`` and TRL's conversational datasets): a system message when the
+        dialect has one, then the observation as the user's message.
+
+        Raises:
+            TypeError: as `observation`.
+            ValueError: as `observation`.
+        """
+        text = self.observation(board, player, moves, note)
+        system = self.system_prompt(board.rules, player)
+        chat = [{"role": "system", "content": system}] if system else []
+        return [*chat, {"role": "user", "content": text}]
+
+    @property
+    def template_hash(self) -> str:
+        """8 hex characters identifying the prompt template and options: a hash of the dialect's system
+        prompt and of a fixed position's observation with a note, on the standard board.
+        """
+        board = Board(Rules()).play_moves([3, 3, 2])
+        parts = [
+            self.name,
+            repr((self.legal_moves, self.history, self.blind, self.max_retries)),
+            self.system_prompt(Rules(), 1),
+            self.observation(board, 1, (3, 3, 2), note=self.rejection_note("4", "why", 0)),
+        ]
+        return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:8]
+
+    def column_text(self, column: int) -> str:
+        """How env column ``column`` (0-based) is written in this dialect's text."""
+        return str(column + self.base)
+
+    def max_observation_length(self, rules: Rules, *, note_length: int = 0, status_length: int = 0) -> int:
+        """An upper bound on the characters of `observation` on ``rules``' board with a note of at most
+        ``note_length`` characters and a status of at most ``status_length``, whatever the position.
+
+        Raises:
+            TypeError: ``rules`` is not a [`Rules`][connect4_env.rules.Rules], or a length not an int.
+            ValueError: a length below 0.
+        """
+        rules = check_rules(rules)
+        note_length = check_int("note_length", note_length, 0)
+        status_length = check_int("status_length", status_length, 0)
+        digits = len(str(rules.columns)) + 2  # a column's number, with a sign or comma and a space
+        grid = (rules.rows + 3) * (rules.columns * (digits + 1) + 8)  # rows, header, letters, separator
+        listing = rules.columns * (digits + 1) + 80  # the legal columns and their line
+        history = rules.cells * (digits + 50) + 80  # one move: up to a sentence each (TextArena's)
+        fixed = 2000  # the fixed sentences (the Game Arena prompt is the longest)
+        return grid + listing + history + fixed + note_length + status_length + RETHINK_QUOTE_LENGTH + 8
+
+    # -- reading an answer --------------------------------------------------------------------------
+
+    def parse(self, text: str, board: Board, max_length: int = MAX_ANSWER_LENGTH) -> ParseResult:
+        """Read a column from ``text`` by this dialect's rule (see the module docstring), for ``board``.
+
+        Returns:
+            A `ParseResult`: the 0-based column, or an error for the model. A full column or a number off the
+            board is an error here (the harnesses reject both the same way). Never raises for a str.
+
+        Raises:
+            TypeError: ``text`` is not a str, ``board`` not a Board or ``max_length`` not an int.
+            ValueError: ``max_length`` below 1.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"an answer must be a str, got {type(text).__name__}")
+        board = check_board(board)
+        max_length = check_int("max_length", max_length, 1)
+        if len(text) > max_length:
+            return ParseResult(None, f"the answer has more than {max_length} characters")
+        if self.name == "connect4":
+            parsed = parse_column(text, board.rules.columns, max_length)
+            if parsed.column is not None and not board.is_legal(parsed.column):
+                return ParseResult(
+                    None, f"column {parsed.column + 1} is full: answer one of the legal columns"
+                )
+            return parsed
+        reader = {"game_arena": _read_game_arena, "textarena": _read_textarena, "json": _read_json}[self.name]
+        return reader(text, board)
+
+    def rejection_note(self, answer: str, error: str, tries_left: int, cut_off: bool = False) -> str:
+        """What the next prompt adds after a rejected answer: the harness's retry text.
+
+        Args:
+            answer: the rejected answer (Game Arena quotes its end).
+            error: why it was rejected.
+            tries_left: answers left for this move.
+            cut_off: the reply was cut off at the length limit (Game Arena then asks for a shorter one).
+
+        Raises:
+            TypeError: ``answer`` or ``error`` is not a str, ``tries_left`` not an int.
+            ValueError: ``tries_left`` below 0.
+        """
+        for name, value in (("answer", answer), ("error", error)):
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+        tries_left = check_int("tries_left", tries_left, 0)
+        cut_off = check_bool("cut_off", cut_off)
+        if self.name == "game_arena":
+            if cut_off:
+                return (
+                    "Your last answer was cut off at the length limit before it gave a move, so no move was "
+                    "recorded. Reason more briefly this time and end with the final answer line."
+                )
+            return (
+                "No legal column could be read from your previous response. Think again and answer a legal, "
+                "strong column. End with the final answer on its own last line, exactly in the format:\n"
+                "Final Answer: <column_index>\n\n"
+                f"Your previous response concluded with:\n{_printable(answer, RETHINK_QUOTE_LENGTH)}"
+            )
+        if self.name == "textarena":
+            return (
+                f"You attempted an invalid move. Reason: {error}. Please resubmit a valid move and remember to "
+                "follow the game rules to avoid penalties."
+            )
+        if self.name == "json":
+            return f"Your answer was rejected: {error}."
+        return rejection_note(error, tries_left)
+
+    # -- the four renderings ------------------------------------------------------------------------
+
+    def _history_line(self, moves: tuple[int, ...], symbols: str) -> str:
+        if not moves:
+            return "None"
+        return " ".join(f"{symbols[index % 2]}{self.column_text(move)}" for index, move in enumerate(moves))
+
+    def _own(
+        self, board: Board, player: int, moves: tuple[int, ...], note: str | None, status: str | None
+    ) -> str:
+        last = moves[-1] if moves and len(moves) % 2 == player else None
+        text = describe_position(
+            board,
+            player,
+            last_opponent_column=last,
+            note=None,
+            status=status,
+            legal=self.legal_moves,
+            grid=not self.blind,
+        )
+        if self.history:
+            spoken = " ".join(
+                f"{'X' if index % 2 == player else 'O'}{move + 1}" for index, move in enumerate(moves)
+            )
+            text += f"Moves so far, first move first: {spoken or 'none'}.\n"
+        if note:
+            text += note + "\n"
+        return text
+
+    def _game_arena(
+        self, board: Board, player: int, moves: tuple[int, ...], note: str | None, status: str | None
+    ) -> str:
+        rules = board.rules
+        name = "xo"[player]
+        lines = [
+            "You are a strong Connect X player. Analyze the game state below and choose the best move.",
+            "",
+            "I. Game rules and configuration",
+            "",
+            "A. Game: Connect X (generalized Connect Four).",
+            f"B. Board size: {rules.rows} rows and {rules.columns} columns.",
+            "C. Gravity: a disc falls to the lowest empty cell of its column.",
+            f"D. Win condition: the first player to get {rules.win_length} of their discs in a row "
+            "(horizontally, vertically or diagonally) wins.",
+            "E. Legal moves: you cannot play a column whose top row (row 0) is occupied.",
+            f"F. Column indices: columns are 0-indexed from left to right (0 to {rules.columns - 1}).",
+            f"G. You are playing as player {name}.",
+            "",
+            "II. Input data",
+            "",
+        ]
+        if not self.blind:
+            lines += ["Current board state:", "", _openspiel_board(board)]
+        if self.history:
+            lines += ["The moves played so far are:", self._history_line(moves, "xo"), ""]
+        if self.legal_moves and not board.is_terminal:
+            lines += ["The legal moves are:", " ".join(str(c) for c in board.legal_moves()), ""]
+        lines += [
+            "III. Required final answer format",
+            "",
+            "Start with your reasoning and end with the final answer, on a single, final, new line, in the "
+            "exact format:",
+            "",
+            "Final Answer: <column_index>",
+            "",
+            "where <column_index> is a single integer, the zero-based column index.",
+        ]
+        lines.append(
+            status if status is not None else f"It is your move (player {name}). Choose the best column."
+        )
+        if note:
+            lines.append(note)
+        return "\n".join(lines) + "\n"
+
+    def _textarena(
+        self, board: Board, player: int, moves: tuple[int, ...], note: str | None, status: str | None
+    ) -> str:
+        rules = board.rules
+        lines = []
+        if self.history:
+            for index, move in enumerate(moves):
+                mover = index % 2
+                lines.append(f"[GAME] Player {mover} dropped their disk ({'XO'[mover]}) into column {move}.")
+        if self.blind:
+            lines.append("[GAME] The game board is not visible to players.")
+        else:
+            width = len(str(rules.columns - 1))
+            header = " ".join(str(c).rjust(width) for c in range(rules.columns))
+            lines += ["[GAME] Board state:", header, "-" * len(header)]
+            for row in range(rules.rows):
+                cells = ("." if (s := board.cell(row, c)) is None else "XO"[s] for c in range(rules.columns))
+                lines.append(" ".join(cell.rjust(width) for cell in cells))
+        if self.legal_moves and not board.is_terminal:
+            lines.append("[GAME] Legal columns: " + ", ".join(f"[{c}]" for c in board.legal_moves()))
+        if status is not None:
+            lines.append(f"[GAME] {status}")
+        if note:
+            lines.append(f"[GAME] {note}")
+        return "\n".join(lines) + "\n"
+
+    def _json(
+        self, board: Board, player: int, moves: tuple[int, ...], note: str | None, status: str | None
+    ) -> str:
+        rules = board.rules
+        state: dict[str, object] = {}
+        if not self.blind:
+            state["board"] = [
+                [
+                    0 if (stone := board.cell(row, c)) is None else (1 if stone == 0 else -1)
+                    for c in range(rules.columns)
+                ]
+                for row in range(rules.rows)
+            ]
+        state["player"] = 1 if player == 0 else -1
+        if self.legal_moves:
+            state["legal_actions"] = [] if board.is_terminal else board.legal_moves()
+        if self.history:
+            state["moves"] = list(moves)
+        if status is not None:
+            state["status"] = status
+        if note:
+            state["note"] = note
+        return json.dumps(state, separators=(", ", ": ")) + "\n"
+
+
+def _openspiel_board(board: Board) -> str:
+    """OpenSpiel's ``connect_four`` state string: the top row first, ``x`` the first mover, ``o``, ``.``."""
+    rules = board.rules
+    rows = []
+    for row in range(rules.rows):
+        rows.append(
+            "".join("." if (s := board.cell(row, c)) is None else "xo"[s] for c in range(rules.columns))
+        )
+    return "\n".join(rows) + "\n"
+
+
+def _legal_digits(token: str, board: Board) -> int | None:
+    """The column a number written as ``token`` names, if legal (read as written: ``"03"`` names none)."""
+    if len(token) > 6 or str(int(token)) != token:
+        return None
+    column = int(token)
+    return column if column < board.rules.columns and board.is_legal(column) else None
+
+
+_FINAL_ANSWER = re.compile(r"final\s+answer\s*:\s*(\d+)", re.IGNORECASE | re.ASCII)
+_NUMBER = re.compile(r"\d+", re.ASCII)
+
+
+def _read_game_arena(text: str, board: Board) -> ParseResult:
+    finals = [match[1] for match in _FINAL_ANSWER.finditer(text)]
+    if finals and (column := _legal_digits(finals[-1], board)) is not None:
+        return ParseResult(column, None)
+    for match in reversed(list(_NUMBER.finditer(text))):
+        if (column := _legal_digits(match[0], board)) is not None:
+            return ParseResult(column, None)
+    if finals:
+        return ParseResult(None, f"Final Answer {echo(finals[-1], quote=False)} is not a legal column")
+    return ParseResult(None, "no legal column index could be read (end with 'Final Answer: <column_index>')")
+
+
+_BRACKET = re.compile(r"\[(?:col\s*)?(\d+)\]", re.IGNORECASE | re.ASCII)
+
+
+def _read_textarena(text: str, board: Board) -> ParseResult:
+    if "[" not in text and "]" not in text:
+        text = f"[{text}]"
+    for line in text.split("\n"):
+        found = list(_BRACKET.finditer(line))
+        if found:
+            token = found[-1][1]
+            column = int(token) if len(token) <= 6 else board.rules.columns
+            if column >= board.rules.columns:
+                return ParseResult(None, f"Column {echo(token, quote=False)} is out of bounds")
+            if not board.is_legal(column):
+                return ParseResult(None, f"Column {column} is full")
+            return ParseResult(column, None)
+    return ParseResult(None, "Invalid action format. Expected format: '[col x]'")
+
+
+_TOOL_TEXT = re.compile(r"drop_disc\s*\(\s*(?:column\s*=\s*)?(-?\d+)\s*\)", re.IGNORECASE | re.ASCII)
+
+
+def _json_objects(text: str) -> list[object]:
+    """The JSON objects in ``text``, each read from a ``{`` with `json.JSONDecoder.raw_decode`, left to right
+    and without overlap (a bounded answer: at most one decode per ``{`` not inside an object already read).
+    """
+    decoder = json.JSONDecoder()
+    found = []
+    position = text.find("{")
+    while position != -1:
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except (ValueError, RecursionError):  # not JSON there, or nested past Python's limit
+            position = text.find("{", position + 1)
+            continue
+        found.append(value)
+        position = text.find("{", end)
+    return found
+
+
+def _column_of(value: object) -> object:
+    """The ``column`` a decoded object names: ``{"column": N}`` or a tool call's arguments."""
+    if not isinstance(value, dict):
+        return None
+    if "column" in value:
+        return value["column"]
+    call = value.get("function", value)  # OpenAI's {"type": "function", "function": {...}} or the bare call
+    if isinstance(call, dict) and call.get("name") == "drop_disc":
+        arguments = call.get("arguments", call.get("parameters"))
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                return None
+        if isinstance(arguments, dict):
+            return arguments.get("column")
+    return None
+
+
+def _read_json(text: str, board: Board) -> ParseResult:
+    named: object = None
+    for value in _json_objects(text):
+        column = _column_of(value)
+        if column is not None:
+            named = column
+    if named is None and (match := _TOOL_TEXT.search(text)) is not None:
+        named = int(match[1]) if len(match[1]) <= 7 else board.rules.columns
+    if named is None:
+        return ParseResult(None, 'no column could be read: answer {"column": N}')
+    if isinstance(named, float) and named.is_integer() and abs(named) < 1e9:
+        named = int(named)  # {"column": 3.0}, which OpenEnv's pydantic model also takes
+    elif isinstance(named, str) and named.isascii() and named.isdigit() and len(named) <= 7:
+        named = int(named)  # {"column": "3"}, likewise
+    if type(named) is not int:
+        return ParseResult(None, f"column must be an integer, got {echo(json.dumps(named)[:40])}")
+    if not 0 <= named < board.rules.columns:
+        return ParseResult(None, f"column {named} is not on the board (0 to {board.rules.columns - 1})")
+    if not board.is_legal(named):
+        return ParseResult(None, f"column {named} is full")
+    return ParseResult(named, None)
+
+
+def get_dialect(
+    name: str | Dialect = "connect4",
+    *,
+    legal_moves: bool | None = None,
+    history: bool | None = None,
+    blind: bool | None = None,
+) -> Dialect:
+    """The dialect ``name`` with its options; None takes the dialect's default.
+
+    Defaults: ``connect4`` lists the legal columns, no history; ``game_arena`` neither (as its harness);
+    ``textarena`` shows the moves (TextArena's message log) and no list; ``json`` lists them
+    (``legal_actions``, as OpenEnv), no history. ``blind=True`` turns ``history`` on.
+
+    Raises:
+        TypeError: ``name`` is not a str or `Dialect`, or an option not a bool or None.
+        ValueError: ``name`` is not one of `DIALECTS`, or ``blind=True`` with ``history=False``.
+    """
+    if isinstance(name, Dialect):
+        base = name
+        name = base.name
+        defaults = (base.legal_moves, base.history, base.blind)
+    else:
+        if not isinstance(name, str):
+            raise TypeError(f"dialect must be a str or a Dialect, got {type(name).__name__}")
+        check_choice("dialect", name, DIALECTS)
+        defaults = {
+            "connect4": (True, False, False),
+            "game_arena": (False, False, False),
+            "textarena": (False, True, False),
+            "json": (True, False, False),
+        }[name]
+    options = []
+    for option, value, default in zip(
+        ("legal_moves", "history", "blind"), (legal_moves, history, blind), defaults
+    ):
+        options.append(default if value is None else check_bool(option, value))
+    legal, shown, hidden = options
+    if hidden and history is False:
+        raise ValueError("blind=True needs history: a blind prompt shows the moves instead of the board")
+    return Dialect(name, legal, shown or hidden, hidden)
