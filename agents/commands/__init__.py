@@ -31,6 +31,7 @@ COMMANDS = (
     "play",
     "tournament",
     "evaluate",
+    "grade",
     "train_sb3",
     "train_alphazero",
     "train_rllib",

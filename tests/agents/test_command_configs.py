@@ -27,6 +27,7 @@ END = "<!-- options: end -->"
 # the values a command cannot run without, by its name in the docs: positional arguments and required options
 REQUIRED = {
     "evaluate": ["random"],
+    "grade": ["random"],
     "replay": ["games.jsonl"],
     "kaggle-submission": ["mcts"],
     "match match": ["--table", "t.npz"],
@@ -38,6 +39,8 @@ SPELLINGS = {
     "tournament": "--games --rows --columns --win-length --seed --gauntlet --ladder --anchor --bootstrap --backend "
     "--workers --address --json --out --games-out --plot --no-progress",
     "evaluate": "--test-sets --plies --sample --seed --backend --workers --address --json --plot --no-progress",
+    "grade": "--opponent --games --rows --columns --win-length --sets --no-sets --sample --seed --workers --out "
+    "--no-plot --no-progress",
     "train-sb3": "--algo --opponent --rows --columns --win-length --timesteps --n-envs --seed --out --eval-freq "
     "--eval-games --eval-opponents --snapshot-freq --features --threads --hyperparameters --quiet",
     "train-alphazero": "--rows --columns --win-length --channels --blocks --generations --games --parallel "

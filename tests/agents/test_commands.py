@@ -178,6 +178,7 @@ def test_the_dispatcher_mounts_every_command_once_with_a_one_line_summary(
         "play",
         "tournament",
         "evaluate",
+        "grade",
         "train-sb3",
         "train-alphazero",
         "train-rllib",
