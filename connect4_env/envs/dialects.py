@@ -23,7 +23,7 @@ The Game Arena and TextArena readings follow those harnesses' parsers (kaggle-en
 - ``textarena``: an answer without ``[`` or ``]`` is read as ``[answer]``; the first line holding
   ``[N]`` or ``[col N]`` (any case, spaces after ``col``) gives its last such bracket; ``[column 3]`` is
   rejected.
-- ``json``: the last JSON object in the answer with a ``"column"`` integer (``{"column": 3}``), or a
+- ``json``: the last JSON object in the answer (of its last `JSON_TRIES` candidates) with a ``"column"`` integer (``{"column": 3}``), or a
   tool call ``{"name": "drop_disc", "arguments": {"column": 3}}`` (``arguments`` may be a JSON string), or
   ``drop_disc(3)`` / ``drop_disc(column=3)`` written as text.
 """
@@ -491,22 +491,36 @@ def _read_textarena(text: str, board: Board) -> ParseResult:
 _TOOL_TEXT = re.compile(r"drop_disc\s*\(\s*(?:column\s*=\s*)?(-?\d+)\s*\)", re.IGNORECASE | re.ASCII)
 
 
-def _json_objects(text: str) -> list[object]:
-    """The JSON objects in ``text``, each read from a ``{`` with `json.JSONDecoder.raw_decode`, left to right
-    and without overlap (a bounded answer: at most one decode per ``{`` not inside an object already read).
+_OBJECT_START = re.compile(r'\{\s*["}]')
+JSON_TRIES = 32
+"""The most places a ``json`` answer is decoded from (its last candidate objects): each decode may read to
+the answer's end, so the work stays linear in its length."""
+
+
+def _last_named_column(text: str) -> object:
+    """The ``column`` named by the last outermost JSON object in ``text`` that names one (see `_column_of`):
+    at most `JSON_TRIES` decodes, from the last places where a ``{`` can open an object. An object inside
+    another (a tool call's arguments) is read only through the outer one.
     """
     decoder = json.JSONDecoder()
-    found = []
-    position = text.find("{")
-    while position != -1:
+    starts = [match.start() for match in _OBJECT_START.finditer(text)]
+    objects = []
+    for start in starts[-JSON_TRIES:]:
         try:
-            value, end = decoder.raw_decode(text, position)
+            value, end = decoder.raw_decode(text, start)
         except (ValueError, RecursionError):  # not JSON there, or nested past Python's limit
-            position = text.find("{", position + 1)
             continue
-        found.append(value)
-        position = text.find("{", end)
-    return found
+        objects.append((start, end, value))
+    outermost = [
+        (start, value)
+        for start, end, value in objects
+        if not any(other < start and end <= other_end for other, other_end, _ in objects)
+    ]
+    for _, value in reversed(outermost):
+        column = _column_of(value)
+        if column is not None:
+            return column
+    return None
 
 
 def _column_of(value: object) -> object:
@@ -529,11 +543,7 @@ def _column_of(value: object) -> object:
 
 
 def _read_json(text: str, board: Board) -> ParseResult:
-    named: object = None
-    for value in _json_objects(text):
-        column = _column_of(value)
-        if column is not None:
-            named = column
+    named = _last_named_column(text)
     if named is None and (match := _TOOL_TEXT.search(text)) is not None:
         named = int(match[1]) if len(match[1]) <= 7 else board.rules.columns
     if named is None:

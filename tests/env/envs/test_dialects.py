@@ -1,0 +1,237 @@
+"""Dialects: each harness's answers read as that harness reads them (examples written the way its own tests and
+prompts write them), boards as its reference code prints them, observations within the text env's space, and
+each rule for rejected answers in the text env."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import gymnasium as gym
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from connect4_env.core import Board
+from connect4_env.envs.dialects import DIALECTS, get_dialect
+from connect4_env.envs.text_env import TEXT_CHARSET
+from connect4_env.rules import Rules
+
+AFTER = Board().play_moves([3, 3, 2])  # every column legal; x (first mover) to answer... o to move
+FULL_FIRST = Board().play_moves([0, 0, 0, 0, 0, 0])  # column 0 full
+
+
+# Kaggle's connect_four harness tests and prompt, and the cases its two-stage parser decides
+GAME_ARENA = [
+    ("I'll drop in column 3.\n\nFinal Answer: 3", 3),
+    ("final answer: 2", 2),
+    ("Column 4 is the best move here.", 4),
+    ("I considered column 2 but column 5 is better.", 5),
+    ("**Final Answer: 3**", 3),
+    ("**Final Answer:** 3", 3),
+    ("Final Answer: 7", None),
+    ("I considered column 2. Final Answer: 7", 2),
+    ("Final Answer: 10", None),
+    ("Final Answer: 03", None),
+    ("Let me think.\nFinal Answer: 1\nOn reflection:\nFinal Answer: 6", 6),
+    ("no idea", None),
+]
+# TextArena's ConnectFour prompt examples and its ActionFormattingWrapper + regex
+TEXTARENA = [
+    ("[col 4]", 4),
+    ("[col 1]", 1),
+    ("[3]", 3),
+    ("3", 3),
+    ("col 3", 3),
+    ("[Col 3]", 3),
+    ("[col3]", 3),
+    ("**[col 3]**", 3),
+    ("[col 03]", 3),
+    ("I choose [col 2] not [col 5]", 5),
+    ("[col 2]\nActually [col 5]", 2),
+    ("[column 3]", None),
+    ("[ col 3 ]", None),
+    ("Final Answer: 3", None),
+    ("[col 9]", None),
+]
+# OpenEnv's Connect4Action(column=N) as JSON, and tool calls
+JSON = [
+    ('{"column": 3}', 3),
+    ('{"column": 0}', 0),
+    ('I will play {"column": 2}. No: {"column": 4}', 4),
+    ('{"name": "drop_disc", "arguments": "{\\"column\\": 5}"}', 5),
+    ('{"type": "function", "function": {"name": "drop_disc", "arguments": {"column": 1}}}', 1),
+    ("drop_disc(column=6)", 6),
+    ("drop_disc(2)", 2),
+    ('{"column": "3"}', 3),
+    ('{"column": 3.0}', 3),
+    ('{"column": 3.5}', None),
+    ('{"column": true}', None),
+    ('{"column": 7}', None),
+    ('{"column": -1}', None),
+    ("3", None),
+    ('{"name": "other_tool", "arguments": {"column": 1}}', None),
+]
+OWN = [
+    ("4", 3),
+    ("d", 3),
+    ("column 4", 3),
+    ("I play d", 3),
+    ("<think>5?</think><answer>4</answer>", 3),
+    ("8", None),
+]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "cases"),
+    [("game_arena", GAME_ARENA), ("textarena", TEXTARENA), ("json", JSON), ("connect4", OWN)],
+)
+def test_each_dialect_reads_its_harness_examples_as_the_harness_does(dialect: str, cases: list) -> None:
+    reader = get_dialect(dialect)
+    for answer, column in cases:
+        parsed = reader.parse(answer, AFTER)
+        assert parsed.column == column, (dialect, answer, parsed)
+        assert (parsed.error is None) == (column is not None), (dialect, answer, parsed)
+
+
+def test_a_full_column_is_rejected_in_every_dialect_and_the_fallbacks_skip_it() -> None:
+    for dialect, answer in (
+        ("game_arena", "Final Answer: 0"),
+        ("textarena", "[0]"),
+        ("json", '{"column": 0}'),
+    ):
+        parsed = get_dialect(dialect).parse(answer, FULL_FIRST)
+        assert parsed.column is None and "full" in parsed.error or "legal" in parsed.error
+    parsed = get_dialect("connect4").parse("1", FULL_FIRST)
+    assert parsed.column is None and "column 1 is full" in parsed.error
+    # Game Arena's fallback takes the last legal number: 0 is full, so 5
+    assert get_dialect("game_arena").parse("column 5 or 0. Final Answer: 0", FULL_FIRST).column == 5
+
+
+def test_the_game_arena_board_is_openspiels_state_string() -> None:
+    pyspiel = pytest.importorskip("pyspiel")
+    rng = random.Random(7)
+    for rows, columns in ((6, 7), (5, 4), (7, 9)):
+        game = pyspiel.load_game("connect_four", {"rows": rows, "columns": columns})
+        for _ in range(20):
+            state, board = game.new_initial_state(), Board(Rules(rows, columns, 4))
+            while not state.is_terminal():
+                assert (
+                    get_dialect("game_arena").observation(board, board.to_move).count(state.to_string()) == 1
+                )
+                column = rng.choice(state.legal_actions())
+                state.apply_action(column)
+                board.play(column)
+
+
+def test_dialects_number_columns_as_their_harness_and_the_hash_tells_prompts_apart() -> None:
+    assert [get_dialect(name).base for name in DIALECTS] == [1, 0, 0, 0]
+    hashes = {get_dialect(name, history=h).template_hash for name in DIALECTS for h in (False, True)}
+    assert len(hashes) == 8 and all(len(h) == 8 for h in hashes)
+    assert get_dialect("json").template_hash == get_dialect("json").template_hash
+    assert get_dialect("json", legal_moves=False).template_hash != get_dialect("json").template_hash
+
+
+def test_options_show_or_hide_the_legal_columns_the_moves_and_the_board() -> None:
+    board, moves = Board().play_moves([3, 4]), [3, 4]
+    arena = get_dialect("game_arena", legal_moves=True, history=True).observation(board, 0, moves)
+    assert "x3 o4" in arena and "0 1 2 3 4 5 6" in arena and "...xo.." in arena
+    assert "x3 o4" not in get_dialect("game_arena").observation(board, 0, moves)
+    blind = get_dialect("textarena", blind=True).observation(board, 0, moves)
+    assert "not visible" in blind and "into column 4" in blind and "-------------" not in blind
+    state = json.loads(get_dialect("json", history=True).observation(board, 0, moves))
+    assert state["board"][-1] == [0, 0, 0, 1, -1, 0, 0] and state["moves"] == [3, 4] and state["player"] == 1
+    assert "board" not in json.loads(get_dialect("json", blind=True).observation(board, 0, moves))
+    own = get_dialect("connect4", legal_moves=False, history=True).observation(board, 0, moves)
+    assert "Legal columns" not in own and "Moves so far, first move first: X4 O5." in own
+    with pytest.raises(ValueError, match="blind=True needs history"):
+        get_dialect("textarena", blind=True, history=False)
+    with pytest.raises(ValueError, match="dialect"):
+        get_dialect("chess")
+    with pytest.raises(TypeError, match="legal_moves"):
+        get_dialect("json", legal_moves="yes")  # type: ignore[arg-type]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=300), st.sampled_from(DIALECTS))
+def test_any_text_parses_to_a_legal_column_or_an_error_without_raising(text: str, dialect: str) -> None:
+    parsed = get_dialect(dialect).parse(text, FULL_FIRST)
+    assert (parsed.column is None) != (parsed.error is None)
+    if parsed.column is not None:
+        assert FULL_FIRST.is_legal(parsed.column)
+
+
+def test_hostile_answers_are_read_in_bounded_work() -> None:
+    hostile = [
+        '{"a":' * 50_000,  # nesting past Python's recursion limit
+        "[" * 100_000,
+        "Final Answer: " * 20_000,
+        "9" * 100_000,
+        "{" * 100_000,
+        "drop_disc(column=" + "9" * 50_000 + ")",
+    ]
+    for dialect in DIALECTS:
+        for text in hostile:
+            parsed = get_dialect(dialect).parse(text, AFTER, max_length=1_000_000)
+            assert parsed.column is None or AFTER.is_legal(parsed.column)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 6), max_size=42), st.sampled_from(DIALECTS), st.booleans(), st.booleans())
+def test_observations_fit_the_text_envs_space_in_every_dialect(moves, dialect, history, legal) -> None:
+    env = gym.make("Connect4Text-v0", dialect=dialect, history=history, legal_moves=legal).unwrapped
+    board, played = Board(), []
+    for column in moves:
+        if board.is_terminal or not board.is_legal(column):
+            break
+        board.play(column)
+        played.append(column)
+    reader = env.dialect
+    note = reader.rejection_note("é" * 5000 + "x" * 5000, "e" * 200, 3)
+    text = reader.observation(board, board.to_move, played, note=note, status="s" * 100)
+    assert len(text) <= env.observation_space.max_length
+    assert set(text) <= TEXT_CHARSET
+
+
+def test_the_text_env_applies_each_dialects_rule_for_rejected_answers() -> None:
+    # TextArena: one free invalid answer a move, the second in a row loses
+    env = gym.make("Connect4Text-v0", dialect="textarena", agent_first=True)
+    text, info = env.reset(seed=0)
+    assert info["dialect"] == "textarena" and len(info["template"]) == 8
+    assert "0 1 2 3 4 5 6" in text and env.unwrapped.system_prompt.startswith("You are Player 0")
+    text, reward, done, _, info = env.step("maybe the middle")
+    assert (reward, done) == (0.0, False) and "Invalid action format" in text and info["retries_left"] == 0
+    text, reward, done, _, info = env.step("[col 3]")
+    assert not done and info["parsed_column"] == 3 and info["retries_left"] == 1
+    assert env.unwrapped.moves[0] == 3 and len(env.unwrapped.moves) == 2
+    env.step("[col 9]")
+    _, reward, done, _, info = env.step("[col 9]")
+    assert (reward, done, info["outcome"]) == (-1.0, True, "loss")
+    # OpenEnv's JSON: a rejected answer loses at once
+    env = gym.make("Connect4Text-v0", dialect="json", agent_first=True)
+    env.reset(seed=0)
+    _, reward, done, _, _ = env.step("3")
+    assert (reward, done) == (-1.0, True)
+    # Game Arena: one rethink that quotes the answer's end, then a loss
+    env = gym.make("Connect4Text-v0", dialect="game_arena", agent_first=True)
+    env.reset(seed=0)
+    text, reward, done, _, _ = env.step("I would play column 9.\nFinal Answer: 9")
+    assert (
+        not done and "Your previous response concluded with:\nI would play column 9.\nFinal Answer: 9" in text
+    )
+    _, reward, done, _, _ = env.step("Final Answer: 9")
+    assert (reward, done) == (-1.0, True)
+
+
+def test_the_text_env_shows_the_game_so_far_in_the_dialect() -> None:
+    env = gym.make(
+        "Connect4Text-v0", dialect="game_arena", history=True, agent_first=False, opponent="random"
+    )
+    text, _ = env.reset(seed=3)
+    first = env.unwrapped.moves
+    assert len(first) == 1 and f"x{first[0]}" in text and "player o" in text
+    column = env.unwrapped.board.legal_moves()[0]
+    text, *_ = env.step(f"Final Answer: {column}")
+    moves = env.unwrapped.moves
+    assert moves[:2] == [first[0], column] and Board().play_moves(moves) == env.unwrapped.board
+    assert " ".join(f"{'xo'[i % 2]}{m}" for i, m in enumerate(moves)) in text

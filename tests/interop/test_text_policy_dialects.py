@@ -1,0 +1,180 @@
+"""TextPolicy in the harnesses' dialects: their prompts and parsers, their rules for rejected and cut-off answers
+(forfeits end the game in the records), every try kept for the game record, and model-vs-model matches."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from connect4_agents.evaluation.arena import play_game, play_match
+from connect4_agents.evaluation.records import GameLog, match_logs, read_games, write_games
+from connect4_agents.interop.text import TextAnswer, TextPolicy
+from connect4_agents.random_agent import RandomAgent
+from connect4_env.core import Board
+from connect4_env.policy import Forfeit, policy_from_spec
+from connect4_env.rules import Rules
+
+
+def leftmost(prompt: str) -> str:
+    """Answers Game Arena's way: reasoning, then the lowest legal column it can see on OpenSpiel's board."""
+    board_lines = [line for line in prompt.splitlines() if line and set(line) <= set(".xo")]
+    top = board_lines[0]
+    return f"The leftmost open column.\nFinal Answer: {top.index('.')}"
+
+
+def test_a_game_arena_model_plays_whole_games_and_every_move_is_recorded() -> None:
+    policy = TextPolicy(leftmost, dialect="game_arena")
+    game = play_game([policy, RandomAgent(seed=0)], record_search=True, names=("llm", "random"))
+    mine = game.search[0::2]
+    assert all(info["kind"] == "text" and info["outcome"] == "answered" for info in mine)
+    assert all(info["template"] == policy.template_hash and info["dialect"] == "game_arena" for info in mine)
+    for column, info in zip(game.moves[0::2], mine):
+        (attempt,) = info["tries"]
+        assert attempt["column"] == column == info["column"] and attempt["error"] is None
+        assert (
+            attempt["answer"].endswith(f"Final Answer: {column}")
+            and "Final Answer: <column_index>" in attempt["prompt"]
+        )
+    again = GameLog.from_dict(json.loads(json.dumps(game.to_dict())))
+    assert again == game
+
+
+def test_a_rejected_answer_gets_the_rethink_prompt_then_the_game_is_forfeited() -> None:
+    answers = iter(["I like the edge.\nFinal Answer: 9", "Final Answer: 12"])
+    policy = TextPolicy(lambda prompt: next(answers), dialect="game_arena")
+    game = play_game([policy, RandomAgent(seed=0)], record_search=True)
+    assert game.moves == () and game.result == "player1" and game.winner == 1
+    assert game.forfeit["player"] == 0 and "not a legal column" in game.forfeit["reason"]
+    first, second = game.forfeit["info"]["tries"]
+    assert "Your previous response concluded with:\nI like the edge.\nFinal Answer: 9" in second["prompt"]
+    assert first["answer"].endswith("9") and second["error"].startswith("Final Answer 12")
+    assert game.forfeit["info"]["outcome"] == "forfeit" and policy.stats["forfeits"] == 1
+    # the connect4 dialect keeps its random fallback; "raise" raises
+    assert TextPolicy(lambda p: "zzz", seed=0).act(_planes([]), None) in range(7)
+    with pytest.raises(ValueError, match="TextPolicy"):
+        TextPolicy(lambda p: "zzz", dialect="textarena", fallback="raise").act(_planes([]), None)
+
+
+def _planes(moves: list[int]) -> dict:
+    from connect4_env.encoding import action_mask, observation_planes
+
+    board = Board.from_moves(moves)
+    return {"observation": observation_planes(board), "action_mask": action_mask(board)}
+
+
+def test_a_cut_off_answer_is_rejected_whatever_it_says_and_the_model_is_told() -> None:
+    calls: list[str] = []
+
+    def model(prompt: str) -> TextAnswer:
+        calls.append(prompt)
+        if len(calls) == 1:
+            return TextAnswer("Final Answer: 3", finish_reason="length", completion_tokens=512)
+        return TextAnswer(
+            "Final Answer: 2", reasoning="short", prompt_tokens=300, completion_tokens=9, finish_reason="stop"
+        )
+
+    policy = TextPolicy(model, dialect="game_arena")
+    assert policy.act(_planes([]), None) == 2
+    info = policy.move_info()
+    assert [t["finish_reason"] for t in info["tries"]] == ["length", "stop"]
+    assert info["tries"][0]["error"] == "the answer was cut off at the length limit"
+    assert "cut off at the length limit" in calls[1]
+    assert info["tries"][1] | {"prompt": None, "seconds": None} == {
+        "prompt": None, "answer": "Final Answer: 2", "column": 2, "error": None, "seconds": None,
+        "reasoning": "short", "prompt_tokens": 300, "completion_tokens": 9, "finish_reason": "stop",
+    }  # fmt: skip
+
+
+def test_bad_rich_answers_are_rejected_not_crashes() -> None:
+    for bad in (
+        {"txt": "3"},
+        {"text": 3},
+        TextAnswer("[3]", prompt_tokens=-1),
+        TextAnswer("[3]", finish_reason=5),
+        3,
+    ):
+        policy = TextPolicy(lambda prompt, bad=bad: bad, dialect="textarena", fallback="random", seed=0)
+        assert policy.act(_planes([]), None) in range(7)
+        assert policy.stats["rejected"] == 2 and policy.stats["fallbacks"] == 1
+
+
+def test_the_policy_follows_both_players_moves_for_the_history() -> None:
+    prompts: list[str] = []
+
+    def model(prompt: str) -> str:
+        prompts.append(prompt)
+        return json.dumps({"column": json.loads(prompt.splitlines()[-1])["legal_actions"][-1]})
+
+    policy = TextPolicy(model, dialect="json", history=True)
+    game = play_game([RandomAgent(seed=4), policy], record_search=True)
+    for index, prompt in enumerate(prompts):
+        state = json.loads(prompt.splitlines()[-1])
+        assert state["moves"] == list(game.moves[: 2 * index + 1]) and state["player"] == -1
+    policy.reset()  # a new game: no moves carried over
+    policy.act(_planes([5]), None)
+    assert json.loads(prompts[-1].splitlines()[-1])["moves"] == [5]
+    policy.act(_planes([5, 6, 1, 0, 2]), None)  # not the game it played: no history rather than a wrong one
+    assert json.loads(prompts[-1].splitlines()[-1])["moves"] == []
+
+
+def test_chat_mode_sends_messages_and_specs_name_the_dialect(tmp_path, monkeypatch) -> None:
+    seen: list = []
+
+    def model(messages: list) -> str:
+        seen.append(messages)
+        return "[col 3]"
+
+    assert TextPolicy(model, dialect="textarena", chat=True).act(_planes([]), None) == 3
+    assert [m["role"] for m in seen[0]] == ["system", "user"] and "Player 0" in seen[0][0]["content"]
+    (tmp_path / "c4_model_for_tests.py").write_text("def answer(prompt):\n    return '{\"column\": 1}'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    policy = policy_from_spec("text:c4_model_for_tests:answer:json")
+    assert policy.dialect.name == "json" and policy.act(_planes([]), None) == 1
+    with pytest.raises(ValueError, match="dialect"):
+        policy_from_spec("text:c4_model_for_tests:answer:chess")
+    with pytest.raises(ValueError, match="module:function"):
+        policy_from_spec("text:c4_model_for_tests:answer:json:extra")
+
+
+def test_two_models_play_paired_seats_and_the_records_read_back(tmp_path) -> None:
+    rng = random.Random(1)
+
+    def sloppy(prompt: str) -> str:  # TextArena's format, with a share of unreadable answers
+        return f"[col {rng.randrange(7)}]" if rng.random() < 0.85 else "let me think"
+
+    a, b = TextPolicy(leftmost, dialect="game_arena"), TextPolicy(sloppy, dialect="textarena")
+    result = play_match(a, b, 6, keep_games=True, record_search=True, names=("arena", "textarena"))
+    assert sum(result.by_side["first"]) == sum(result.by_side["second"]) == 3  # paired seats
+    logs = match_logs(result, ("arena", "textarena"), Rules())
+    path = write_games(tmp_path / "games.jsonl", logs)
+    back = read_games(path)
+    assert back == logs
+    for game in back:
+        if game.forfeit is not None:
+            assert game.result == ("player1" if game.forfeit["player"] == 0 else "player0")
+            assert not game.final_board.is_terminal
+
+
+def test_records_refuse_forfeits_that_do_not_fit_the_moves() -> None:
+    good = {"format": "connect4-game", "version": 1, "rows": 6, "columns": 7, "win_length": 4,
+            "players": ["a", "b"], "seed": None, "moves": [3], "result": "player0",
+            "forfeit": {"player": 1, "reason": "no legal answer", "info": None}}  # fmt: skip
+    assert GameLog.from_dict(good).forfeit["player"] == 1
+    for change, message in (
+        ({"result": "player1"}, "disagrees"),
+        ({"forfeit": {"player": 0, "reason": "x", "info": None}}, "player 1 is to move"),
+        ({"forfeit": {"player": 1, "reason": 5, "info": None}}, "reason string"),
+        ({"forfeit": {"player": 1, "reason": "x", "extra": 1}}, "player, reason and info"),
+        ({"moves": [0, 1, 0, 1, 0, 1, 0], "forfeit": {"player": 1, "reason": "x"}}, "after the end"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            GameLog.from_dict({**good, **change})
+
+
+def test_forfeit_is_a_value_error_with_its_reason() -> None:
+    error = Forfeit("out of answers", {"kind": "text"})
+    assert (
+        isinstance(error, ValueError) and error.reason == "out of answers" and error.info == {"kind": "text"}
+    )
