@@ -5,7 +5,9 @@ A game list, buttons, the arrow keys and a slider to step through the moves; ``#
 numbers and, where the solver can judge the positions (6x7 with the opening book, or boards of at most
 `SOLVABLE_CELLS` cells), a verdict computed when the file is made: ``best`` (the move has the best
 score), ``keeps the result`` (not the best, but the same outcome: still a win, a draw, a loss) or ``mistake``
-(a worse outcome), with the scores in words.
+(a worse outcome), with the scores in words. A language model's moves (a text policy's records) show each
+prompt, answer, parsed column, rejection, time, reasoning and token counts; a forfeit names who gave up and
+why, with the answers of the forfeited move.
 """
 
 from __future__ import annotations
@@ -84,7 +86,13 @@ def move_verdicts(game: GameLog, solver: SolverAgent | None = None) -> list[dict
 
 def _game_data(game: GameLog, verdicts: list[dict[str, Any] | None] | None) -> dict[str, Any]:
     end = game.board()
-    if game.winner is None:
+    if game.forfeit is not None:
+        loser = game.forfeit["player"]
+        result_text = (
+            f"{'XO'[1 - loser]} ({game.players[1 - loser]}) wins: {'XO'[loser]} ({game.players[loser]}) "
+            f"forfeited ({game.forfeit['reason']})."
+        )
+    elif game.winner is None:
         result_text = "The game is drawn."
     else:
         result_text = f"{'XO'[game.winner]} ({game.players[game.winner]}) wins."
@@ -98,6 +106,7 @@ def _game_data(game: GameLog, verdicts: list[dict[str, Any] | None] | None) -> d
         "result_text": result_text,
         "winning_cells": [list(cell) for cell in end.winning_cells()],
         "search": None if game.search is None else list(game.search),
+        "forfeit": game.forfeit,
         "verdicts": verdicts,
     }
 

@@ -199,3 +199,42 @@ def test_screenshots_show_the_board_and_differ(
     red, yellow = (220, 40, 40), (245, 200, 30)
     assert pixels(late, red) > 3 * pixels(early, red) > 0  # six red stones against one
     assert pixels(late, yellow) > 3 * pixels(early, yellow) > 0
+
+
+def text_game(rules: Rules) -> GameLog:
+    """A language model's game: one rejected answer that holds markup, then legal ones, then a forfeit."""
+    from connect4_agents.interop.text import TextAnswer, TextPolicy
+
+    answers = iter(
+        [TextAnswer("<b>bold</b> <script>alert('x')</script>", reasoning="I think <i>", completion_tokens=12)]
+        + [TextAnswer(f"Final Answer: {c}", prompt_tokens=99, finish_reason="stop") for c in (0, 1, 2)]
+        + ["no idea"] * 4
+    )
+    policy = TextPolicy(lambda prompt: next(answers), dialect="game_arena")
+    record = play_game([policy, RandomAgent(seed=3)], rules, record_search=True)
+    return game_log(record, ("text:model:answer:game_arena", "random"), rules)
+
+
+def test_a_language_models_moves_and_forfeit_are_in_the_page() -> None:
+    rules = Rules(5, 6, 4)
+    game = text_game(rules)
+    assert game.forfeit is not None and game.forfeit["player"] == 0 and len(game.moves) == 6
+    data = page_data(replay_html([game], verdicts=False))["games"][0]
+    assert data["forfeit"]["reason"].startswith("TextPolicy:") and "forfeited" in data["result_text"]
+    assert data["search"][0]["tries"][0]["answer"].startswith("<b>bold</b>")  # data, escaped in the page
+
+
+def test_a_language_models_answers_show_as_text_in_a_browser(tmp_path: Path) -> None:
+    rules = Rules(5, 6, 4)
+    game = text_game(rules)
+    path = write_replay(tmp_path / "replay.html", [game], verdicts=False)
+    first = dom(f"{path.as_uri()}#game=0&ply=1")
+    assert "answer 1: rejected" in first and "answer 2: column 0" in first and "finish: stop" in first
+    assert "&lt;script&gt;alert('x')&lt;/script&gt;" in first and "<script>alert('x')" not in first
+    assert "I think &lt;i&gt;" in first and "12 answer tokens" in first and "99 prompt tokens" in first
+    end = dom(f"{path.as_uri()}#game=0&ply={len(game.moves)}")
+    assert (
+        "forfeited (TextPolicy:" in end
+        and "The forfeited move:" in end
+        and end.count('<summary class="rejected">') == 2
+    )
