@@ -11,6 +11,9 @@ Every rate is given over all positions and over the *non-trivial* ones
 outcome than the best). In a trivial position every move keeps the outcome, so random play is right there too;
 the non-trivial rate is the one that tells agents apart, as AlphaZero.jl's benchmark reads its errors. Reports
 break both down per test set.
+
+An agent that gives a position up ([`Forfeit`][connect4_env.policy.Forfeit]: a text policy out of answers) is
+scored as a loss right there (below the score of any move), and the forfeits are counted.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from connect4_agents.evaluation.test_sets import (
     select_test_sets,
 )
 from connect4_env.encoding import TrackedBoard
+from connect4_env.policy import Forfeit
 from connect4_env.rules import IllegalMoveError, as_column
 from connect4_env.validation import check_bool, check_int, check_name_list
 
@@ -71,6 +75,7 @@ class SetAccuracy:
         regret: the sum over positions of the best score minus the move's score.
         nontrivial: non-trivial positions counted.
         nontrivial_optimal_class: non-trivial positions where the move kept the best outcome.
+        forfeits: positions the agent gave up (counted in the others as a loss right there).
     """
 
     n: int = 0
@@ -79,15 +84,20 @@ class SetAccuracy:
     regret: float = 0.0
     nontrivial: int = 0
     nontrivial_optimal_class: int = 0
+    forfeits: int = 0
 
-    def add(self, position: Position, column: int) -> None:
+    def add(self, position: Position, column: int | None) -> None:
         """Count the move ``column`` in ``position``; ``column`` must be on the board (the caller checks
-        legality first).
+        legality first). None: the agent forfeited, scored as a loss right there, below any move's score.
 
         Raises:
             ValueError: ``column`` is full in ``position`` (nothing is counted).
         """
-        score = position.move_scores[column]
+        if column is None:  # a loss now: below any move's score (the quickest loss scores 1 - stones left)
+            score: int | None = position.ply - position.rules.cells
+            self.forfeits += 1
+        else:
+            score = position.move_scores[column]
         if score is None:  # a full column: the caller checks legality first
             raise ValueError(f"column {column} is full")
         kept = (score > 0) - (score < 0) == position.outcome
@@ -148,8 +158,8 @@ class SetAccuracy:
     def to_dict(self) -> dict[str, Any]:
         """The counts' rates and intervals as a JSON-ready dict: ``n``, ``optimal_class_rate``,
         ``optimal_class_ci95``, ``exact_rate``, ``exact_ci95``, ``mean_regret``, ``nontrivial_n``,
-        ``nontrivial_optimal_class_rate`` and ``nontrivial_optimal_class_ci95`` (intervals as two-item lists,
-        an empty group's rates as NaN).
+        ``nontrivial_optimal_class_rate``, ``nontrivial_optimal_class_ci95`` (intervals as two-item lists,
+        an empty group's rates as NaN) and ``forfeits``.
         """
         return {
             "n": self.n,
@@ -161,6 +171,7 @@ class SetAccuracy:
             "nontrivial_n": self.nontrivial,
             "nontrivial_optimal_class_rate": self.nontrivial_rate,
             "nontrivial_optimal_class_ci95": list(self.nontrivial_ci95),
+            "forfeits": self.forfeits,
         }
 
 
@@ -177,12 +188,12 @@ class AccuracyReport(SetAccuracy):
         agent: the agent's spec or repr.
         per_set: set name -> [`SetAccuracy`][connect4_agents.evaluation.accuracy.SetAccuracy] of that set's
             positions.
-        moves: the column chosen in each position, in order.
+        moves: the column chosen in each position, in order (None where the agent forfeited).
     """
 
     agent: str = ""
     per_set: dict[str, SetAccuracy] = field(default_factory=dict)
-    moves: list[int] = field(default_factory=list)
+    moves: list[int | None] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The report as a JSON-ready dict: ``agent``, the fields of
@@ -255,10 +266,12 @@ def plot_reports(reports: Sequence[AccuracyReport], path: str) -> None:
 
 
 # -- the work done in each worker -----------------------------------------------------------------------------
-def _choose_moves(batch: tuple[Any, int, list[tuple[int, Position]]]) -> list[int]:
-    """The agent's column in each position of the batch, its seed reset from the position's index."""
+def _choose_moves(batch: tuple[Any, int, list[tuple[int, Position]]]) -> list[int | None]:
+    """The agent's column in each position of the batch (None where it forfeited), its seed reset from the
+    position's index.
+    """
     agent, seed, items = batch
-    columns = []
+    columns: list[int | None] = []
     for index, position in items:
         rules = position.rules
         policy = worker_policy(agent, rules)
@@ -268,8 +281,13 @@ def _choose_moves(batch: tuple[Any, int, list[tuple[int, Position]]]) -> list[in
         reset = getattr(policy, "reset", None)
         if callable(reset):
             reset(seed=position_seed(seed, index))
+        try:
+            action = policy.act(game.observation(game.board.to_move), game.mask.copy())
+        except Forfeit:  # counted as a loss there, as a game counts it
+            columns.append(None)
+            continue
         # the same check as a game's: an integer (numpy's too), never a float or a string read as one
-        columns.append(as_column(policy.act(game.observation(game.board.to_move), game.mask.copy())))
+        columns.append(as_column(action))
     return columns
 
 
@@ -388,11 +406,12 @@ def evaluate_accuracy(
             bar.close()
     report = AccuracyReport(agent=_agent_name(agent))
     for (name, position), column in zip(labelled, (c for batch in results for c in batch)):
-        column = as_column(column)
-        if not 0 <= column < position.columns or position.move_scores[column] is None:
-            raise IllegalMoveError(
-                f"{report.agent} chose column {column}, which is not legal after {position.moves}"
-            )
+        if column is not None:
+            column = as_column(column)
+            if not 0 <= column < position.columns or position.move_scores[column] is None:
+                raise IllegalMoveError(
+                    f"{report.agent} chose column {column}, which is not legal after {position.moves}"
+                )
         report.add(position, column)
         report.per_set.setdefault(name, SetAccuracy()).add(position, column)
         report.moves.append(column)

@@ -240,16 +240,19 @@ class SetGrade:
     Attributes:
         best_class: positions where the move kept the best outcome class, over all positions.
         nontrivial_best_class: the same over the non-trivial positions (the figure that tells players apart).
+        forfeits: positions the player gave up (counted as lost in both rates).
     """
 
     best_class: Rate
     nontrivial_best_class: Rate
+    forfeits: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """Both rates as `Rate.to_dict`."""
+        """Both rates as `Rate.to_dict`, and ``forfeits``."""
         return {
             "best_class": self.best_class.to_dict(),
             "nontrivial_best_class": self.nontrivial_best_class.to_dict(),
+            "forfeits": self.forfeits,
         }
 
     @classmethod
@@ -257,13 +260,17 @@ class SetGrade:
         """Read `to_dict`'s form back.
 
         Raises:
-            ValueError: not an object of two rates.
+            ValueError: not an object of two rates and a count of forfeits.
         """
         if not isinstance(data, dict):
             raise ValueError(f"{what} must be an object, got {data!r:.80}")
+        forfeits = data.get("forfeits")
+        if type(forfeits) is not int or forfeits < 0:
+            raise ValueError(f"{what}.forfeits must be an integer >= 0, got {forfeits!r:.40}")
         return cls(
             Rate.from_dict(data.get("best_class"), f"{what}.best_class"),
             Rate.from_dict(data.get("nontrivial_best_class"), f"{what}.nontrivial_best_class"),
+            forfeits,
         )
 
 
@@ -441,7 +448,8 @@ def grade_test_sets(
     progress: bool = True,
 ) -> dict[str, SetGrade]:
     """The agent's move in the positions of ``sets``, graded per set (through
-    [`evaluate_agents`][connect4_agents.evaluation.accuracy.evaluate_agents], on the sets it can play).
+    [`evaluate_agents`][connect4_agents.evaluation.accuracy.evaluate_agents], on the sets it can play). A
+    position the agent forfeits counts as lost.
 
     Args:
         agent: an agent spec or a policy object.
@@ -463,7 +471,11 @@ def grade_test_sets(
         [agent], list(sets), sample=sample, seed=seed, workers=workers, progress=progress
     )
     return {
-        name: SetGrade(Rate(part.optimal_class, part.n), Rate(part.nontrivial_optimal_class, part.nontrivial))
+        name: SetGrade(
+            Rate(part.optimal_class, part.n),
+            Rate(part.nontrivial_optimal_class, part.nontrivial),
+            part.forfeits,
+        )
         for name, part in report.per_set.items()
     }
 
@@ -661,6 +673,8 @@ class GradeReport:
             lines.append("  test sets, non-trivial positions: moves keeping the best outcome")
             for name, grade in self.sets.items():
                 row(f"  {name}", grade.nontrivial_best_class)
+                if grade.forfeits:
+                    lines[-1] += f"  ({grade.forfeits} positions forfeited)"
         return "\n".join(lines)
 
 

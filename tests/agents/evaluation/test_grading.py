@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from extras import installed, needs
 
 from connect4_agents import RandomAgent, SolverAgent
 from connect4_agents.commands import grade as grade_command
+from connect4_agents.evaluation.accuracy import evaluate_accuracy
 from connect4_agents.evaluation.arena import play_game
 from connect4_agents.evaluation.grading import (
     MAX_GAMES,
@@ -25,10 +27,14 @@ from connect4_agents.evaluation.grading import (
     default_sets,
     grade_games,
     grade_match,
+    grade_test_sets,
     read_report,
 )
 from connect4_agents.evaluation.records import GameLog, read_games
+from connect4_agents.evaluation.test_sets import load_test_set
+from connect4_agents.interop.text import TextPolicy
 from connect4_env import Board, Rules
+from connect4_env.policy import Forfeit
 
 # One row of four cells, two in a row wins: X wins at once from the middle (two threats), draws from a corner.
 ROW = Rules(1, 4, 2)
@@ -333,7 +339,11 @@ def test_the_report_round_trips_through_json(tmp_path: Path) -> None:
         ({"version": True}, "not a grade report"),
         ({"rows": "4"}, "rows"),
         ({"games": {"player": "p"}}, "games.games"),
-        ({"sets": {"4x5": {"best_class": {"count": 5, "n": 3}}}}, r"sets.4x5.best_class: count"),
+        (
+            {"sets": {"4x5": {"best_class": {"count": 5, "n": 3}, "forfeits": 0}}},
+            r"sets.4x5.best_class: count",
+        ),
+        ({"sets": {"4x5": {"forfeits": -1}}}, r"sets.4x5.forfeits"),
     ],
 )
 def test_a_bad_report_file_is_refused(tmp_path: Path, change: dict[str, Any], message: str) -> None:
@@ -437,3 +447,56 @@ def test_an_unknown_set_is_refused_before_any_game() -> None:
     with pytest.raises(ValueError, match="9x9"):
         grade_match(player, "random", games=2, rules=SMALL, sets=["9x9"], progress=False)
     assert player.calls == 0
+
+
+class _GivesUp:
+    """Forfeits every position (a text policy whose every answer is rejected, under Game Arena's rule)."""
+
+    def act(self, observation: Any, action_mask: Any = None) -> int:
+        raise Forfeit("no answer could be read", {"kind": "text", "tries": [], "outcome": "forfeit"})
+
+
+def test_a_forfeited_test_set_position_counts_as_lost() -> None:
+    positions = load_test_set("4x4-w3")
+    report = evaluate_accuracy(_GivesUp(), "4x4-w3", workers=1, progress=False)
+    lost = [p for p in positions if p.outcome < 0]
+    assert report.forfeits == report.n == len(positions) and report.moves == [None] * len(positions)
+    assert report.optimal_class == len(lost) > 0  # a lost position stays lost; every other one is given up
+    assert report.nontrivial_optimal_class == 0 < report.nontrivial
+    # scored a loss right there, one ply before the quickest loss a move can have (1 - stones left)
+    assert report.regret == sum(p.score + (p.rules.cells - p.ply) for p in positions)
+    grades = grade_test_sets(_GivesUp(), ["4x4-w3"], workers=1, progress=False)
+    assert grades["4x4-w3"].forfeits == len(positions)
+    assert grades["4x4-w3"].nontrivial_best_class == Rate(0, report.nontrivial)
+
+
+class _ScriptedModel:
+    """A stand-in language model: answers from a seeded list, some of them no column at all."""
+
+    def __init__(self, answers: list[str], seed: int) -> None:
+        self.answers, self.rng = answers, random.Random(seed)
+
+    def __call__(self, prompt: str) -> str:
+        return self.rng.choice(self.answers)
+
+
+@pytest.mark.parametrize(
+    ("dialect", "answers"),
+    [
+        ("connect4", ["1", "2", "3", "4", "column 9", "no idea"]),  # a random move after the retries
+        ("game_arena", ["Final Answer: 0", "Final Answer: 2", "Final Answer: 3", "Final Answer: 9", "hmm"]),
+    ],
+)
+def test_a_text_policys_counts_agree_with_its_own(dialect: str, answers: list[str], tmp_path: Path) -> None:
+    policy = TextPolicy(_ScriptedModel(answers, seed=1), dialect=dialect, seed=0)
+    report = grade_match(
+        policy, "random", games=6, rules=SMALL, sets=(), progress=False, games_out=tmp_path / "games.jsonl"
+    )
+    stats, games = policy.stats, report.games
+    assert games.text_moves == stats["moves"] - stats["forfeits"] == games.moves
+    assert games.illegal_answers == Rate(stats["rejected"], stats["answers"])  # no time-outs here
+    assert games.fallbacks == Rate(stats["fallbacks"], games.text_moves)
+    assert games.forfeits == Rate(stats["forfeits"], 6)
+    assert stats["rejected"] > 0 and (stats["fallbacks"] if dialect == "connect4" else stats["forfeits"]) > 0
+    # what the records file keeps grades the same
+    assert grade_games(read_games(tmp_path / "games.jsonl"), repr(policy)) == games
