@@ -89,6 +89,7 @@ class GameOutcome:
     moves: tuple[int, ...]
     winner: int | None  # 0 = the first mover, 1 = the second, None = draw
     search: tuple[dict[str, Any] | None, ...] | None = None  # per move, with record_search
+    forfeit: dict[str, Any] | None = None  # who gave up and why (a text policy out of answers)
 
     @property
     def players(self) -> tuple[str, str]:
@@ -104,10 +105,10 @@ class GameOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         """The game as a JSON-ready dict: ``pairing``, ``game``, ``first`` and ``second`` (the specs in seat
-        order), ``moves`` and ``winner`` (the seat: 0 first mover, 1 second, None a draw); the search numbers
-        are left out.
+        order), ``moves`` and ``winner`` (the seat: 0 first mover, 1 second, None a draw), and ``forfeit``'s
+        seat when a player gave up; the search numbers are left out.
         """
-        return {
+        data = {
             "pairing": self.pairing,
             "game": self.game,
             "first": self.players[0],
@@ -115,6 +116,9 @@ class GameOutcome:
             "moves": list(self.moves),
             "winner": self.winner,
         }
+        if self.forfeit is not None:
+            data["forfeit"] = self.forfeit["player"]
+        return data
 
 
 MAX_GAMES = 10_000_000  # games in one run: its plan is a list, and at a game a millisecond that is hours
@@ -179,6 +183,7 @@ def game_logs(outcomes: Sequence[GameOutcome], rules: Rules, seed: int) -> list[
             o.game,
             o.search,
             {"pairing": o.pairing},
+            o.forfeit,
         )
         logs.append(log)
     return logs
@@ -200,7 +205,11 @@ def _play_games(
             seeds=game_seeds(seed, pairing, game),
             record_search=record_search,
         )
-        outcomes.append(GameOutcome(pairing, game, a, b, a_first, record.moves, record.winner, record.search))
+        outcomes.append(
+            GameOutcome(
+                pairing, game, a, b, a_first, record.moves, record.winner, record.search, record.forfeit
+            )
+        )
     return outcomes
 
 

@@ -178,3 +178,53 @@ def test_forfeit_is_a_value_error_with_its_reason() -> None:
     assert (
         isinstance(error, ValueError) and error.reason == "out of answers" and error.info == {"kind": "text"}
     )
+
+
+MODEL_MODULE = """
+import json
+
+
+def arena_leftmost(prompt):
+    rows = [line for line in prompt.splitlines() if line and set(line) <= set(".xo")]
+    return "Final Answer: " + str(rows[0].index("."))
+
+
+def quits_late(prompt):
+    state = json.loads(prompt.splitlines()[-1])
+    if len(state["moves"]) >= 4:
+        return "I resign."
+    return json.dumps({"column": state["legal_actions"][0]})
+"""
+
+
+def test_tournaments_and_the_ladder_take_text_specs_and_count_forfeits(tmp_path, monkeypatch) -> None:
+    from connect4_agents.evaluation.rated_tournament import run_rated_tournament
+
+    (tmp_path / "c4_models_for_tournaments.py").write_text(MODEL_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    arena = "text:c4_models_for_tournaments:arena_leftmost:game_arena"
+    quitter = "text:c4_models_for_tournaments:quits_late:json"
+    ratings = run_rated_tournament(
+        [arena, quitter, "random"],
+        4,
+        Rules(),
+        workers=1,
+        progress=False,
+        bootstrap=0,
+        json_out=tmp_path / "ladder.json",
+        games_out=tmp_path / "games.jsonl",
+    )
+    assert set(ratings.elo) == {arena, quitter, "random"}
+    games = read_games(tmp_path / "games.jsonl")
+    assert len(games) == 12
+    quits = [g for g in games if quitter in g.players]
+    assert quits and all(g.forfeit is not None and g.players[g.forfeit["player"]] == quitter for g in quits)
+    assert all(g.result == ("player1" if g.forfeit["player"] == 0 else "player0") for g in quits)
+    for game in games:
+        for seat, info in zip(range(len(game.moves)), game.search):
+            if game.players[seat % 2] == arena:
+                assert (
+                    info["kind"] == "text"
+                    and info["dialect"] == "game_arena"
+                    and info["outcome"] == "answered"
+                )
