@@ -66,7 +66,9 @@ class Connect4TextEnv(gym.Env):
         The opponent played column 5 (e).
         Your move (2). Legal columns: 1 2 3 4 5 6 7.
 
-    `info["action_mask"]` (int8, 0-based columns) comes with every reset and step, as in `Connect4-v0`.
+    `info["action_mask"]` (int8, 0-based columns) comes with every reset and step, as in `Connect4-v0`;
+    `reset`'s info also names the `dialect` and its `template` hash. Under another dialect the observation is
+    that harness's text, and its `Text` space's `max_length` a bound on it rather than the exact longest.
 
     ## Rewards
     As `Connect4-v0`: +1 win, -1 loss, 0 draw and every other step. A rejected answer (unreadable, off the
@@ -88,7 +90,9 @@ class Connect4TextEnv(gym.Env):
     | argument | default | meaning |
     |---|---|---|
     | `invalid_answer` | `"retry"` | `"retry"`: a rejected answer costs 0 and is explained in the next observation, up to `max_retries` times a move, then loses; `"lose"`: it loses at once |
-    | `max_retries` | 2 | rejected answers forgiven per move under `"retry"` (at most 1,000,000) |
+    | `max_retries` | None | rejected answers forgiven per move under `"retry"` (at most 1,000,000); None: the dialect's rule (2 for `"connect4"`, 1 for `"game_arena"` and `"textarena"`, 0 for `"json"`) |
+    | `dialect` | `"connect4"` | how the position is shown and the answer read: this package's own, or Game Arena's, TextArena's or OpenEnv's JSON ([`connect4_env.envs.dialects`][connect4_env.envs.dialects]); the observation and the grammar described here are `"connect4"`'s |
+    | `legal_moves`, `history`, `blind` | None | the dialect's options: list the legal columns, show both players' moves, hide the board (None: the dialect's default) |
     | `max_answer_length` | 4096 | longer answers are rejected unread (at most 1,000,000) |
     | `rows`, `columns`, `win_length`, `opponent`, `opponent_kwargs`, `agent_first` | as `Connect4-v0` | [`MatchSettings`][connect4_env.envs.settings.MatchSettings]'s fields (all but `illegal_action`: a rejected answer is `invalid_answer`'s), passed to `Connect4Env`; kept as `env.settings` |
     | `render_mode` | None | `"ansi"` returns the observation text |
