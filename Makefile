@@ -29,7 +29,7 @@ OPENENV_CORE_VENV := .venv-openenv-core
 OPENENV_CORE_STAMP := $(OPENENV_CORE_VENV)/.installed-stamp
 OPENENV_TESTS := tests/env/integrations/test_openenv_server.py tests/env/integrations/test_openenv_limits.py
 
-.PHONY: run test test-slow test-rllib test-kaggle test-core test-openenv-core lint type check format bench bench-report pictures clean install docs venvs
+.PHONY: run test test-slow test-rllib test-kaggle test-core test-openenv-core test-llm lint type check format bench bench-report pictures clean install docs venvs
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -90,6 +90,12 @@ $(OPENENV_CORE_STAMP): pyproject.toml constraints.txt
 # The OpenEnv tests (slow ones included) against openenv-core; the main venv runs them against openenv.
 test-openenv-core: $(OPENENV_CORE_STAMP)
 	$(OPENENV_CORE_VENV)/bin/python -m pytest -q -p no:cacheprovider $(OPENENV_TESTS)
+
+# TextPolicy driven by a tiny transformers model built in the tests (the llm extra, into the main venv; torch stays
+# the train extra's pinned CPU build).
+test-llm: $(STAMP)
+	$(PY) $(PIP_INSTALL) -e ".[llm]"
+	$(PY) -m pytest -m llm -q -p no:cacheprovider tests/interop/test_hf_text.py
 
 # The side venvs; `make -j4 install venvs` installs them and the main one at once (as CI does: one pip keeps
 # about one core busy).

@@ -37,6 +37,8 @@ EXTRAS: dict[str, str] = {
     "uvicorn": "openenv",
     "pyspiel": "openspiel",
     "open_spiel": "openspiel",
+    "transformers": "llm",
+    "tokenizers": "llm",
 }
 # What each extra brings, and so what ``needs(extra)`` checks is importable.
 MODULES: dict[str, tuple[str, ...]] = {
