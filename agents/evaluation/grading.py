@@ -581,8 +581,7 @@ class GradeReport:
             ("best class\nin games,\nnon-trivial", games.nontrivial_best_class, "share"),
         ]
         bars += [
-            (f"{name}\nnon-trivial", grade.nontrivial_best_class, "share")
-            for name, grade in self.sets.items()
+            (_set_label(name), grade.nontrivial_best_class, "share") for name, grade in self.sets.items()
         ]
         bars += [
             ("blunders", games.blunders, "rate"),
@@ -676,6 +675,14 @@ class GradeReport:
                 if grade.forfeits:
                     lines[-1] += f"  ({grade.forfeits} positions forfeited)"
         return "\n".join(lines)
+
+
+def _set_label(name: str) -> str:
+    """A set's bar label on lines short enough to sit side by side: ``6x7`` / ``middle-medium`` /
+    ``non-trivial``.
+    """
+    board, _, rest = name.partition("-")
+    return "\n".join(part for part in (board, rest, "non-trivial") if part)
 
 
 def read_report(path: str | os.PathLike[str]) -> GradeReport:
