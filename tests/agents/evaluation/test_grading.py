@@ -392,6 +392,18 @@ def test_the_command_plays_grades_and_writes_its_files(
     assert (out / "report.png").exists() == installed("matplotlib")
 
 
+def test_the_command_says_when_no_move_could_be_judged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 6x8 has more cells than the solver judges without a book, and no shipped test set
+    argv = ["random", "--opponent", "random", "--rows", "6", "--columns", "8", "--games", "2", "--no-plot"]
+    assert grade_command.main([*argv, "--out", str(tmp_path), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "no move was judged" in printed and "not 6x8" in printed
+    report = read_report(tmp_path / "report.json")
+    assert report.games.unjudged == report.games.moves > 0 and report.sets == {}
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
