@@ -265,7 +265,8 @@ class TextPolicy:
         """The game's moves so far, followed from the position after this policy's last move."""
         after = self._after
         if board.ply <= 1:
-            self._moves = [] if board.ply == 0 else [_added_column(Board(board.rules), board)]
+            first = _added_column(Board(board.rules), board) if board.ply == 1 else None
+            self._moves = [] if first is None else [first]
         elif after is not None and after.rules == board.rules and board.ply == after.ply + 1:
             column = _added_column(after, board)
             self._moves = self._moves + [column] if column is not None else []

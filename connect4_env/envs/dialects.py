@@ -1,5 +1,7 @@
-"""Dialects: how a position is shown to a language model and how its answer is read, in the conventions of
-the harnesses that evaluate models on games. Pure functions on [`Board`][connect4_env.core.Board]; no env here.
+"""Dialects (one job: each harness's prompt, answer reader and retry rule side by side, one class a dialect).
+
+How a position is shown to a language model and how its answer is read, in the conventions of the harnesses
+that evaluate models on games. Pure functions on [`Board`][connect4_env.core.Board]; no env here.
 
 | dialect | board shown | columns | answer | a rejected answer |
 |---|---|---|---|---|

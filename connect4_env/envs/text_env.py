@@ -194,7 +194,8 @@ class Connect4TextEnv(gym.Env):
         _, info = self.game.reset(seed=seed, options=options)
         self._retries_left = self.max_retries
         self._done = False
-        self._moves = [self.board.last_move] if self.board.ply == 1 else []
+        last = self.board.last_move
+        self._moves = [last] if self.board.ply == 1 and last is not None else []
         info.update(dialect=self.dialect.name, template=self.template_hash)
         return self._describe(), info
 
@@ -222,8 +223,9 @@ class Connect4TextEnv(gym.Env):
             ply = self.board.ply
             _, reward, terminated, truncated, info = self.game.step(parsed.column)
             self._moves.append(parsed.column)
-            if self.board.ply == ply + 2:  # the opponent replied
-                self._moves.append(self.board.last_move)
+            reply = self.board.last_move
+            if self.board.ply == ply + 2 and reply is not None:  # the opponent replied
+                self._moves.append(reply)
             self._retries_left = self.max_retries
         elif self.invalid_answer == "retry" and self._retries_left > 0:
             self._retries_left -= 1
