@@ -96,6 +96,7 @@ test-openenv-core: $(OPENENV_CORE_STAMP)
 test-llm: $(STAMP)
 	$(PY) $(PIP_INSTALL) -e ".[llm]"
 	$(PY) -m pytest -m llm -q -p no:cacheprovider tests/interop/test_hf_text.py
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_docs.py -k llm.md
 
 # The side venvs; `make -j4 install venvs` installs them and the main one at once (as CI does: one pip keeps
 # about one core busy).
