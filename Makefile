@@ -27,7 +27,8 @@ CORE_STAMP := $(CORE_VENV)/.installed-stamp
 # openenv: the OpenEnv server and client are tested with both.
 OPENENV_CORE_VENV := .venv-openenv-core
 OPENENV_CORE_STAMP := $(OPENENV_CORE_VENV)/.installed-stamp
-OPENENV_TESTS := tests/env/integrations/test_openenv_server.py tests/env/integrations/test_openenv_limits.py
+OPENENV_TESTS := tests/env/integrations/test_openenv_server.py tests/env/integrations/test_openenv_limits.py \
+    tests/env/integrations/test_openenv_games.py
 
 .PHONY: run test test-slow test-rllib test-kaggle test-core test-openenv-core test-llm lint type check format bench bench-report pictures clean install docs venvs
 

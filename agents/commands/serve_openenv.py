@@ -3,10 +3,13 @@ or openenv-core installed in its place).
 
     python scripts/serve_openenv.py                          # http://127.0.0.1:8000, opponent random
     python scripts/serve_openenv.py --opponent solver --port 8001 --invalid-answer lose
+    python scripts/serve_openenv.py --opponent none --dialect game_arena --reward trajectory   # both seats
     python scripts/serve_openenv.py --port 0                 # a free port, printed once listening
 
 OpenEnv's clients play it over /ws (one game per connection, e.g. connect4_env.integrations.openenv.environment.Connect4TextClient);
-clients without WebSockets use POST /sessions, then /sessions/<id>/reset, /step, /state. The server listens on
+clients without WebSockets use POST /sessions, then /sessions/<id>/reset, /step, /state. With --opponent none
+the client plays both seats. A session may choose its dialect at reset (client.reset(dialect="json")) among
+--session-dialects. The server listens on
 localhost unless --host says otherwise, and there answers only requests to a local name from no other web page
 (--allow-origin names a page that may use it). Bodies and WebSocket messages are limited to --max-body-bytes,
 games to --max-sessions at once (WebSocket and HTTP together; idle ones dropped after --session-timeout
@@ -27,6 +30,7 @@ from typing import Literal
 
 from connect4_agents._support.cli import command_parser, positive_int, run_cli
 from connect4_agents._support.config_cli import add_options, option
+from connect4_env.envs.dialects import DIALECTS
 from connect4_env.extras import MissingExtraError, require
 
 __all__ = ["ServeOpenEnvConfig", "build_parser", "run", "main", "check_openenv", "OPENENV_DISTRIBUTIONS"]
@@ -134,13 +138,34 @@ class ServeOpenEnvConfig:
     port: int = field(default=8000, metadata=option(type=_port))
     """The port, 0..65535 (0 picks a free one, printed once listening)."""
     opponent: str = "random"
-    """The opponent's agent spec."""
+    """The opponent's agent spec, or ``none``: the client plays both seats (each step is the move of the player
+    to move)."""
     agent_first: Literal["yes", "no", "random"] = "yes"
     """Whether the model (the client) moves first: ``yes``, ``no`` or ``random`` (drawn each game)."""
+    dialect: str = field(default="connect4", metadata=option(choices=DIALECTS))
+    """How positions are shown and answers read (``connect4``: this package's own, 1-based; ``game_arena``,
+    ``textarena``, ``json``: those harnesses', 0-based)."""
+    legal_moves: Literal["yes", "no"] | None = None
+    """List the legal columns in the text: ``yes`` or ``no`` (default: the dialect's)."""
+    history: Literal["yes", "no"] | None = None
+    """Show both players' moves so far: ``yes`` or ``no`` (default: the dialect's)."""
+    blind: Literal["yes", "no"] | None = None
+    """Show no board, only the moves: ``yes`` or ``no`` (default: ``no``)."""
+    session_dialects: tuple[str, ...] = field(
+        default=(), metadata=option(choices=DIALECTS, metavar="DIALECT", shown_default="all")
+    )
+    """The dialects a session may choose at reset (OpenEnv's ``client.reset(dialect="json")``), with the
+    options above; ``--dialect`` is always one of them."""
+    reward: Literal["outcome", "trajectory"] = "outcome"
+    """``outcome``: +1 win, -1 loss, 0 draw and every other step; ``trajectory``: OpenEnv's discounted
+    trajectory rubric (0 until the end, then 1 win, 0.5 draw, 0 loss, and every step's discounted credit)."""
+    gamma: float = 0.99
+    """The trajectory reward's discount, 0..1 (``--reward trajectory``)."""
     invalid_answer: Literal["retry", "lose"] = "retry"
     """What a rejected answer does: ``retry`` (the model answers again) or ``lose`` (the game is lost)."""
-    max_retries: int = 2
-    """Rejected answers forgiven per move (with ``--invalid-answer retry``)."""
+    max_retries: int | None = None
+    """Rejected answers forgiven per move (with ``--invalid-answer retry``); by default the dialect's rule: 2
+    for ``connect4``, 1 for ``game_arena`` and ``textarena``, 0 for ``json``."""
     rows: int = 6
     """Board rows."""
     columns: int = 7
@@ -194,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
             f"--session-rate must be a finite number of sessions a second > 0, got {args.session_rate}"
         )
     agent_first = {"yes": True, "no": False, "random": None}[args.agent_first]
+    switch = {"yes": True, "no": False, None: None}
     serve(
         args.host,
         args.port,
@@ -205,6 +231,13 @@ def run(args: argparse.Namespace) -> int:
         allowed_origins=args.allow_origin,
         opponent=args.opponent,
         agent_first=agent_first,
+        dialect=args.dialect,
+        legal_moves=switch[args.legal_moves],
+        history=switch[args.history],
+        blind=switch[args.blind],
+        session_dialects=args.session_dialects or None,
+        reward=args.reward,
+        gamma=args.gamma,
         invalid_answer=args.invalid_answer,
         max_retries=args.max_retries,
         rows=args.rows,

@@ -11,7 +11,8 @@ OpenEnv's clients and TRL's rollout helpers talk to it as to any OpenEnv environ
 - `/reset`, `/step`, `/state`, `/health`, `/schema`, `/metadata`: OpenEnv's HTTP routes. OpenEnv makes a new
   environment for each of these requests, so `/step` there has no game: it answers 409 and says where to play.
 - `/sessions` (added here): stateful HTTP for clients without WebSockets. `POST /sessions` creates a game and
-  answers `{"session_id"}`; `POST /sessions/{id}/reset` (body `{"seed": 0}`, optional),
+  answers `{"session_id"}`; `POST /sessions/{id}/reset` (body optional: `{"seed": 0, "dialect": "json"}`, the
+  fields of `connect4_env.integrations.openenv.environment.RESET_FIELDS`),
   `POST /sessions/{id}/step` (body `{"action": {"message": "4"}}`), `GET /sessions/{id}/state` and
   `DELETE /sessions/{id}`. An unknown id answers 404.
 - OpenEnv's MCP routes (`/mcp`) are not served: this environment has no tools, and their sessions would escape
@@ -50,6 +51,8 @@ from pydantic import ValidationError
 from starlette.routing import WebSocketRoute
 
 from connect4_env.integrations.openenv.environment import (
+    RESET_FIELDS,
+    BadResetError,
     Connect4TextAction,
     Connect4TextEnvironment,
     Connect4TextObservation,
@@ -151,10 +154,12 @@ def _add_session_routes(app: FastAPI, sessions: Sessions[Connect4TextEnvironment
     def reset_session(
         session_id: str, request: Annotated[dict[str, Any] | None, Body()] = None
     ) -> dict[str, Any]:
-        seed = (request or {}).get("seed")
-        if seed is not None and (type(seed) is not int or seed < 0):
-            raise HTTPException(422, f"seed must be a non-negative integer or null, got {seed!r:.80}")
-        return run(session_id, lambda env: play(lambda: env.reset(seed=seed)))
+        arguments = request or {}
+        unknown = sorted(set(arguments) - set(RESET_FIELDS))
+        if unknown:
+            shown = ", ".join(repr(name)[:40] for name in unknown[:5])
+            raise HTTPException(422, f"reset takes {', '.join(RESET_FIELDS)}; got {shown}")
+        return run(session_id, lambda env: play(lambda: env.reset(**arguments)))
 
     @app.post("/sessions/{session_id}/step", tags=["Sessions"])
     def step_session(session_id: str, request: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
@@ -211,8 +216,11 @@ def create_app(
             chooses).
         allowed_origins: web origins such as `"http://127.0.0.1:3000"` whose pages may use the server, besides
             the server's own pages.
-        **env_kwargs: for `Connect4Text-v0` (`opponent`, `invalid_answer`, `max_retries`, `agent_first`, the
-            board size).
+        **env_kwargs: for each session's
+            [`Connect4TextEnvironment`][connect4_env.integrations.openenv.environment.Connect4TextEnvironment]:
+            the game's (`opponent`, `"none"` for one client in both seats; `dialect`, `legal_moves`, `history`,
+            `blind`; `invalid_answer`, `max_retries`, `agent_first`, the board size), the reward's (`reward`,
+            `gamma`) and `session_dialects`.
 
     Returns:
         The app: [`HostCheck`][connect4_env.integrations.openenv.guards.HostCheck] around
@@ -242,6 +250,12 @@ def create_app(
     @app.exception_handler(NoGameError)
     async def no_game(request: Request, error: NoGameError) -> JSONResponse:
         return JSONResponse({"detail": str(error)}, status_code=409)
+
+    @app.exception_handler(
+        BadResetError
+    )  # OpenEnv's stateless /reset with a bad argument: the client's fault
+    async def bad_reset(request: Request, error: BadResetError) -> JSONResponse:
+        return JSONResponse({"detail": str(error)}, status_code=422)
 
     sessions = Sessions(factory, max_sessions, session_timeout, session_rate)
 

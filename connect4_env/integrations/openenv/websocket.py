@@ -2,8 +2,10 @@
 hold (the `openenv` extra).
 
 Each connection is one session with its own game, as OpenEnv's `EnvClient` expects. The client sends JSON
-objects `{"type": "reset", "data": {"seed": 0}}`, `{"type": "step", "data": {"message": "4"}}`,
-`{"type": "state"}` or `{"type": "close"}`; the server answers each with `{"type": "observation", "data":
+objects `{"type": "reset", "data": {"seed": 0}}` (the fields of
+`connect4_env.integrations.openenv.environment.RESET_FIELDS`: `seed`, `episode_id` and the dialect options,
+as OpenEnv's `reset(**kwargs)` sends them), `{"type": "step", "data": {"message": "4"}}`, `{"type": "state"}`
+or `{"type": "close"}`; the server answers each with `{"type": "observation", "data":
 {"observation": ..., "reward": ..., "done": ...}}`, `{"type": "state", "data": ...}` or `{"type": "error",
 "data": {"message": ..., "code": ...}}` (OpenEnv's error codes). Whatever a frame holds (no JSON, JSON that is
 not an object, a binary frame, JSON nested too deep, an unknown type, a bad action, a step with no game), the
@@ -39,6 +41,7 @@ from pydantic import ValidationError
 from starlette.websockets import WebSocketDisconnect
 
 from connect4_env.integrations.openenv.environment import (
+    RESET_FIELDS,
     Connect4TextAction,
     Connect4TextEnvironment,
     NoGameError,
@@ -46,12 +49,10 @@ from connect4_env.integrations.openenv.environment import (
 from connect4_env.integrations.openenv.guards import MAX_JSON_DEPTH, json_depth
 from connect4_env.integrations.openenv.sessions import SessionLimitError, Sessions
 
-__all__ = ["serve_websocket", "read_frame", "FrameError", "RESET_FIELDS", "MAX_EPISODE_ID_LENGTH"]
+__all__ = ["serve_websocket", "read_frame", "FrameError"]
 
 logger = logging.getLogger(__name__)
 
-RESET_FIELDS = ("seed", "episode_id")
-MAX_EPISODE_ID_LENGTH = 256
 MESSAGE_TYPES = ("reset", "step", "state", "close")
 
 
@@ -125,19 +126,12 @@ def read_frame(message: Mapping[str, Any], max_bytes: int) -> tuple[str, dict[st
 
 
 def _reset_arguments(data: dict[str, Any]) -> dict[str, Any]:
+    """The reset's arguments: only the fields reset takes (their values are checked by the environment)."""
     unknown = sorted(set(data) - set(RESET_FIELDS))
     if unknown:
         shown = ", ".join(repr(name)[:40] for name in unknown[:5])
-        raise FrameError(f"reset takes {' and '.join(RESET_FIELDS)}, got {shown}", "VALIDATION_ERROR")
-    episode_id = data.get("episode_id")
-    if episode_id is not None and (
-        not isinstance(episode_id, str) or len(episode_id) > MAX_EPISODE_ID_LENGTH
-    ):
-        raise FrameError(
-            f"episode_id must be a string of at most {MAX_EPISODE_ID_LENGTH} characters or null",
-            "VALIDATION_ERROR",
-        )
-    return {"seed": data.get("seed"), "episode_id": episode_id}
+        raise FrameError(f"reset takes {', '.join(RESET_FIELDS)}; got {shown}", "VALIDATION_ERROR")
+    return {name: data[name] for name in RESET_FIELDS if name in data}
 
 
 def _action(data: dict[str, Any]) -> Connect4TextAction:
