@@ -1,6 +1,8 @@
-"""`Connect4Text-v0` as an OpenEnv environment: its Action / Observation / State models, the OpenEnv
-`Environment` the server runs (one per session), and the typed OpenEnv `EnvClient` that plays it over a
-WebSocket session (the `openenv` extra: `openenv`, or `openenv-core` in its place; both are supported).
+"""`Connect4Text-v0` as an OpenEnv environment (one job: its wire format, made and read on both sides).
+
+Its Action / Observation / State models, the OpenEnv `Environment` the server runs (one per session) that
+fills them, and the typed OpenEnv `EnvClient` that reads them over a WebSocket session (the `openenv` extra:
+`openenv`, or `openenv-core` in its place; both are supported).
 
 A session plays against the server's opponent, or, with ``opponent="none"``, one client plays both seats (as
 OpenEnv's own `connect4_env`): each step is then the move of the player to move, named by the observation's
