@@ -43,6 +43,7 @@ from connect4_env.integrations.openenv.rewards import (
     GAMMA,
     TRAJECTORY_SCORES,
     check_reward,
+    check_trajectory_length,
     discounted_credits,
     final_rewards,
 )
@@ -198,7 +199,8 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
     Raises:
         TypeError: a bad argument's type (as `Connect4TextEnv`'s, or `TwoSeatTextGame`'s).
         ValueError: a bad argument's value; with two seats, `agent_first` other than True, or
-            `opponent_kwargs`.
+            `opponent_kwargs`; under ``reward="trajectory"``, a `max_retries` that lets a game take more than
+            [`MAX_TRAJECTORY_STEPS`][connect4_env.integrations.openenv.rewards.MAX_TRAJECTORY_STEPS] steps.
     """
 
     SUPPORTS_CONCURRENT_SESSIONS = True
@@ -227,6 +229,8 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
                     "opponent_kwargs has no meaning when one client plays both seats (opponent='none')"
                 )
         self.env: Connect4TextEnv | TwoSeatTextGame = self._build(kwargs)
+        if self.reward == "trajectory":
+            check_trajectory_length(self.env.rules.cells, self.env.invalid_answer, self.env.max_retries)
         self._kwargs = kwargs
         offered = _check_dialects(session_dialects)
         self.session_dialects = tuple(

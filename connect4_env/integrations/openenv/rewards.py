@@ -22,9 +22,11 @@ from connect4_env.validation import check_choice, check_number
 __all__ = [
     "REWARD_MODES",
     "GAMMA",
+    "MAX_TRAJECTORY_STEPS",
     "OUTCOME_REWARDS",
     "TRAJECTORY_SCORES",
     "check_reward",
+    "check_trajectory_length",
     "final_rewards",
     "discounted_credits",
 ]
@@ -32,6 +34,10 @@ __all__ = [
 REWARD_MODES = ("outcome", "trajectory")
 GAMMA = 0.99
 """The trajectory discount by default (`ExponentialDiscountingTrajectoryRubric`'s)."""
+MAX_TRAJECTORY_STEPS = 100_000
+"""The most steps a game may take under ``reward="trajectory"``, which keeps a seat per step and sends a credit
+per step at the end: a game of ``cells`` moves with ``max_retries`` rejected answers forgiven per move takes at
+most ``cells * (max_retries + 1)``."""
 OUTCOME_REWARDS = {"win": 1.0, "draw": 0.0, "loss": -1.0}
 """A seat's final reward under ``reward="outcome"`` (`Connect4-v0`'s)."""
 TRAJECTORY_SCORES = {"win": 1.0, "draw": 0.5, "loss": 0.0}
@@ -52,6 +58,20 @@ def check_reward(reward: object, gamma: object) -> tuple[str, float]:
         raise TypeError(f"reward must be a str, one of {list(REWARD_MODES)}, got {type(reward).__name__}")
     check_choice("reward", reward[:40], REWARD_MODES)
     return reward, check_number("gamma", gamma, 0.0, 1.0)
+
+
+def check_trajectory_length(cells: int, invalid_answer: str, max_retries: int) -> None:
+    """Check that a game's steps stay within `MAX_TRAJECTORY_STEPS` under ``reward="trajectory"``.
+
+    Raises:
+        ValueError: ``cells * (max_retries + 1)`` (``cells`` under ``invalid_answer="lose"``) is more.
+    """
+    longest = cells * (max_retries + 1 if invalid_answer == "retry" else 1)
+    if longest > MAX_TRAJECTORY_STEPS:
+        raise ValueError(
+            f"reward='trajectory' keeps every step of a game: with max_retries={max_retries} on {cells} cells a "
+            f"game may take {longest} steps, more than {MAX_TRAJECTORY_STEPS}; lower max_retries"
+        )
 
 
 def final_rewards(reward: str, outcomes: Sequence[str]) -> list[float]:

@@ -195,7 +195,24 @@ def test_the_trajectory_reward_against_an_opponent_is_openenvs_rubric_on_the_mod
                 steps.append(result)
             assert result.reward == SCORES[result.observation.outcome]
             assert result.observation.step_rewards == judge.compute_step_rewards()
+            learner = env.state().learner
+            assert (
+                result.observation.player == learner == 0
+                and result.observation.seat_rewards[0] == result.reward
+            )
+            assert result.observation.seat_rewards[1] == SCORES[env.state().outcomes[1]]
             assert len(steps) == env.state().step_count
+
+
+def test_the_trajectory_reward_refuses_retries_that_would_make_its_step_list_unbounded() -> None:
+    from connect4_env.integrations.openenv.rewards import MAX_TRAJECTORY_STEPS
+    from connect4_env.integrations.openenv.server import create_app
+
+    create_app(reward="trajectory", max_retries=MAX_TRAJECTORY_STEPS // 42 - 1)  # 42 cells: within the bound
+    with pytest.raises(ValueError, match="may take 100002 steps, more than 100000; lower max_retries"):
+        create_app(reward="trajectory", max_retries=MAX_TRAJECTORY_STEPS // 42)
+    create_app(reward="outcome", max_retries=1_000_000)  # no list kept
+    create_app(reward="trajectory", max_retries=1_000_000, invalid_answer="lose")  # no retries at all
 
 
 @settings(max_examples=200, deadline=None)
