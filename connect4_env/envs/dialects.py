@@ -172,6 +172,8 @@ class Dialect:
         for name, text in (("note", note), ("status", status)):
             if text is not None and not isinstance(text, str):
                 raise TypeError(f"{name} must be a str or None, got {type(text).__name__}")
+        if status is None and self.name != "connect4" and board.is_terminal:
+            status = _game_over(board, player)  # the own dialect's text words its own ending
         render = {
             "connect4": self._own,
             "game_arena": self._game_arena,
@@ -366,7 +368,7 @@ class Dialect:
             lines += ["Current board state:", "", _openspiel_board(board)]
         if self.history:
             lines += ["The moves played so far are:", self._history_line(moves, "xo"), ""]
-        if self.legal_moves and not board.is_terminal:
+        if self.legal_moves and status is None:
             lines += ["The legal moves are:", " ".join(str(c) for c in board.legal_moves()), ""]
         lines += [
             "III. Required final answer format",
@@ -403,7 +405,7 @@ class Dialect:
             for row in range(rules.rows):
                 cells = ("." if (s := board.cell(row, c)) is None else "XO"[s] for c in range(rules.columns))
                 lines.append(" ".join(cell.rjust(width) for cell in cells))
-        if self.legal_moves and not board.is_terminal:
+        if self.legal_moves and status is None:
             lines.append("[GAME] Legal columns: " + ", ".join(f"[{c}]" for c in board.legal_moves()))
         if status is not None:
             lines.append(f"[GAME] {status}")
@@ -426,7 +428,7 @@ class Dialect:
             ]
         state["player"] = 1 if player == 0 else -1
         if self.legal_moves:
-            state["legal_actions"] = [] if board.is_terminal else board.legal_moves()
+            state["legal_actions"] = [] if status is not None else board.legal_moves()
         if self.history:
             state["moves"] = list(moves)
         if status is not None:
@@ -434,6 +436,13 @@ class Dialect:
         if note:
             state["note"] = note
         return json.dumps(state, separators=(", ", ": ")) + "\n"
+
+
+def _game_over(board: Board, player: int) -> str:
+    """The closing line of a finished game for ``player``."""
+    if board.winner is None:
+        return "Game over: a draw (the board is full)."
+    return "Game over: you won." if board.winner == player else "Game over: you lost."
 
 
 def _openspiel_board(board: Board) -> str:
