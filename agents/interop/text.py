@@ -29,11 +29,11 @@ from typing import Any
 from connect4_agents.base import check_spec_value, legal_columns
 from connect4_env.core import Board
 from connect4_env.encoding import board_from_observation, split_observation
-from connect4_env.envs.dialects import DIALECTS, get_dialect
+from connect4_env.envs.dialects import DIALECTS, dialect_and_retries
 from connect4_env.envs.text_protocol import echo
 from connect4_env.policy import Forfeit
 from connect4_env.rules import Rules, check_rules
-from connect4_env.validation import check_bool, check_choice, check_int, check_number, seeded_rng
+from connect4_env.validation import check_bool, check_choice, check_number, seeded_rng
 
 __all__ = ["TextPolicy", "TextAnswer", "leftmost_legal_answer", "FALLBACKS", "MAX_KEPT_TEXT"]
 
@@ -186,14 +186,11 @@ class TextPolicy:
     ) -> None:
         if not callable(generate):
             raise TypeError(f"generate must be a callable str -> str, got {generate!r}")
-        if not isinstance(dialect, str):
-            raise TypeError(f"dialect must be a str, one of {list(DIALECTS)}, got {type(dialect).__name__}")
-        self.dialect = get_dialect(dialect, legal_moves=legal_moves, history=history, blind=blind)
+        self.dialect, self.max_retries = dialect_and_retries(
+            dialect, max_retries, 1000, legal_moves=legal_moves, history=history, blind=blind
+        )
         self.generate = generate
         self.time_limit = check_number("time_limit", time_limit, 0.0, MAX_TIME_LIMIT, above_minimum=True)
-        if max_retries is None:
-            max_retries = self.dialect.max_retries
-        self.max_retries = check_int("max_retries", max_retries, 0, 1000)
         if fallback is None:
             fallback = "random" if self.dialect.name == "connect4" else "forfeit"
         self.fallback = check_choice("fallback", fallback, FALLBACKS)

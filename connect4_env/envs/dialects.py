@@ -55,6 +55,7 @@ __all__ = [
     "DIALECTS",
     "Dialect",
     "get_dialect",
+    "dialect_and_retries",
     "RETHINK_QUOTE_LENGTH",
 ]
 
@@ -612,3 +613,27 @@ def get_dialect(
     if hidden and history is False:
         raise ValueError("blind=True needs history: a blind prompt shows the moves instead of the board")
     return Dialect(name, legal, shown or hidden, hidden)
+
+
+def dialect_and_retries(
+    dialect: str,
+    max_retries: int | None,
+    limit: int,
+    *,
+    legal_moves: bool | None = None,
+    history: bool | None = None,
+    blind: bool | None = None,
+) -> tuple[Dialect, int]:
+    """A player's dialect (by name, with its options) and its rejected answers forgiven a move: ``max_retries``,
+    or the dialect's rule when None; what the text env, the two-seat game and `TextPolicy` take.
+
+    Raises:
+        TypeError: ``dialect`` is not a str, an option not a bool or None, or ``max_retries`` not an int.
+        ValueError: an unknown dialect, ``blind=True`` with ``history=False``, or ``max_retries`` outside
+            ``0..limit``.
+    """
+    if not isinstance(dialect, str):
+        raise TypeError(f"dialect must be a str, one of {list(DIALECTS)}, got {type(dialect).__name__}")
+    chosen = get_dialect(dialect, legal_moves=legal_moves, history=history, blind=blind)
+    retries = chosen.max_retries if max_retries is None else max_retries
+    return chosen, check_int("max_retries", retries, 0, limit)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from connect4_env.core import Board
-from connect4_env.envs.dialects import DIALECTS, get_dialect
+from connect4_env.envs.dialects import dialect_and_retries
 from connect4_env.envs.text_env import INVALID_ANSWER_MODES, MAX_ANSWER_LIMIT, MAX_RETRIES
 from connect4_env.envs.text_protocol import MAX_ANSWER_LENGTH
 from connect4_env.rules import Rules
@@ -61,12 +61,9 @@ class TwoSeatTextGame:
     ) -> None:
         self.rules = Rules(rows, columns, win_length)
         check_choice("invalid_answer", invalid_answer, INVALID_ANSWER_MODES)
-        if not isinstance(dialect, str):
-            raise TypeError(f"dialect must be a str, one of {list(DIALECTS)}, got {type(dialect).__name__}")
-        self.dialect = get_dialect(dialect, legal_moves=legal_moves, history=history, blind=blind)
-        if max_retries is None:
-            max_retries = self.dialect.max_retries
-        self.max_retries = check_int("max_retries", max_retries, 0, MAX_RETRIES)
+        self.dialect, self.max_retries = dialect_and_retries(
+            dialect, max_retries, MAX_RETRIES, legal_moves=legal_moves, history=history, blind=blind
+        )
         self.max_answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LIMIT)
         self.invalid_answer = invalid_answer
         self.board = Board(self.rules)
