@@ -208,7 +208,8 @@ class AccuracyReport(SetAccuracy):
 
     def table(self) -> str:
         """One line per set and one for all: the optimal-class rate over all positions and over the
-        non-trivial ones, the exact rate, each with its 95 % interval, and the mean regret.
+        non-trivial ones, the exact rate, each with its 95 % interval, and the mean regret; the positions
+        forfeited, where there are any.
         """
         lines = [
             f"{self.agent}",
@@ -220,6 +221,12 @@ class AccuracyReport(SetAccuracy):
                 f"  {name:20} {part.n:>5} {_rate(part.optimal_class_rate, part.optimal_class_ci95)}"
                 f"  {part.nontrivial:>5} {_rate(part.nontrivial_rate, part.nontrivial_ci95)}"
                 f" {_rate(part.exact_rate, part.exact_ci95)} {part.mean_regret:>6.2f}"
+                + (f"  ({part.forfeits} forfeited)" if part.forfeits else "")
+            )
+        if self.forfeits:
+            lines.append(
+                f"  a forfeited position counts as a loss there: in a lost position that keeps the outcome "
+                f"class, so read the non-trivial rate ({self.forfeits} forfeited in all)"
             )
         return "\n".join(lines)
 

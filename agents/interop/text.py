@@ -33,9 +33,16 @@ from connect4_env.envs.dialects import DIALECTS, dialect_and_retries
 from connect4_env.envs.text_protocol import echo
 from connect4_env.policy import Forfeit
 from connect4_env.rules import Rules, check_rules
-from connect4_env.validation import check_bool, check_choice, check_number, seeded_rng
+from connect4_env.validation import check_bool, check_choice, check_int, check_number, seeded_rng
 
-__all__ = ["TextPolicy", "TextAnswer", "leftmost_legal_answer", "FALLBACKS", "MAX_KEPT_TEXT"]
+__all__ = [
+    "TextPolicy",
+    "TextAnswer",
+    "leftmost_legal_answer",
+    "FALLBACKS",
+    "MAX_KEPT_TEXT",
+    "MAX_POLICY_ANSWER_LENGTH",
+]
 
 FALLBACKS = ("random", "raise", "forfeit")
 MAX_TIME_LIMIT = 7 * 24 * 3600.0  # a week: far longer waits overflow the platform's clock in threading
@@ -91,8 +98,9 @@ class TextAnswer:
     """What a model returned for one prompt, with what its caller knows about the call.
 
     ``generate`` may return a plain ``str`` (the text) or one of these (or a dict with these keys); the
-    extra fields are kept in the game record. ``finish_reason="length"`` (the reply was cut off at the token
-    limit) makes the answer rejected whatever it says, as Game Arena rules.
+    extra fields are kept in the game record. A reply cut off at the token limit (``finish_reason="length"``)
+    is read like any other, as Game Arena reads it; if no legal column comes from it, the rejection says it was
+    cut off (Game Arena's retry text then asks for a shorter answer).
 
     Attributes:
         text: the answer the move is read from.
@@ -109,6 +117,9 @@ class TextAnswer:
     finish_reason: str | None = None
 
 
+MAX_POLICY_ANSWER_LENGTH = 1_000_000
+"""`TextPolicy`'s default ``max_answer_length``: a long reasoning answer fits (the readers are linear)."""
+
 MAX_KEPT_TEXT = 20_000
 """The most characters of an answer or reasoning text kept in a move's record (its start; the rest is cut)."""
 
@@ -124,6 +135,8 @@ def _as_answer(value: Any) -> tuple[TextAnswer | None, str | None]:
         value = TextAnswer(**value)
     if not isinstance(value, TextAnswer):
         return None, f"the model answered {echo(type(value).__name__, quote=False)}, not str"
+    if not isinstance(value.text, str):
+        return None, f"the model's text is {echo(type(value.text).__name__, quote=False)}, not str"
     for name in ("prompt_tokens", "completion_tokens"):
         count = getattr(value, name)
         if count is not None and (type(count) is not int or count < 0):
@@ -167,6 +180,8 @@ class TextPolicy:
         history: show both players' moves so far (None: the dialect's default).
         blind: show no board (None: the dialect's default).
         chat: call ``generate`` with chat messages instead of one string.
+        max_answer_length: longer answers are rejected unread (1 to 10,000,000 characters; the default leaves
+            room for long reasoning, which harnesses do not cap).
     """
 
     def __init__(
@@ -183,6 +198,7 @@ class TextPolicy:
         history: bool | None = None,
         blind: bool | None = None,
         chat: bool = False,
+        max_answer_length: int = MAX_POLICY_ANSWER_LENGTH,
     ) -> None:
         if not callable(generate):
             raise TypeError(f"generate must be a callable str -> str, got {generate!r}")
@@ -198,6 +214,7 @@ class TextPolicy:
             raise TypeError(f"system_prompt must be a str or None, got {type(system_prompt).__name__}")
         self.system_prompt = system_prompt
         self.chat = check_bool("chat", chat)
+        self.max_answer_length = check_int("max_answer_length", max_answer_length, 1, 10_000_000)
         self.win_length = 4
         self.stats = {"moves": 0, "answers": 0, "rejected": 0, "timeouts": 0, "fallbacks": 0, "forfeits": 0}
         self.transcript: list[tuple[str, str | None]] = []
@@ -372,15 +389,14 @@ class TextPolicy:
                     finish_reason=answer.finish_reason,
                 )
                 cut_off = answer.finish_reason == "length"
-                parsed = self.dialect.parse(answer.text, board)
+                parsed = self.dialect.parse(answer.text, board, self.max_answer_length)
                 entry["column"] = parsed.column
-                if cut_off:
-                    why = "the answer was cut off at the length limit"
-                elif parsed.column is not None and parsed.column in legal:
+                if parsed.column is not None and parsed.column in legal:
                     column = int(parsed.column)
                     break
-                else:
-                    why = parsed.error or f"column {self.dialect.column_text(parsed.column or 0)} is full"
+                why = parsed.error or f"column {self.dialect.column_text(parsed.column or 0)} is full"
+                if cut_off:
+                    why = f"the answer was cut off at the length limit ({why})"
             entry["error"] = why
             self.stats["rejected"] += 1
             tries_left = self.max_retries - attempt - 1

@@ -24,7 +24,7 @@ from connect4_agents.solver.agent import plies_to_end
 from connect4_env.core import Board
 from connect4_env.encoding import action_mask, observation_planes
 from connect4_env.extras import require
-from connect4_env.policy import bind_policy
+from connect4_env.policy import Forfeit, bind_policy
 from connect4_env.render import render_rgb
 from connect4_env.rules import IllegalMoveError, Rules, as_column
 from connect4_env.svg import LAST_MOVE, LAST_MOVE_RADIUS, PALETTE, STONE_RADIUS, WINNING, ring_width
@@ -131,6 +131,7 @@ class PlayWindow:
         self.search: list[dict[str, Any] | None] = []
         self.view: tuple[int, dict[str, Any], int] | None = None  # seat, move_info, stones before its move
         self.recorded = False
+        self.forfeit: dict[str, Any] | None = None  # a player that gave up: {"player", "reason", "info"}
         self._last_agent_move = time.monotonic()
         for seat, player in enumerate(self.players):
             reset = getattr(player, "reset", None)
@@ -143,9 +144,14 @@ class PlayWindow:
         self.names.reverse()
         self.new_game()
 
+    @property
+    def over(self) -> bool:
+        """True when the game has ended: a win, a draw or a forfeit."""
+        return self.board.is_terminal or self.forfeit is not None
+
     def human_to_move(self) -> bool:
         """True when the game is on and the seat to move is a person's."""
-        return not self.board.is_terminal and self.players[self.board.to_move] is None
+        return not self.over and self.players[self.board.to_move] is None
 
     def play(self, column: int) -> bool:
         """Play ``column`` for the person to move; False (and nothing changes) if it is not a person's turn
@@ -172,7 +178,16 @@ class PlayWindow:
         agent = self.players[mover]
         if agent is None:
             raise RuntimeError("agent_move: a person is to move")
-        column = as_column(agent.act(observation_planes(self.board, mover), action_mask(self.board)))
+        try:
+            action = agent.act(observation_planes(self.board, mover), action_mask(self.board))
+        except Forfeit as given_up:  # the agent gives the game up: the other seat wins
+            self.forfeit = {"player": mover, "reason": given_up.reason, "info": given_up.info}
+            if not self.recorded:
+                self.recorded = True
+                if self.on_game_end is not None:
+                    self.on_game_end(self.game_log())
+            return
+        column = as_column(action)
         if not self.board.is_legal(column):
             raise IllegalMoveError(f"{self.names[mover]} chose column {column}, which is not legal here")
         move_info = getattr(agent, "move_info", None)
@@ -195,6 +210,7 @@ class PlayWindow:
         self.moves, self.search = self.moves[:keep], self.search[:keep]
         self.board = Board(self.rules).play_moves(self.moves)
         self.recorded = False
+        self.forfeit = None  # a forfeit is taken back with the moves before it
         self.view = None
         return True
 
@@ -203,7 +219,7 @@ class PlayWindow:
         game is unfinished), the window's seed, the game's number and the agents' search numbers per move
         (None when no agent gave any).
         """
-        winner = self.board.winner
+        winner = self.board.winner if self.forfeit is None else 1 - self.forfeit["player"]
         return GameLog(
             self.rules.rows,
             self.rules.columns,
@@ -215,6 +231,7 @@ class PlayWindow:
             None,
             self.game_index,
             tuple(self.search) if any(s is not None for s in self.search) else None,
+            forfeit=self.forfeit,
         )
 
     # -- events ------------------------------------------------------------------------------------------
@@ -257,7 +274,7 @@ class PlayWindow:
         if self.closed:
             return
         board = self.board
-        agent_turn = not board.is_terminal and self.players[board.to_move] is not None
+        agent_turn = not self.over and self.players[board.to_move] is not None
         if agent_turn and time.monotonic() - self._last_agent_move >= self.delay:
             self._thinking = True
             self.draw()
@@ -272,7 +289,7 @@ class PlayWindow:
         try:
             while not self.closed:
                 self.step()
-                if exit_at_end and self.board.is_terminal:
+                if exit_at_end and self.over:
                     break
                 self.clock.tick(30)
             if screenshot is not None:
@@ -369,7 +386,10 @@ class PlayWindow:
     def _draw_status(self) -> None:
         board, names = self.board, self.names
         seat_name = [f"{'XO'[s]} ({'you' if self.players[s] is None else names[s]})" for s in (0, 1)]
-        if board.winner is not None:
+        if self.forfeit is not None:
+            loser = self.forfeit["player"]
+            status = f"{seat_name[1 - loser]} wins: {seat_name[loser]} forfeited"
+        elif board.winner is not None:
             status = f"{seat_name[board.winner]} wins after {len(self.moves)} moves"
         elif board.is_draw:
             status = f"draw after {len(self.moves)} moves"

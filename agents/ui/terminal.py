@@ -160,6 +160,9 @@ def outcome_line(game: GameLog, rules: Rules) -> str:
         if game.winner is None
         else f"{LETTERS[game.winner]} ({['player0', 'player1'][game.winner]}) wins"
     )
+    if game.forfeit is not None:
+        loser = game.forfeit["player"]
+        outcome += f", {LETTERS[loser]} forfeited ({game.forfeit['reason']}),"
     numbers = [column + 1 for column in game.moves]
     moves = "".join(map(str, numbers)) if rules.columns <= 9 else numbers
     return f"{outcome} after {len(game.moves)} moves: {moves}"

@@ -21,7 +21,8 @@ The Game Arena and TextArena readings follow those harnesses' parsers (kaggle-en
 - ``game_arena``: the last ``Final Answer: N`` (any case, spaces around the colon) if ``N`` is a legal
   column; otherwise the last number anywhere in the answer that is a legal column (their fallback, so
   ``"I considered column 2. Final Answer: 7"`` plays 2); otherwise rejected. ``N`` is read as written: ``03``
-  is no column. A reply cut off at the length limit (``finish_reason="length"``) is rejected whatever it says.
+  is no column. A reply cut off at the length limit (``finish_reason="length"``, known to `TextPolicy`) is
+  read the same way; when it gives no legal column, the retry text asks for a shorter answer.
 - ``textarena``: an answer without ``[`` or ``]`` is read as ``[answer]``; the first line holding
   ``[N]`` or ``[col N]`` (any case, spaces after ``col``) gives its last such bracket; ``[column 3]`` is
   rejected.
@@ -535,12 +536,19 @@ def _last_named_column(text: str) -> object:
     return None
 
 
-def _column_of(value: object) -> object:
+def _column_of(value: object, message: bool = True) -> object:
     """The ``column`` a decoded object names: ``{"column": N}`` or a tool call's arguments."""
     if not isinstance(value, dict):
         return None
     if "column" in value:
         return value["column"]
+    calls = value.get("tool_calls") if message else None  # an OpenAI chat message: its last call naming one
+    if isinstance(calls, list):
+        for call in reversed(calls[:64]):
+            column = _column_of(call, message=False)
+            if column is not None:
+                return column
+        return None
     call = value.get("function", value)  # OpenAI's {"type": "function", "function": {...}} or the bare call
     if isinstance(call, dict) and call.get("name") == "drop_disc":
         arguments = call.get("arguments", call.get("parameters"))
@@ -556,8 +564,10 @@ def _column_of(value: object) -> object:
 
 def _read_json(text: str, board: Board) -> ParseResult:
     named = _last_named_column(text)
-    if named is None and (match := _TOOL_TEXT.search(text)) is not None:
-        named = int(match[1]) if len(match[1]) <= 7 else board.rules.columns
+    if named is None:
+        calls = list(_TOOL_TEXT.finditer(text))
+        if calls:
+            named = int(calls[-1][1]) if len(calls[-1][1]) <= 7 else board.rules.columns
     if named is None:
         return ParseResult(None, 'no column could be read: answer {"column": N}')
     if isinstance(named, float) and named.is_integer() and abs(named) < 1e9:

@@ -64,13 +64,15 @@ def _planes(moves: list[int]) -> dict:
     return {"observation": observation_planes(board), "action_mask": action_mask(board)}
 
 
-def test_a_cut_off_answer_is_rejected_whatever_it_says_and_the_model_is_told() -> None:
+def test_a_cut_off_answer_is_read_as_game_arena_reads_it_and_the_model_is_told_when_it_fails() -> None:
     calls: list[str] = []
 
     def model(prompt: str) -> TextAnswer:
         calls.append(prompt)
         if len(calls) == 1:
-            return TextAnswer("Final Answer: 3", finish_reason="length", completion_tokens=512)
+            return TextAnswer(
+                "Let me count the threats in column", finish_reason="length", completion_tokens=512
+            )
         return TextAnswer(
             "Final Answer: 2", reasoning="short", prompt_tokens=300, completion_tokens=9, finish_reason="stop"
         )
@@ -79,12 +81,31 @@ def test_a_cut_off_answer_is_rejected_whatever_it_says_and_the_model_is_told() -
     assert policy.act(_planes([]), None) == 2
     info = policy.move_info()
     assert [t["finish_reason"] for t in info["tries"]] == ["length", "stop"]
-    assert info["tries"][0]["error"] == "the answer was cut off at the length limit"
+    assert info["tries"][0]["error"].startswith("the answer was cut off at the length limit (no legal column")
     assert "cut off at the length limit" in calls[1]
     assert info["tries"][1] | {"prompt": None, "seconds": None} == {
         "prompt": None, "answer": "Final Answer: 2", "column": 2, "error": None, "seconds": None,
         "reasoning": "short", "prompt_tokens": 300, "completion_tokens": 9, "finish_reason": "stop",
     }  # fmt: skip
+    # a cut-off answer that still names a legal column is played, as Kaggle's harness plays it
+    cut = TextPolicy(lambda p: TextAnswer("Final Answer: 3", finish_reason="length"), dialect="game_arena")
+    assert cut.act(_planes([]), None) == 3 and cut.move_info()["tries"][0]["error"] is None
+
+
+def test_long_reasoning_is_read_and_a_text_that_is_not_a_str_is_rejected() -> None:
+    thinking = "Let me think about every column. " * 2000 + "\nFinal Answer: 0"  # 66,000 characters
+    assert TextPolicy(lambda p: thinking, dialect="game_arena").act(_planes([]), None) == 0
+    short = TextPolicy(
+        lambda p: thinking, dialect="game_arena", max_answer_length=4096, fallback="random", seed=0
+    )
+    short.act(_planes([]), None)
+    assert short.move_info()["tries"][0]["error"] == "the answer has more than 4096 characters"
+    for text in (None, 3):
+        policy = TextPolicy(
+            lambda p, text=text: TextAnswer(text), dialect="game_arena", fallback="random", seed=0
+        )
+        policy.act(_planes([]), None)
+        assert "the model's text is" in policy.move_info()["tries"][0]["error"]
 
 
 def test_bad_rich_answers_are_rejected_not_crashes() -> None:

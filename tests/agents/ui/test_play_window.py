@@ -247,3 +247,30 @@ def test_a_window_nobody_could_see_is_refused(
         play.main(["--ui", "window", "--player0", "random", "--player1", "random"]) == 2
     )  # it used to wait forever
     assert "there is no display here" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("ui", ["window", "terminal"])
+def test_a_forfeit_ends_the_game_and_is_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ui: str
+) -> None:
+    (tmp_path / "c4_resigns.py").write_text("def answer(prompt):\n    return 'I resign.'\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    record = tmp_path / "games.jsonl"
+    args = [
+        "--player0",
+        "random",
+        "--player1",
+        "text:c4_resigns:answer:game_arena",
+        "--ui",
+        ui,
+        "--delay",
+        "0",
+    ]
+    extra = ["--exit-at-end"] if ui == "window" else []
+    result = run("scripts/play.py", *args, *extra, "--record", str(record))
+    assert result.returncode == 0, result.stderr
+    (game,) = read_games(record)
+    assert game.forfeit["player"] == 1 and game.result == "player0" and len(game.moves) == 1
+    assert len(game.forfeit["info"]["tries"]) == 2  # Game Arena's rule: one rethink, then the forfeit
+    if ui == "terminal":
+        assert "X (player0) wins, O forfeited (TextPolicy:" in result.stdout
