@@ -80,7 +80,7 @@ def _call_with_deadline(
     def call() -> None:
         try:
             box["answer"] = generate(prompt)
-        except BaseException as error:  # noqa: BLE001 (SystemExit too: a thread ends on it silently)
+        except BaseException as error:  # SystemExit too: a thread ends on it silently
             box["error"] = f"{echo(type(error).__name__, quote=False)}: {echo(str(error))}"
 
     thread = threading.Thread(target=call, name="TextPolicy.generate", daemon=True)
