@@ -11,8 +11,9 @@ clients without WebSockets use POST /sessions, then /sessions/<id>/reset, /step,
 the client plays both seats. A session may choose its dialect at reset (client.reset(dialect="json")) among
 --session-dialects. The server listens on
 localhost unless --host says otherwise, and there answers only requests to a local name from no other web page
-(--allow-origin names a page that may use it). Bodies and WebSocket messages are limited to --max-body-bytes,
-games to --max-sessions at once (WebSocket and HTTP together; idle ones dropped after --session-timeout
+(--allow-origin names a page that may use it). An answer longer than --max-answer-length characters is a rejected
+answer under the dialect's rule; bodies and WebSocket messages are limited to --max-body-bytes (by default room for
+any such answer), games to --max-sessions at once (WebSocket and HTTP together; idle ones dropped after --session-timeout
 seconds) and new ones to --session-rate a second. Ctrl-C or SIGTERM stops it.
 """
 
@@ -32,6 +33,11 @@ from connect4_agents._support.cli import command_parser, positive_int, run_cli
 from connect4_agents._support.config_cli import add_options, option
 from connect4_env.envs.dialects import DIALECTS
 from connect4_env.extras import MissingExtraError, require
+from connect4_env.integrations.openenv.guards import (  # the standard library's only: no OpenEnv loaded here
+    BYTES_PER_CHARACTER,
+    FRAME_BYTES,
+    MAX_ANSWER_LENGTH,
+)
 
 __all__ = ["ServeOpenEnvConfig", "build_parser", "run", "main", "check_openenv", "OPENENV_DISTRIBUTIONS"]
 
@@ -178,8 +184,19 @@ class ServeOpenEnvConfig:
     """Idle seconds before a session is dropped."""
     session_rate: float = 20.0
     """New sessions a second, on average."""
-    max_body_bytes: int = field(default=64 * 1024, metadata=option(type=positive_int))
-    """The largest request body or WebSocket message, in bytes."""
+    max_answer_length: int = field(default=MAX_ANSWER_LENGTH, metadata=option(type=positive_int))
+    """The longest answer read, in characters, up to 1,000,000; a longer one is a rejected answer under the
+    dialect's rule. The default leaves room for a reasoning model's reasoning before its final answer."""
+    max_body_bytes: int | None = field(
+        default=None,
+        metadata=option(
+            type=positive_int,
+            shown_default=f"{BYTES_PER_CHARACTER} x --max-answer-length + {FRAME_BYTES}",
+        ),
+    )
+    """The largest request body or WebSocket message, in bytes (past 4 times this, a WebSocket is closed with
+    code 1009). By default room for any answer of ``--max-answer-length`` characters, however JSON escapes it;
+    one given must leave room for an answer of that many ASCII characters and 4096 bytes around it."""
     allow_origin: tuple[str, ...] = field(default=(), metadata=option(append=True, metavar="ORIGIN"))
     """A web origin (``http://host:port``) whose pages may use the server; repeat for more."""
 
@@ -224,6 +241,7 @@ def run(args: argparse.Namespace) -> int:
         args.host,
         args.port,
         max_body_bytes=args.max_body_bytes,
+        max_answer_length=args.max_answer_length,
         on_ready=lambda url: print(f"serving Connect4Text-v0 over OpenEnv at {url}", flush=True),
         max_sessions=args.max_sessions,
         session_timeout=args.session_timeout,

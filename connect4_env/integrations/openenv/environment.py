@@ -11,7 +11,7 @@ server, or by the session at reset (``reset(dialect="json")``) among those the s
 
 The wire format, as OpenEnv serialises these models:
 
-    action       {"message": "I play d"}                    the model's answer, at most max_answer_length chars
+    action       {"message": "I play d"}                    the model's answer (over max_answer_length: rejected)
     observation  {"text": ..., "system_prompt": ...,        the position shown to `player`, in the dialect
                   "player": 0,                              who the text and reward are for (0 = first mover)
                   "legal_columns": [1, ...],                numbered as the text numbers them
@@ -37,8 +37,7 @@ from openenv.core.env_server import Action, Environment, Observation, State
 from pydantic import Field
 
 from connect4_env.envs.dialects import DIALECTS, Dialect, get_dialect
-from connect4_env.envs.text_env import Connect4TextEnv
-from connect4_env.envs.text_protocol import MAX_ANSWER_LENGTH
+from connect4_env.envs.text_env import MAX_ANSWER_LIMIT, Connect4TextEnv
 from connect4_env.integrations.openenv.rewards import (
     GAMMA,
     TRAJECTORY_SCORES,
@@ -81,9 +80,16 @@ _OTHER_SIDE = {"win": "loss", "loss": "win", "draw": "draw"}
 class Connect4TextAction(Action):
     """The model's answer, read by the session's dialect (`"4"` or `"I play d"` in this package's own,
     `"Final Answer: 3"` in Game Arena's, `{"column": 3}` in JSON).
+
+    The model takes up to 1,000,000 characters (the most any game reads): the session's `max_answer_length`
+    decides, so an answer longer than the server reads is a rejected answer under the dialect's rule (its
+    reason in `parse_error`), not an error before it is sent.
     """
 
-    message: str = Field(max_length=MAX_ANSWER_LENGTH, description="the model's answer, as free text")
+    message: str = Field(
+        max_length=MAX_ANSWER_LIMIT,
+        description="the model's answer, as free text (the server reads at most its max_answer_length)",
+    )
 
 
 class Connect4TextObservation(Observation):

@@ -3,6 +3,8 @@ middlewares (the `openenv` extra's server; this module itself needs only the sta
 
 - [`BodyLimit`][connect4_env.integrations.openenv.guards.BodyLimit]: an HTTP body is at most `limit` bytes (413) and its
   JSON nests at most [`MAX_JSON_DEPTH`][connect4_env.integrations.openenv.guards.MAX_JSON_DEPTH] levels (400).
+- [`body_limit`][connect4_env.integrations.openenv.guards.body_limit]: the size that `limit` follows by default,
+  so that any answer of the server's `max_answer_length` characters gets through, however its JSON escapes it.
 - [`HostCheck`][connect4_env.integrations.openenv.guards.HostCheck]: every request, HTTP or WebSocket, names an allowed
   `Host` (when the server listens on a loopback address: a page that rebinds its own DNS name to 127.0.0.1
   reaches the server under that name, and is refused), and comes from no other web page: a request with an
@@ -29,6 +31,11 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "LOOPBACK_HOSTS",
     "DRAIN_BYTES",
+    "MAX_ANSWER_LENGTH",
+    "BYTES_PER_CHARACTER",
+    "FRAME_BYTES",
+    "body_limit",
+    "smallest_body_limit",
 ]
 
 # Our messages nest 3 levels ({"action": {"message": ...}}); OpenEnv's action metadata may add a few.
@@ -37,6 +44,17 @@ MAX_JSON_DEPTH = 32
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 # a refused body is read and dropped up to this size, so that the client can read the 413; a longer one is cut off
 DRAIN_BYTES = 1 << 20
+
+MAX_ANSWER_LENGTH = 32_768
+"""The server's default `max_answer_length`, in characters: a reasoning model's answer (its reasoning written out,
+then `Final Answer: N`) of several thousand tokens fits; longer ones are rejected answers, under the dialect's
+rule. A server for answers that carry more (a model's whole thinking) raises it, up to 1,000,000."""
+BYTES_PER_CHARACTER = 12
+"""The most bytes one answer character takes in a JSON message: Python's `json.dumps` (what OpenEnv's client
+sends) writes a character outside ASCII as `\\uXXXX`, and one outside the Basic Multilingual Plane (an emoji)
+as two of them."""
+FRAME_BYTES = 4096
+"""Room for the JSON around an answer: the frame's type, the action's `metadata`, a reset's fields."""
 
 _JSON_TOKENS = re.compile(r'["\\\[\]{}]')
 
@@ -80,6 +98,40 @@ def json_depth(text: str | bytes, limit: int | None = None) -> int:
         elif char in "]}":
             depth -= 1
     return deepest
+
+
+def body_limit(max_answer_length: int) -> int:
+    """The `max_body_bytes` that follows from `max_answer_length`: room for any answer of that many characters,
+    however JSON escapes it (`BYTES_PER_CHARACTER` each), and `FRAME_BYTES` around it.
+
+    Raises:
+        TypeError: `max_answer_length` is not an integer.
+        ValueError: `max_answer_length` below 1.
+    """
+    max_answer_length = _positive("max_answer_length", max_answer_length)
+    return BYTES_PER_CHARACTER * max_answer_length + FRAME_BYTES
+
+
+def smallest_body_limit(max_answer_length: int) -> int:
+    """The least `max_body_bytes` a server takes for `max_answer_length`: room for an answer of that many ASCII
+    characters and `FRAME_BYTES` around it. Between this and
+    [`body_limit`][connect4_env.integrations.openenv.guards.body_limit], an answer under the length cap whose
+    JSON escapes many characters can be refused for its size (413, or an error frame) before it is read.
+
+    Raises:
+        TypeError: `max_answer_length` is not an integer.
+        ValueError: `max_answer_length` below 1.
+    """
+    max_answer_length = _positive("max_answer_length", max_answer_length)
+    return max_answer_length + FRAME_BYTES
+
+
+def _positive(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer >= 1, got {value!r:.80} ({type(value).__name__})")
+    if value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value}")
+    return value
 
 
 def split_authority(authority: str) -> tuple[str | None, str | None]:

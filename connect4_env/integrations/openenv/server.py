@@ -20,11 +20,16 @@ OpenEnv's clients and TRL's rollout helpers talk to it as to any OpenEnv environ
 
 Limits, so that no client exhausts the server:
 
+- an answer is at most `max_answer_length` characters (32,768 by default, at most 1,000,000): a longer one is a
+  rejected answer under the session's dialect rule (retried, or lost), with the reason in `parse_error`;
 - at most `max_sessions` games at once, WebSocket and HTTP sessions together (then 503, or an error frame and
   close code 1013), and new ones at most `session_rate` a second on average (429 with `Retry-After`);
 - a session unused for `session_timeout` seconds is dropped; an idle WebSocket is closed (code 1001);
 - every HTTP body is at most `max_body_bytes` (413, read no further) and every WebSocket message too (an error
-  frame; past 4 times that, uvicorn closes the connection with code 1009); JSON nests at most 32 levels;
+  frame; past 4 times that, uvicorn closes the connection with code 1009); JSON nests at most 32 levels. By
+  default `max_body_bytes` follows from `max_answer_length`
+  ([`body_limit`][connect4_env.integrations.openenv.guards.body_limit]: 12 bytes a character, as JSON may escape
+  it, and 4096 around it), so any answer under the cap arrives and is read;
 - on a loopback address only requests to a loopback name (`Host`) are answered, and a request from another
   web page (an `Origin` other than the server's own or `allowed_origins`) is refused: 403. So a web page the
   user has open can neither play nor fill the server, not even by rebinding its DNS name to 127.0.0.1.
@@ -50,6 +55,7 @@ from openenv.core.env_server import ConcurrencyConfig, create_fastapi_app, seria
 from pydantic import ValidationError
 from starlette.routing import WebSocketRoute
 
+from connect4_env.envs.text_env import MAX_ANSWER_LIMIT
 from connect4_env.integrations.openenv.environment import (
     RESET_FIELDS,
     BadResetError,
@@ -61,8 +67,11 @@ from connect4_env.integrations.openenv.environment import (
 )
 from connect4_env.integrations.openenv.guards import (
     LOOPBACK_HOSTS,
+    MAX_ANSWER_LENGTH,
     BodyLimit,
     HostCheck,
+    body_limit,
+    smallest_body_limit,
     split_authority,
 )
 from connect4_env.integrations.openenv.sessions import SessionLimitError, Sessions, UnknownSessionError
@@ -81,7 +90,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 64 * 1024  # an answer is at most 4096 characters; the rest is JSON around it
+MAX_BODY_BYTES = body_limit(MAX_ANSWER_LENGTH)  # any answer of MAX_ANSWER_LENGTH characters, however escaped
 MAX_SESSIONS = 64
 SESSION_TIMEOUT = 600.0
 # new sessions a second: a client per game, each game many model calls long, needs far fewer
@@ -180,6 +189,22 @@ def _add_session_routes(app: FastAPI, sessions: Sessions[Connect4TextEnvironment
         return {"deleted": session_id}
 
 
+def _answer_limits(max_answer_length: object, max_body_bytes: object) -> tuple[int, int]:
+    """`(max_answer_length, max_body_bytes)` checked, the body limit following the answer's when None."""
+    answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LIMIT)
+    if max_body_bytes is None:
+        return answer_length, body_limit(answer_length)
+    body_bytes = check_int("max_body_bytes", max_body_bytes, minimum=1)
+    smallest = smallest_body_limit(answer_length)
+    if body_bytes < smallest:
+        raise ValueError(
+            f"max_body_bytes {body_bytes} is too small for answers of up to {answer_length} characters: at least "
+            f"{smallest} (the answer and the JSON around it); lower max_answer_length, or leave max_body_bytes out "
+            f"(it then follows the answers: {body_limit(answer_length)})"
+        )
+    return answer_length, body_bytes
+
+
 def _check_names(name: str, value: object) -> list[str]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Collection):
         raise TypeError(f"{name} must be a list of strings, got {value!r:.80} ({type(value).__name__})")
@@ -194,8 +219,9 @@ def _check_names(name: str, value: object) -> list[str]:
 def create_app(
     max_sessions: int = MAX_SESSIONS,
     session_timeout: float = SESSION_TIMEOUT,
-    max_body_bytes: int = MAX_BODY_BYTES,
+    max_body_bytes: int | None = None,
     *,
+    max_answer_length: int = MAX_ANSWER_LENGTH,
     session_rate: float = SESSION_RATE,
     allowed_hosts: Collection[str] | None = LOOPBACK_HOSTS,
     allowed_origins: Collection[str] = (),
@@ -208,7 +234,12 @@ def create_app(
     Args:
         max_sessions: the most games at once, WebSocket and HTTP sessions together.
         session_timeout: seconds a session may go unused before it is dropped (an idle WebSocket is closed).
-        max_body_bytes: the largest HTTP body and WebSocket message.
+        max_body_bytes: the largest HTTP body and WebSocket message; None (the default) follows
+            `max_answer_length` ([`body_limit`][connect4_env.integrations.openenv.guards.body_limit]), so that
+            any answer under it arrives. One given must leave room for an answer of `max_answer_length` ASCII
+            characters ([`smallest_body_limit`][connect4_env.integrations.openenv.guards.smallest_body_limit]).
+        max_answer_length: the longest answer read, in characters, 1..1,000,000 (passed to each session's
+            game); a longer one is a rejected answer under the dialect's rule.
         session_rate: new sessions a second, on average (in bursts of up to `max_sessions` or `session_rate`,
             whichever is more).
         allowed_hosts: the host names the server answers to (the `Host` header; the loopback names by
@@ -229,11 +260,13 @@ def create_app(
     Raises:
         TypeError: an argument of the wrong type, or bad `env_kwargs` (an environment is built here once to
             check them).
-        ValueError: an argument out of range, or bad `env_kwargs`.
+        ValueError: an argument out of range (`max_body_bytes` too small for `max_answer_length`), or bad
+            `env_kwargs`.
     """
+    max_answer_length, max_body_bytes = _answer_limits(max_answer_length, max_body_bytes)
+    env_kwargs["max_answer_length"] = max_answer_length
     max_sessions = check_int("max_sessions", max_sessions, minimum=1)
     session_timeout = check_number("session_timeout", session_timeout, 0, above_minimum=True)
-    max_body_bytes = check_int("max_body_bytes", max_body_bytes, minimum=1)
     session_rate = check_number("session_rate", session_rate, 0, above_minimum=True)
     hosts = None if allowed_hosts is None else _check_names("allowed_hosts", allowed_hosts)
     origins = _check_names("allowed_origins", allowed_origins)
@@ -284,7 +317,8 @@ def build_server(
     host: str = "127.0.0.1",
     port: int = 8000,
     *,
-    max_body_bytes: int = MAX_BODY_BYTES,
+    max_body_bytes: int | None = None,
+    max_answer_length: int = MAX_ANSWER_LENGTH,
     log_level: str = "warning",
     **app_kwargs: Any,
 ) -> tuple[uvicorn.Server, socket.socket, str]:
@@ -292,7 +326,8 @@ def build_server(
     listening (connections wait in the backlog until the server runs).
 
     Bound to a loopback address, the app answers only requests to a loopback name, `host` or that address;
-    otherwise it answers any `Host`. `port=0` picks a free port.
+    otherwise it answers any `Host`. `port=0` picks a free port. `max_body_bytes` and `max_answer_length` are
+    `create_app`'s; uvicorn closes a WebSocket whose message passes 4 times `max_body_bytes` (code 1009).
 
     Returns:
         `(server, sock, url)`: run it with `server.run(sockets=[sock])` (stop it with `server.should_exit =
@@ -319,7 +354,13 @@ def build_server(
         address, bound_port = sock.getsockname()[:2]
         loopback = ipaddress.ip_address(address.split("%")[0]).is_loopback
         hosts = (*LOOPBACK_HOSTS, host, address) if loopback else None
-        app = create_app(max_body_bytes=max_body_bytes, allowed_hosts=hosts, **app_kwargs)
+        max_answer_length, max_body_bytes = _answer_limits(max_answer_length, max_body_bytes)
+        app = create_app(
+            max_body_bytes=max_body_bytes,
+            max_answer_length=max_answer_length,
+            allowed_hosts=hosts,
+            **app_kwargs,
+        )
         sock.listen(128)  # connections made from now on wait in the backlog until uvicorn accepts them
     except BaseException:
         sock.close()

@@ -341,6 +341,11 @@ def test_the_command_sets_the_dialect_the_sessions_may_choose_and_the_reward() -
             "agent_first has no meaning when one client plays both",
         ),
         (["--reward", "trajectory", "--gamma", "1.5"], "gamma must be a finite number >= 0.0 and <= 1.0"),
+        (
+            ["--max-answer-length", "100000", "--max-body-bytes", "65536"],
+            "max_body_bytes 65536 is too small for answers of up to 100000 characters: at least 104096",
+        ),
+        (["--max-answer-length", "1000001"], "max_answer_length must be an integer in 1..1000000"),
     ],
 )
 def test_the_command_refuses_options_that_do_not_go_together(

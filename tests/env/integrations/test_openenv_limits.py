@@ -4,7 +4,9 @@ games at once (an idle WebSocket is closed with a reason, OpenEnv's MCP sessions
 WebSocket sessions share the cap), new sessions at most `session_rate` a second, requests to a foreign `Host`
 or from another web page refused, every bad frame answered with an error frame while the game goes on, a game
 that fails (an opponent that cannot move) answered with an error while the session goes on, and a client that
-leaves mid-step costs one log line. Every wait here is bounded, and no test sleeps."""
+leaves mid-step costs one log line, and answers up to the server's `max_answer_length` arrive and are read (a
+20,000-character reasoning answer in Game Arena's dialect is played; a longer one than the cap is a rejected
+answer; the body limits follow the cap). Every wait here is bounded, and no test sleeps."""
 
 from __future__ import annotations
 
@@ -17,9 +19,13 @@ from urllib.parse import urlsplit
 import numpy as np
 import pytest
 from extras import needs
-from openenv_servers import handshake, http, running_server
+from openenv_servers import command_server, handshake, http, running_server
+
+from connect4_env.integrations.openenv.guards import MAX_ANSWER_LENGTH, body_limit
 
 pytestmark = needs("openenv")
+
+DEFAULT_BODY_BYTES = body_limit(MAX_ANSWER_LENGTH)  # the server's --max-body-bytes when none is given
 
 
 def ws_url(url: str) -> str:
@@ -151,7 +157,7 @@ BAD_FRAMES: list[tuple[str | bytes, str]] = [
     ("[" * 20_000, "INVALID_JSON"),
     ('{"type": "step", "data": ' * 5_000, "INVALID_JSON"),
     ("{not json", "INVALID_JSON"),
-    ("x" * 100_000, "INVALID_JSON"),  # over --max-body-bytes, under the hard limit
+    ("x" * (DEFAULT_BODY_BYTES + 1), "INVALID_JSON"),  # over --max-body-bytes, under the hard limit
     ('{"type": 5}', "UNKNOWN_TYPE"),
     ('{"type": "dance"}', "UNKNOWN_TYPE"),
     ('{"type": "mcp", "data": {"method": "tools/list"}}', "UNKNOWN_TYPE"),
@@ -293,3 +299,129 @@ def test_a_failing_game_is_an_error_frame_and_the_session_goes_on(caplog: pytest
         assert code == 500 and "the opponent is broken" in answer["detail"]
     failures = [record for record in caplog.records if "the opponent is broken" in record.getMessage()]
     assert len(failures) == 3 and not any(record.exc_info for record in failures)
+
+
+def reasoning(length: int, final: str = "Final Answer: 3") -> str:
+    """A Game Arena answer of exactly `length` characters: reasoning that names other columns, then `final`."""
+    line = "Column 5 lets them stack three; column 1 is far from the centre, so not 6 either. "
+    body = (line * (length // len(line) + 1))[: length - len(final) - 1]
+    return f"{body}\n{final}"
+
+
+def step_message(message: str) -> Any:
+    from connect4_env.integrations.openenv.environment import Connect4TextAction
+
+    return Connect4TextAction(message=message)
+
+
+def test_a_long_reasoning_answer_is_played_and_one_over_the_cap_is_a_rejected_answer() -> None:
+    from connect4_env.integrations.openenv.environment import Connect4TextClient
+
+    assert MAX_ANSWER_LENGTH == 32_768
+    with running_server(dialect="game_arena") as url, Connect4TextClient(base_url=url).sync() as env:
+        env.reset(seed=0)
+        result = env.step(step_message(reasoning(20_000)))  # OpenEnv's client sends it; the dialect reads it
+        assert result.observation.parse_error is None and result.observation.parsed_column == 3
+        assert env.state().moves[0] == 3 and env.state().ply == 2
+        # every character escaped twice by json.dumps (12 bytes each), the answer at the cap: it arrives
+        emoji = "\U0001f642" * (MAX_ANSWER_LENGTH - 16) + "\nFinal Answer: 4"
+        assert len(emoji) == MAX_ANSWER_LENGTH and len(json.dumps(emoji)) > 11 * MAX_ANSWER_LENGTH
+        result = env.step(step_message(emoji))
+        assert result.observation.parse_error is None and result.observation.parsed_column == 4
+        ply = env.state().ply
+        result = env.step(step_message(reasoning(MAX_ANSWER_LENGTH + 1)))  # the dialect's rule: one rethink
+        assert result.observation.parse_error == f"the answer has more than {MAX_ANSWER_LENGTH} characters"
+        assert not result.done and result.observation.retries_left == 0 and env.state().ply == ply
+        assert result.observation.text.endswith("\nFinal Answer: 3\n")  # Game Arena's rethink quotes its end
+        result = env.step(step_message(reasoning(MAX_ANSWER_LENGTH, "Final Answer: 2")))  # at the cap: read
+        assert result.observation.parsed_column == 2 and env.state().ply == ply + 2
+        result = env.step(step_message("x" * (MAX_ANSWER_LENGTH + 1)))
+        assert result.observation.retries_left == 0 and not result.done
+        result = env.step(step_message("x" * 200_000))  # retries spent: Game Arena's forfeit
+        assert result.done and result.reward == -1.0 and result.observation.outcome == "loss"
+        assert "more than 32768 characters" in result.observation.parse_error
+        assert env.reset(seed=1).observation.legal_columns == list(range(7))  # the session goes on
+
+
+def test_a_message_over_the_body_limit_is_an_error_and_the_session_goes_on() -> None:
+    from connect4_env.integrations.openenv.environment import Connect4TextClient
+
+    with running_server(dialect="game_arena") as url, Connect4TextClient(base_url=url).sync() as env:
+        env.reset(seed=0)
+        with pytest.raises(RuntimeError, match=f"message too large: .* bytes, at most {DEFAULT_BODY_BYTES}"):
+            env.step(step_message("\u00e9" * 100_000))  # 600,000 bytes once escaped
+        assert env.state().ply == 0
+        assert env.step(step_message(reasoning(20_000))).observation.parsed_column == 3
+
+
+def test_the_body_limits_follow_the_answer_length_and_an_explicit_limit_wins() -> None:
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync import client as sync_client
+
+    with running_server(max_answer_length=1000, dialect="game_arena") as url:
+        limit = body_limit(1000)
+        assert limit == 12 * 1000 + 4096
+        session = f"{url}/sessions/{http(f'{url}/sessions', 'POST')[1]['session_id']}"
+        assert http(f"{session}/reset", "POST", b'{"seed": 0}')[0] == 200
+        body = json.dumps({"action": {"message": reasoning(1001)}}).encode()
+        code, answer, _ = http(f"{session}/step", "POST", body)  # over the cap, under the body limit: read
+        assert (
+            code == 200 and answer["observation"]["parse_error"] == "the answer has more than 1000 characters"
+        )
+        code, answer, _ = http(f"{session}/step", "POST", b'{"action": {"message": "' + b"4" * limit + b'"}}')
+        assert code == 413 and f"at most {limit} bytes" in answer["detail"]
+        code, answer, _ = http(
+            f"{session}/step", "POST", json.dumps({"action": {"message": reasoning(1000)}}).encode()
+        )
+        assert code == 200 and answer["observation"]["parsed_column"] == 3
+        with sync_client.connect(ws_url(url), max_size=None) as ws:
+            assert exchange(ws, reset_frame(0))["type"] == "observation"
+            reply = exchange(ws, "x" * (limit + 1))
+            assert reply["type"] == "error" and f"at most {limit}" in reply["data"]["message"]
+            ws.send("x" * (4 * limit + 1))  # past the hard limit, 4 times the body's: not even read
+            with pytest.raises(ConnectionClosed) as closed:
+                ws.recv(timeout=30)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+    with running_server(max_answer_length=1000, max_body_bytes=6000) as url:
+        session = f"{url}/sessions/{http(f'{url}/sessions', 'POST')[1]['session_id']}"
+        code, answer, _ = http(
+            f"{session}/reset", "POST", b'{"seed": 0, "episode_id": "' + b"e" * 6000 + b'"}'
+        )
+        assert code == 413 and "at most 6000 bytes" in answer["detail"]
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"max_body_bytes": 5095, "max_answer_length": 1000}, ValueError, "at least 5096"),
+        ({"max_body_bytes": 1000}, ValueError, "too small for answers of up to 32768 characters"),
+        ({"max_answer_length": 1_000_001}, ValueError, "max_answer_length must be an integer in 1..1000000"),
+        ({"max_answer_length": 0}, ValueError, "max_answer_length must be an integer in 1..1000000"),
+        ({"max_answer_length": 40.5}, TypeError, "max_answer_length must be an integer"),
+        ({"max_body_bytes": "big"}, TypeError, "max_body_bytes must be an integer"),
+    ],
+)
+def test_the_server_refuses_limits_that_cannot_hold_its_answers(
+    options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    from connect4_env.integrations.openenv.server import build_server, create_app
+
+    with pytest.raises(error, match=message):
+        create_app(**options)
+    with pytest.raises(error, match=message):
+        build_server("127.0.0.1", 0, **options)
+
+
+def test_the_command_reads_answers_up_to_its_max_answer_length() -> None:
+    from connect4_env.integrations.openenv.environment import Connect4TextClient
+
+    with (
+        command_server("--max-answer-length", "1000", "--dialect", "game_arena") as (url, _),
+        Connect4TextClient(base_url=url).sync() as env,
+    ):
+        env.reset(seed=0)
+        rejected = env.step(step_message(reasoning(1001)))
+        assert rejected.observation.parse_error == "the answer has more than 1000 characters"
+        assert env.step(step_message(reasoning(1000))).observation.parsed_column == 3
+        with pytest.raises(RuntimeError, match=f"at most {body_limit(1000)}"):
+            env.step(step_message("x" * body_limit(1000)))

@@ -16,7 +16,11 @@ import pytest
 from extras import book_installed, needs, needs_book
 from openenv_servers import command_server, handshake
 
+from connect4_env.integrations.openenv.guards import MAX_ANSWER_LENGTH, body_limit
+
 pytestmark = needs("openenv")
+
+LIMIT = body_limit(MAX_ANSWER_LENGTH)  # the command's --max-body-bytes when none is given
 
 
 @pytest.fixture(scope="module")
@@ -86,8 +90,8 @@ def test_hostile_http_requests_get_json_errors_and_the_server_keeps_serving(serv
     assert code == 422 and error["detail"][0]["type"] == "json_invalid"
     code, error = http(f"{server}/sessions/no-such-session/step", "POST", b'{"action": {"message": "4"}}')
     assert code == 404 and "unknown session 'no-such-session'" in error["detail"]
-    code, error = http(f"{base}/step", "POST", b'{"action": {"message": "' + b"4" * 200_000 + b'"}}')
-    assert code == 413 and "at most 65536 bytes" in error["detail"]
+    code, error = http(f"{base}/step", "POST", b'{"action": {"message": "' + b"4" * (LIMIT + 1) + b'"}}')
+    assert code == 413 and f"at most {LIMIT} bytes" in error["detail"]
     code, error = http(f"{base}/step", "POST", b'{"action": ' * 2_000)  # JSON nested past any parser's limit
     assert code == 400 and "nested too deep" in error["detail"]
     code, error = http(f"{base}/step", "POST", b'{"action": {"text": "4"}}')
@@ -118,9 +122,9 @@ def test_hostile_websocket_messages_get_an_error_frame_or_a_close(server: str) -
     with sync_client.connect(ws_url + "?session_id=bogus") as ws:
         assert "Unknown session_id: bogus" in json.loads(ws.recv())["data"]["message"]
     with sync_client.connect(ws_url, max_size=None) as ws:
-        ws.send("x" * 200_000)  # over the limit (64 KiB): an error frame, and the session goes on
-        assert "at most 65536" in json.loads(ws.recv())["data"]["message"]
-        ws.send("x" * 300_000)  # over four times the limit: not even read
+        ws.send("x" * (LIMIT + 1))  # over the limit: an error frame, and the session goes on
+        assert f"at most {LIMIT}" in json.loads(ws.recv())["data"]["message"]
+        ws.send("x" * (4 * LIMIT + 1))  # over four times the limit: not even read
         with pytest.raises(Exception) as closed:
             ws.recv()
         assert "1009" in str(closed.value)  # message too big
