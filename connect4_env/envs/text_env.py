@@ -10,7 +10,7 @@ import numpy as np
 from gymnasium import spaces
 
 from connect4_env.core import Board
-from connect4_env.envs.dialects import dialect_and_retries, get_dialect
+from connect4_env.envs.dialects import REASONING_ANSWER_LENGTH, dialect_and_retries, get_dialect
 from connect4_env.envs.gym_env import Connect4Env, RetryableEnvChecker
 from connect4_env.envs.settings import MatchSettings
 from connect4_env.envs.text_protocol import (
@@ -93,7 +93,7 @@ class Connect4TextEnv(gym.Env):
     | `max_retries` | None | rejected answers forgiven per move under `"retry"` (at most 1,000,000); None: the dialect's rule (2 for `"connect4"`, 1 for `"game_arena"` and `"textarena"`, 0 for `"json"`) |
     | `dialect` | `"connect4"` | how the position is shown and the answer read: this package's own, or Game Arena's, TextArena's or OpenEnv's JSON ([`connect4_env.envs.dialects`][connect4_env.envs.dialects]); the observation and the grammar described here are `"connect4"`'s |
     | `legal_moves`, `history`, `blind` | None | the dialect's options: list the legal columns, show both players' moves, hide the board (None: the dialect's default) |
-    | `max_answer_length` | 4096 | longer answers are rejected unread (at most 1,000,000) |
+    | `max_answer_length` | None | longer answers are rejected unread (at most 1,000,000); None: 4096 for `"connect4"`, 32,768 for the dialects that ask for reasoning first |
     | `rows`, `columns`, `win_length`, `opponent`, `opponent_kwargs`, `agent_first` | as `Connect4-v0` | [`MatchSettings`][connect4_env.envs.settings.MatchSettings]'s fields (all but `illegal_action`: a rejected answer is `invalid_answer`'s), passed to `Connect4Env`; kept as `env.settings` |
     | `render_mode` | None | `"ansi"` returns the observation text |
 
@@ -113,7 +113,7 @@ class Connect4TextEnv(gym.Env):
         agent_first: bool | None = MatchSettings.agent_first,
         invalid_answer: str = "retry",
         max_retries: int | None = None,
-        max_answer_length: int = MAX_ANSWER_LENGTH,
+        max_answer_length: int | None = None,
         render_mode: str | None = None,
         dialect: str = "connect4",
         legal_moves: bool | None = None,
@@ -124,6 +124,8 @@ class Connect4TextEnv(gym.Env):
         self.dialect, self.max_retries = dialect_and_retries(
             dialect, max_retries, MAX_RETRIES, legal_moves=legal_moves, history=history, blind=blind
         )
+        if max_answer_length is None:
+            max_answer_length = MAX_ANSWER_LENGTH if dialect == "connect4" else REASONING_ANSWER_LENGTH
         self.max_answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LIMIT)
         check_choice("render_mode", render_mode, (None, "ansi"))
         self.invalid_answer = invalid_answer

@@ -23,6 +23,8 @@ from collections.abc import Callable, Collection
 from typing import Any
 from urllib.parse import urlsplit
 
+from connect4_env.envs.dialects import REASONING_ANSWER_LENGTH
+
 __all__ = [
     "BodyLimit",
     "HostCheck",
@@ -45,7 +47,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 # a refused body is read and dropped up to this size, so that the client can read the 413; a longer one is cut off
 DRAIN_BYTES = 1 << 20
 
-MAX_ANSWER_LENGTH = 32_768
+MAX_ANSWER_LENGTH = REASONING_ANSWER_LENGTH
 """The server's default `max_answer_length`, in characters: a reasoning model's answer (its reasoning written out,
 then `Final Answer: N`) of several thousand tokens fits; longer ones are rejected answers, under the dialect's
 rule. A server for answers that carry more (a model's whole thinking) raises it, up to 1,000,000."""
