@@ -40,7 +40,11 @@ __all__ = [
     "REFERENCE_LADDER",
     "reference_ladder",
     "check_fit_settings",
+    "MAX_PLOTTED",
 ]
+
+MAX_PLOTTED = 40
+"""The most players `Ratings.plot` draws (the highest-rated of those asked for)."""
 
 ELO_PER_NATURAL_UNIT = 400 / math.log(10)
 # measured with scripts/tournament.py on 6x7 (see the README); --gauntlet rates a new agent against it
@@ -191,13 +195,22 @@ class Ratings:
         lines.append(f"(anchor {self.anchor}; draws as {self.draws}; {self.bootstrap} bootstrap samples)")
         return "\n".join(lines)
 
-    def plot(self, path: str) -> None:
-        """Ratings with interval bars, and the head-to-head scores as a heat map, saved to ``path``."""
-        players = sorted(self.elo, key=lambda p: self.elo[p])
+    def plot(self, path: str, players: Sequence[str] | None = None) -> None:
+        """Ratings with interval bars, and the head-to-head scores as a heat map, saved to ``path``.
+
+        Args:
+            path: the picture's file.
+            players: the rated players to show (default: all); at most `MAX_PLOTTED` are drawn, the
+                highest-rated of them (the picture grows with the square of the players: a league of hundreds
+                of snapshots would take gigabytes).
+        """
+        chosen = list(self.elo) if players is None else [p for p in players if p in self.elo]
+        chosen = sorted(chosen, key=lambda p: self.elo[p])[-MAX_PLOTTED:]
+        players = chosen
         index = {p: i for i, p in enumerate(players)}
         score = np.full((len(players), len(players)), np.nan)
         for pairing in self.pairings:
-            if pairing.games:
+            if pairing.games and pairing.a in index and pairing.b in index:
                 share = (pairing.wins + 0.5 * pairing.draws) / pairing.games
                 score[index[pairing.a], index[pairing.b]] = share
                 score[index[pairing.b], index[pairing.a]] = 1 - share

@@ -29,10 +29,12 @@ from connect4_env.pool import OpponentPool
 from connect4_env.rules import Rules
 from connect4_env.validation import check_int, check_number
 
-__all__ = ["League", "LeagueSettings", "LEAGUE_FILE", "MAX_LEAGUE_FILE_BYTES"]
+__all__ = ["League", "LeagueSettings", "LEAGUE_FILE", "MAX_LEAGUE_FILE_BYTES", "PICTURE_MEMBERS"]
 
 LEAGUE_FILE = "league.json"
 """The league's file in the run folder."""
+PICTURE_MEMBERS = 16
+"""How many members ``league.png`` shows: the fixed ones, then the latest snapshots."""
 MAX_LEAGUE_FILE_BYTES = 16 << 20
 """The largest ``league.json`` read back."""
 _SNAPSHOT_NAME = re.compile(r"self@(\d{1,15})")
@@ -219,6 +221,12 @@ class League:
             "ratings": None if ratings is None else ratings.to_dict()["ratings"],
         }
 
+    def picture_members(self, count: int = PICTURE_MEMBERS) -> list[str]:
+        """The members ``league.png`` shows: the fixed ones and the latest snapshots, ``count`` in all."""
+        room = max(0, count - len(self.settings.fixed))
+        latest = [name for name, _ in self.snapshots[len(self.snapshots) - room :]] if room else []
+        return [*self.settings.fixed, *latest]
+
     def save(self, *, rate: bool = False, bootstrap: int = 0, picture: bool = False) -> Path:
         """Write ``league.json`` (atomically); returns its path.
 
@@ -227,7 +235,8 @@ class League:
                 members, so a training run rates at its evaluations only.
             bootstrap: resamples for the ratings' 95 % intervals (0: point estimates; each resample costs about
                 one fit), as a training run does at its end.
-            picture: also draw ``league.png`` (ratings and payoff matrix; needs matplotlib).
+            picture: also draw ``league.png`` (ratings and payoff matrix of the fixed members and the latest
+                snapshots, `picture_members`; needs matplotlib).
         """
         if rate:
             self.last_ratings = self.ratings(bootstrap)
@@ -235,7 +244,7 @@ class League:
         ratings = self.last_ratings
         if picture and ratings is not None and len(ratings.elo) > 1:
             try:
-                ratings.plot(str(self.folder / "league.png"))
+                ratings.plot(str(self.folder / "league.png"), self.picture_members())
             except Exception as error:  # noqa: BLE001  (no matplotlib: the JSON has it all)
                 if type(error).__name__ != "MissingExtraError":
                     raise

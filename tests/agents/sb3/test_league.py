@@ -212,3 +212,28 @@ def test_ratings_are_fitted_at_evaluations_and_at_the_end_not_at_every_snapshot(
     league = json.loads((Path(config.out) / LEAGUE_FILE).read_text())
     assert len(league["snapshots"]) >= 4
     assert fits == [0, 0, train_module.LEAGUE_BOOTSTRAP]  # the evaluations at 1024 and 2048, then the end
+
+
+def test_the_league_picture_shows_the_fixed_members_and_the_latest_snapshots_in_bounded_size(tmp_path):
+    """A long run rates hundreds of snapshots: its picture once took 17 GB and the run was killed at its end."""
+    from matplotlib import image
+
+    from connect4_agents.evaluation.ratings import MAX_PLOTTED, PairingCounts, Ratings
+    from connect4_agents.sb3.league import PICTURE_MEMBERS, League, LeagueSettings
+
+    league = League(tmp_path, Rules(), LeagueSettings(fixed=("random", "mcts:10")), seed=0)
+    league.snapshots = [(f"self@{k}", k) for k in range(0, 600_000, 1000)]
+    shown = league.picture_members()
+    assert shown == ["random", "mcts:10", *[f"self@{k}" for k in range(586_000, 600_000, 1000)]]
+    assert len(shown) == PICTURE_MEMBERS and league.picture_members(2) == ["random", "mcts:10"]
+    names = [f"p{k}" for k in range(300)]
+    ratings = Ratings(
+        {name: float(k) for k, name in enumerate(names)},
+        {name: (k - 1.0, k + 1.0) for k, name in enumerate(names)},
+        "p0",
+        [PairingCounts(a, b, 1, 0, 1) for a, b in zip(names, names[1:])],
+    )
+    ratings.plot(str(tmp_path / "all.png"))
+    height, width, _ = image.imread(tmp_path / "all.png").shape
+    size = 0.6 * MAX_PLOTTED + 2  # the picture of MAX_PLOTTED players, in inches, at 110 dots an inch
+    assert width <= (2 * size + 2) * 110 + 1 and height <= size * 110 + 1
