@@ -72,8 +72,11 @@ JSON = [
     ("3", None),
     ('{"name": "other_tool", "arguments": {"column": 1}}', None),
     ("drop_disc(2) then drop_disc(5)", 5),
-    ('{"role": "assistant", "tool_calls": [{"type": "function", "function": '
-     '{"name": "drop_disc", "arguments": "{\\"column\\": 4}"}}]}', 4),
+    (
+        '{"role": "assistant", "tool_calls": [{"type": "function", "function": '
+        '{"name": "drop_disc", "arguments": "{\\"column\\": 4}"}}]}',
+        4,
+    ),
 ]
 OWN = [
     ("4", 3),
