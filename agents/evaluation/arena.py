@@ -20,6 +20,7 @@ __all__ = [
     "play_game",
     "play_match",
     "wilson_interval",
+    "counts_in_words",
 ]
 
 
@@ -160,6 +161,18 @@ def play_game(
     )
 
 
+def counts_in_words(wins: int, draws: int, losses: int) -> str:
+    """``"3 wins, 1 draw, 0 losses"``: W/D/L counts as a match summary writes them."""
+    return ", ".join(
+        f"{count} {word if count == 1 else plural}"
+        for count, word, plural in (
+            (wins, "win", "wins"),
+            (draws, "draw", "draws"),
+            (losses, "loss", "losses"),
+        )
+    )
+
+
 def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
     """95 % Wilson score interval for a proportion (``successes`` may count draws as halves).
 
@@ -198,14 +211,7 @@ class MatchResult:
 
     def __str__(self) -> str:
         players = f"{self.names[0]} vs {self.names[1]}: " if self.names is not None else ""
-        counts = ", ".join(
-            f"{count} {word if count == 1 else plural}"
-            for count, word, plural in (
-                (self.wins, "win", "wins"),
-                (self.draws, "draw", "draws"),
-                (self.losses, "loss", "losses"),
-            )
-        )
+        counts = counts_in_words(self.wins, self.draws, self.losses)
         games = "1 game" if self.n_games == 1 else f"{self.n_games} games"
         return f"{players}{counts} in {games} (score {self.score:.2f})"
 

@@ -31,7 +31,13 @@ from connect4_agents._support.figures import pyplot, save_figure
 from connect4_agents._support.files import atomic_write_json, parse_json, read_text_limited
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.accuracy import evaluate_agents
-from connect4_agents.evaluation.arena import MatchResult, check_agent, play_match, wilson_interval
+from connect4_agents.evaluation.arena import (
+    MatchResult,
+    check_agent,
+    counts_in_words,
+    play_match,
+    wilson_interval,
+)
 from connect4_agents.evaluation.records import GameLog, match_logs, write_games
 from connect4_agents.evaluation.test_sets import TEST_SET_SPECS, select_test_sets
 from connect4_agents.solver.agent import SolverAgent
@@ -276,8 +282,8 @@ class SetGrade:
 
 # -- grading games ------------------------------------------------------------------------------------------
 def _forfeit(game: GameLog, index: int) -> dict[str, Any] | None:
-    """The game's forfeit record (the ``forfeit`` field, or an unknown field of that name in ``extra``)."""
-    forfeit = getattr(game, "forfeit", None) or game.extra.get("forfeit")
+    """The game's forfeit record (its ``forfeit`` field), checked: a record built by hand is not."""
+    forfeit = game.forfeit
     if forfeit is None:
         return None
     if (
@@ -640,14 +646,7 @@ class GradeReport:
         against = f" against {self.opponent}" if self.opponent is not None else ""
         score = games.score
         shown = "-" if score.rate is None else f"{score.rate:.2f} ({score.ci95[0]:.2f}-{score.ci95[1]:.2f})"
-        results = ", ".join(
-            f"{count} {word if count == 1 else plural}"
-            for count, word, plural in (
-                (games.wins, "win", "wins"),
-                (games.draws, "draw", "draws"),
-                (games.losses, "loss", "losses"),
-            )
-        )
+        results = counts_in_words(games.wins, games.draws, games.losses)
         lines = [
             f"{self.player}{against}: {games.games} games on {self.rows}x{self.columns}, {results} "
             f"(score {shown})",

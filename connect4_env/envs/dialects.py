@@ -37,7 +37,8 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 
 from connect4_env.core import Board, check_board
 from connect4_env.envs.text_protocol import (
@@ -106,15 +107,16 @@ class Dialect:
     legal_moves: bool
     history: bool
     blind: bool
-    base: int = field(init=False)
-    """How columns are numbered in text: 0 (the harnesses) or 1 (this package's own)."""
-    max_retries: int = field(init=False)
-    """Rejected answers forgiven a move by the harness's rule (then the game is lost)."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "base", 1 if self.name == "connect4" else 0)
-        retries = {"connect4": 2, "game_arena": 1, "textarena": 1, "json": 0}[self.name]
-        object.__setattr__(self, "max_retries", retries)
+    @property
+    def base(self) -> int:
+        """How columns are numbered in text: 0 (the harnesses) or 1 (this package's own)."""
+        return 1 if self.name == "connect4" else 0
+
+    @property
+    def max_retries(self) -> int:
+        """Rejected answers forgiven a move by the harness's rule (then the game is lost)."""
+        return {"connect4": 2, "game_arena": 1, "textarena": 1, "json": 0}[self.name]
 
     # -- the prompt ---------------------------------------------------------------------------------
 
@@ -216,7 +218,7 @@ class Dialect:
         chat = [{"role": "system", "content": system}] if system else []
         return [*chat, {"role": "user", "content": text}]
 
-    @property
+    @cached_property
     def template_hash(self) -> str:
         """8 hex characters identifying the prompt template and options: a hash of the dialect's system
         prompt and of a fixed position's observation with a note, on the standard board.

@@ -21,13 +21,14 @@ from connect4_env.envs.text_protocol import (
 )
 from connect4_env.validation import check_choice, check_int, check_seed
 
-__all__ = ["Connect4TextEnv", "make_text_env", "INVALID_ANSWER_MODES", "TEXT_CHARSET"]
+__all__ = ["Connect4TextEnv", "make_text_env", "INVALID_ANSWER_MODES", "TEXT_CHARSET", "LOST_BY_ANSWER"]
 
 MAX_ANSWER_LIMIT = (
     1_000_000  # characters: a long reasoning answer fits; the action space's strings stay bounded
 )
 MAX_RETRIES = 1_000_000  # the retries count is shown in the observation: its digits stay bounded
-_LOST = "Game over: you lost, your answer was rejected: {error}."
+LOST_BY_ANSWER = "Game over: you lost, your answer was rejected: {error}."
+"""The status line of a game lost by a rejected answer (``error`` says why)."""
 
 INVALID_ANSWER_MODES = ("retry", "lose")
 # the characters an observation is made of (and that Text.sample draws actions from)
@@ -138,7 +139,7 @@ class Connect4TextEnv(gym.Env):
         # the longest observation: the board's text with the longest rejection message, whatever the answer
         error = max_error_length(self.rules.columns, self.max_answer_length)
         note_length = len(rejection_note("", self.max_retries)) + error
-        status_length = len(_LOST.format(error="")) + error
+        status_length = len(LOST_BY_ANSWER.format(error="")) + error
         if self.dialect == get_dialect("connect4"):
             longest = max_description_length(self.rules, note_length=note_length, status_length=status_length)
         else:  # a bound, not the exact longest: the harnesses' texts vary more
@@ -241,7 +242,7 @@ class Connect4TextEnv(gym.Env):
         info.update(parsed_column=parsed.column, parse_error=error, retries_left=self._retries_left)
         if error is None:
             return self._describe(), float(reward), terminated, truncated, info
-        status = _LOST.format(error=error)
+        status = LOST_BY_ANSWER.format(error=error)
         return self._describe(status=status), float(reward), terminated, truncated, info
 
     def render(self) -> str | None:

@@ -11,16 +11,12 @@ import numpy as np
 
 from connect4_env.core import Board
 from connect4_env.envs.dialects import dialect_and_retries
-from connect4_env.envs.text_env import INVALID_ANSWER_MODES, MAX_ANSWER_LIMIT, MAX_RETRIES
+from connect4_env.envs.text_env import INVALID_ANSWER_MODES, LOST_BY_ANSWER, MAX_ANSWER_LIMIT, MAX_RETRIES
 from connect4_env.envs.text_protocol import MAX_ANSWER_LENGTH
 from connect4_env.rules import Rules
 from connect4_env.validation import check_choice, check_int, check_seed
 
 __all__ = ["TwoSeatTextGame"]
-
-_WON = "Game over: you won."
-_DRAW = "Game over: a draw (the board is full)."
-_LOST = "Game over: you lost, your answer was rejected: {error}."
 
 
 class TwoSeatTextGame:
@@ -148,7 +144,7 @@ class TwoSeatTextGame:
                 self._done = True
                 info.update(action_mask=np.zeros(self.rules.columns, dtype=np.int8))
                 info["outcome"] = "win" if won else "draw"
-                return self._text(player, status=_WON if won else _DRAW), float(won), True, False, info
+                return self._text(player), float(won), True, False, info  # the dialect words the end
             info["action_mask"] = self._mask()
             return self._text(self.board.to_move), 0.0, False, False, info
         if self.invalid_answer == "retry" and self._retries_left > 0:
@@ -159,7 +155,7 @@ class TwoSeatTextGame:
         self._done = True
         info.update(retries_left=self._retries_left, outcome="loss", illegal_action=True)
         info["action_mask"] = np.zeros(self.rules.columns, dtype=np.int8)
-        return self._text(player, status=_LOST.format(error=parsed.error)), -1.0, True, False, info
+        return self._text(player, status=LOST_BY_ANSWER.format(error=parsed.error)), -1.0, True, False, info
 
     def close(self) -> None:
         """Nothing to release (the same call as the text env's)."""

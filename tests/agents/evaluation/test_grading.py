@@ -256,12 +256,10 @@ def test_rejected_answers_fallbacks_and_forfeits_are_counted_for_the_player_only
         ("other", "model"),
         (1,),
         "player0",
-        extra={
-            "forfeit": {
-                "player": 1,
-                "reason": "no legal answer",
-                "info": _text_entry(None, [("a", None)] * 3, "forfeit"),
-            }
+        forfeit={
+            "player": 1,
+            "reason": "no legal answer",
+            "info": _text_entry(None, [("a", None)] * 3, "forfeit"),
         },
     )
     # game 2: the opponent forfeits: a win for the model, no forfeit of its own
@@ -272,7 +270,7 @@ def test_rejected_answers_fallbacks_and_forfeits_are_counted_for_the_player_only
         ("other", "model"),
         (),
         "player1",
-        extra={"forfeit": {"player": 0, "reason": "x", "info": None}},
+        forfeit={"player": 0, "reason": "x", "info": None},
     )
     graded = grade_games([played, forfeited, theirs], "model")
     assert graded.text_moves == 2
@@ -283,14 +281,10 @@ def test_rejected_answers_fallbacks_and_forfeits_are_counted_for_the_player_only
     assert graded.moves == 2 and graded.verdicts == (("mistake", "mistake"), (), ())
 
 
-@pytest.mark.skipif(
-    "forfeit" not in {item.name for item in dataclasses.fields(GameLog)},
-    reason="GameLog has no forfeit field yet (issue 44's records)",
-)
 def test_a_forfeit_in_the_records_field_counts() -> None:
     game = GameLog(
         1, 4, 2, ("other", "model"), (1,), "player0", forfeit={"player": 1, "reason": "r", "info": None}
-    )  # type: ignore[call-arg]
+    )
     assert grade_games([game], "model").forfeits == Rate(1, 1)
 
 
@@ -308,7 +302,7 @@ def test_a_malformed_text_record_is_refused_with_its_place(entry: dict[str, Any]
 
 
 def test_a_malformed_forfeit_is_refused() -> None:
-    game = dataclasses.replace(ROW_GAME, extra={"forfeit": {"player": 2}})
+    game = dataclasses.replace(ROW_GAME, forfeit={"player": 2})
     with pytest.raises(ValueError, match="game 0: forfeit"):
         grade_games([game], "first")
 
