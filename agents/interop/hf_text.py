@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from connect4_env.validation import check_bool, check_int
+
 __all__ = ["hf_generate", "BYTE_IDS", "RESERVED_GENERATE_ARGUMENTS"]
 
 BYTE_IDS = 256
@@ -156,13 +158,8 @@ def hf_generate(
         callable(getattr(tokenizer, name, None)) for name in ("encode", "decode")
     ):
         raise TypeError(f"tokenizer must be None or have encode and decode methods, got {tokenizer!r:.80}")
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
-        raise TypeError(f"max_new_tokens must be an int, got {max_new_tokens!r:.80}")
-    if max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be 1 or more, got {max_new_tokens}")
-    for name, flag in (("chat", chat), ("truncate", truncate)):
-        if not isinstance(flag, bool):
-            raise TypeError(f"{name} must be a bool, got {flag!r:.80}")
+    max_new_tokens = check_int("max_new_tokens", max_new_tokens, 1)
+    chat, truncate = check_bool("chat", chat), check_bool("truncate", truncate)
     if prompt_kwargs is not None and not callable(prompt_kwargs):
         raise TypeError(f"prompt_kwargs must be None or a function of the prompt, got {prompt_kwargs!r:.80}")
     _check_reserved(generate_kwargs, "generate_kwargs")

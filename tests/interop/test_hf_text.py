@@ -347,7 +347,7 @@ def test_bad_arguments() -> None:
         hf_generate(object())
     with pytest.raises(TypeError, match="max_new_tokens must be an int"):
         hf_generate(model, max_new_tokens=True)
-    with pytest.raises(ValueError, match="max_new_tokens must be 1 or more, got 0"):
+    with pytest.raises(ValueError, match="max_new_tokens must be an integer >= 1, got 0"):
         hf_generate(model, max_new_tokens=0)
     with pytest.raises(ValueError, match="no room for a prompt in the model's 64 positions"):
         hf_generate(model, max_new_tokens=64)
@@ -361,7 +361,7 @@ def test_bad_arguments() -> None:
         hf_generate(model, chat=True)
     with pytest.raises(ValueError, match="this one has none"):
         hf_generate(model, tokenizer=byte_tokenizer(), chat=True)
-    with pytest.raises(TypeError, match="truncate must be a bool"):
+    with pytest.raises(TypeError, match="truncate must be True or False"):
         hf_generate(model, truncate="yes")
     with pytest.raises(ValueError, match="generate_kwargs may not set max_length"):
         hf_generate(model, max_length=10)
