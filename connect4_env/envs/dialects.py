@@ -23,12 +23,19 @@ The Game Arena and TextArena readings follow those harnesses' parsers (kaggle-en
   ``"I considered column 2. Final Answer: 7"`` plays 2); otherwise rejected. ``N`` is read as written: ``03``
   is no column. A reply cut off at the length limit (``finish_reason="length"``, known to `TextPolicy`) is
   read the same way; when it gives no legal column, the retry text asks for a shorter answer.
-- ``textarena``: an answer without ``[`` or ``]`` is read as ``[answer]``; the first line holding
-  ``[N]`` or ``[col N]`` (any case, spaces after ``col``) gives its last such bracket; ``[column 3]`` is
-  rejected.
-- ``json``: the last JSON object in the answer (of its last `JSON_TRIES` candidates) with a ``"column"`` integer (``{"column": 3}``), or a
-  tool call ``{"name": "drop_disc", "arguments": {"column": 3}}`` (``arguments`` may be a JSON string), or
-  ``drop_disc(3)`` / ``drop_disc(column=3)`` written as text.
+- ``textarena``: an answer without ``[`` or ``]`` is read as ``[answer]``; the first line where a
+  ``[N]`` or ``[col N]`` starts (any case; any white space after ``col``, a no-break space or a line break
+  included; ``N`` in any script's decimal digits, ``[٣]`` is 3) gives the last such bracket starting on it;
+  ``[column 3]`` is rejected.
+- ``json``: the last JSON object in the answer (of its last `JSON_TRIES` candidates) with a ``"column"``
+  integer (``{"column": 3}``), or a tool call ``{"name": "drop_disc", "arguments": {"column": 3}}``
+  (``arguments`` may be a JSON string), or ``drop_disc(3)`` / ``drop_disc(column=3)`` written as text. An
+  object (or ``arguments`` string) nested deeper than `MAX_JSON_DEPTH` or holding more than
+  `MAX_JSON_TOKENS` brackets, commas and quotes is not read, so a hostile answer is rejected like any
+  unreadable one.
+
+Every reader works in one pass over the answer and keeps only its last match, so reading takes memory of
+about the answer's size whatever it holds, and a rejection quotes at most a few dozen of its characters.
 """
 
 from __future__ import annotations
@@ -36,12 +43,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 from connect4_env.core import Board, check_board
 from connect4_env.envs.text_protocol import (
+    ECHO_LENGTH,
     MAX_ANSWER_LENGTH,
     SYSTEM_PROMPT,
     ParseResult,
@@ -60,6 +69,9 @@ __all__ = [
     "dialect_and_retries",
     "RETHINK_QUOTE_LENGTH",
     "REASONING_ANSWER_LENGTH",
+    "JSON_TRIES",
+    "MAX_JSON_DEPTH",
+    "MAX_JSON_TOKENS",
 ]
 
 DIALECTS = ("connect4", "game_arena", "textarena", "json")
@@ -473,39 +485,59 @@ def _legal_digits(token: str, board: Board) -> int | None:
     return column if column < board.rules.columns and board.is_legal(column) else None
 
 
+def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The last match of ``pattern`` in ``text``, in one pass that keeps no other match."""
+    last = deque(pattern.finditer(text), maxlen=1)
+    return last[0] if last else None
+
+
 _FINAL_ANSWER = re.compile(r"final\s+answer\s*:\s*(\d+)", re.IGNORECASE | re.ASCII)
 _NUMBER = re.compile(r"\d+", re.ASCII)
 
 
 def _read_game_arena(text: str, board: Board) -> ParseResult:
-    finals = [match[1] for match in _FINAL_ANSWER.finditer(text)]
-    if finals and (column := _legal_digits(finals[-1], board)) is not None:
+    # one pass each, keeping only the last match: a list of every number would cost ~64 bytes a character
+    final = _last_match(_FINAL_ANSWER, text)
+    if final is not None and (column := _legal_digits(final[1], board)) is not None:
         return ParseResult(column, None)
-    for match in reversed(list(_NUMBER.finditer(text))):
-        if (column := _legal_digits(match[0], board)) is not None:
-            return ParseResult(column, None)
-    if finals:
-        return ParseResult(None, f"Final Answer {echo(finals[-1], quote=False)} is not a legal column")
+    column = None
+    for match in _NUMBER.finditer(text):
+        legal = _legal_digits(match[0], board)
+        if legal is not None:
+            column = legal
+    if column is not None:
+        return ParseResult(column, None)
+    if final is not None:
+        return ParseResult(None, f"Final Answer {echo(final[1], quote=False)} is not a legal column")
     return ParseResult(None, "no legal column index could be read (end with 'Final Answer: <column_index>')")
 
 
-_BRACKET = re.compile(r"\[(?:col\s*)?(\d+)\]", re.IGNORECASE | re.ASCII)
+# TextArena's own pattern, Unicode as its regex is: any decimal digit (``[٣]``), any white space after ``col``
+# (a no-break space, a line break)
+_BRACKET = re.compile(r"\[(?:col\s*)?(\d+)\]", re.IGNORECASE)
 
 
 def _read_textarena(text: str, board: Board) -> ParseResult:
     if "[" not in text and "]" not in text:
         text = f"[{text}]"
-    for line in text.split("\n"):
-        found = list(_BRACKET.finditer(line))
-        if found:
-            token = found[-1][1]
-            column = int(token) if len(token) <= 6 else board.rules.columns
-            if column >= board.rules.columns:
-                return ParseResult(None, f"Column {echo(token, quote=False)} is out of bounds")
-            if not board.is_legal(column):
-                return ParseResult(None, f"Column {column} is full")
-            return ParseResult(column, None)
-    return ParseResult(None, "Invalid action format. Expected format: '[col x]'")
+    first = _BRACKET.search(text)
+    if first is None:
+        return ParseResult(None, "Invalid action format. Expected format: '[col x]'")
+    # TextArena's greedy ``.*`` takes the last bracket that starts on the first line where one starts
+    line_end = text.find("\n", first.start())
+    line_end = len(text) if line_end < 0 else line_end
+    last = first
+    for match in _BRACKET.finditer(text, first.end()):
+        if match.start() >= line_end:
+            break
+        last = match
+    token = last[1]
+    column = int(token) if len(token) <= 6 else board.rules.columns
+    if column >= board.rules.columns:
+        return ParseResult(None, f"Column {echo(token, quote=False)} is out of bounds")
+    if not board.is_legal(column):
+        return ParseResult(None, f"Column {column} is full")
+    return ParseResult(column, None)
 
 
 _TOOL_TEXT = re.compile(r"drop_disc\s*\(\s*(?:column\s*=\s*)?(-?\d+)\s*\)", re.IGNORECASE | re.ASCII)
@@ -513,8 +545,64 @@ _TOOL_TEXT = re.compile(r"drop_disc\s*\(\s*(?:column\s*=\s*)?(-?\d+)\s*\)", re.I
 
 _OBJECT_START = re.compile(r'\{\s*["}]')
 JSON_TRIES = 32
-"""The most places a ``json`` answer is decoded from (its last candidate objects): each decode may read to
-the answer's end, so the work stays linear in its length."""
+"""The most places a ``json`` answer is decoded from (its last candidate objects)."""
+MAX_JSON_DEPTH = 32
+"""The deepest nesting of arrays and objects a ``json`` answer's object (or a tool call's ``arguments``
+string) may have to be decoded: a deeper one is not read (Python's decoder recurses once a level)."""
+MAX_JSON_TOKENS = 4096
+"""The most brackets, commas, quotes and backslashes an object may hold to be decoded: a tool call holds
+tens, and the decoded value (and the work to find where it ends) stays small whatever the answer."""
+
+_JSON_TOKEN = re.compile(r'[\[\]{},"\\]')
+
+
+def _json_end(text: str, start: int) -> int | None:
+    """Where the array or object opening at ``text[start]`` ends (one past its closing bracket), or None when
+    it is not closed within `MAX_JSON_DEPTH` levels and `MAX_JSON_TOKENS` tokens. One pass over its
+    structure, without decoding: brackets inside strings do not count.
+    """
+    depth = tokens = 0
+    in_string = False
+    escaped_at = -1
+    for match in _JSON_TOKEN.finditer(text, start):
+        tokens += 1
+        if tokens > MAX_JSON_TOKENS:
+            return None
+        at = match.start()
+        if at == escaped_at:  # the character after a backslash inside a string
+            continue
+        char = match.group()
+        if in_string:
+            if char == "\\":
+                escaped_at = at + 1
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return None
+        elif char in "]}":
+            depth -= 1
+            if depth <= 0:
+                return at + 1 if depth == 0 else None
+    return None
+
+
+def _decode_json(text: str, start: int = 0) -> tuple[object, int] | None:
+    """``(value, end)`` of the JSON value at ``text[start]`` (after white space), or None when there is none or
+    it is an array or object past `MAX_JSON_DEPTH` / `MAX_JSON_TOKENS` (so decoding neither recurses deeply
+    nor builds a large value).
+    """
+    while start < len(text) and text[start] in " \t\n\r":
+        start += 1
+    if start < len(text) and text[start] in "[{" and _json_end(text, start) is None:
+        return None
+    try:
+        return json.JSONDecoder().raw_decode(text, start)
+    except ValueError:  # not JSON there (a number of more than 4,300 digits included)
+        return None
 
 
 def _last_named_column(text: str) -> object:
@@ -522,15 +610,14 @@ def _last_named_column(text: str) -> object:
     at most `JSON_TRIES` decodes, from the last places where a ``{`` can open an object. An object inside
     another (a tool call's arguments) is read only through the outer one.
     """
-    decoder = json.JSONDecoder()
-    starts = [match.start() for match in _OBJECT_START.finditer(text)]
+    starts: deque[int] = deque(maxlen=JSON_TRIES)  # the last ones only: a list of all is 36 bytes each
+    for match in _OBJECT_START.finditer(text):
+        starts.append(match.start())
     objects = []
-    for start in starts[-JSON_TRIES:]:
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except (ValueError, RecursionError):  # not JSON there, or nested past Python's limit
-            continue
-        objects.append((start, end, value))
+    for start in starts:
+        decoded = _decode_json(text, start)
+        if decoded is not None:
+            objects.append((start, decoded[1], decoded[0]))
     outermost = [
         (start, value)
         for start, end, value in objects
@@ -559,22 +646,32 @@ def _column_of(value: object, message: bool = True) -> object:
     call = value.get("function", value)  # OpenAI's {"type": "function", "function": {...}} or the bare call
     if isinstance(call, dict) and call.get("name") == "drop_disc":
         arguments = call.get("arguments", call.get("parameters"))
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments)
-            except ValueError:
+        if isinstance(arguments, str):  # a JSON string, bounded as the answer is
+            decoded = _decode_json(arguments)
+            if decoded is None or arguments[decoded[1] :].strip():
                 return None
+            arguments = decoded[0]
         if isinstance(arguments, dict):
             return arguments.get("column")
     return None
 
 
+def _shown(value: object) -> str:
+    """A decoded ``column`` value as a rejection quotes it: at most `ECHO_LENGTH` characters."""
+    if isinstance(value, int):
+        text = str(value) if abs(value) < 10**40 else ("-" if value < 0 else "") + "1" + "0" * 40
+        return echo(text, quote=False)
+    if isinstance(value, str):
+        return echo(json.dumps(value[: ECHO_LENGTH + 1]))
+    return echo(json.dumps(value)[: ECHO_LENGTH + 1])
+
+
 def _read_json(text: str, board: Board) -> ParseResult:
     named = _last_named_column(text)
     if named is None:
-        calls = list(_TOOL_TEXT.finditer(text))
-        if calls:
-            named = int(calls[-1][1]) if len(calls[-1][1]) <= 7 else board.rules.columns
+        call = _last_match(_TOOL_TEXT, text)
+        if call is not None:
+            named = int(call[1]) if len(call[1]) <= 7 else board.rules.columns
     if named is None:
         return ParseResult(None, 'no column could be read: answer {"column": N}')
     if isinstance(named, float) and named.is_integer() and abs(named) < 1e9:
@@ -582,9 +679,11 @@ def _read_json(text: str, board: Board) -> ParseResult:
     elif isinstance(named, str) and named.isascii() and named.isdigit() and len(named) <= 7:
         named = int(named)  # {"column": "3"}, likewise
     if type(named) is not int:
-        return ParseResult(None, f"column must be an integer, got {echo(json.dumps(named)[:40])}")
+        return ParseResult(None, f"column must be an integer, got {_shown(named)}")
     if not 0 <= named < board.rules.columns:
-        return ParseResult(None, f"column {named} is not on the board (0 to {board.rules.columns - 1})")
+        return ParseResult(
+            None, f"column {_shown(named)} is not on the board (0 to {board.rules.columns - 1})"
+        )
     if not board.is_legal(named):
         return ParseResult(None, f"column {named} is full")
     return ParseResult(named, None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import tracemalloc
 
 import gymnasium as gym
 import pytest
@@ -53,6 +54,12 @@ TEXTARENA = [
     ("[ col 3 ]", None),
     ("Final Answer: 3", None),
     ("[col 9]", None),
+    ("[col\n3]", 3),  # TextArena's \s takes a line break after col
+    ("[col\xa03]", 3),  # and a no-break space
+    ("[\u0663]", 3),  # and its \d any decimal digit (Arabic-Indic three)
+    ("[col \uff13]", 3),  # a full-width three
+    ("x [col\n2] y [5]\n[6]", 2),  # the last bracket starting on the first line with one
+    ("[\n3]", None),
 ]
 # OpenEnv's Connect4Action(column=N) as JSON, and tool calls
 JSON = [
@@ -241,3 +248,77 @@ def test_the_text_env_shows_the_game_so_far_in_the_dialect() -> None:
     moves = env.unwrapped.moves
     assert moves[:2] == [first[0], column] and Board().play_moves(moves) == env.unwrapped.board
     assert " ".join(f"{'xo'[i % 2]}{m}" for i, m in enumerate(moves)) in text
+
+
+def _textarena_reading(answer: str) -> int | None:
+    """The column TextArena's own ConnectFour env reads from ``answer`` after its ActionFormattingWrapper."""
+    from textarena.envs.ConnectFour.env import ConnectFourEnv
+    from textarena.wrappers import ActionFormattingWrapper
+
+    env = ConnectFourEnv()
+    env.reset(num_players=2, seed=0)
+    valid, column, _ = env._validate_action(ActionFormattingWrapper(env).action(answer))
+    return column if valid else None
+
+
+def test_the_textarena_dialect_reads_answers_as_textarenas_own_parser() -> None:
+    pytest.importorskip("textarena")
+    rng = random.Random(1)
+    pieces = [*"[]col 0123479\n\xa0\u0663\uff13Cx\r\t", "[col ", "]\n", "[col\n"]
+    answers = [answer for answer, _ in TEXTARENA]
+    answers += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 14))) for _ in range(3000)]
+    reader = get_dialect("textarena")
+    for answer in answers:
+        assert reader.parse(answer, Board()).column == _textarena_reading(answer), answer
+
+
+def test_a_tool_call_nested_past_the_recursion_limit_is_a_rejected_answer() -> None:
+    nested = "[" * 1000 + "]" * 1000
+    for arguments in (nested, '{"column": ' + nested + "}", '{"column": 3, "x": ' + nested + "}"):
+        answer = json.dumps({"name": "drop_disc", "arguments": arguments})
+        parsed = get_dialect("json").parse(answer, AFTER)
+        assert parsed.column is None and parsed.error == 'no column could be read: answer {"column": N}'
+    env = gym.make("Connect4Text-v0", dialect="json", agent_first=True)
+    env.reset(seed=0)
+    _, reward, done, _, info = env.step(json.dumps({"name": "drop_disc", "arguments": nested}))
+    assert (reward, done, info["parsed_column"]) == (-1.0, True, None)
+
+
+def test_an_off_board_column_is_quoted_short_and_the_observation_stays_in_its_space() -> None:
+    for answer in (
+        '{"column": ' + "9" * 4000 + "}",
+        '{"column": -' + "9" * 4000 + "}",
+        "drop_disc(" + "9" * 4000 + ")",
+    ):
+        env = gym.make("Connect4Text-v0", dialect="json", rows=2, columns=2, win_length=2)
+        env.reset(seed=0)
+        text, reward, done, _, info = env.step(answer)
+        assert done and len(info["parse_error"]) < 80, info["parse_error"]
+        assert env.observation_space.contains(text)
+    parsed = get_dialect("json").parse('{"column": "' + "\u00e9" * 5000 + '"}', AFTER)
+    assert len(parsed.error) < 80
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_reading_an_answer_takes_memory_bounded_by_a_few_bytes_a_character(dialect: str) -> None:
+    size = 120_000
+    hostile = [
+        "1 " * (size // 2),  # a number everywhere (each one a match object in a list before)
+        "[9]" * (size // 3),
+        "\n" * size,
+        "[9]\n" * (size // 4),
+        '{"a":[' + "[]," * (size // 3) + "0]}",  # one object of 40,000 empty lists
+        '{"":0}' * (size // 6),
+        "drop_disc(9) " * (size // 13),
+        "Final Answer: 9 " * (size // 16),
+        '{"column": 3}' + "{}" * (size // 2),
+    ]
+    reader = get_dialect(dialect)
+    for text in hostile:
+        tracemalloc.start()
+        try:
+            reader.parse(text, AFTER, max_length=1_000_000)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak <= 4 * len(text) + 100_000, (text[:20], peak / len(text))
