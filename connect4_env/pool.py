@@ -6,6 +6,12 @@ An [`OpponentPool`][connect4_env.pool.OpponentPool] is accepted wherever ``oppon
 vector env, the SB3 VecEnv). Each game draws one member when it starts and keeps that member's policy until it
 ends, whatever is added, removed or re-weighted meanwhile; ``info["opponent"]`` names the member; the env records
 each finished game's outcome with the pool, and the sampling rule reads those records.
+
+A pool is one process's object. An env in another process (an async ``gym.make_vec``, SB3's ``SubprocVecEnv``)
+holds a copy: outcomes recorded there stay in that copy (which warns once), and members added to the original
+do not reach it. Record the games in the original from the envs' infos with
+[`record_infos`][connect4_env.pool.OpponentPool.record_infos]; a synchronous vector env (``Connect4-v0``'s own,
+``make_sb3_vec_env``) shares the pool and needs none of this.
 """
 
 from __future__ import annotations
@@ -13,8 +19,11 @@ from __future__ import annotations
 import copy
 import math
 import numbers
+import os
+import threading
+import warnings
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,6 +155,10 @@ class OpponentPool:
         self.power = _check_weight("power", power)
         self.window = check_int("window", window, 1, MAX_WINDOW)
         self.rules: Rules | None = None
+        # draw() may race add()/remove() from another thread (a league adding snapshots while envs draw)
+        self._lock = threading.RLock()
+        self._origin = os.getpid()  # a copy unpickled in another process records only there (see record)
+        self._warned_copy = False
         self._members: dict[str, Any] = {}
         self._weights: dict[str, float] = {}
         self._records: dict[str, MemberRecord] = {}
@@ -177,7 +190,8 @@ class OpponentPool:
     @property
     def names(self) -> list[str]:
         """The members' names, in the order they joined."""
-        return list(self._members)
+        with self._lock:
+            return list(self._members)
 
     def __len__(self) -> int:
         return len(self._members)
@@ -186,7 +200,7 @@ class OpponentPool:
         return name in self._members
 
     def __iter__(self) -> Iterator[str]:
-        return iter(list(self._members))
+        return iter(self.names)
 
     def __getitem__(self, name: str) -> Any:
         """The member's policy (bound to the pool's rules).
@@ -220,11 +234,18 @@ class OpponentPool:
             raise ValueError(f"the pool holds {MAX_MEMBERS} members already (MAX_MEMBERS); remove some first")
         weight = _check_weight("weight", weight)
         policy = _frozen(opponent)
-        if self.rules is not None:
-            policy = bind_policy(policy, self.rules)
-        self._members[name] = policy
-        self._weights[name] = weight
-        self._records.setdefault(name, MemberRecord())
+        with self._lock:
+            if name in self._members:  # joined from another thread meanwhile
+                raise ValueError(f"{name!r} is already a member; remove it first or choose another name")
+            if len(self._members) >= MAX_MEMBERS:
+                raise ValueError(
+                    f"the pool holds {MAX_MEMBERS} members already (MAX_MEMBERS); remove some first"
+                )
+            if self.rules is not None:
+                policy = bind_policy(policy, self.rules)
+            self._members[name] = policy
+            self._weights[name] = weight
+            self._records.setdefault(name, MemberRecord())
 
     def remove(self, name: str) -> Any:
         """Take the member out of the pool; returns its policy. Games playing it go on to their end, and their
@@ -233,9 +254,10 @@ class OpponentPool:
         Raises:
             KeyError: no member has this name.
         """
-        policy = self[name]
-        del self._members[name], self._weights[name]
-        return policy
+        with self._lock:
+            policy = self[name]
+            del self._members[name], self._weights[name]
+            return policy
 
     def set_weight(self, name: str, weight: float) -> None:
         """Change a member's weight (read by ``"weights"`` and ``"pfsp"`` sampling).
@@ -245,8 +267,10 @@ class OpponentPool:
             TypeError: ``weight`` is not a number.
             ValueError: ``weight`` is negative or not finite.
         """
-        self[name]
-        self._weights[name] = _check_weight("weight", weight)
+        weight = _check_weight("weight", weight)
+        with self._lock:
+            self[name]
+            self._weights[name] = weight
 
     def weight(self, name: str) -> float:
         """A member's weight.
@@ -254,8 +278,9 @@ class OpponentPool:
         Raises:
             KeyError: no member has this name.
         """
-        self[name]
-        return self._weights[name]
+        with self._lock:
+            self[name]
+            return self._weights[name]
 
     # -- episodes ----------------------------------------------------------------------------------------------
     def probabilities(self) -> dict[str, float]:
@@ -264,6 +289,10 @@ class OpponentPool:
         Raises:
             ValueError: the pool is empty, or every member weighs 0.
         """
+        with self._lock:
+            return self._probabilities()
+
+    def _probabilities(self) -> dict[str, float]:
         if not self._members:
             raise ValueError("the opponent pool is empty: add a member before a game starts")
         names = list(self._members)
@@ -276,10 +305,11 @@ class OpponentPool:
                 weights = weights * (1.0 - scores) ** self.power
             elif self.pfsp == "variance":
                 weights = weights * scores * (1.0 - scores)
-        total = float(weights.sum())
-        if not total > 0.0:
+        largest = float(weights.max())
+        if not largest > 0.0:
             raise ValueError(f"every member of the pool weighs 0: {dict(zip(names, weights.tolist()))}")
-        return dict(zip(names, (weights / total).tolist()))
+        weights = weights / largest  # so that the sum is finite however large the weights (two of 1e308)
+        return dict(zip(names, (weights / weights.sum()).tolist()))
 
     def draw(self, rng: np.random.Generator | None = None, size: int | None = None) -> Any:
         """Draw members' names under the sampling rule: one name, or a list of ``size`` names.
@@ -291,13 +321,25 @@ class OpponentPool:
         Raises:
             ValueError: the pool is empty or every member weighs 0.
         """
-        chances = self.probabilities()
-        rng = self._rng if rng is None else rng
-        names = list(chances)
-        picks = rng.choice(len(names), size=1 if size is None else size, p=list(chances.values()))
+        with self._lock:
+            chances = self._probabilities()
+            rng = self._rng if rng is None else rng
+            names = list(chances)
+            picks = rng.choice(len(names), size=1 if size is None else size, p=list(chances.values()))
         if size is None:
             return names[int(picks[0])]
         return [names[int(k)] for k in picks]
+
+    def draw_members(self, rng: np.random.Generator | None = None, size: int = 1) -> list[tuple[str, Any]]:
+        """Like [`draw`][connect4_env.pool.OpponentPool.draw] with ``size``, each name with its policy, read
+        together: a member removed by another thread meanwhile is still returned with its policy.
+
+        Raises:
+            ValueError: the pool is empty or every member weighs 0.
+        """
+        with self._lock:
+            names = self.draw(rng, size=size)
+            return [(name, self._members[name]) for name in names]
 
     def record(self, name: str, outcome: str) -> None:
         """Count a finished game against the member ``name`` (current or removed): ``outcome`` is the learner's
@@ -309,16 +351,73 @@ class OpponentPool:
         """
         if outcome not in OUTCOMES:
             raise ValueError(f"outcome={short_repr(outcome)} is not an outcome; allowed: {OUTCOMES}")
-        record = self.record_of(name)
-        if outcome == "win":
-            record.wins += 1
-        elif outcome == "draw":
-            record.draws += 1
+        with self._lock:
+            record = self.record_of(name)
+            if outcome == "win":
+                record.wins += 1
+            elif outcome == "draw":
+                record.draws += 1
+            else:
+                record.losses += 1
+            record.recent.append(1.0 if outcome == "win" else 0.5 if outcome == "draw" else 0.0)
+            if len(record.recent) > self.window:
+                record.recent.popleft()
+            warn = self._origin != os.getpid() and not self._warned_copy
+            self._warned_copy = self._warned_copy or warn
+        if warn:
+            warnings.warn(
+                f"this OpponentPool is a copy in process {os.getpid()} (an async gym.make_vec or SB3's "
+                "SubprocVecEnv sends each env its own): the games recorded here stay in this copy, and members "
+                "added to the original do not reach it. Record the games in the original with "
+                "pool.record_infos(infos) after each step, or use a synchronous vector env",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+
+    def record_infos(self, infos: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> int:
+        """Record the games that ended in one vector step, from its ``infos``: for a pool whose envs run in
+        other processes (an async ``gym.make_vec``, SB3's ``SubprocVecEnv``), whose copies of the pool the
+        caller's never hears from. An env in this process records by itself: do not call this for it too.
+
+        Args:
+            infos: a Gymnasium vector env's info dict (``info["outcome"]`` with its ``_outcome`` mask, and
+                ``final_info`` under ``SameStep`` autoreset), or SB3's list of one info dict per env. Entries
+                without both ``opponent`` and ``outcome`` (games still playing, opponents of no pool) are
+                skipped.
+
+        Returns:
+            How many games were recorded.
+
+        Raises:
+            TypeError: ``infos`` is neither a mapping nor a sequence of mappings.
+            KeyError: an ended game's opponent never was a member of this pool.
+            ValueError: an unknown outcome.
+        """
+        ended: list[tuple[Any, Any]] = []
+        if isinstance(infos, Mapping):
+            for source in (infos, infos.get("final_info")):
+                if not isinstance(source, Mapping) or "outcome" not in source or "opponent" not in source:
+                    continue
+                mask = source.get("_outcome", np.ones(len(source["outcome"]), dtype=bool))
+                ended.extend(
+                    (source["opponent"][i], source["outcome"][i]) for i in np.flatnonzero(np.asarray(mask))
+                )
+        elif isinstance(infos, Sequence) and not isinstance(infos, (str, bytes)):
+            for info in infos:
+                if not isinstance(info, Mapping):
+                    raise TypeError(f"infos must hold one dict per env, got {short_repr(info)}")
+                if info.get("outcome") is not None and info.get("opponent") is not None:
+                    ended.append((info["opponent"], info["outcome"]))
         else:
-            record.losses += 1
-        record.recent.append(1.0 if outcome == "win" else 0.5 if outcome == "draw" else 0.0)
-        if len(record.recent) > self.window:
-            record.recent.popleft()
+            raise TypeError(
+                f"infos must be a vector env's info dict or a list of info dicts, got {short_repr(infos)}"
+            )
+        recorded = 0
+        for name, outcome in ended:
+            if name is not None and outcome is not None:
+                self.record(name, outcome)
+                recorded += 1
+        return recorded
 
     def record_of(self, name: str) -> MemberRecord:
         """The learner's record against ``name`` (a current or removed member); read it, do not change it.
@@ -355,25 +454,27 @@ class OpponentPool:
             restored[name] = MemberRecord(
                 wins=counts[0], draws=counts[1], losses=counts[2], recent=deque(float(s) for s in scores)
             )
-        self._records.update(restored)
+        with self._lock:
+            self._records.update(restored)
 
     def stats(self) -> dict[str, dict[str, Any]]:
         """Every member's record (removed members' too) as plain values (see `MemberRecord.as_dict`), with its
         weight (None once removed) and current chance of being drawn (0 once removed).
         """
-        try:
-            chances = self.probabilities()
-        except ValueError:  # empty, or every member weighs 0
-            chances = {}
-        return {
-            name: {
-                **record.as_dict(),
-                "member": name in self._members,
-                "weight": self._weights.get(name),
-                "probability": chances.get(name, 0.0),
+        with self._lock:
+            try:
+                chances = self._probabilities()
+            except ValueError:  # empty, or every member weighs 0
+                chances = {}
+            return {
+                name: {
+                    **record.as_dict(),
+                    "member": name in self._members,
+                    "weight": self._weights.get(name),
+                    "probability": chances.get(name, 0.0),
+                }
+                for name, record in self._records.items()
             }
-            for name, record in self._records.items()
-        }
 
     # -- policy protocol ---------------------------------------------------------------------------------------
     def bind(self, rules: Rules) -> None:
@@ -384,11 +485,12 @@ class OpponentPool:
             ValueError: the pool already serves other rules, or a member cannot play these.
         """
         check_rules(rules)
-        if self.rules is not None and self.rules != rules:
-            raise ValueError(f"this pool serves {self.rules}; make another pool for {rules}")
-        for name, policy in self._members.items():
-            self._members[name] = bind_policy(policy, rules)
-        self.rules = rules
+        with self._lock:
+            if self.rules is not None and self.rules != rules:
+                raise ValueError(f"this pool serves {self.rules}; make another pool for {rules}")
+            for name, policy in self._members.items():
+                self._members[name] = bind_policy(policy, rules)
+            self.rules = rules
 
     def reset(self, seed: int | None = None) -> None:
         """Reseed the pool's generator and each member that has ``reset(seed=...)`` (with seeds drawn from it).
@@ -397,11 +499,13 @@ class OpponentPool:
             TypeError: ``seed`` is not an int or None.
             ValueError: ``seed`` is negative.
         """
-        self._rng = np.random.default_rng(check_seed(seed))
-        for policy in self._members.values():
-            reset = getattr(policy, "reset", None)
-            if callable(reset):
-                reset(seed=int(self._rng.integers(2**63)))
+        rng = np.random.default_rng(check_seed(seed))
+        with self._lock:
+            self._rng = rng
+            for policy in self._members.values():
+                reset = getattr(policy, "reset", None)
+                if callable(reset):
+                    reset(seed=int(self._rng.integers(2**63)))
 
     def act(self, observation: Any, action_mask: Any) -> int:
         """Refused: a pool is not one policy. An env draws a member per game (see the class docstring).
@@ -427,6 +531,18 @@ class OpponentPool:
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+    def __getstate__(self) -> dict[str, Any]:
+        with self._lock:
+            state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state.setdefault("_origin", os.getpid())  # a pool pickled before copies were told apart
+        state.setdefault("_warned_copy", False)
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     def __repr__(self) -> str:
         shown = ", ".join(self.names[:8]) + (", ..." if len(self) > 8 else "")

@@ -167,8 +167,9 @@ class Connect4Env(gym.Env):
                 self._learner = 0 if self.agent_first else 1
             opponent = self.opponent
             if isinstance(opponent, OpponentPool):  # the member drawn now plays the whole episode
-                self._playing_pool, self._playing_name = opponent, opponent.draw(rng)
-                self._playing = opponent[self._playing_name]
+                # name and policy read together: another thread may remove the member meanwhile
+                [(self._playing_name, self._playing)] = opponent.draw_members(rng)
+                self._playing_pool = opponent
             else:
                 self._playing, self._playing_pool, self._playing_name = opponent, None, None
             opponent_reset = getattr(self._playing, "reset", None)

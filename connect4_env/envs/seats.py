@@ -56,9 +56,9 @@ class Seats:
             if entry or len(self._entries) > 1:  # with one entry every seat is 0 already
                 self.seat[games] = entry
             return
-        names = opponent.draw(rng, size=games.size)
-        entries = {name: self._entry(opponent, name, opponent[name]) for name in dict.fromkeys(names)}
-        self.seat[games] = [entries[name] for name in names]
+        drawn = opponent.draw_members(rng, size=games.size)  # with their policies: safe against remove()
+        entries = {name: self._entry(opponent, name, policy) for name, policy in dict(drawn).items()}
+        self.seat[games] = [entries[name] for name, _ in drawn]
 
     def only(self) -> Any:
         """The one opponent every game faces when there is only one, else None."""

@@ -299,3 +299,118 @@ def test_sb3_vec_env_names_the_opponent_and_set_attr_swaps_only_between_games():
     pooled.reset()
     _, _, dones, infos = pooled.step(np.zeros(4, dtype=np.int64))
     assert all(info["opponent"] in ("a", "b") for info in infos)
+
+
+# -- issue 49: weights at the edge of float, threads, and envs in other processes --------------------------------
+def test_weights_whose_sum_overflows_still_draw_in_proportion():
+    """Two weights of 1e308 sum to inf: the chances were 0/0 and ``draw`` raised numpy's error."""
+    pool = OpponentPool({"a": Fixed(0), "b": Fixed(1), "c": Fixed(2)}, sampling="weights", seed=0)
+    pool.set_weight("a", 1e308)
+    pool.set_weight("b", 1e308)
+    pool.set_weight("c", 0.0)
+    assert pool.probabilities() == {"a": 0.5, "b": 0.5, "c": 0.0}
+    assert set(pool.draw(size=50)) == {"a", "b"}
+
+
+def test_draws_racing_add_and_remove_from_another_thread_never_fail():
+    """A league adds and removes snapshots while envs draw: a draw read a member's weight, or the env its policy,
+    after another thread had removed it (KeyError)."""
+    import sys
+    import threading
+
+    pool = OpponentPool({f"m{k}": Fixed(k) for k in range(4)}, sampling="pfsp", seed=0)
+    env = gym.make("Connect4-v0", opponent=pool)
+    vector = gym.make_vec("Connect4-v0", num_envs=4, opponent=pool)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def churn() -> None:
+        k = 0
+        while not stop.is_set():
+            try:
+                pool.add(f"n{k}", Fixed(k))
+                pool.remove(f"n{k}")
+            except BaseException as error:  # noqa: BLE001
+                errors.append(error)
+                return
+            k += 1
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    thread = threading.Thread(target=churn)
+    thread.start()
+    try:
+        for _ in range(1500):
+            env.reset()
+            vector.reset()
+            pool.draw(size=4)
+    except BaseException as error:  # noqa: BLE001
+        errors.append(error)
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+    assert errors == []
+
+
+def test_an_async_vector_env_records_in_the_callers_pool_through_record_infos():
+    """Each worker process of an async ``gym.make_vec`` plays with its own copy of the pool: the caller's pool
+    heard of no game, so PFSP and the league's records never saw an outcome. ``record_infos`` records them."""
+    import warnings
+
+    pool = OpponentPool({"a": Fixed(0), "b": Fixed(3)}, sampling="pfsp", seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the workers' copies warn in their own processes
+        env = gym.make_vec("Connect4-v0", num_envs=2, vectorization_mode="async", opponent=pool)
+    try:
+        env.reset(seed=0)
+        rng = np.random.default_rng(0)
+        ended = recorded = 0
+        for _ in range(200):
+            _, _, terminated, truncated, infos = env.step(rng.integers(0, 7, size=2))
+            ended += int(np.sum(terminated | truncated))
+            recorded += pool.record_infos(infos)
+    finally:
+        env.close()
+    assert ended > 0 and recorded == ended
+    assert sum(pool.record_of(name).games for name in ("a", "b")) == ended
+
+
+def test_record_infos_reads_sb3_lists_and_skips_games_still_playing():
+    pool = OpponentPool({"a": Fixed(0), "b": Fixed(1)})
+    infos = [{"opponent": "a", "outcome": "win"}, {"opponent": "b"}, {"opponent": "b", "outcome": "loss"}]
+    assert pool.record_infos(infos) == 2
+    assert (pool.record_of("a").wins, pool.record_of("b").losses) == (1, 1)
+    gym_infos = {
+        "opponent": np.array(["a", "b"], dtype=object),
+        "outcome": np.array(["draw", None], dtype=object),
+        "_outcome": np.array([True, False]),
+    }
+    assert pool.record_infos(gym_infos) == 1 and pool.record_of("a").draws == 1
+    with pytest.raises(TypeError, match="info dict"):
+        pool.record_infos("win")
+
+
+def test_a_copy_of_the_pool_in_another_process_warns_once_when_it_records():
+    import subprocess
+    import sys
+
+    script = (
+        "import pickle, sys, warnings\n"
+        "pool = pickle.loads(sys.stdin.buffer.read())\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    pool.record('random', 'win'); pool.record('random', 'loss')\n"
+        "print(len(caught)); print(caught[0].message)\n"
+    )
+    pool = OpponentPool(["random"])
+    done = subprocess.run(
+        [sys.executable, "-c", script], input=pickle.dumps(pool), capture_output=True, check=True
+    )
+    count, message = done.stdout.decode().splitlines()[:2]
+    assert count == "1" and "copy" in message and "record_infos" in message
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pickle.loads(pickle.dumps(pool)).record("random", "win")  # a copy in this process: no warning
