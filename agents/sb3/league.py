@@ -8,19 +8,26 @@ schedule, or sooner once the learner beats the latest one; each new snapshot pla
 other member, and the league's W/D/L between members is rated on the project's Elo ladder.
 
 Files in the run folder: ``league.json`` (members, their records against the learner, W/D/L between members,
-ratings), ``snapshots/<name>.zip`` (each snapshot, loadable with ``SB3Agent.load`` and as ``sb3:<path>``) and
-``league.png`` (ratings and the payoff matrix).
+ratings, and the step and SHA-256 of the checkpoint it goes with), ``snapshots/<name>.zip`` (each snapshot,
+loadable with ``SB3Agent.load`` and as ``sb3:<path>``), ``league.png`` (ratings and the payoff matrix), and the
+learner's ``checkpoint.zip`` with ``checkpoint.previous.zip``, the one before it, kept until ``league.json`` names
+the new one: a run killed between the two files resumes from the pair that is in step.
+
+Resuming reads only the snapshots the pool holds (the latest ``max_snapshots``): a retired snapshot's file may be
+deleted.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from connect4_agents._support.files import atomic_write_json, parse_json
+from connect4_agents._support.files import atomic_write, atomic_write_json, parse_json
 from connect4_agents.evaluation.arena import play_match
 from connect4_agents.evaluation.ratings import PairingCounts, Ratings, fit_ratings, reference_ladder
 from connect4_agents.sb3.agent import SB3Agent
@@ -29,15 +36,29 @@ from connect4_env.pool import OpponentPool
 from connect4_env.rules import Rules
 from connect4_env.validation import check_int, check_number
 
-__all__ = ["League", "LeagueSettings", "LEAGUE_FILE", "MAX_LEAGUE_FILE_BYTES", "PICTURE_MEMBERS"]
+__all__ = [
+    "League",
+    "LeagueSettings",
+    "LEAGUE_FILE",
+    "CHECKPOINT_FILE",
+    "PREVIOUS_CHECKPOINT_FILE",
+    "MAX_LEAGUE_FILE_BYTES",
+    "MAX_PAIRING_GAMES",
+    "PICTURE_MEMBERS",
+]
 
 LEAGUE_FILE = "league.json"
 """The league's file in the run folder."""
+CHECKPOINT_FILE = "checkpoint.zip"
+"""The learner's latest checkpoint in the run folder."""
+PREVIOUS_CHECKPOINT_FILE = "checkpoint.previous.zip"
+"""The checkpoint before it, kept until ``league.json`` names the latest."""
+MAX_PAIRING_GAMES = 10_000
+"""The most games one pairing of members may have in ``league.json``: the most ``rating_games`` allows."""
 PICTURE_MEMBERS = 16
 """How many members ``league.png`` shows: the fixed ones, then the latest snapshots."""
 MAX_LEAGUE_FILE_BYTES = 16 << 20
 """The largest ``league.json`` read back."""
-_SNAPSHOT_NAME = re.compile(r"self@(\d{1,15})")
 
 
 @dataclass(frozen=True)
@@ -107,6 +128,8 @@ class League:
         self.last_snapshot_step = 0
         self.timesteps = 0  # the learner's steps at the last save (a resumed run goes on from there)
         self.last_ratings: Ratings | None = None  # the last fit (see save)
+        # {"step", "sha256"} of the checkpoint league.json goes with (see save_checkpoint); None before one
+        self.checkpoint: dict[str, Any] | None = None
 
     # -- growth ------------------------------------------------------------------------------------------------
     def due(self, step: int) -> bool:
@@ -137,6 +160,7 @@ class League:
         path.parent.mkdir(parents=True, exist_ok=True)
         SB3Agent(policy).save(path)
         self._join(name, path, step)
+        self.snapshots.append((name, step))
         self._rate_newcomer(name)
         self.last_snapshot_step = step
         self.save()
@@ -147,8 +171,9 @@ class League:
         if name in self.pool:
             self.pool.remove(name)
         self.pool.add(name, agent)
-        self.snapshots.append((name, step))
         in_pool = [snapshot for snapshot, _ in self.snapshots if snapshot in self.pool]
+        if name not in in_pool:
+            in_pool.append(name)
         for old in in_pool[: max(0, len(in_pool) - self.settings.max_snapshots)]:
             self.pool.remove(old)
 
@@ -219,6 +244,7 @@ class League:
                 for (a, b), (w, d, lo) in self.results.items()
             ],
             "ratings": None if ratings is None else ratings.to_dict()["ratings"],
+            "checkpoint": self.checkpoint,
         }
 
     def picture_members(self, count: int = PICTURE_MEMBERS) -> list[str]:
@@ -250,6 +276,55 @@ class League:
                     raise
         return path
 
+    def save_checkpoint(self, write: Callable[[Path], object], step: int) -> Path:
+        """Write the learner's checkpoint, then ``league.json`` naming it (its step and SHA-256, ratings fitted
+        again), so that the two stay in step whenever the run is killed: the checkpoint ``league.json`` named
+        so far is kept as ``checkpoint.previous.zip`` until the new ``league.json`` is written.
+
+        Args:
+            write: writes the checkpoint to the path it is given, atomically (``save_model``), with its
+                ``.json`` sidecar beside it.
+            step: the learner's steps at the checkpoint.
+
+        Returns:
+            The path of ``league.json``.
+        """
+        current = self.folder / CHECKPOINT_FILE
+        previous = self.folder / PREVIOUS_CHECKPOINT_FILE
+        if (
+            self.checkpoint is not None
+            and current.is_file()
+            and _sha256(current) == self.checkpoint["sha256"]
+        ):
+            sidecar = current.with_suffix(".json")
+            if sidecar.is_file():  # copied, so that either checkpoint has its sidecar at every moment
+                atomic_write(previous.with_suffix(".json"), lambda stream: stream.write(sidecar.read_bytes()))
+            os.replace(current, previous)
+        write(current)
+        self.checkpoint = {"step": step, "sha256": _sha256(current)}
+        self.timesteps = step
+        return self.save(rate=True)
+
+    def checkpoint_path(self) -> Path:
+        """The checkpoint ``league.json`` goes with, to resume from: ``checkpoint.zip``, or
+        ``checkpoint.previous.zip`` when the run was killed after writing a new checkpoint and before the
+        ``league.json`` naming it (a league file from before checkpoints were named: ``checkpoint.zip``).
+
+        Raises:
+            ValueError: neither file is the checkpoint ``league.json`` names (the message says which step).
+        """
+        current = self.folder / CHECKPOINT_FILE
+        if self.checkpoint is None:
+            return current
+        for path in (current, self.folder / PREVIOUS_CHECKPOINT_FILE):
+            if path.is_file() and _sha256(path) == self.checkpoint["sha256"]:
+                return path
+        raise ValueError(
+            f"{self.folder / LEAGUE_FILE} goes with the checkpoint of step {self.checkpoint['step']}, and neither "
+            f"{CHECKPOINT_FILE} nor {PREVIOUS_CHECKPOINT_FILE} in {self.folder} is that file: the run cannot "
+            "resume in step; start it in a new folder"
+        )
+
     @classmethod
     def load(
         cls, folder: str | os.PathLike[str], rules: Rules, settings: LeagueSettings, seed: int = 0
@@ -257,9 +332,15 @@ class League:
         """The league saved in ``folder`` (to resume a run): its snapshots rejoin, its results and records
         are read back; ``settings`` and ``seed`` are this run's.
 
+        Only the snapshots the pool holds (the latest ``max_snapshots``) are loaded: a retired one's file may be
+        gone.
+
         Raises:
-            ValueError: ``league.json`` is malformed, too large, or of another board; a snapshot's file is
-                missing or not a model file.
+            ValueError: ``league.json`` is malformed (truncated, or not JSON), too large, of another board, or
+                inconsistent as a whole (a result naming no member or pairing one with itself, a pairing of
+                no games or more than `MAX_PAIRING_GAMES`, snapshots out of order, results that cannot be
+                rated), each message naming the file; a snapshot's file the pool needs is missing or not a
+                model file.
             OSError: the file cannot be read.
         """
         league = cls(folder, rules, settings, seed)
@@ -268,23 +349,73 @@ class League:
             raw = stream.read(MAX_LEAGUE_FILE_BYTES + 1)
         if len(raw) > MAX_LEAGUE_FILE_BYTES:
             raise ValueError(f"{path} is over {MAX_LEAGUE_FILE_BYTES} bytes: not a league file")
-        data = parse_json(raw, "league file")
+        try:
+            data = parse_json(raw, "the league file")
+        except ValueError as error:  # a truncated file (a disk full) is named with what is wrong
+            raise ValueError(f"{path} is not a league file: {error}") from None
         if not isinstance(data, dict) or data.get("board") != [rules.rows, rules.columns, rules.win_length]:
             raise ValueError(
                 f"{path} is not a league of a {rules.rows}x{rules.columns} board with {rules.win_length} in a row"
             )
         try:
-            for entry in data["snapshots"]:
-                name, step = entry["name"], check_int("snapshot step", entry["step"], 0, 10**15)
-                if not isinstance(name, str) or not _SNAPSHOT_NAME.fullmatch(name):
-                    raise ValueError(f"bad snapshot name {name!r:.40}")
-                league._join(name, league.folder / "snapshots" / f"{name}.zip", step)
-            for entry in data["results"]:
-                counts = [check_int(key, entry[key], 0, 10**9) for key in ("wins", "draws", "losses")]
-                league.results[(str(entry["a"]), str(entry["b"]))] = counts
-            league.pool.load_stats(data["learner_records"])
-            league.last_snapshot_step = check_int("last_snapshot_step", data["last_snapshot_step"], 0, 10**15)
-            league.timesteps = check_int("timesteps", data["timesteps"], 0, 10**15)
-        except (KeyError, TypeError) as error:
-            raise ValueError(f"{path} is not a league file: {error!r:.120}") from None
+            league._read(data)
+        except (KeyError, TypeError, ValueError) as error:
+            shown = error.args[0] if isinstance(error, ValueError) and error.args else repr(error)
+            raise ValueError(f"{path} is not a league file: {str(shown)[:300]}") from None
+        for name, step in league.snapshots[-settings.max_snapshots :]:  # only the files the pool holds
+            league._join(name, league.folder / "snapshots" / f"{name}.zip", step)
         return league
+
+    def _read(self, data: dict[str, Any]) -> None:
+        """The league's snapshots (not yet loaded), results, records and steps from ``league.json``, each checked
+        and the whole consistent: every name a member's, no member paired with itself, no pairing beyond
+        `MAX_PAIRING_GAMES` or without games, and the results rated as the run will rate them.
+        """
+        steps: set[int] = set()
+        for entry in data["snapshots"]:
+            name, step = entry["name"], check_int("snapshot step", entry["step"], 0, 10**15)
+            if not isinstance(name, str) or name != f"self@{step}":
+                raise ValueError(f"bad snapshot name {name!r:.40} (snapshot of step {step}: self@{step})")
+            if self.snapshots and step <= self.snapshots[-1][1]:
+                raise ValueError(f"snapshot {name} is not later than {self.snapshots[-1][0]}")
+            self.snapshots.append((name, step))
+            steps.add(step)
+        saved_fixed = data.get("settings", {}).get("fixed", [])
+        members = {*self.settings.fixed, *(n for n in saved_fixed if isinstance(n, str))}
+        members |= {name for name, _ in self.snapshots}
+        for entry in data["results"]:
+            a, b = entry["a"], entry["b"]
+            for name in (a, b):
+                if name not in members:
+                    raise ValueError(f"results name {name!r:.60}, no member of the league")
+            if a == b:
+                raise ValueError(f"results pair {a!r} with itself")
+            counts = [check_int(key, entry[key], 0, MAX_PAIRING_GAMES) for key in ("wins", "draws", "losses")]
+            if not 0 < sum(counts) <= MAX_PAIRING_GAMES:
+                raise ValueError(
+                    f"results of {a} against {b} count {sum(counts)} games; a pairing has 1..{MAX_PAIRING_GAMES}"
+                )
+            self.results[(a, b)] = counts
+        self.pool.load_stats(data["learner_records"])
+        self.last_snapshot_step = check_int("last_snapshot_step", data["last_snapshot_step"], 0, 10**15)
+        self.timesteps = check_int("timesteps", data["timesteps"], 0, 10**15)
+        checkpoint = data.get("checkpoint")
+        if checkpoint is not None:
+            step = check_int("checkpoint step", checkpoint["step"], 0, 10**15)
+            digest = checkpoint["sha256"]
+            if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest):
+                raise ValueError(f"checkpoint sha256 {digest!r:.80} is not a SHA-256 in hex")
+            if step != self.timesteps:
+                raise ValueError(f"checkpoint step {step} is not the league's timesteps {self.timesteps}")
+            self.checkpoint = {"step": step, "sha256": digest}
+        self.last_ratings = (
+            self.ratings()
+        )  # what the run's first evaluation does, so that it cannot fail there
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -32,7 +32,13 @@ from connect4_agents.sb3.hyperparameters import (
     plain_cnn_policy_kwargs,
     policy_kwargs_of,
 )
-from connect4_agents.sb3.league import LEAGUE_FILE, League, LeagueSettings
+from connect4_agents.sb3.league import (
+    CHECKPOINT_FILE,
+    LEAGUE_FILE,
+    PREVIOUS_CHECKPOINT_FILE,
+    League,
+    LeagueSettings,
+)
 from connect4_env.policy import policy_from_spec as policy_from_spec
 from connect4_env.pool import OpponentPool
 from connect4_env.rules import Rules
@@ -320,10 +326,11 @@ def _callbacks(
                 evaluations.append(row)
                 self.logger.record(f"eval/{row['opponent']}_win_rate", row["win_rate"])
             _write_csv(out / "eval.csv", evaluations)
-            save_model(self.model, out / "checkpoint.zip", config, self.num_timesteps)
-            if league is not None:  # the league as of this checkpoint: a resumed run starts from both
-                league.timesteps = self.num_timesteps
-                league.save(rate=True)
+            steps = self.num_timesteps
+            if league is None:
+                save_model(self.model, out / CHECKPOINT_FILE, config, steps)
+            else:  # the league as of this checkpoint, in step with it: a resumed run starts from both
+                league.save_checkpoint(lambda path: save_model(self.model, path, config, steps), steps)
 
     class Snapshot(BaseCallback):
         def __init__(self) -> None:
@@ -441,9 +448,12 @@ def train_baseline(config: SB3TrainConfig) -> TrainResult:
     resumed = False
     if config.league:
         settings = config.league_settings()
-        resumed = (out / LEAGUE_FILE).is_file() and (out / "checkpoint.zip").is_file()
+        resumed = (out / LEAGUE_FILE).is_file() and any(
+            (out / name).is_file() for name in (CHECKPOINT_FILE, PREVIOUS_CHECKPOINT_FILE)
+        )
         if resumed:
             league = League.load(out, rules, settings, seed=config.seed)
+            checkpoint = league.checkpoint_path()  # the one in step with league.json, checked before any work
         else:
             league = League(out, rules, settings, seed=config.seed)
     self_play = _SelfPlay(config.seed + 1) if config.opponent == "self" and league is None else None
@@ -478,7 +488,7 @@ def train_baseline(config: SB3TrainConfig) -> TrainResult:
     torch.set_num_threads(config.threads)
     evaluations: list[dict[str, Any]] = []
     if league is not None and resumed:  # the checkpoint's weights (read without unpickling) and its curve
-        model.policy.load_state_dict(load_policy(out / "checkpoint.zip", config.algo).state_dict())
+        model.policy.load_state_dict(load_policy(checkpoint, config.algo).state_dict())
         model.num_timesteps = league.timesteps
         evaluations = _read_evaluations(out / "eval.csv")
     if self_play is not None:

@@ -237,3 +237,131 @@ def test_the_league_picture_shows_the_fixed_members_and_the_latest_snapshots_in_
     height, width, _ = image.imread(tmp_path / "all.png").shape
     size = 0.6 * MAX_PLOTTED + 2  # the picture of MAX_PLOTTED players, in inches, at 110 dots an inch
     assert width <= (2 * size + 2) * 110 + 1 and height <= size * 110 + 1
+
+
+# -- issue 49: resume reads only what the pool holds, a league file checked as a whole, files in step -----------
+def _policy():
+    from stable_baselines3 import PPO
+
+    from connect4_env.integrations.sb3 import make_sb3_vec_env
+
+    return PPO("MlpPolicy", make_sb3_vec_env(1), n_steps=64, batch_size=64, device="cpu", seed=0).policy
+
+
+def test_resume_loads_only_the_snapshots_in_the_pool_and_a_retired_ones_file_may_be_deleted(
+    tmp_path, monkeypatch
+):
+    """A default run's 639 snapshots were all loaded at resume (44.5 s), and deleting a retired one's file made
+    the run impossible to resume."""
+    from connect4_agents.sb3 import league as league_module
+
+    rules = Rules()
+    settings = LeagueSettings(fixed=("random",), max_snapshots=2, rating_games=0)
+    league = League(tmp_path, rules, settings)
+    policy = _policy()
+    for step in (100, 200, 300, 400):
+        league.add_snapshot(policy, step)
+    assert league.pool.names == ["random", "self@300", "self@400"]
+    (tmp_path / "snapshots" / "self@100.zip").unlink()  # retired: nobody needs it
+    loaded: list[str] = []
+    original = league_module.SB3Agent.load
+
+    def counted(path, *args, **kwargs):
+        loaded.append(Path(path).name)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(league_module.SB3Agent, "load", staticmethod(counted))
+    resumed = League.load(tmp_path, rules, settings)
+    assert loaded == ["self@300.zip", "self@400.zip"]
+    assert resumed.pool.names == ["random", "self@300", "self@400"]
+    assert [name for name, _ in resumed.snapshots] == ["self@100", "self@200", "self@300", "self@400"]
+    resumed.add_snapshot(policy, 500)  # and it goes on: the oldest in the pool leaves
+    assert resumed.pool.names == ["random", "self@400", "self@500"]
+
+
+def _saved_league(tmp_path: Path) -> tuple[Rules, LeagueSettings, dict[str, Any]]:
+    rules = Rules()
+    settings = LeagueSettings(fixed=("random", "mcts:10"), rating_games=0)
+    league = League(tmp_path, rules, settings)
+    league.results[("mcts:10", "random")] = [2, 0, 0]
+    league.save()
+    return rules, settings, json.loads((tmp_path / LEAGUE_FILE).read_text())
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (
+            lambda d: d["results"].append({"a": "random", "b": "random", "wins": 1, "draws": 0, "losses": 1}),
+            "itself",
+        ),
+        (lambda d: d["results"][0].update(wins=10**9), "wins"),
+        (lambda d: d["results"][0].update(wins=6000, losses=6000), "12000 games"),
+        (lambda d: d["results"][0].update(wins=0), "0 games"),
+        (lambda d: d["results"][0].update(a="self@5"), "no member"),
+        (
+            lambda d: d["snapshots"].extend([{"name": "self@9", "step": 9}, {"name": "self@8", "step": 8}]),
+            "later",
+        ),
+        (lambda d: d.update(checkpoint={"step": 0, "sha256": "x"}), "SHA-256"),
+    ],
+)
+def test_a_league_file_bad_as_a_whole_is_refused_when_read_naming_the_file(tmp_path, edit, words):
+    """It loaded, then the run died at its first evaluation, every time it was resumed."""
+    rules, settings, data = _saved_league(tmp_path)
+    edit(data)
+    (tmp_path / LEAGUE_FILE).write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=words) as caught:
+        League.load(tmp_path, rules, settings)
+    assert str(tmp_path / LEAGUE_FILE) in str(caught.value)
+
+
+def test_a_truncated_league_file_is_refused_naming_the_file(tmp_path):
+    rules, settings, _ = _saved_league(tmp_path)
+    path = tmp_path / LEAGUE_FILE
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(ValueError, match="not a league file") as caught:
+        League.load(tmp_path, rules, settings)
+    assert str(path) in str(caught.value)
+
+
+def test_a_kill_between_the_checkpoint_and_league_json_resumes_from_the_pair_in_step(tmp_path, monkeypatch):
+    """The checkpoint was written, then league.json: a kill between left a newer checkpoint with an older
+    league. The checkpoint league.json names is kept until the new league.json is written."""
+    rules = Rules()
+    settings = LeagueSettings(fixed=("random",), rating_games=0)
+    league = League(tmp_path, rules, settings)
+
+    def writer(content: bytes):
+        return lambda path: (path.write_bytes(content), path.with_suffix(".json").write_text("{}"))
+
+    league.save_checkpoint(writer(b"weights at 1000"), 1000)
+    assert League.load(tmp_path, rules, settings).checkpoint_path().read_bytes() == b"weights at 1000"
+    league.save_checkpoint(writer(b"weights at 2000"), 2000)
+    resumed = League.load(tmp_path, rules, settings)
+    assert (resumed.timesteps, resumed.checkpoint_path().read_bytes()) == (2000, b"weights at 2000")
+
+    def killed(self, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(League, "save", killed)
+    with pytest.raises(KeyboardInterrupt):  # the kill: checkpoint.zip is new, league.json is not
+        league.save_checkpoint(writer(b"weights at 3000"), 3000)
+    monkeypatch.undo()
+    assert (tmp_path / "checkpoint.zip").read_bytes() == b"weights at 3000"
+    resumed = League.load(tmp_path, rules, settings)
+    path = resumed.checkpoint_path()
+    assert (resumed.timesteps, path.name, path.read_bytes()) == (
+        2000,
+        "checkpoint.previous.zip",
+        b"weights at 2000",
+    )
+    assert path.with_suffix(".json").is_file()  # its sidecar beside it
+    # the run goes on from there; its next checkpoint keeps the pair in step again
+    resumed.save_checkpoint(writer(b"weights at 3000 again"), 3000)
+    again = League.load(tmp_path, rules, settings)
+    assert again.checkpoint_path().read_bytes() == b"weights at 3000 again"
+    (tmp_path / "checkpoint.zip").write_bytes(b"someone else's file")
+    (tmp_path / "checkpoint.previous.zip").unlink()
+    with pytest.raises(ValueError, match="step 3000"):
+        League.load(tmp_path, rules, settings).checkpoint_path()
