@@ -19,6 +19,7 @@ from connect4_agents.qlearning import QLearningAgent
 from connect4_agents.random_agent import RandomAgent
 from connect4_agents.rllib import RLlibAgent
 from connect4_agents.sb3 import SB3Agent
+from connect4_agents.shield import Shield
 from connect4_agents.solver import SolverAgent
 from connect4_env.policy import Policy, make_policy, policy_from_spec, policy_names, register_policy
 
@@ -33,6 +34,7 @@ __all__ = [
     "SB3Agent",
     "RLlibAgent",
     "AlphaZeroAgent",
+    "Shield",
     "make_policy",
     "register_policy",
     "policy_names",

@@ -29,6 +29,7 @@ class RandomAgent(RulesAware):
 
     name = "random"
     uses_observations = False  # the batched env may pass None instead of building observations
+    restricted_masks = True  # draws from whatever columns the mask allows (a shield narrows it)
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = seeded_rng(seed)

@@ -76,6 +76,9 @@ class Policy(Protocol):
       passes ``observations=None``). Such a policy may also offer ``choose(legal) -> column``, one of the
       ``legal`` columns (a list of ints), for callers that hold no observation (Q-learning's training loop
       asks a random opponent this way).
+    - ``restricted_masks = True`` for a policy that chooses among the columns any mask allows, also a mask
+      narrower than the position's legal columns (a shield narrows it to the safe ones); without it, a
+      policy may refuse a mask that is not exactly the legal columns.
     """
 
     def act(self, observation: Any, action_mask: Any = None) -> int:

@@ -20,6 +20,7 @@ class RLlibAgent(RulesAware):
     """
 
     name = "rllib"
+    restricted_masks = True  # its best column among those the mask allows (a shield narrows it)
 
     def __init__(self, module: Any) -> None:
         self.module = module

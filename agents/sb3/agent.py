@@ -65,6 +65,7 @@ class SB3Agent(RulesAware):
     """
 
     name = "sb3"
+    restricted_masks = True  # its best column among those the mask allows (a shield narrows it)
 
     def __init__(self, policy: Any = None, *, deterministic: bool = True, seed: int | None = None) -> None:
         if policy is None:  # ``make_policy("sb3")`` calls SB3Agent(): say where a policy comes from
