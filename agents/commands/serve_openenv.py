@@ -185,8 +185,8 @@ class ServeOpenEnvConfig:
     session_rate: float = 20.0
     """New sessions a second, on average."""
     max_answer_length: int = field(default=MAX_ANSWER_LENGTH, metadata=option(type=positive_int))
-    """The longest answer read, in characters, up to 1,000,000; a longer one is a rejected answer under the
-    dialect's rule. The default leaves room for a reasoning model's reasoning before its final answer."""
+    """The longest answer read, in characters, up to 1,000,000 (the default, as the text env's and
+    ``TextPolicy``'s); a longer one is a rejected answer under the dialect's rule."""
     max_body_bytes: int | None = field(
         default=None,
         metadata=option(

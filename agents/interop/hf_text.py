@@ -21,6 +21,7 @@ imported here: the model and tokenizer come loaded (the ``llm`` extra installs i
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -56,16 +57,18 @@ def _resolve_eos(eos_token_id: Any, model: Any, tokenizer: Any) -> tuple[int, ..
         eos_token_id = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     if eos_token_id is None and tokenizer is not None:
         eos_token_id = getattr(tokenizer, "eos_token_id", None)
-    values = eos_token_id if isinstance(eos_token_id, (list, tuple)) else [eos_token_id]
+    if callable(getattr(eos_token_id, "tolist", None)):  # a numpy integer or array, a torch tensor
+        eos_token_id = eos_token_id.tolist()
+    values = list(eos_token_id) if isinstance(eos_token_id, (list, tuple)) else [eos_token_id]
     if eos_token_id is None or not values:
         raise ValueError(
             "no end-of-sequence id: pass eos_token_id (neither the model's generation config nor the "
             "tokenizer has one)"
         )
     for value in values:
-        if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise TypeError(f"eos_token_id must be an int or a list of ints, got {eos_token_id!r:.80}")
-    return tuple(dict.fromkeys(values))
+    return tuple(dict.fromkeys(int(value) for value in values))
 
 
 def _check_reserved(arguments: Mapping[str, Any], where: str) -> None:
@@ -119,7 +122,7 @@ def hf_generate(
         tokenizer: its tokenizer (``encode``, ``decode``, and ``apply_chat_template`` for ``chat``), or None
             for UTF-8 bytes as ids.
         max_new_tokens: the most tokens an answer may have (1 or more); reasoning models need room to think.
-        eos_token_id: the id (or ids) that end an answer; None takes the model's generation config's, else
+        eos_token_id: the id (or ids: a list, or a numpy array) that end an answer; None takes the model's generation config's, else
             the tokenizer's. Without a tokenizer, each must be at least `BYTE_IDS` (an id below is a byte).
         chat: put a string prompt in the tokenizer's chat template as one user message (for
             instruction-tuned models); needs a tokenizer with a chat template. Chat messages always go
@@ -134,12 +137,14 @@ def hf_generate(
     Returns:
         The ``generate`` function. It raises `TypeError` for a prompt that is neither a str nor a list of
         messages with str ``role`` and ``content``, or a ``prompt_kwargs`` result that is not a mapping; and
-        `ValueError` for messages without a tokenizer's chat template, a prompt that does not fit, or a
-        ``prompt_kwargs`` result with a reserved argument.
+        `ValueError` for messages without a tokenizer's chat template, a prompt that encodes to no token
+        ids (an empty string without a tokenizer) or does not fit, or a ``prompt_kwargs`` result with a
+        reserved argument.
 
     Raises:
         TypeError: ``model`` has no ``generate`` method; ``tokenizer`` lacks ``encode`` or ``decode``;
-            ``max_new_tokens`` or ``eos_token_id`` is not an int (a bool is not); ``chat`` or ``truncate`` is
+            ``max_new_tokens`` or ``eos_token_id`` is not an integer (Python's or numpy's; a bool is not) or a
+            list of them; ``chat`` or ``truncate`` is
             not a bool; ``prompt_kwargs`` is not callable.
         ValueError: ``max_new_tokens`` is below 1 or leaves no room for a prompt in the model's positions;
             there is no end-of-sequence id, or (without a tokenizer) one is a byte or beyond the model's
@@ -221,6 +226,10 @@ def hf_generate(
                 f"got {prompt!r:.80}"
             )
         ids = encode(prompt)
+        if not ids:  # the model would fail on an empty input with a RuntimeError of its own
+            raise ValueError(
+                "the prompt is empty: it encodes to no token ids, and the model needs at least one"
+            )
         if room is not None and len(ids) > room:
             if not truncate:
                 raise ValueError(

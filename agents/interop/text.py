@@ -30,7 +30,7 @@ from connect4_agents.base import check_spec_value, legal_columns
 from connect4_env.core import Board
 from connect4_env.encoding import board_from_observation, split_observation
 from connect4_env.envs.dialects import DIALECTS, dialect_and_retries
-from connect4_env.envs.text_protocol import echo
+from connect4_env.envs.text_protocol import MAX_ANSWER_LENGTH, echo
 from connect4_env.policy import Forfeit
 from connect4_env.rules import Rules, check_rules
 from connect4_env.validation import check_bool, check_choice, check_int, check_number, seeded_rng
@@ -41,11 +41,15 @@ __all__ = [
     "leftmost_legal_answer",
     "FALLBACKS",
     "MAX_KEPT_TEXT",
-    "MAX_POLICY_ANSWER_LENGTH",
+    "MAX_RUNNING_CALLS",
 ]
 
 FALLBACKS = ("random", "raise", "forfeit")
 MAX_TIME_LIMIT = 7 * 24 * 3600.0  # a week: far longer waits overflow the platform's clock in threading
+MAX_RUNNING_CALLS = 4
+"""The most calls of a `TextPolicy`'s model that may still be running after their move's time limit (Python
+cannot stop a thread): while that many are, a move does not call the model and gets no answer, so a model that
+hangs holds at most this many threads, however many moves are asked of it."""
 
 
 def leftmost_legal_answer(prompt: str) -> str:
@@ -67,13 +71,13 @@ def _added_column(before: Board, after: Board) -> int | None:
 
 
 def _call_with_deadline(
-    generate: Callable[[Any], Any], prompt: Any, seconds: float
+    generate: Callable[[Any], Any], prompt: Any, seconds: float, running: list[threading.Thread]
 ) -> tuple[Any, str | None]:
     """``(answer, None)`` (whatever ``generate`` returned), or ``(None, why)`` when it raised or timed out (``why``
     quotes the model's exception through ``echo``, so a huge or non-ASCII message stays out of the next prompt).
 
-    The call runs in a daemon thread: one that overruns is abandoned (Python cannot stop it), and its answer
-    is dropped whenever it comes.
+    The call runs in a daemon thread: one that overruns is abandoned (Python cannot stop it), added to
+    ``running``, and its answer dropped whenever it comes.
     """
     box: dict[str, Any] = {}
 
@@ -87,6 +91,7 @@ def _call_with_deadline(
     thread.start()
     thread.join(seconds)
     if thread.is_alive():
+        running.append(thread)
         return None, f"no answer within {seconds:g} s"
     if "error" in box:
         return None, f"the model raised {box['error']}"
@@ -116,9 +121,6 @@ class TextAnswer:
     completion_tokens: int | None = None
     finish_reason: str | None = None
 
-
-MAX_POLICY_ANSWER_LENGTH = 1_000_000
-"""`TextPolicy`'s default ``max_answer_length``: a long reasoning answer fits (the readers are linear)."""
 
 MAX_KEPT_TEXT = 20_000
 """The most characters of an answer or reasoning text kept in a move's record (its start; the rest is cut)."""
@@ -164,6 +166,11 @@ class TextPolicy:
     and TextArena do). The moves of both players are followed from the positions the policy is shown (for the
     history option); a policy that joins a game midway shows no moves before it.
 
+    Each call of ``generate`` runs in a thread of its own; one still running at the move's time limit is
+    abandoned (Python cannot stop it). While `MAX_RUNNING_CALLS` abandoned calls are still running, a move
+    does not call the model at all and gets no answer (``fallback`` decides, as after a timeout), so a model
+    that hangs never holds more threads than that.
+
     After each move, `move_info` gives the record of the move (every prompt, raw answer, parsed column,
     rejection, time, and what the model reported); counts are kept in `stats`.
 
@@ -180,8 +187,9 @@ class TextPolicy:
         history: show both players' moves so far (None: the dialect's default).
         blind: show no board (None: the dialect's default).
         chat: call ``generate`` with chat messages instead of one string.
-        max_answer_length: longer answers are rejected unread (1 to 10,000,000 characters; the default leaves
-            room for long reasoning, which harnesses do not cap).
+        max_answer_length: longer answers are rejected unread (1 to 1,000,000 characters; the default,
+            [`MAX_ANSWER_LENGTH`][connect4_env.envs.text_protocol.MAX_ANSWER_LENGTH], is also
+            ``Connect4Text-v0``'s and ``serve-openenv``'s).
     """
 
     def __init__(
@@ -198,7 +206,7 @@ class TextPolicy:
         history: bool | None = None,
         blind: bool | None = None,
         chat: bool = False,
-        max_answer_length: int = MAX_POLICY_ANSWER_LENGTH,
+        max_answer_length: int = MAX_ANSWER_LENGTH,
     ) -> None:
         if not callable(generate):
             raise TypeError(f"generate must be a callable str -> str, got {generate!r}")
@@ -214,7 +222,7 @@ class TextPolicy:
             raise TypeError(f"system_prompt must be a str or None, got {type(system_prompt).__name__}")
         self.system_prompt = system_prompt
         self.chat = check_bool("chat", chat)
-        self.max_answer_length = check_int("max_answer_length", max_answer_length, 1, 10_000_000)
+        self.max_answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LENGTH)
         self.win_length = 4
         self.stats = {"moves": 0, "answers": 0, "rejected": 0, "timeouts": 0, "fallbacks": 0, "forfeits": 0}
         self.transcript: list[tuple[str, str | None]] = []
@@ -223,6 +231,11 @@ class TextPolicy:
         self._rng = seeded_rng(seed)
         self._moves: list[int] = []
         self._after: Board | None = None  # the position after this policy's last move
+        self._running: list[threading.Thread] = []  # calls abandoned at their time limit, maybe still running
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The policy without its abandoned calls' threads (which cannot be pickled), for worker processes."""
+        return {**self.__dict__, "_running": []}
 
     @property
     def template_hash(self) -> str:
@@ -351,9 +364,17 @@ class TextPolicy:
             if remaining <= 0:
                 why = f"no answer within {self.time_limit:g} s"
                 break
+            self._running = [thread for thread in self._running if thread.is_alive()]
+            if len(self._running) >= MAX_RUNNING_CALLS:
+                why = (
+                    f"no answer within {self.time_limit:g} s: the model was not asked, as {len(self._running)} "
+                    "earlier calls that ran past their time limit are still running"
+                )
+                self.stats["timeouts"] += 1
+                break
             prompt = self._render(board, moves, note, self.chat)
             started = time.monotonic()
-            raw, why_not = _call_with_deadline(self.generate, prompt, remaining)
+            raw, why_not = _call_with_deadline(self.generate, prompt, remaining, self._running)
             seconds = round(time.monotonic() - started, 3)
             answer, why_bad = (None, why_not) if why_not is not None else _as_answer(raw)
             shown = prompt if isinstance(prompt, str) else "\n\n".join(m["content"] for m in prompt)

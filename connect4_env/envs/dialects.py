@@ -68,7 +68,6 @@ __all__ = [
     "get_dialect",
     "dialect_and_retries",
     "RETHINK_QUOTE_LENGTH",
-    "REASONING_ANSWER_LENGTH",
     "JSON_TRIES",
     "MAX_JSON_DEPTH",
     "MAX_JSON_TOKENS",
@@ -78,10 +77,6 @@ DIALECTS = ("connect4", "game_arena", "textarena", "json")
 RETHINK_QUOTE_LENGTH = 1000
 """The most characters of a rejected answer that a Game Arena rethink prompt quotes (its end, where the
 final answer is)."""
-
-REASONING_ANSWER_LENGTH = 32_768
-"""The default longest answer, in characters, where a dialect asks the model to reason first (every dialect but
-``connect4``, whose answers are short): a reasoning model's answer of several thousand tokens fits."""
 
 _SAFE = re.compile(r"[^\x20-\x7e\n]")
 

@@ -10,7 +10,7 @@ import numpy as np
 from gymnasium import spaces
 
 from connect4_env.core import Board
-from connect4_env.envs.dialects import REASONING_ANSWER_LENGTH, dialect_and_retries, get_dialect
+from connect4_env.envs.dialects import dialect_and_retries, get_dialect
 from connect4_env.envs.gym_env import Connect4Env, RetryableEnvChecker
 from connect4_env.envs.settings import MatchSettings
 from connect4_env.envs.text_protocol import (
@@ -23,9 +23,7 @@ from connect4_env.validation import check_choice, check_int, check_seed
 
 __all__ = ["Connect4TextEnv", "make_text_env", "INVALID_ANSWER_MODES", "TEXT_CHARSET", "LOST_BY_ANSWER"]
 
-MAX_ANSWER_LIMIT = (
-    1_000_000  # characters: a long reasoning answer fits; the action space's strings stay bounded
-)
+MAX_ANSWER_LIMIT = MAX_ANSWER_LENGTH  # the default is also the most: the action space's strings stay bounded
 MAX_RETRIES = 1_000_000  # the retries count is shown in the observation: its digits stay bounded
 LOST_BY_ANSWER = "Game over: you lost, your answer was rejected: {error}."
 """The status line of a game lost by a rejected answer (``error`` says why)."""
@@ -94,7 +92,7 @@ class Connect4TextEnv(gym.Env):
     | `max_retries` | None | rejected answers forgiven per move under `"retry"` (at most 1,000,000); None: the dialect's rule (2 for `"connect4"`, 1 for `"game_arena"` and `"textarena"`, 0 for `"json"`) |
     | `dialect` | `"connect4"` | how the position is shown and the answer read: this package's own, or Game Arena's, TextArena's or OpenEnv's JSON ([`connect4_env.envs.dialects`][connect4_env.envs.dialects]); the observation and the grammar described here are `"connect4"`'s |
     | `legal_moves`, `history`, `blind` | None | the dialect's options: list the legal columns, show both players' moves, hide the board (None: the dialect's default) |
-    | `max_answer_length` | None | longer answers are rejected unread (at most 1,000,000); None: 4096 for `"connect4"`, 32,768 for the dialects that ask for reasoning first |
+    | `max_answer_length` | 1,000,000 | longer answers are rejected unread (1 to 1,000,000: `MAX_ANSWER_LENGTH`, the default of `serve-openenv` and `TextPolicy` too); None: the default |
     | `rows`, `columns`, `win_length`, `opponent`, `opponent_kwargs`, `agent_first` | as `Connect4-v0` | [`MatchSettings`][connect4_env.envs.settings.MatchSettings]'s fields (all but `illegal_action`: a rejected answer is `invalid_answer`'s), passed to `Connect4Env`; kept as `env.settings` |
     | `render_mode` | None | `"ansi"` returns the observation text |
 
@@ -114,7 +112,7 @@ class Connect4TextEnv(gym.Env):
         agent_first: bool | None = MatchSettings.agent_first,
         invalid_answer: str = "retry",
         max_retries: int | None = None,
-        max_answer_length: int | None = None,
+        max_answer_length: int | None = MAX_ANSWER_LENGTH,
         render_mode: str | None = None,
         dialect: str = "connect4",
         legal_moves: bool | None = None,
@@ -126,7 +124,7 @@ class Connect4TextEnv(gym.Env):
             dialect, max_retries, MAX_RETRIES, legal_moves=legal_moves, history=history, blind=blind
         )
         if max_answer_length is None:
-            max_answer_length = MAX_ANSWER_LENGTH if dialect == "connect4" else REASONING_ANSWER_LENGTH
+            max_answer_length = MAX_ANSWER_LENGTH
         self.max_answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LIMIT)
         check_choice("render_mode", render_mode, (None, "ansi"))
         self.invalid_answer = invalid_answer

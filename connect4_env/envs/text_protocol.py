@@ -55,7 +55,11 @@ __all__ = [
 ]
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
-MAX_ANSWER_LENGTH = 4096
+MAX_ANSWER_LENGTH = 1_000_000
+"""The longest answer read, in characters, by default and at most: ``Connect4Text-v0``, ``connect4
+serve-openenv`` and ``TextPolicy`` all take it (a longer one is a rejected answer). Kaggle's Game Arena harness
+and TextArena cap no answer; this leaves room for the longest answer a model's output limit allows (128 K
+tokens, even at 8 characters a token), while every reader stays linear in time and memory."""
 ECHO_LENGTH = 42
 """The most characters of a model's answer that a rejection message quotes (see `echo`)."""
 

@@ -377,3 +377,18 @@ def test_bad_arguments() -> None:
     model.generation_config.eos_token_id = None
     with pytest.raises(ValueError, match="no end-of-sequence id"):
         hf_generate(model)
+
+
+def test_numpy_end_ids_are_taken_and_an_empty_prompt_is_a_value_error() -> None:
+    import numpy as np
+
+    model = byte_model(n_positions=64)
+    for eos in (np.int64(END), [np.int32(END)], np.array([END, END + 0])):
+        generate = hf_generate(model, eos_token_id=eos, max_new_tokens=2)
+        assert generate("4")["completion_tokens"] in (1, 2)  # it ran: the id was taken as a plain int
+    model.generation_config.eos_token_id = np.int64(END)  # a config loaded from numpy values
+    assert hf_generate(model, max_new_tokens=1)("4")["completion_tokens"] == 1
+    with pytest.raises(TypeError, match="eos_token_id must be an int"):
+        hf_generate(model, eos_token_id=np.bool_(True))
+    with pytest.raises(ValueError, match="the prompt is empty"):
+        hf_generate(model, max_new_tokens=2)("")

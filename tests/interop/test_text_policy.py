@@ -151,3 +151,37 @@ def test_the_reason_sent_back_to_the_model_quotes_its_answer_or_error_shortly() 
         note = prompt[len(empty_prompt) :]
         assert note.isascii() and len(note) < 200, note[:300]
     assert "column 999" in policy.transcript[1][0] and "RuntimeError: '\\xe9" in policy.transcript[2][0]
+
+
+def test_a_model_that_hangs_holds_at_most_max_running_calls_threads() -> None:
+    # every call hangs until the test lets it end: each move's call is abandoned at the limit, and once
+    # MAX_RUNNING_CALLS of them still run, a move asks nothing (whatever the machine's speed: no clock is read)
+    from connect4_agents.interop.text import MAX_RUNNING_CALLS
+
+    release = threading.Event()
+    calls: list[str] = []
+
+    def hangs(prompt: str) -> str:
+        calls.append(prompt)
+        release.wait(60)
+        return "4"
+
+    policy = TextPolicy(hangs, time_limit=0.01, seed=1)
+    try:
+        for _ in range(MAX_RUNNING_CALLS + 3):
+            assert policy.act(*position([])) in range(7)
+        assert len(calls) == MAX_RUNNING_CALLS and policy.stats["fallbacks"] == MAX_RUNNING_CALLS + 3
+        assert len(policy._running) == MAX_RUNNING_CALLS
+        assert policy.move_info()["outcome"] == "fallback" and policy.move_info()["tries"] == []
+        policy.fallback = "raise"
+        with pytest.raises(
+            TimeoutError, match="the model was not asked, as 4 earlier calls .* still running"
+        ):
+            policy.act(*position([]))
+        policy.fallback = "random"
+    finally:
+        release.set()
+    for thread in list(policy._running):
+        thread.join(60)
+    assert policy.act(*position([])) == 3 and len(calls) == MAX_RUNNING_CALLS + 1  # asked again once they end
+    assert policy.move_info()["outcome"] == "answered"

@@ -249,3 +249,46 @@ def test_tournaments_and_the_ladder_take_text_specs_and_count_forfeits(tmp_path,
                     and info["dialect"] == "game_arena"
                     and info["outcome"] == "answered"
                 )
+
+
+def test_the_env_the_server_and_text_policy_read_answers_of_the_same_default_length() -> None:
+    import inspect
+
+    import gymnasium as gym
+
+    from connect4_agents.commands.serve_openenv import ServeOpenEnvConfig
+    from connect4_env.envs.dialects import DIALECTS
+    from connect4_env.envs.text_protocol import MAX_ANSWER_LENGTH
+    from connect4_env.integrations.openenv import guards, server
+    from connect4_env.integrations.openenv.two_seats import TwoSeatTextGame
+
+    assert MAX_ANSWER_LENGTH == guards.MAX_ANSWER_LENGTH == 1_000_000
+    assert ServeOpenEnvConfig().max_answer_length == MAX_ANSWER_LENGTH
+    for build in (server.create_app, server.build_server, TwoSeatTextGame):
+        assert inspect.signature(build).parameters["max_answer_length"].default == MAX_ANSWER_LENGTH
+    assert TextPolicy(leftmost).max_answer_length == MAX_ANSWER_LENGTH
+    # a reasoning answer longer than the former 32,768 (env, server) is read in every dialect, as the harnesses
+    # read it
+    finals = {"connect4": "<answer>4</answer>", "game_arena": "Final Answer: 3", "textarena": "[col 3]"}
+    for dialect in DIALECTS:
+        env = gym.make("Connect4Text-v0", dialect=dialect, agent_first=True)
+        assert env.unwrapped.max_answer_length == MAX_ANSWER_LENGTH
+        env.reset(seed=0)
+        answer = "Thinking about the centre. " * 2_000 + finals.get(dialect, '{"column": 3}')
+        _, _, _, _, info = env.step(answer)
+        assert len(answer) > 50_000 and info["parsed_column"] == 3, (dialect, info["parse_error"])
+
+
+def test_a_tool_call_nested_a_thousand_deep_is_a_rejected_answer_not_a_crash() -> None:
+    nested = json.dumps({"name": "drop_disc", "arguments": "[" * 1000 + "]" * 1000})
+    policy = TextPolicy(lambda prompt: nested, dialect="json", fallback="random", seed=0)
+    assert policy.act(*_empty_position()) in range(7)
+    assert policy.move_info()["outcome"] == "fallback"
+    assert policy.move_info()["tries"][0]["error"] == 'no column could be read: answer {"column": N}'
+
+
+def _empty_position() -> tuple:
+    from connect4_env.encoding import action_mask, observation_planes
+
+    board = Board()
+    return observation_planes(board), action_mask(board)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 from urllib.parse import urlsplit
 
-from connect4_env.envs.dialects import REASONING_ANSWER_LENGTH
+from connect4_env.envs.text_protocol import MAX_ANSWER_LENGTH
 
 __all__ = [
     "BodyLimit",
@@ -47,10 +47,8 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 # a refused body is read and dropped up to this size, so that the client can read the 413; a longer one is cut off
 DRAIN_BYTES = 1 << 20
 
-MAX_ANSWER_LENGTH = REASONING_ANSWER_LENGTH
-"""The server's default `max_answer_length`, in characters: a reasoning model's answer (its reasoning written out,
-then `Final Answer: N`) of several thousand tokens fits; longer ones are rejected answers, under the dialect's
-rule. A server for answers that carry more (a model's whole thinking) raises it, up to 1,000,000."""
+# MAX_ANSWER_LENGTH (imported above) is the server's default `max_answer_length`, in characters: the text env's
+# and TextPolicy's too (see connect4_env.envs.text_protocol); longer answers are rejected under the dialect's rule.
 BYTES_PER_CHARACTER = 12
 """The most bytes one answer character takes in a JSON message: Python's `json.dumps` (what OpenEnv's client
 sends) writes a character outside ASCII as `\\uXXXX`, and one outside the Basic Multilingual Plane (an emoji)

@@ -20,7 +20,7 @@ OpenEnv's clients and TRL's rollout helpers talk to it as to any OpenEnv environ
 
 Limits, so that no client exhausts the server:
 
-- an answer is at most `max_answer_length` characters (32,768 by default, at most 1,000,000): a longer one is a
+- an answer is at most `max_answer_length` characters (1,000,000 by default and at most): a longer one is a
   rejected answer under the session's dialect rule (retried, or lost), with the reason in `parse_error`;
 - at most `max_sessions` games at once, WebSocket and HTTP sessions together (then 503, or an error frame and
   close code 1013), and new ones at most `session_rate` a second on average (429 with `Retry-After`);

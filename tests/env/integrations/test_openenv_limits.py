@@ -26,6 +26,9 @@ from connect4_env.integrations.openenv.guards import MAX_ANSWER_LENGTH, body_lim
 pytestmark = needs("openenv")
 
 DEFAULT_BODY_BYTES = body_limit(MAX_ANSWER_LENGTH)  # the server's --max-body-bytes when none is given
+ANSWER = (
+    32_768  # a server's max_answer_length where a test sends answers around it (the default's 12 MB is slow)
+)
 
 
 def ws_url(url: str) -> str:
@@ -317,25 +320,28 @@ def step_message(message: str) -> Any:
 def test_a_long_reasoning_answer_is_played_and_one_over_the_cap_is_a_rejected_answer() -> None:
     from connect4_env.integrations.openenv.environment import Connect4TextClient
 
-    assert MAX_ANSWER_LENGTH == 32_768
-    with running_server(dialect="game_arena") as url, Connect4TextClient(base_url=url).sync() as env:
+    assert MAX_ANSWER_LENGTH == 1_000_000  # the default: the text env's and TextPolicy's too
+    with (
+        running_server(dialect="game_arena", max_answer_length=ANSWER) as url,
+        Connect4TextClient(base_url=url).sync() as env,
+    ):
         env.reset(seed=0)
         result = env.step(step_message(reasoning(20_000)))  # OpenEnv's client sends it; the dialect reads it
         assert result.observation.parse_error is None and result.observation.parsed_column == 3
         assert env.state().moves[0] == 3 and env.state().ply == 2
         # every character escaped twice by json.dumps (12 bytes each), the answer at the cap: it arrives
-        emoji = "\U0001f642" * (MAX_ANSWER_LENGTH - 16) + "\nFinal Answer: 4"
-        assert len(emoji) == MAX_ANSWER_LENGTH and len(json.dumps(emoji)) > 11 * MAX_ANSWER_LENGTH
+        emoji = "\U0001f642" * (ANSWER - 16) + "\nFinal Answer: 4"
+        assert len(emoji) == ANSWER and len(json.dumps(emoji)) > 11 * ANSWER
         result = env.step(step_message(emoji))
         assert result.observation.parse_error is None and result.observation.parsed_column == 4
         ply = env.state().ply
-        result = env.step(step_message(reasoning(MAX_ANSWER_LENGTH + 1)))  # the dialect's rule: one rethink
-        assert result.observation.parse_error == f"the answer has more than {MAX_ANSWER_LENGTH} characters"
+        result = env.step(step_message(reasoning(ANSWER + 1)))  # the dialect's rule: one rethink
+        assert result.observation.parse_error == f"the answer has more than {ANSWER} characters"
         assert not result.done and result.observation.retries_left == 0 and env.state().ply == ply
         assert result.observation.text.endswith("\nFinal Answer: 3\n")  # Game Arena's rethink quotes its end
-        result = env.step(step_message(reasoning(MAX_ANSWER_LENGTH, "Final Answer: 2")))  # at the cap: read
+        result = env.step(step_message(reasoning(ANSWER, "Final Answer: 2")))  # at the cap: read
         assert result.observation.parsed_column == 2 and env.state().ply == ply + 2
-        result = env.step(step_message("x" * (MAX_ANSWER_LENGTH + 1)))
+        result = env.step(step_message("x" * (ANSWER + 1)))
         assert result.observation.retries_left == 0 and not result.done
         result = env.step(step_message("x" * 200_000))  # retries spent: Game Arena's forfeit
         assert result.done and result.reward == -1.0 and result.observation.outcome == "loss"
@@ -346,9 +352,12 @@ def test_a_long_reasoning_answer_is_played_and_one_over_the_cap_is_a_rejected_an
 def test_a_message_over_the_body_limit_is_an_error_and_the_session_goes_on() -> None:
     from connect4_env.integrations.openenv.environment import Connect4TextClient
 
-    with running_server(dialect="game_arena") as url, Connect4TextClient(base_url=url).sync() as env:
+    with (
+        running_server(dialect="game_arena", max_answer_length=ANSWER) as url,
+        Connect4TextClient(base_url=url).sync() as env,
+    ):
         env.reset(seed=0)
-        with pytest.raises(RuntimeError, match=f"message too large: .* bytes, at most {DEFAULT_BODY_BYTES}"):
+        with pytest.raises(RuntimeError, match=f"message too large: .* bytes, at most {body_limit(ANSWER)}"):
             env.step(step_message("\u00e9" * 100_000))  # 600,000 bytes once escaped
         assert env.state().ply == 0
         assert env.step(step_message(reasoning(20_000))).observation.parsed_column == 3
@@ -394,7 +403,7 @@ def test_the_body_limits_follow_the_answer_length_and_an_explicit_limit_wins() -
     ("options", "error", "message"),
     [
         ({"max_body_bytes": 5095, "max_answer_length": 1000}, ValueError, "at least 5096"),
-        ({"max_body_bytes": 1000}, ValueError, "too small for answers of up to 32768 characters"),
+        ({"max_body_bytes": 1000}, ValueError, "too small for answers of up to 1000000 characters"),
         ({"max_answer_length": 1_000_001}, ValueError, "max_answer_length must be an integer in 1..1000000"),
         ({"max_answer_length": 0}, ValueError, "max_answer_length must be an integer in 1..1000000"),
         ({"max_answer_length": 40.5}, TypeError, "max_answer_length must be an integer"),

@@ -16,11 +16,12 @@ import pytest
 from extras import book_installed, needs, needs_book
 from openenv_servers import command_server, handshake
 
-from connect4_env.integrations.openenv.guards import MAX_ANSWER_LENGTH, body_limit
+from connect4_env.integrations.openenv.guards import body_limit
 
 pytestmark = needs("openenv")
 
-LIMIT = body_limit(MAX_ANSWER_LENGTH)  # the command's --max-body-bytes when none is given
+ANSWER = 32_768  # the server's --max-answer-length (the default's bodies, 12 MB, make these tests slow)
+LIMIT = body_limit(ANSWER)  # the command's --max-body-bytes when none is given
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +30,7 @@ def server() -> Iterator[str]:
     one allowed web origin); its URL. Stopped by its own process object."""
     opponent = "solver" if book_installed() else "random"
     options = ["--opponent", opponent, "--max-sessions", "8", "--allow-origin", "http://127.0.0.1:3000"]
+    options += ["--max-answer-length", str(ANSWER)]
     with command_server(*options) as (url, _):
         yield url
 
