@@ -10,7 +10,9 @@ Prints per set the share of moves that keep the best win/draw/loss outcome ("opt
 positions and over the non-trivial ones (where some move loses the outcome: the figure that tells agents
 apart), the share of moves with the best score ("exact"), with 95 % Wilson intervals, and the mean regret in
 solver score points. The same
---seed gives the same moves on any backend and number of workers (time budgets, mcts:<seconds>s, excepted).
+--seed gives the same moves on any backend and number of workers (time budgets, mcts:<seconds>s, excepted). A text
+policy's moves played by its random fallback are counted apart and left out of every rate. --json is written again
+as each agent's report is done, so a run stopped midway keeps the agents already evaluated.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from connect4_agents._support.cli import (
     check_output_file,
@@ -31,7 +34,7 @@ from connect4_agents._support.cli import (
 from connect4_agents._support.config_cli import add_options, option
 from connect4_agents._support.figures import check_figure_path
 from connect4_agents._support.files import atomic_write_json
-from connect4_agents.evaluation.accuracy import evaluate_agents, plot_reports
+from connect4_agents.evaluation.accuracy import AccuracyReport, evaluate_agents, plot_reports
 from connect4_agents.evaluation.backends import BACKENDS
 from connect4_agents.evaluation.test_sets import test_set_names
 from connect4_env.extras import require
@@ -66,7 +69,7 @@ class EvaluateConfig:
     address: str | None = None
     """A Ray cluster's address (with ``--backend ray``)."""
     json: str | None = field(default=None, metadata=option(metavar="PATH"))
-    """Write the reports here, as JSON."""
+    """Write the reports here, as JSON (again after each agent, so a stopped run keeps those done)."""
     plot: str | None = field(default=None, metadata=option(metavar="PATH"))
     """Draw bars per set and agent in this picture."""
     no_progress: bool = False
@@ -98,6 +101,14 @@ def run(args: argparse.Namespace) -> int:
         require("matplotlib", "train", "--plot")
     if args.backend == "ray":
         require("ray", "distributed", "--backend ray")
+    done: list[dict[str, Any]] = []
+
+    def report_done(report: AccuracyReport) -> None:
+        print(report.table(), flush=True)
+        if out is not None:  # written as each agent ends: a run stopped later keeps it
+            done.append(report.to_dict())
+            atomic_write_json(out, {"seed": args.seed, "reports": done})
+
     reports = evaluate_agents(
         args.agents,
         args.test_sets,
@@ -108,10 +119,8 @@ def run(args: argparse.Namespace) -> int:
         workers=args.workers,
         address=args.address,
         progress=not args.no_progress,
-        on_report=lambda report: print(report.table(), flush=True),
+        on_report=report_done,
     )
-    if out is not None:
-        atomic_write_json(out, {"seed": args.seed, "reports": [r.to_dict() for r in reports]})
     if plot is not None:
         plot_reports(reports, str(plot))
         print(f"plot: {plot}")

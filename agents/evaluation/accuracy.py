@@ -13,7 +13,9 @@ the non-trivial rate is the one that tells agents apart, as AlphaZero.jl's bench
 break both down per test set.
 
 An agent that gives a position up ([`Forfeit`][connect4_env.policy.Forfeit]: a text policy out of answers) is
-scored as a loss right there (below the score of any move), and the forfeits are counted.
+scored as a loss right there (below the score of any move), and the forfeits are counted. A move its fallback
+played (a text policy's random column after no answer: its `move_info` says ``"outcome": "fallback"``) is not
+the agent's: it is counted in ``fallbacks`` and left out of every rate and of ``n``.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ class SetAccuracy:
         nontrivial: non-trivial positions counted.
         nontrivial_optimal_class: non-trivial positions where the move kept the best outcome.
         forfeits: positions the agent gave up (counted in the others as a loss right there).
+        fallbacks: positions where the agent's fallback played, not the agent (in none of the others).
     """
 
     n: int = 0
@@ -85,6 +88,7 @@ class SetAccuracy:
     nontrivial: int = 0
     nontrivial_optimal_class: int = 0
     forfeits: int = 0
+    fallbacks: int = 0
 
     def add(self, position: Position, column: int | None) -> None:
         """Count the move ``column`` in ``position``; ``column`` must be on the board (the caller checks
@@ -159,7 +163,7 @@ class SetAccuracy:
         """The counts' rates and intervals as a JSON-ready dict: ``n``, ``optimal_class_rate``,
         ``optimal_class_ci95``, ``exact_rate``, ``exact_ci95``, ``mean_regret``, ``nontrivial_n``,
         ``nontrivial_optimal_class_rate``, ``nontrivial_optimal_class_ci95`` (intervals as two-item lists,
-        an empty group's rates as NaN) and ``forfeits``.
+        an empty group's rates as NaN), ``forfeits`` and ``fallbacks``.
         """
         return {
             "n": self.n,
@@ -172,6 +176,7 @@ class SetAccuracy:
             "nontrivial_optimal_class_rate": self.nontrivial_rate,
             "nontrivial_optimal_class_ci95": list(self.nontrivial_ci95),
             "forfeits": self.forfeits,
+            "fallbacks": self.fallbacks,
         }
 
 
@@ -188,7 +193,8 @@ class AccuracyReport(SetAccuracy):
         agent: the agent's spec or repr.
         per_set: set name -> [`SetAccuracy`][connect4_agents.evaluation.accuracy.SetAccuracy] of that set's
             positions.
-        moves: the column chosen in each position, in order (None where the agent forfeited).
+        moves: the column chosen in each position, in order (None where the agent forfeited; the fallback's
+            column where it played).
     """
 
     agent: str = ""
@@ -209,7 +215,7 @@ class AccuracyReport(SetAccuracy):
     def table(self) -> str:
         """One line per set and one for all: the optimal-class rate over all positions and over the
         non-trivial ones, the exact rate, each with its 95 % interval, and the mean regret; the positions
-        forfeited, where there are any.
+        forfeited and those the fallback played, where there are any.
         """
         lines = [
             f"{self.agent}",
@@ -222,11 +228,17 @@ class AccuracyReport(SetAccuracy):
                 f"  {part.nontrivial:>5} {_rate(part.nontrivial_rate, part.nontrivial_ci95)}"
                 f" {_rate(part.exact_rate, part.exact_ci95)} {part.mean_regret:>6.2f}"
                 + (f"  ({part.forfeits} forfeited)" if part.forfeits else "")
+                + (f"  ({part.fallbacks} by the fallback, not rated)" if part.fallbacks else "")
             )
         if self.forfeits:
             lines.append(
                 f"  a forfeited position counts as a loss there: in a lost position that keeps the outcome "
                 f"class, so read the non-trivial rate ({self.forfeits} forfeited in all)"
+            )
+        if self.fallbacks:
+            lines.append(
+                f"  the fallback, not the agent, played {self.fallbacks} of {self.fallbacks + self.n} positions: "
+                "they are left out of n and of every rate"
             )
         return "\n".join(lines)
 
@@ -273,12 +285,19 @@ def plot_reports(reports: Sequence[AccuracyReport], path: str) -> None:
 
 
 # -- the work done in each worker -----------------------------------------------------------------------------
-def _choose_moves(batch: tuple[Any, int, list[tuple[int, Position]]]) -> list[int | None]:
-    """The agent's column in each position of the batch (None where it forfeited), its seed reset from the
-    position's index.
+def _fell_back(policy: Any) -> bool:
+    """Whether the policy's last move was its fallback's, by its `move_info` record (a text policy's)."""
+    move_info = getattr(policy, "move_info", None)
+    record = move_info() if callable(move_info) else None
+    return isinstance(record, dict) and record.get("outcome") == "fallback"
+
+
+def _choose_moves(batch: tuple[Any, int, list[tuple[int, Position]]]) -> list[tuple[int | None, bool]]:
+    """The agent's column in each position of the batch (None where it forfeited) and whether its fallback
+    chose it, its seed reset from the position's index.
     """
     agent, seed, items = batch
-    columns: list[int | None] = []
+    columns: list[tuple[int | None, bool]] = []
     for index, position in items:
         rules = position.rules
         policy = worker_policy(agent, rules)
@@ -291,10 +310,10 @@ def _choose_moves(batch: tuple[Any, int, list[tuple[int, Position]]]) -> list[in
         try:
             action = policy.act(game.observation(game.board.to_move), game.mask.copy())
         except Forfeit:  # counted as a loss there, as a game counts it
-            columns.append(None)
+            columns.append((None, False))
             continue
         # the same check as a game's: an integer (numpy's too), never a float or a string read as one
-        columns.append(as_column(action))
+        columns.append((as_column(action), _fell_back(policy)))
     return columns
 
 
@@ -412,16 +431,21 @@ def evaluate_accuracy(
         if bar is not None:
             bar.close()
     report = AccuracyReport(agent=_agent_name(agent))
-    for (name, position), column in zip(labelled, (c for batch in results for c in batch)):
+    for (name, position), (column, fell_back) in zip(labelled, (c for batch in results for c in batch)):
         if column is not None:
             column = as_column(column)
             if not 0 <= column < position.columns or position.move_scores[column] is None:
                 raise IllegalMoveError(
                     f"{report.agent} chose column {column}, which is not legal after {position.moves}"
                 )
-        report.add(position, column)
-        report.per_set.setdefault(name, SetAccuracy()).add(position, column)
+        part = report.per_set.setdefault(name, SetAccuracy())
         report.moves.append(column)
+        if fell_back:  # not the agent's move: counted apart, in no rate
+            report.fallbacks += 1
+            part.fallbacks += 1
+            continue
+        report.add(position, column)
+        part.add(position, column)
     return report
 
 

@@ -10,7 +10,8 @@ win or a draw given up, a *blunder*). The report gives, each with its 95 % Wilso
 - the blunder rate (``mistake`` over judged moves), with the blunders that gave up a win and a draw counted;
 - for a text policy (moves recorded with ``search`` entries of kind ``"text"``): the illegal-answer rate
   (rejected tries over all tries, those of a forfeited move included) and the share of moves the fallback
-  played;
+  played (a fallback's move is not the player's: it is left out of every verdict rate, in games and on the
+  test sets alike);
 - the forfeit rate per game, and the wins, draws and losses with the score;
 - per test set, the share of non-trivial positions where the player's move keeps the best outcome class
   (`connect4_agents.evaluation.accuracy.evaluate_agents`).
@@ -21,6 +22,7 @@ node budget) are counted apart and left out of every verdict rate.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +40,7 @@ from connect4_agents.evaluation.arena import (
     play_match,
     wilson_interval,
 )
-from connect4_agents.evaluation.records import GameLog, match_logs, write_games
+from connect4_agents.evaluation.records import GameLog, game_log, match_logs
 from connect4_agents.evaluation.test_sets import TEST_SET_SPECS, select_test_sets
 from connect4_agents.solver.agent import SolverAgent
 from connect4_agents.ui.replay import VERDICT_NODES, can_judge, move_verdicts
@@ -169,7 +171,7 @@ class GameGrade:
         fallbacks: text moves the fallback played, over the text moves.
         forfeits: games the player forfeited, over ``games``.
         verdicts: per game, the verdict of each of the player's moves in order (``"best"``, ``"keeps"``,
-            ``"mistake"``, or None where not judged).
+            ``"mistake"``, or None where not judged or played by the fallback).
     """
 
     player: str
@@ -247,18 +249,21 @@ class SetGrade:
         best_class: positions where the move kept the best outcome class, over all positions.
         nontrivial_best_class: the same over the non-trivial positions (the figure that tells players apart).
         forfeits: positions the player gave up (counted as lost in both rates).
+        fallbacks: positions its fallback played (a text policy's random column): in neither rate.
     """
 
     best_class: Rate
     nontrivial_best_class: Rate
     forfeits: int = 0
+    fallbacks: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """Both rates as `Rate.to_dict`, and ``forfeits``."""
+        """Both rates as `Rate.to_dict`, ``forfeits`` and ``fallbacks``."""
         return {
             "best_class": self.best_class.to_dict(),
             "nontrivial_best_class": self.nontrivial_best_class.to_dict(),
             "forfeits": self.forfeits,
+            "fallbacks": self.fallbacks,
         }
 
     @classmethod
@@ -266,17 +271,20 @@ class SetGrade:
         """Read `to_dict`'s form back.
 
         Raises:
-            ValueError: not an object of two rates and a count of forfeits.
+            ValueError: not an object of two rates and counts of forfeits and fallbacks (absent: 0).
         """
         if not isinstance(data, dict):
             raise ValueError(f"{what} must be an object, got {data!r:.80}")
-        forfeits = data.get("forfeits")
-        if type(forfeits) is not int or forfeits < 0:
-            raise ValueError(f"{what}.forfeits must be an integer >= 0, got {forfeits!r:.40}")
+        counts = []
+        for name in ("forfeits", "fallbacks"):
+            count = data.get(name, 0) if name == "fallbacks" else data.get(name)
+            if type(count) is not int or count < 0:
+                raise ValueError(f"{what}.{name} must be an integer >= 0, got {count!r:.40}")
+            counts.append(count)
         return cls(
             Rate.from_dict(data.get("best_class"), f"{what}.best_class"),
             Rate.from_dict(data.get("nontrivial_best_class"), f"{what}.nontrivial_best_class"),
-            forfeits,
+            *counts,
         )
 
 
@@ -376,11 +384,16 @@ def grade_games(games: Sequence[GameLog], player: str, solver: SolverAgent | Non
                 continue
             moves += 1
             entry = game.search[ply] if game.search is not None else None
+            fell_back = False
             if _is_text(entry):
                 text_moves += 1
                 made, refused = _tries(entry, f"game {index}, move {ply}")
                 tries, rejected = tries + made, rejected + refused
-                fallbacks += entry.get("outcome") == "fallback"
+                fell_back = entry.get("outcome") == "fallback"
+                fallbacks += fell_back
+            if fell_back:  # the fallback's move, not the player's: in no verdict rate
+                mine.append(None)
+                continue
             if verdict is None:
                 unjudged += 1
                 mine.append(None)
@@ -455,7 +468,7 @@ def grade_test_sets(
 ) -> dict[str, SetGrade]:
     """The agent's move in the positions of ``sets``, graded per set (through
     [`evaluate_agents`][connect4_agents.evaluation.accuracy.evaluate_agents], on the sets it can play). A
-    position the agent forfeits counts as lost.
+    position the agent forfeits counts as lost; one its fallback played is counted apart, in no rate.
 
     Args:
         agent: an agent spec or a policy object.
@@ -481,6 +494,7 @@ def grade_test_sets(
             Rate(part.optimal_class, part.n),
             Rate(part.nontrivial_optimal_class, part.nontrivial),
             part.forfeits,
+            part.fallbacks,
         )
         for name, part in report.per_set.items()
     }
@@ -673,6 +687,8 @@ class GradeReport:
                 row(f"  {name}", grade.nontrivial_best_class)
                 if grade.forfeits:
                     lines[-1] += f"  ({grade.forfeits} positions forfeited)"
+                if grade.fallbacks:
+                    lines[-1] += f"  ({grade.fallbacks} played by the fallback, not rated)"
         return "\n".join(lines)
 
 
@@ -733,7 +749,8 @@ def grade_match(
         workers: worker processes for the test sets (None: one per CPU; 1 plays here).
         progress: progress bars.
         games_out: write the game records (search entries, so a text policy's prompts and answers, included)
-            here, also when the match is interrupted.
+            here, one JSON line each as the game ends (appended and flushed to disk: a run killed after
+            hours of model calls keeps every finished game); the file is emptied first.
         on_games: called with the match result after the games, before the test sets (to print it).
 
     Returns:
@@ -763,7 +780,19 @@ def grade_match(
     rival, rival_name = _player(opponent, "opponent", seed + 1, rules)
     names = (name, rival_name)
     result = MatchResult()
+    # opened before any game is played, so an unwritable path costs no model call
+    stream = None if games_out is None else open(games_out, "w", encoding="utf-8")  # noqa: SIM115
     bar = progress_bar(games, "games", unit="game") if progress else None
+
+    def game_over(index: int, record: GameLog, a_first: bool) -> None:
+        if bar is not None:
+            bar.update(1)
+        if stream is not None:  # as match_logs labels it, and as write_games writes it
+            log = game_log(record, names if a_first else names[::-1], rules, seed=seed, game=index)
+            stream.write(json.dumps(log.to_dict(), separators=(",", ":")) + "\n")
+            stream.flush()
+            os.fsync(stream.fileno())
+
     try:
         play_match(
             agent,
@@ -774,14 +803,14 @@ def grade_match(
             record_search=True,
             names=names,
             result=result,
-            on_game=None if bar is None else lambda *_: bar.update(1),
+            on_game=game_over,
         )
     finally:
         if bar is not None:
             bar.close()
-        logs = match_logs(result, names, rules, seed=seed)
-        if games_out is not None:
-            write_games(games_out, logs)
+        if stream is not None:
+            stream.close()
+    logs = match_logs(result, names, rules, seed=seed)
     if on_games is not None:
         on_games(result)
     graded = grade_games(logs, name)

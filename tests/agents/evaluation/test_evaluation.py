@@ -415,3 +415,32 @@ def test_bad_mcts_time_specs(spec):
 
     with pytest.raises(ValueError, match="playouts.*seconds"):
         policy_from_spec(spec)
+
+
+def test_the_command_writes_each_agents_report_as_it_ends_and_counts_fallbacks_apart(
+    tmp_path, monkeypatch
+) -> None:
+    """`connect4 evaluate text:... --json`: a model that raises on every call is rated on nothing (its fallback
+    played every position), and the JSON holds each agent's report as soon as it is done."""
+    from connect4_agents.commands import evaluate
+
+    out = tmp_path / "acc.json"
+    (tmp_path / "models_under_test.py").write_text(
+        "import json, pathlib\n"
+        "SEEN = []\n"
+        "def down(prompt):\n"
+        "    raise ConnectionError('the API is down')\n"
+        "def peek(prompt):\n"
+        f"    path = pathlib.Path({str(out)!r})\n"
+        "    SEEN.append(len(json.loads(path.read_text())['reports']) if path.exists() else 0)\n"
+        "    return '1'\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = ["text:models_under_test:down", "text:models_under_test:peek", "--test-sets", "4x4-w3"]
+    assert evaluate.main([*argv, "--sample", "8", "--workers", "1", "--no-progress", "--json", str(out)]) == 0
+    import models_under_test
+
+    assert models_under_test.SEEN and set(models_under_test.SEEN) == {1}  # the first report was on disk
+    down, peek = json.loads(out.read_text())["reports"]
+    assert (down["n"], down["fallbacks"], math.isnan(down["optimal_class_rate"])) == (0, 8, True)
+    assert peek["n"] + peek["fallbacks"] == 8

@@ -278,7 +278,9 @@ def test_rejected_answers_fallbacks_and_forfeits_are_counted_for_the_player_only
     assert graded.fallbacks == Rate(1, 2)
     assert graded.forfeits == Rate(1, 3)
     assert (graded.wins, graded.draws, graded.losses) == (1, 0, 2)
-    assert graded.moves == 2 and graded.verdicts == (("mistake", "mistake"), (), ())
+    # the fallback's move (ply 2) is not the model's: in no verdict rate
+    assert graded.moves == 2 and graded.verdicts == (("mistake", None), (), ())
+    assert graded.blunders == Rate(1, 1) and graded.unjudged == 0
 
 
 def test_a_forfeit_in_the_records_field_counts() -> None:
@@ -506,3 +508,48 @@ def test_a_text_policys_counts_agree_with_its_own(dialect: str, answers: list[st
     assert stats["rejected"] > 0 and (stats["fallbacks"] if dialect == "connect4" else stats["forfeits"]) > 0
     # what the records file keeps grades the same
     assert grade_games(read_games(tmp_path / "games.jsonl"), repr(policy)) == games
+
+
+def _raises(prompt: str) -> str:
+    raise ConnectionError("the model's API is down")
+
+
+def test_moves_the_fallback_played_are_counted_apart_and_not_rated() -> None:
+    """A model that raises on every call scored the random fallback's 55 % as its own before."""
+    positions = load_test_set("4x4-w3")
+    policy = TextPolicy(_raises, fallback="random", seed=0)
+    report = evaluate_accuracy(policy, "4x4-w3", workers=1, progress=False)
+    assert report.fallbacks == len(positions) and report.n == report.optimal_class == 0
+    assert report.to_dict()["per_set"]["4x4-w3"]["fallbacks"] == len(positions)
+    assert f"played {len(positions)} of {len(positions)} positions" in report.table()
+    grades = grade_test_sets(policy, ["4x4-w3"], workers=1, progress=False)
+    assert grades["4x4-w3"].fallbacks == len(positions) and grades["4x4-w3"].best_class == Rate(0, 0)
+    # in games: every move the fallback's, so none is judged, and the table says so
+    report = grade_match(policy, "random", games=2, rules=SMALL, sets=["4x4-w3"], sample=10, progress=False)
+    assert report.games.fallbacks.rate == 1.0 and report.games.best_class == Rate(0, 0)
+    assert report.games.verdicts == tuple((None,) * len(v) for v in report.games.verdicts)
+    assert "played by the fallback, not rated" in report.table()
+    assert GradeReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
+
+
+class _Watching(RandomAgent):
+    """A random player that, at each move, counts the lines of the games file written so far."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(seed=0)
+        self.path, self.seen = path, []
+
+    def act(self, observation: Any, action_mask: Any = None) -> int:
+        self.seen.append(len(self.path.read_text().splitlines()) if self.path.exists() else -1)
+        return super().act(observation, action_mask)
+
+
+def test_each_game_is_on_disk_as_soon_as_it_ends(tmp_path: Path) -> None:
+    """A run killed mid-match (no finally runs on SIGKILL) keeps every game that ended before."""
+    path = tmp_path / "games.jsonl"
+    path.write_text("an old run's line\n")
+    watcher = _Watching(path)
+    report = grade_match(watcher, "random", games=4, rules=SMALL, sets=(), progress=False, games_out=path)
+    assert watcher.seen[0] == 0 and sorted(set(watcher.seen)) == [0, 1, 2, 3]  # each game there when it ended
+    games = read_games(path)
+    assert len(games) == 4 and grade_games(games, repr(watcher)) == report.games
