@@ -32,6 +32,7 @@ COMMANDS = (
     "tournament",
     "evaluate",
     "grade",
+    "perfect",
     "train_sb3",
     "train_alphazero",
     "train_rllib",

@@ -28,6 +28,7 @@ END = "<!-- options: end -->"
 REQUIRED = {
     "evaluate": ["random"],
     "grade": ["random"],
+    "perfect": ["random"],
     "replay": ["games.jsonl"],
     "kaggle-submission": ["mcts"],
     "match match": ["--table", "t.npz"],
@@ -41,6 +42,7 @@ SPELLINGS = {
     "evaluate": "--test-sets --plies --sample --seed --backend --workers --address --json --plot --no-progress",
     "grade": "--opponent --games --rows --columns --win-length --sets --no-sets --sample --seed --workers --out "
     "--no-plot --no-progress",
+    "perfect": "--games --second-games --rows --columns --win-length --seed --out --no-progress",
     "train-sb3": "--algo --opponent --rows --columns --win-length --timesteps --n-envs --seed --out --eval-freq "
     "--eval-games --eval-opponents --snapshot-freq --features --threads --hyperparameters --quiet",
     "train-alphazero": "--rows --columns --win-length --channels --blocks --generations --games --parallel "

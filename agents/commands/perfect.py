@@ -1,0 +1,114 @@
+"""Strength against perfect play: W/D/L as first player, and plies survived as second, against the solver.
+
+    python scripts/perfect.py alphazero:0 --games 50                    # the raw AlphaZero network on 6x7
+    python scripts/perfect.py shield:mcts:100 --games 20 --second-games 10 --out runs/perfect-mcts
+    python scripts/perfect.py random --rows 4 --columns 5 --games 20     # on 4x5 (perfect play draws there)
+
+The standard measure of a 6x7 agent's strength (the protocol of Thill's n-tuple agent against BitBully): the
+opponent is the exact solver choosing at random among the columns with the best score. As first player a
+perfect agent wins every 6x7 game, so the W/D/L says how often the agent keeps the win; as second player every
+agent loses on 6x7, and the mean length of its games says how long it holds out (a perfect player lasts 41
+plies). Writes games.jsonl (each game as it ends; connect4 replay reads it) and report.json in --out. 6x7 needs
+the book extra (the solver's opening book).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+
+from connect4_agents._support.cli import (
+    check_output_dir,
+    check_outputs_spare_inputs,
+    command_parser,
+    run_cli,
+    spec_files,
+)
+from connect4_agents._support.config_cli import add_options, option
+from connect4_agents.evaluation.perfect_play import MAX_GAMES, play_against_perfect
+from connect4_env import Rules
+
+__all__ = ["PerfectConfig", "build_parser", "run", "main"]
+
+
+def _games(text: str) -> int:
+    """An argparse type: a number of games, 0 to `MAX_GAMES`."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 0 <= value <= MAX_GAMES:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_GAMES:,}, got {text[:40]}")
+    return value
+
+
+@dataclass
+class PerfectConfig:
+    """The options of ``connect4 perfect``."""
+
+    spec: str = field(default="", metadata=option(positional=True))
+    """The agent spec to measure: ``alphazero:0``, ``mcts:100``, ``shield:random``, ..."""
+    games: int = field(default=50, metadata=option(type=_games))
+    """Games with the agent moving first (0: none)."""
+    second_games: int | None = field(default=None, metadata=option(type=_games, shown_default="--games"))
+    """Games with the agent moving second (0: none)."""
+    rows: int = 6
+    """Board rows."""
+    columns: int = 7
+    """Board columns."""
+    win_length: int = 4
+    """Stones in a line to win."""
+    seed: int = 0
+    """Seed of the agent and of the perfect player's tie-breaks (game i: seed + 2i and seed + 2i + 1)."""
+    out: str = field(default="runs/perfect", metadata=option(metavar="DIR"))
+    """The folder of games.jsonl and report.json."""
+    no_progress: bool = False
+    """No progress bar."""
+
+
+CONFIG = PerfectConfig  # the dataclass the options are built from (see connect4_agents.commands)
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """The command's options (one per [`PerfectConfig`][connect4_agents.commands.perfect.PerfectConfig] field),
+    added to ``parser`` (a subcommand's) or to a new parser; returns it.
+    """
+    return add_options(command_parser(parser, __doc__), PerfectConfig)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play the games, writing each to games.jsonl as it ends; then report.json, and print the report.
+
+    Raises:
+        ValueError: no game to play, a negative seed, an unknown spec, an unwritable ``--out``.
+        TypeError: a spec of the wrong type.
+    """
+    second = args.games if args.second_games is None else args.second_games
+    if args.games + second == 0:
+        raise ValueError("--games 0 and --second-games 0: there is no game to play")
+    if args.seed < 0:
+        raise ValueError(f"--seed {args.seed} must be 0 or more")
+    rules = Rules(args.rows, args.columns, args.win_length)
+    out = check_output_dir(args.out)
+    games_path, report_path = out / "games.jsonl", out / "report.json"
+    check_outputs_spare_inputs(
+        {"--out games.jsonl": games_path, "--out report.json": report_path}, spec_files([args.spec])
+    )
+    report = play_against_perfect(
+        args.spec,
+        first_games=args.games,
+        second_games=second,
+        rules=rules,
+        seed=args.seed,
+        games_out=games_path,
+        progress=not args.no_progress,
+    )
+    report.write(report_path)
+    print(report.table())
+    print(f"wrote {games_path}, {report_path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (default: the command line) and run; returns the exit code."""
+    return run_cli(run, build_parser().parse_args(argv))
