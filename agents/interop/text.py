@@ -1,4 +1,4 @@
-"""A ``str -> str`` function as a policy (env side: `connect4_env.envs.text_env`, ``Connect4Text-v0``).
+"""A ``str -> str`` function as a policy (env side: `connect4_env.envs.text_env`; one job: a move asked of a model).
 
 The function (a local language model, an API call) reads ``Connect4Text-v0``'s text and answers a column,
 within a time limit, so it plays in our arena, tournaments and Elo ladder.

@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 from urllib.parse import urlsplit
 
-from connect4_env.envs.text_protocol import MAX_ANSWER_LENGTH
+from connect4_env.envs.text_protocol import MAX_ANSWER_LENGTH as MAX_ANSWER_LENGTH  # the servers' default
 
 __all__ = [
     "BodyLimit",
@@ -33,7 +33,6 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "LOOPBACK_HOSTS",
     "DRAIN_BYTES",
-    "MAX_ANSWER_LENGTH",
     "BYTES_PER_CHARACTER",
     "FRAME_BYTES",
     "body_limit",
