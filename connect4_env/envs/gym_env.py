@@ -291,14 +291,22 @@ class Connect4Env(gym.Env):
 class RetryableEnvChecker(PassiveEnvChecker):
     """Gymnasium's ``PassiveEnvChecker``, left as it was when the checked call raises.
 
-    Gymnasium's checker marks its first ``reset`` as checked *before* calling the env, and keeps that call's
-    result for a data-reuse check on the first ``step``. When that first ``reset`` raises (an opponent that
-    fails while moving first), the mark stays but the result is missing, so every later ``step`` runs the
-    env's move and then raises ``TypeError`` from the checker: the game moves on while each call "fails".
-    Here a failed call restores the checker's flags, so the next call is checked as if the failed one had
-    never happened, matching the env's own all-or-nothing calls. ``Connect4-v0`` and ``Connect4Flat-v0``
-    are registered with ``disable_env_checker=True`` and apply this checker in their entry points instead.
+    Gymnasium's checker marks its first ``reset`` as checked *before* calling the env, so when that call
+    raises (an opponent that fails while moving first) the next, successful ``reset`` goes unchecked.
+    Gymnasium 1.4 also keeps the first ``reset``'s result for a data-reuse check on the first ``step``; there
+    the missing result made every later ``step`` run the env's move and then raise ``TypeError`` from the
+    checker: the game moved on while each call "failed". Here a failed call restores the checker's state (the
+    attributes the installed Gymnasium has: 1.1 to 1.3 keep only the two flags), so the next call is checked
+    as if the failed one had never happened, matching the env's own all-or-nothing calls. ``Connect4-v0`` and
+    ``Connect4Flat-v0`` are registered with ``disable_env_checker=True`` and apply this checker in their entry
+    points instead.
     """
+
+    # The checker's state that its reset and step change; Gymnasium 1.4 added the last two.
+    _STATE = ("checked_reset", "checked_step", "checked_data_reuse", "_previous_data")
+
+    def _saved_state(self) -> dict[str, Any]:
+        return {name: self.__dict__[name] for name in self._STATE if name in self.__dict__}
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -308,11 +316,11 @@ class RetryableEnvChecker(PassiveEnvChecker):
         Raises:
             Exception: whatever the env raised, with the checker's state as before the call.
         """
-        saved = (self.checked_reset, self._previous_data)
+        saved = self._saved_state()
         try:
             return super().reset(seed=seed, options=options)
         except BaseException:
-            self.checked_reset, self._previous_data = saved
+            self.__dict__.update(saved)
             raise
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
@@ -321,13 +329,14 @@ class RetryableEnvChecker(PassiveEnvChecker):
         Raises:
             Exception: whatever the env raised, with the checker's state as before the call.
         """
-        if self.checked_step and self.checked_data_reuse:  # every check done: the checker only forwards
+        # every check done (no data-reuse check before Gymnasium 1.4): the checker only forwards
+        if self.checked_step and self.__dict__.get("checked_data_reuse", True):
             return self.env.step(action)
-        saved = (self.checked_step, self.checked_data_reuse, self._previous_data)
+        saved = self._saved_state()
         try:
             return super().step(action)
         except BaseException:
-            self.checked_step, self.checked_data_reuse, self._previous_data = saved
+            self.__dict__.update(saved)
             raise
 
     # Gymnasium's wrappers keep spec as an attribute; here it reads through to the env's
