@@ -70,8 +70,10 @@ class Connect4ParallelEnv(PettingZooBase, ParallelEnv):
     ## Observation Space
     `Dict(observation=Box(0, 1, (rows, columns, 2), int8), action_mask=Box(0, 1, (columns + 1,), int8))`.
     The planes are `connect4_v0`'s: plane 0 the observing agent's stones, plane 1 the opponent's, row 0 the
-    top row. The mask is as described above; `infos[agent]` holds a copy of it as `"action_mask"`, with
-    `"to_move"` (bool) and `"illegal_action"` (bool).
+    top row. The mask is as described above, and only there (as in `connect_four_v3`): `infos[agent]` holds
+    `"to_move"` (bool) and `"illegal_action"` (bool). A second copy in the infos broke TorchRL's
+    `PettingZooWrapper`, which reads a mask from the observation or else the infos, and drops the infos' copy
+    from its spec but not from the data.
 
     `state()` returns `Box(0, 1, (rows, columns, 2), int8)` (`state_space`): plane 0 `player_0`'s stones,
     plane 1 `player_1`'s.
@@ -257,7 +259,6 @@ class Connect4ParallelEnv(PettingZooBase, ParallelEnv):
                 mask = self._wait_only.copy()
             observations[agent] = {"observation": game.views[index].copy(), "action_mask": mask}
             infos[agent] = {
-                "action_mask": mask.copy(),
                 "to_move": index == mover,
                 "illegal_action": agent in illegal,
             }
