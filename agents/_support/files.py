@@ -6,12 +6,15 @@ import gzip
 import io
 import json
 import os
+import re
 import tempfile
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
+
+from connect4_env.extras import MissingExtraError
 
 T = TypeVar("T")
 
@@ -20,6 +23,7 @@ __all__ = [
     "atomic_write_json",
     "check_file_target",
     "is_version",
+    "require_safe_torch",
     "read_json_lines",
     "read_text_limited",
     "read_zip_member",
@@ -29,6 +33,8 @@ __all__ = [
 ]
 
 MAX_JSON_DEPTH = 64  # our formats nest at most ~5 deep; Python's parser would recurse until RecursionError
+# torch.load(weights_only=True) keeps a file's code from running only from torch 2.6 on (CVE-2025-32434)
+SAFE_TORCH = (2, 6)
 
 
 def _default_mode() -> int:
@@ -67,6 +73,28 @@ def is_version(value: object, expected: int) -> bool:
     in Python, and are not a version.
     """
     return type(value) is int and value == expected
+
+
+def require_safe_torch(torch: Any, what: str) -> None:
+    """Refuse to read model weights with a torch whose ``torch.load(weights_only=True)`` is not safe.
+
+    Before torch 2.6 a crafted file runs code even with ``weights_only=True`` (CVE-2025-32434), so our loaders,
+    which rely on it, refuse those releases instead of loading.
+
+    Args:
+        torch: the imported torch module.
+        what: what needs it, for the message, e.g. ``"loading an SB3 model"``.
+
+    Raises:
+        MissingExtraError: the installed torch is older than 2.6 (the message names its version).
+    """
+    match = re.match(r"(\d+)\.(\d+)", str(torch.__version__))
+    if match is None or (int(match[1]), int(match[2])) < SAFE_TORCH:
+        raise MissingExtraError(
+            f"{what} needs torch {'.'.join(map(str, SAFE_TORCH))} or later, whose "
+            f"torch.load(weights_only=True) runs no code from the file (CVE-2025-32434); found torch "
+            f"{torch.__version__}: pip install --upgrade 'torch>=2.6'"
+        )
 
 
 def check_file_target(what: str, path: object) -> Path:

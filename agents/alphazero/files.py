@@ -19,7 +19,13 @@ from typing import Any
 
 import torch
 
-from connect4_agents._support.files import atomic_write, is_version, parse_json, read_zip_member
+from connect4_agents._support.files import (
+    atomic_write,
+    is_version,
+    parse_json,
+    read_zip_member,
+    require_safe_torch,
+)
 from connect4_agents.alphazero.config import MAX_BLOCKS, MAX_CHANNELS
 from connect4_agents.alphazero.network import PolicyValueNet
 from connect4_env.rules import Rules
@@ -111,9 +117,11 @@ def load_model(path: str | os.PathLike[str]) -> ModelFile:
             version that is not an integer, such as ``true``, included), has bad metadata, or holds weights
             that are not a plain state dict of tensors or do not fit the network described.
         OSError: the file cannot be read.
+        MissingExtraError: the installed torch is older than 2.6, whose ``weights_only=True`` is not safe.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"a model file path must be a str or os.PathLike, got {type(path).__name__}")
+    require_safe_torch(torch, "loading an AlphaZero model")
     if os.path.isdir(path):  # zipfile would say only "[Errno 21] Is a directory"
         raise ValueError(
             f"{path} is a folder; an AlphaZero model is a .zip file (written by save_model or connect4 "

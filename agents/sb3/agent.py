@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from connect4_agents._support.files import require_safe_torch
 from connect4_agents.base import (
     NoLegalMoveError,
     RulesAware,
@@ -93,13 +94,14 @@ class SB3Agent(RulesAware):
             FileNotFoundError: no file at ``path`` (nor at ``path`` with ``.zip``).
             ValueError: an unknown ``algo``, a file that is not an SB3 model file or one that cannot be loaded
                 without running code stored in it (the message says which part), or a negative ``seed``.
-            MissingExtraError: torch or SB3 (the ``train`` extra) is not installed, checked before the file is
-                looked at.
+            MissingExtraError: torch or SB3 (the ``train`` extra) is not installed, or the installed torch is
+                older than 2.6 (whose ``weights_only=True`` is not safe), checked before the file is looked at.
         """
         if algo is not None and algo not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {algo!r}; allowed: {', '.join(ALGORITHMS)}")
         for module in ("torch", "stable_baselines3"):
             require(module, "train", "loading an SB3 model")
+        require_safe_torch(require("torch", "train", "loading an SB3 model"), "loading an SB3 model")
         path = Path(path)
         if not path.is_file() and path.with_suffix(".zip").is_file():
             path = path.with_suffix(".zip")

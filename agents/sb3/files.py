@@ -38,6 +38,7 @@ from connect4_agents._support.files import (
     parse_json,
     read_text_limited,
     read_zip_member,
+    require_safe_torch,
 )
 from connect4_env.extras import require
 from connect4_env.rules import check_size
@@ -286,8 +287,11 @@ def load_policy(path: Path, algo: str | None = None) -> Any:
         ValueError: not an SB3 model file, a damaged zip member, a policy class or ``policy_kwargs`` that cannot
             be rebuilt safely, a network larger than the limits or than its ``policy.pth`` can hold, or weights
             that do not fit the rebuilt network (each message names ``path`` and says which).
+        MissingExtraError: torch or SB3 is not installed, or the installed torch is older than 2.6, whose
+            ``weights_only=True`` is not safe.
     """
     torch = require("torch", "train", "loading an SB3 model")
+    require_safe_torch(torch, "loading an SB3 model")
     require("stable_baselines3", "train", "loading an SB3 model")  # its policy classes rebuild the network
     path = Path(path)
     try:
