@@ -36,6 +36,7 @@ COMMANDS = (
     "train_sb3",
     "train_alphazero",
     "train_rllib",
+    "train_ntuple",
     "replay",
     "kaggle_submission",
     "make_test_sets",

@@ -24,11 +24,12 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
 from connect4_agents._support.files import atomic_write, is_version, parse_json
+from connect4_agents._support.npy import peek_npy, read_npy
 from connect4_env.rules import Rules
 from connect4_env.validation import check_int
 
@@ -111,51 +112,6 @@ def save_qtable(
     )
 
 
-def _header(member: IO[bytes], name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
-    """The shape, order and dtype in the ``.npy`` header of the member ``name``.
-
-    Raises:
-        ValueError: the header is damaged or cut short (named; numpy's own words kept after it).
-    """
-    try:
-        version = np.lib.format.read_magic(member)
-        if version == (1, 0):
-            return np.lib.format.read_array_header_1_0(member, max_header_size=10_000)
-        if version == (2, 0):
-            return np.lib.format.read_array_header_2_0(member, max_header_size=10_000)
-    except ValueError as error:  # numpy's "EOF: reading array header, expected 118 bytes got 58", ...
-        raise ValueError(
-            f"{name} is damaged or truncated: its array header cannot be read ({error})"
-        ) from None
-    raise ValueError(f"{name}: npy format version {version} is not supported")
-
-
-def _read(archive: zipfile.ZipFile, name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    with archive.open(name) as member:
-        found_shape, fortran, found_dtype = _header(member, name)
-        if found_shape != shape or found_dtype != dtype or fortran:
-            raise ValueError(
-                f"array {name[:-4]!r} is {found_dtype} {found_shape}{' (Fortran order)' if fortran else ''}; "
-                f"expected {dtype} {shape}"
-            )
-        expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        data = member.read(expected)
-    if len(data) != expected:  # checked before numpy reads it: a cut mid-value is numpy's "buffer size" error
-        raise ValueError(
-            f"{name} is damaged or truncated: its array {name[:-4]!r} ({dtype} {shape}) needs {expected:,} bytes "
-            f"of data, the file holds {len(data):,}"
-        )
-    return np.frombuffer(data, dtype=dtype).reshape(shape)
-
-
-def _peek(archive: zipfile.ZipFile, name: str) -> tuple[tuple[int, ...], np.dtype]:
-    with archive.open(name) as member:
-        shape, fortran, dtype = _header(member, name)
-    if fortran:
-        raise ValueError(f"array {name[:-4]!r} is stored in Fortran order")
-    return shape, dtype
-
-
 def load_qtable(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> QTableFile:
     """Read a table written by `save_qtable`, checking everything before reading the arrays.
 
@@ -193,14 +149,14 @@ def load_qtable(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
                 raise ValueError(
                     f"its metadata takes {sizes['meta.npy']:,} bytes (at most {_META_MAX_BYTES:,})"
                 )
-            meta_shape, meta_dtype = _peek(archive, "meta.npy")
+            meta_shape, meta_dtype = peek_npy(archive, "meta.npy")
             if meta_shape != () or meta_dtype.kind != "U":
                 raise ValueError(f"its metadata is {meta_dtype} {meta_shape}, not a JSON string")
             if meta_dtype.itemsize > _META_MAX_BYTES:  # the string's declared width is what would be read
                 raise ValueError(
                     f"its metadata is a string of {meta_dtype.itemsize:,} bytes (at most {_META_MAX_BYTES:,})"
                 )
-            meta = parse_json(str(_read(archive, "meta.npy", (), meta_dtype)[()]), "Q-table metadata")
+            meta = parse_json(str(read_npy(archive, "meta.npy", (), meta_dtype)[()]), "Q-table metadata")
             rules, states = _check_meta(meta)
             width = key_bytes(rules)
             expected = states * (width + 8 * rules.columns + table_bytes_per_state(rules))
@@ -214,8 +170,8 @@ def load_qtable(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
                     raise ValueError(
                         f"{name} claims {sizes[name]:,} bytes where {member_bytes:,} are expected"
                     )
-            keys = _read(archive, "keys.npy", (states, width), np.dtype(np.uint8))
-            q = _read(archive, "q.npy", (states, rules.columns), np.dtype("<f8"))
+            keys = read_npy(archive, "keys.npy", (states, width), np.dtype(np.uint8))
+            q = read_npy(archive, "q.npy", (states, rules.columns), np.dtype("<f8"))
     except (
         zipfile.BadZipFile,
         zlib.error,  # a bad deflate stream

@@ -1,0 +1,57 @@
+"""Train an n-tuple network by TD(lambda) self-play: the Q-learning family on the real board, no search.
+
+    connect4 train-ntuple                                  # 60 CPU-minutes on 6x7, files in runs/ntuple
+    connect4 train-ntuple --cpu-minutes 5 --out runs/nt5   # a short run
+    connect4 train-ntuple --games 20000 --curve-games 0    # a fixed number of games, no games against the solver
+
+Writes model.npz (the spec ntuple:runs/ntuple/model.npz), checkpoint.npz, curve.csv (a row per curve point, as
+it is measured: the test sets' non-trivial errors and the wins as first player against perfect play),
+curve.png, final.json and config.json under --out. A run started again on the same --out resumes from its
+checkpoint (--fresh starts afresh); Ctrl-C keeps the last checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from connect4_agents._support.cli import check_output_dir, command_parser, run_cli
+from connect4_agents._support.config_cli import add_options, from_args
+from connect4_agents.ntuple.run import NTupleTrainConfig, train_ntuple
+
+__all__ = ["build_parser", "run", "main"]
+
+CONFIG = NTupleTrainConfig  # the dataclass the options are built from (see connect4_agents.commands)
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """The command's options (one per [`NTupleTrainConfig`][connect4_agents.ntuple.run.NTupleTrainConfig]
+    field), added to ``parser`` (a subcommand's) or to a new parser; returns it.
+    """
+    return add_options(command_parser(parser, __doc__), NTupleTrainConfig)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Train, measure and save; prints where every file went and the final figures.
+
+    Raises:
+        TypeError, ValueError: a bad setting, an unwritable output folder, or a checkpoint that cannot resume.
+    """
+    config = from_args(NTupleTrainConfig, args)
+    config.check()
+    out = check_output_dir(config.out)
+    model, points, final = train_ntuple(config)
+    print(f"model: {model} (play it as ntuple:{model})")
+    for name in ("checkpoint.npz", "curve.csv", "curve.png", "final.json", "config.json"):
+        if (out / name).exists():
+            print(f"  {out / name}")
+    if final is not None:
+        print(
+            f"final: non-trivial errors {100 * final.errors:.1f} % on the 6x7 test sets; as first player against "
+            f"perfect play {final.wins} W / {final.draws} D / {final.losses} L"
+        )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (default: the command line) and run; returns the exit code."""
+    return run_cli(run, build_parser().parse_args(argv))
