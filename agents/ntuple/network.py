@@ -13,16 +13,37 @@ from typing import Any
 
 import numpy as np
 
-from connect4_agents.ntuple.files import DEFAULT_MAX_BYTES, load_network, save_network
+from connect4_agents.ntuple.files import DEFAULT_MAX_BYTES, MAX_LENGTH, load_network, save_network
 from connect4_agents.ntuple.kernels import STATES
 from connect4_agents.ntuple.tuples import mirror_tuples, random_walk_tuples
 from connect4_env.compiled import KernelBuild, kernel_geometry, kernels_for
 from connect4_env.core import Board
 from connect4_env.rules import Rules
+from connect4_env.validation import check_int
 
-__all__ = ["NTupleNetwork", "KERNELS"]
+__all__ = ["NTupleNetwork", "KERNELS", "check_network_size"]
 
 KERNELS = "connect4_agents.ntuple.kernels"
+
+
+def check_network_size(rules: Rules, n_tuples: object, length: object) -> tuple[int, int]:
+    """``(n_tuples, length)`` checked: a tuple of 1 to `MAX_LENGTH` cells that fits the board, and tables that
+    take at most `DEFAULT_MAX_BYTES` (what a saved network may take to load again).
+
+    Raises:
+        TypeError: either is not an integer.
+        ValueError: out of range (named, with the tables' size).
+    """
+    n_tuples = check_int("tuples", n_tuples, 1)
+    length = check_int("length", length, 1, MAX_LENGTH)
+    if length > rules.cells:
+        raise ValueError(f"a tuple of {length} cells does not fit on a board of {rules.cells} cells")
+    size = 2 * n_tuples * STATES**length * 4
+    if size > DEFAULT_MAX_BYTES:
+        raise ValueError(
+            f"{n_tuples} tuples of {length} cells need {size:,} bytes of tables (at most {DEFAULT_MAX_BYTES:,})"
+        )
+    return n_tuples, length
 
 
 class NTupleNetwork:
@@ -90,8 +111,10 @@ class NTupleNetwork:
         ([`random_walk_tuples`][connect4_agents.ntuple.tuples.random_walk_tuples]), all weights zero.
 
         Raises:
-            ValueError: ``length`` exceeds the board's cells, or that many distinct tuples do not exist.
+            TypeError: ``n_tuples``, ``length`` or ``seed`` is not an integer.
+            ValueError: a size out of range (`check_network_size`), or that many distinct tuples do not exist.
         """
+        n_tuples, length = check_network_size(rules, n_tuples, length)
         return cls(rules, random_walk_tuples(rules, n_tuples, length, seed), compiled=compiled)
 
     @property

@@ -25,12 +25,13 @@ from connect4_agents._support.cli import positive_int
 from connect4_agents._support.config_cli import option
 from connect4_agents._support.files import atomic_write_json
 from connect4_agents._support.progress import progress_bar, write_line
-from connect4_agents.ntuple.network import NTupleNetwork
+from connect4_agents.evaluation.perfect_play import PerfectPlayer, play_against_perfect
+from connect4_agents.ntuple.network import NTupleNetwork, check_network_size
 from connect4_agents.ntuple.train import LearnerSettings, NTupleTrainer, test_set_errors
 from connect4_env.rules import Rules
 from connect4_env.validation import check_number
 
-__all__ = ["NTupleTrainConfig", "CurvePoint", "train_ntuple", "first_player_results"]
+__all__ = ["NTupleTrainConfig", "CurvePoint", "CSV_HEADER", "train_ntuple", "measure", "plot_curve"]
 
 SETS_6X7 = (
     "6x7-begin-easy",
@@ -92,7 +93,7 @@ class NTupleTrainConfig:
         Raises:
             TypeError, ValueError: a setting of the wrong type or out of range (named).
         """
-        Rules(self.rows, self.columns, self.win_length)
+        check_network_size(Rules(self.rows, self.columns, self.win_length), self.tuples, self.length)
         self.settings()
         if self.cpu_minutes is not None:
             check_number("cpu_minutes", self.cpu_minutes, 0.0, 1e6, above_minimum=True)
@@ -149,29 +150,12 @@ class CurvePoint:
 CSV_HEADER = ["games", "moves", "train_seconds", "errors_pct", *SETS_6X7, "wins", "draws", "losses"]
 
 
-def first_player_results(agent: Any, games: int, seed: int = 0) -> tuple[int, int, int]:
-    """``agent``'s wins, draws and losses in ``games`` games as first player against perfect play: the
-    solver drawing at random among its best-score columns (a different seed each game).
+def measure(
+    trainer: NTupleTrainer, games: int, seed: int, perfect: PerfectPlayer | None = None
+) -> CurvePoint:
+    """The curve point of the trainer's network now: its test-set errors (6x7) and ``games`` games as first
+    player against ``perfect`` (a `PerfectPlayer` whose cache the curve's points share).
     """
-    from connect4_agents.solver import SolverAgent
-    from connect4_env.core import Board
-    from connect4_env.encoding import action_mask, observation_planes
-
-    rules = agent.rules or Rules()
-    solver = SolverAgent(rules, seed=seed)
-    results = [0, 0, 0]
-    for game in range(games):
-        solver.reset(seed=seed * 100_003 + game)
-        board = Board(rules)
-        while not board.is_terminal:
-            player = agent if board.to_move == 0 else solver
-            board.play(player.act(observation_planes(board), action_mask(board)))
-        results[0 if board.winner == 0 else 2 if board.winner == 1 else 1] += 1
-    return results[0], results[1], results[2]
-
-
-def measure(trainer: NTupleTrainer, games: int, seed: int) -> CurvePoint:
-    """The curve point of the trainer's network now."""
     from connect4_agents.ntuple.agent import NTupleAgent
 
     network = trainer.network
@@ -184,8 +168,9 @@ def measure(trainer: NTupleTrainer, games: int, seed: int) -> CurvePoint:
         errors, per_set = float("nan"), {}
     wins = draws = losses = 0
     if games and is_6x7:
-        agent = NTupleAgent(network, seed=seed).bind(network.rules)
-        wins, draws, losses = first_player_results(agent, games, seed)
+        agent = NTupleAgent(network, seed=seed)
+        report = play_against_perfect(agent, first_games=games, second_games=0, seed=seed, perfect=perfect)
+        wins, draws, losses = report.as_first
     return CurvePoint(trainer.games, trainer.moves, trainer.seconds, errors, per_set, wins, draws, losses)
 
 
@@ -232,6 +217,7 @@ def train_ntuple(
         f"{budget}; files in {out}"
     )
     points: list[CurvePoint] = []
+    perfect = PerfectPlayer(network.rules, seed=config.seed) if network.rules == Rules() else None
     next_point = (int(trainer.progress * config.curve_points) + 1) / config.curve_points
     chunk = 500
     bar = progress_bar(1000, "training", unit="‰") if config.progress else None
@@ -248,7 +234,7 @@ def train_ntuple(
                 shown = now
                 bar.set_postfix(games=f"{trainer.games:,}", refresh=False)
             if trainer.progress >= next_point or trainer.done:
-                point = measure(trainer, config.curve_games, config.seed)
+                point = measure(trainer, config.curve_games, config.seed, perfect)
                 points.append(point)
                 with open(out / "curve.csv", "a", newline="") as stream:
                     csv.writer(stream).writerow(point.row())
@@ -270,7 +256,7 @@ def train_ntuple(
     model = trainer.save(out / "model.npz")
     final = None
     if config.final_games and network.rules == Rules():
-        final = measure(trainer, config.final_games, config.seed + 1)
+        final = measure(trainer, config.final_games, config.seed + 1, perfect)
         atomic_write_json(out / "final.json", asdict(final))
     plot_curve(out / "curve.csv", out / "curve.png")
     return model, points, final
