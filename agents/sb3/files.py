@@ -287,8 +287,7 @@ def load_policy(path: Path, algo: str | None = None) -> Any:
         ValueError: not an SB3 model file, a damaged zip member, a policy class or ``policy_kwargs`` that cannot
             be rebuilt safely, a network larger than the limits or than its ``policy.pth`` can hold, or weights
             that do not fit the rebuilt network (each message names ``path`` and says which).
-        MissingExtraError: torch or SB3 is not installed, or the installed torch is older than 2.6, whose
-            ``weights_only=True`` is not safe.
+        MissingExtraError: torch or SB3 is not installed, or torch is older than 2.6 (unsafe weights_only).
     """
     torch = require("torch", "train", "loading an SB3 model")
     require_safe_torch(torch, "loading an SB3 model")
