@@ -58,11 +58,13 @@ CORE_EXTRAS = {
     ): "render_mode='human' opens a window (the play extra); the other modes need none",
 }
 # family modules (agents/<family>/) that import connect4_agents.evaluation, and why; an agent itself never does
-FAMILIES = ("mcts", "solver", "qlearning", "sb3", "rllib", "alphazero")
+FAMILIES = ("mcts", "solver", "qlearning", "ntuple", "sb3", "rllib", "alphazero")
 FAMILY_MEASURES = {
     "connect4_agents.qlearning.agent": "a Q-table keeps its learning curve (evaluation.curves) in its file",
     "connect4_agents.qlearning.learning": "the training loop records the learning curve (evaluation.curves)",
     "connect4_agents.qlearning.train": "training saves the learning curve (evaluation.curves)",
+    "connect4_agents.ntuple.train": "training scores the network on the test sets (evaluation.accuracy)",
+    "connect4_agents.ntuple.run": "a run measures its curve against perfect play (evaluation.perfect_play)",
     "connect4_agents.sb3.train": "training evaluates against reference opponents (evaluation.arena)",
     "connect4_agents.sb3.league": "a league plays rating matches and rates them on the ladder (evaluation.*)",
     "connect4_agents.rllib.train": "training plays and rates the ladder (evaluation.arena, evaluation.ratings)",

@@ -23,11 +23,14 @@ from typing import Any
 
 from connect4_agents._support.cli import positive_int
 from connect4_agents._support.config_cli import option
+from connect4_agents._support.figures import pyplot, save_figure
 from connect4_agents._support.files import atomic_write_json
 from connect4_agents._support.progress import progress_bar, write_line
 from connect4_agents.evaluation.perfect_play import PerfectPlayer, play_against_perfect
+from connect4_agents.ntuple.agent import NTupleAgent
 from connect4_agents.ntuple.network import NTupleNetwork, check_network_size
 from connect4_agents.ntuple.train import LearnerSettings, NTupleTrainer, test_set_errors
+from connect4_env.extras import MissingExtraError
 from connect4_env.rules import Rules
 from connect4_env.validation import check_number
 
@@ -156,8 +159,6 @@ def measure(
     """The curve point of the trainer's network now: its test-set errors (6x7) and ``games`` games as first
     player against ``perfect`` (a `PerfectPlayer` whose cache the curve's points share).
     """
-    from connect4_agents.ntuple.agent import NTupleAgent
-
     network = trainer.network
     is_6x7 = network.rules == Rules()
     if is_6x7:
@@ -268,9 +269,6 @@ def plot_curve(csv_path: Path, png_path: Path) -> Path | None:
     Returns:
         The path written; None when matplotlib (the ``train`` extra) is not installed or the curve is empty.
     """
-    from connect4_agents._support.figures import pyplot, save_figure
-    from connect4_env.extras import MissingExtraError
-
     with open(csv_path, newline="") as stream:
         rows = list(csv.DictReader(stream))
     if not rows:

@@ -21,6 +21,7 @@ import numpy as np
 
 from connect4_agents.evaluation.accuracy import AccuracyReport, SetAccuracy
 from connect4_agents.evaluation.test_sets import select_labelled_positions, select_test_sets
+from connect4_agents.ntuple.agent import NTupleAgent
 from connect4_agents.ntuple.network import NTupleNetwork
 from connect4_env.validation import check_int, check_number
 
@@ -232,8 +233,6 @@ def test_set_errors(network: NTupleNetwork, sets: str = "6x7") -> AccuracyReport
         An [`AccuracyReport`][connect4_agents.evaluation.accuracy.AccuracyReport] per set (its
         ``nontrivial_rate`` is the share of non-trivial positions kept; one minus it, the errors).
     """
-    from connect4_agents.ntuple.agent import NTupleAgent
-
     agent = NTupleAgent(network, seed=0)
     report = AccuracyReport(agent="ntuple")
     for name, position in select_labelled_positions(select_test_sets([sets])):
