@@ -14,7 +14,8 @@ localhost unless --host says otherwise, and there answers only requests to a loc
 (--allow-origin names a page that may use it). An answer longer than --max-answer-length characters is a rejected
 answer under the dialect's rule; bodies and WebSocket messages are limited to --max-body-bytes (by default room for
 any such answer), games to --max-sessions at once (WebSocket and HTTP together; idle ones dropped after --session-timeout
-seconds) and new ones to --session-rate a second. Ctrl-C or SIGTERM stops it.
+seconds) and new ones to --session-rate a second, connections to --max-connections at once, and each request must
+arrive within --request-timeout seconds. Ctrl-C or SIGTERM stops it.
 """
 
 from __future__ import annotations
@@ -184,6 +185,15 @@ class ServeOpenEnvConfig:
     """Idle seconds before a session is dropped."""
     session_rate: float = 20.0
     """New sessions a second, on average."""
+    request_timeout: float = 30.0
+    """Seconds a request's headers and body may take to arrive (from the connection's start or the previous
+    answer); a connection that sends nothing, or too slowly, is closed (408)."""
+    max_connections: int | None = field(
+        default=None,
+        metadata=option(type=positive_int, shown_default="the larger of 256 and 2 x --max-sessions"),
+    )
+    """Connections at once, HTTP and WebSocket together (one more is answered 503 and closed); it must fit the
+    process's limit of open files (``ulimit -n``) less 64, which a default is lowered to fit."""
     max_answer_length: int = field(default=MAX_ANSWER_LENGTH, metadata=option(type=positive_int))
     """The longest answer read, in characters, up to 1,000,000 (the default, as the text env's and
     ``TextPolicy``'s); a longer one is a rejected answer under the dialect's rule."""
@@ -231,6 +241,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(
             f"--session-timeout must be a finite number of seconds > 0, got {args.session_timeout}"
         )
+    if not math.isfinite(args.request_timeout) or args.request_timeout <= 0:
+        raise ValueError(
+            f"--request-timeout must be a finite number of seconds > 0, got {args.request_timeout}"
+        )
     if not math.isfinite(args.session_rate) or args.session_rate <= 0:
         raise ValueError(
             f"--session-rate must be a finite number of sessions a second > 0, got {args.session_rate}"
@@ -246,6 +260,8 @@ def run(args: argparse.Namespace) -> int:
         max_sessions=args.max_sessions,
         session_timeout=args.session_timeout,
         session_rate=args.session_rate,
+        request_timeout=args.request_timeout,
+        max_connections=args.max_connections,
         allowed_origins=args.allow_origin,
         opponent=args.opponent,
         agent_first=agent_first,

@@ -15,8 +15,10 @@ OpenEnv's clients and TRL's rollout helpers talk to it as to any OpenEnv environ
   fields of `connect4_env.integrations.openenv.environment.RESET_FIELDS`),
   `POST /sessions/{id}/step` (body `{"action": {"message": "4"}}`), `GET /sessions/{id}/state` and
   `DELETE /sessions/{id}`. An unknown id answers 404.
-- OpenEnv's MCP routes (`/mcp`) are not served: this environment has no tools, and their sessions would escape
-  the limits below.
+- `/mcp` (served here instead of OpenEnv's): a stateless MCP endpoint, JSON-RPC 2.0 over `POST`, that answers
+  `initialize`, `ping` and `tools/list` (no tools: the game is played over `/ws` or `/sessions`) and an error
+  for anything else. It opens no session and builds no game: OpenEnv's own MCP routes opened a session per
+  request and escaped the limits below, which is why they are not served. `openenv validate --url` checks it.
 
 Limits, so that no client exhausts the server:
 
@@ -56,6 +58,13 @@ from pydantic import ValidationError
 from starlette.routing import WebSocketRoute
 
 from connect4_env.envs.text_env import MAX_ANSWER_LIMIT
+from connect4_env.integrations.openenv.connections import (
+    REQUEST_TIMEOUT,
+    connection_limit,
+    file_limit,
+    guarded_protocol,
+    install_log_filters,
+)
 from connect4_env.integrations.openenv.environment import (
     RESET_FIELDS,
     BadResetError,
@@ -74,6 +83,7 @@ from connect4_env.integrations.openenv.guards import (
     smallest_body_limit,
     split_authority,
 )
+from connect4_env.integrations.openenv.mcp_endpoint import add_mcp_route
 from connect4_env.integrations.openenv.sessions import SessionLimitError, Sessions, UnknownSessionError
 from connect4_env.integrations.openenv.websocket import serve_websocket
 from connect4_env.validation import check_int, check_number
@@ -297,6 +307,7 @@ def create_app(
         await serve_websocket(websocket, sessions, max_body_bytes)
 
     _add_session_routes(app, sessions)
+    add_mcp_route(app)
     return HostCheck(BodyLimit(app, max_body_bytes), hosts, origins)
 
 
@@ -319,6 +330,8 @@ def build_server(
     *,
     max_body_bytes: int | None = None,
     max_answer_length: int = MAX_ANSWER_LENGTH,
+    request_timeout: float = REQUEST_TIMEOUT,
+    max_connections: int | None = None,
     log_level: str = "warning",
     **app_kwargs: Any,
 ) -> tuple[uvicorn.Server, socket.socket, str]:
@@ -329,14 +342,20 @@ def build_server(
     otherwise it answers any `Host`. `port=0` picks a free port. `max_body_bytes` and `max_answer_length` are
     `create_app`'s; uvicorn closes a WebSocket whose message passes 4 times `max_body_bytes` (code 1009).
 
+    Each request's headers and body must arrive within `request_timeout` seconds (else 408 and the connection is
+    closed), and at most `max_connections` connections are open at once, HTTP and WebSocket together (one more
+    is answered 503 and closed); by default the larger of 256 and twice `max_sessions`, within the process's
+    limit of open files (see `connect4_env.integrations.openenv.connections`).
+
     Returns:
         `(server, sock, url)`: run it with `server.run(sockets=[sock])` (stop it with `server.should_exit =
         True`), then close `sock`; `url` is `http://host:port` with the port bound.
 
     Raises:
         OSError: the address cannot be bound (a host name that does not resolve is named).
-        TypeError: `host` is not a str; bad app arguments.
-        ValueError: bad app arguments.
+        TypeError: `host` is not a str; bad app or connection arguments.
+        ValueError: bad app or connection arguments (`max_connections` beyond the process's limit of open
+            files).
     """
     if not isinstance(host, str):
         raise TypeError(f"host must be a str such as '127.0.0.1', got {host!r:.80} ({type(host).__name__})")
@@ -355,6 +374,11 @@ def build_server(
         loopback = ipaddress.ip_address(address.split("%")[0]).is_loopback
         hosts = (*LOOPBACK_HOSTS, host, address) if loopback else None
         max_answer_length, max_body_bytes = _answer_limits(max_answer_length, max_body_bytes)
+        request_timeout = check_number("request_timeout", request_timeout, 0, above_minimum=True)
+        if max_connections is not None:
+            max_connections = check_int("max_connections", max_connections, minimum=1)
+        files = file_limit()
+        connections = connection_limit(max_connections, app_kwargs.get("max_sessions", MAX_SESSIONS), files)
         app = create_app(
             max_body_bytes=max_body_bytes,
             max_answer_length=max_answer_length,
@@ -366,8 +390,13 @@ def build_server(
         sock.close()
         raise
     config = uvicorn.Config(
-        app, log_level=log_level, ws_max_size=WS_HARD_LIMIT_FACTOR * max_body_bytes, lifespan="on"
+        app,
+        http=guarded_protocol(request_timeout, connections),
+        log_level=log_level,
+        ws_max_size=WS_HARD_LIMIT_FACTOR * max_body_bytes,
+        lifespan="on",
     )
+    install_log_filters(files)
     uvicorn_errors = logging.getLogger("uvicorn.error")
     if not any(isinstance(existing, _ClientFaultInOneLine) for existing in uvicorn_errors.filters):
         uvicorn_errors.addFilter(_ClientFaultInOneLine())

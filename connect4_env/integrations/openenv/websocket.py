@@ -17,6 +17,7 @@ The connection is closed by the server:
 |---|---|
 | the client sent `close` | 1000 |
 | the client sent nothing for `timeout` seconds (the session's game is dropped) | 1001 |
+| an answer could not be sent for `timeout` seconds: the client stopped reading (the game is dropped) | 1001 |
 | `session_id` in the URL (this server opens a game per connection; it attaches to none) | 1008 |
 | a text frame that is not UTF-8 (by uvicorn, as the WebSocket protocol requires; one line in the log) | 1007 |
 | a frame over the server's hard size limit (by uvicorn, before the app reads it) | 1009 |
@@ -171,13 +172,35 @@ async def _answer(env: Connect4TextEnvironment, kind: str, data: dict[str, Any])
         )
 
 
-async def _send(websocket: WebSocket, payload: dict[str, Any]) -> bool:
-    """Send a JSON frame; False when the client has gone."""
+class _SendTimeout(Exception):
+    """A frame not sent within the session's timeout: the client stopped reading."""
+
+
+async def _send(websocket: WebSocket, payload: dict[str, Any], timeout: float) -> bool:
+    """Send a JSON frame within `timeout` seconds; False when the client has gone.
+
+    Raises:
+        _SendTimeout: the frame was not sent in time (a client that stopped reading fills the buffers, and the
+            send would wait for it for ever).
+    """
     try:
-        await websocket.send_text(json.dumps(payload))
+        await asyncio.wait_for(websocket.send_text(json.dumps(payload)), timeout)
         return True
+    except asyncio.TimeoutError:
+        raise _SendTimeout from None
     except (WebSocketDisconnect, OSError, RuntimeError):
         return False
+
+
+async def _refuse(
+    websocket: WebSocket, timeout: float, frame: dict[str, Any], code: int, reason: str
+) -> None:
+    """Send the error `frame`, then close with `code` (unless the client has gone or does not read)."""
+    try:
+        sent = await _send(websocket, frame, timeout)
+    except _SendTimeout:
+        sent = False
+    await _close(websocket, code, reason if sent else "the client stopped reading")
 
 
 async def _close(websocket: WebSocket, code: int, reason: str) -> None:
@@ -203,19 +226,20 @@ async def serve_websocket(
             f"Unknown session_id: {requested[:64]}: this server opens a new game for each connection; "
             "connect to /ws without session_id"
         )
-        if await _send(websocket, _error(refusal, "SESSION_ERROR")):
-            await _close(websocket, 1008, "unknown session_id")
+        await _refuse(
+            websocket, sessions.timeout, _error(refusal, "SESSION_ERROR"), 1008, "unknown session_id"
+        )
         return
     try:
         session = await asyncio.to_thread(sessions.open, "ws")
     except SessionLimitError as refused:
-        if await _send(websocket, _error(str(refused), "CAPACITY_REACHED")):
-            await _close(websocket, 1013, "too many sessions: try again later")
+        frame = _error(str(refused), "CAPACITY_REACHED")
+        await _refuse(websocket, sessions.timeout, frame, 1013, "too many sessions: try again later")
         return
     except Exception as error:  # the game could not be built
         logger.error("connect4 serve-openenv: a new game failed: %s: %s", type(error).__name__, error)
-        if await _send(websocket, _error(f"the server could not start a game: {error}", "FACTORY_ERROR")):
-            await _close(websocket, 1011, "the server could not start a game")
+        frame = _error(f"the server could not start a game: {error}", "FACTORY_ERROR")
+        await _refuse(websocket, sessions.timeout, frame, 1011, "the server could not start a game")
         return
     env = session.game
     assert env is not None  # open() returns the session with its game built
@@ -239,7 +263,17 @@ async def serve_websocket(
                     await _close(websocket, 1000, "closed by the client")
                     return
                 reply = await _answer(env, kind, data)
-            if not await _send(websocket, reply):
+            try:
+                sent = await _send(websocket, reply, sessions.timeout)
+            except _SendTimeout:
+                logger.warning(
+                    "connect4 serve-openenv: a client read no answer for %g s; its session is closed",
+                    sessions.timeout,
+                )
+                sessions.close(session.session_id)  # now: closing the connection may wait a while longer
+                await _close(websocket, 1001, "the client stopped reading: the session is closed")
+                return
+            if not sent:
                 logger.warning(
                     "connect4 serve-openenv: a client left before the answer to its message was sent; "
                     "its session is closed"
