@@ -23,6 +23,20 @@ KAGGLE_STAMP := $(KAGGLE_VENV)/.installed-stamp
 CORE_VENV := .venv-core
 CORE_STAMP := $(CORE_VENV)/.installed-stamp
 
+# The oldest releases pyproject.toml allows of the core's libraries, pinned, with only the dev extra: a declared
+# floor is a tested floor (tests/test_floors.py checks these pins against pyproject.toml).
+LOWEST_VENV := .venv-lowest
+LOWEST_STAMP := $(LOWEST_VENV)/.installed-stamp
+LOWEST_PINS := gymnasium==1.1.0 pettingzoo==1.25.0 numpy==1.23.5
+# each later Gymnasium minor, installed in turn into .venv-lowest for the env tests (the current one is the main venv's)
+GYMNASIUM_VERSIONS := 1.1.1 1.2.0 1.3.0
+GYMNASIUM_TESTS := tests/env/envs/test_gymnasium_clients.py tests/env/envs/test_gym_env.py
+
+# TorchRL's PettingZooWrapper, the client that reads our AEC and Parallel envs into tensordicts (torch stays the
+# pinned CPU build through constraints.txt).
+TORCHRL_VENV := .venv-torchrl
+TORCHRL_STAMP := $(TORCHRL_VENV)/.installed-stamp
+
 # openenv-core, OpenEnv's other distribution (the same import name, openenv), in place of the openenv extra's
 # openenv: the OpenEnv server and client are tested with both.
 OPENENV_CORE_VENV := .venv-openenv-core
@@ -30,7 +44,7 @@ OPENENV_CORE_STAMP := $(OPENENV_CORE_VENV)/.installed-stamp
 OPENENV_TESTS := tests/env/integrations/test_openenv_server.py tests/env/integrations/test_openenv_limits.py \
     tests/env/integrations/test_openenv_games.py
 
-.PHONY: run test test-slow test-rllib test-kaggle test-core test-openenv-core test-llm lint type check format bench bench-report pictures clean install docs venvs
+.PHONY: run test test-slow test-rllib test-kaggle test-core test-lowest test-gymnasium-versions test-torchrl test-openenv-core test-llm lint type check format bench bench-report pictures clean install docs venvs
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -83,6 +97,33 @@ $(CORE_STAMP): pyproject.toml constraints.txt
 test-core: $(CORE_STAMP)
 	$(CORE_VENV)/bin/python -m pytest -m "not slow and not rllib" -q -n auto -p no:cacheprovider
 
+$(LOWEST_STAMP): pyproject.toml constraints.txt Makefile
+	test -x $(LOWEST_VENV)/bin/python || $(PYTHON) -m venv $(LOWEST_VENV)
+	$(LOWEST_VENV)/bin/python $(PIP_INSTALL) -e ".[dev]" $(LOWEST_PINS)
+	touch $(LOWEST_STAMP)
+
+# The core suite on the lowest versions (tests needing an extra skip themselves, as in test-core).
+test-lowest: $(LOWEST_STAMP)
+	$(LOWEST_VENV)/bin/python -m pytest -m "not slow and not rllib" -q -n auto -p no:cacheprovider
+
+# The Gymnasium env tests on each Gymnasium of GYMNASIUM_VERSIONS in turn (in .venv-lowest, which gets its lowest
+# gymnasium back afterwards, pass or fail).
+test-gymnasium-versions: $(LOWEST_STAMP)
+	status=0; for version in $(GYMNASIUM_VERSIONS); do \
+	  $(LOWEST_VENV)/bin/python $(PIP_INSTALL) "gymnasium==$$version" && \
+	  echo "gymnasium $$version:" && \
+	  $(LOWEST_VENV)/bin/python -m pytest -q -p no:cacheprovider $(GYMNASIUM_TESTS) || status=1; \
+	done; \
+	$(LOWEST_VENV)/bin/python $(PIP_INSTALL) $(LOWEST_PINS); exit $$status
+
+$(TORCHRL_STAMP): pyproject.toml constraints.txt
+	test -x $(TORCHRL_VENV)/bin/python || $(PYTHON) -m venv $(TORCHRL_VENV)
+	$(TORCHRL_VENV)/bin/python $(PIP_INSTALL) -e ".[dev]" "torchrl>=0.14"
+	touch $(TORCHRL_STAMP)
+
+test-torchrl: $(TORCHRL_STAMP)
+	$(TORCHRL_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/env/integrations/test_torchrl.py
+
 $(OPENENV_CORE_STAMP): pyproject.toml constraints.txt
 	test -x $(OPENENV_CORE_VENV)/bin/python || $(PYTHON) -m venv $(OPENENV_CORE_VENV)
 	$(OPENENV_CORE_VENV)/bin/python $(PIP_INSTALL) -e ".[dev]" "openenv-core>=0.3"
@@ -101,7 +142,7 @@ test-llm: $(STAMP)
 
 # The side venvs; `make -j4 install venvs` installs them and the main one at once (as CI does: one pip keeps
 # about one core busy).
-venvs: $(CORE_STAMP) $(RLLIB_STAMP) $(KAGGLE_STAMP) $(OPENENV_CORE_STAMP)
+venvs: $(CORE_STAMP) $(LOWEST_STAMP) $(TORCHRL_STAMP) $(RLLIB_STAMP) $(KAGGLE_STAMP) $(OPENENV_CORE_STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check connect4_env agents scripts tests benchmarks tools recipes
@@ -142,4 +183,4 @@ pictures: $(STAMP)
 	for script in tools/pictures/*.py; do $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(RLLIB_VENV) $(KAGGLE_VENV) $(CORE_VENV) $(OPENENV_CORE_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(RLLIB_VENV) $(KAGGLE_VENV) $(CORE_VENV) $(LOWEST_VENV) $(TORCHRL_VENV) $(OPENENV_CORE_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
