@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from connect4_agents.base import RulesBound, check_spec_value
+from connect4_agents.base import RulesBound, check_mask_width, check_spec_value, legal_columns, unpack
 from connect4_agents.ntuple.files import DEFAULT_MAX_BYTES
 from connect4_agents.ntuple.network import NTupleNetwork
 from connect4_env.core import Board
@@ -44,6 +44,7 @@ class NTupleAgent(RulesBound):
     """
 
     name = "ntuple"
+    restricted_masks = True  # chooses among whatever legal columns the mask allows (a shield narrows it)
 
     def __init__(self, network: NTupleNetwork | None = None, *, seed: int | None = None) -> None:
         if network is None:
@@ -57,6 +58,7 @@ class NTupleAgent(RulesBound):
         self._fixed_rules = network.rules
         self.rules = None
         self.rng = seeded_rng(seed)
+        self._last: dict[str, Any] | None = None
 
     @classmethod
     def from_spec(cls, value: str, **kwargs: Any) -> NTupleAgent:
@@ -107,17 +109,43 @@ class NTupleAgent(RulesBound):
         return self.network.move_values(board)
 
     def act(self, observation: Any, action_mask: Any = None) -> int:
-        """The column with the best afterstate value (random among equal ones) among the legal ones.
+        """The column with the best afterstate value (random among equal ones) among those ``action_mask``
+        allows: the legal columns, or fewer (a shield narrows them, see ``restricted_masks``).
 
         Raises:
-            ValueError: the observation is not a position of the network's board, or the mask disagrees
-                with it (see [`RulesBound.read_board`][connect4_agents.base.RulesBound.read_board]).
+            TypeError: the mask holds neither numbers nor booleans.
+            ValueError: the observation is not a position of the network's board, or the mask is not one 0/1
+                entry per column or allows a full column.
+            NoLegalMoveError: the mask allows no column (a ValueError).
         """
         if self.rules is None:
             self.rules = self.network.rules
-        board, legal = self.read_board(observation, action_mask)
+        if action_mask is None and not isinstance(observation, dict):
+            planes, mask = observation, None
+        else:
+            planes, mask = unpack(observation, action_mask)
+        board, legal = self.read_board(planes, None, mask_required=False)
+        allowed = legal
+        if mask is not None:
+            check_mask_width(np.asarray(mask), board.rules.columns)
+            allowed = [int(c) for c in legal_columns(mask)]
+            full = sorted(set(allowed) - set(legal))
+            if full:
+                raise ValueError(
+                    f"action_mask {np.asarray(mask).tolist()} allows column {full[0]}, which is full"
+                )
         values = self.network.move_values(board)
-        chosen = values[legal]
+        chosen = values[allowed]
         best = np.flatnonzero(chosen == chosen.max())
         pick = best[0] if best.size == 1 else best[int(self.rng.integers(best.size))]
-        return int(legal[pick])
+        column = int(allowed[pick])
+        shown = [None if np.isnan(v) else round(float(v), 4) for v in values]
+        self._last = {"kind": "ntuple", "column": column, "values": shown}
+        return column
+
+    def move_info(self) -> dict[str, Any] | None:
+        """The last move as plain JSON: ``kind`` "ntuple", the ``column`` played and every column's afterstate
+        ``values`` for the mover (None for a full column); None before any move. Game records and the play
+        window show it.
+        """
+        return None if self._last is None else dict(self._last)

@@ -145,3 +145,36 @@ def test_bad_settings_are_refused_before_anything_is_written(
 def test_values_of_a_trained_network_prefer_the_centre_at_the_start(model: Path) -> None:
     values = NTupleAgent.load(model).move_values(Board())
     assert np.argmax(values) in (2, 3, 4)
+
+
+def test_a_narrowed_mask_is_obeyed_and_a_full_column_refused(model: Path) -> None:
+    agent = NTupleAgent.load(model, seed=0)
+    board = Board.from_moves([3, 3, 3, 3, 3, 3])
+    planes = observation_planes(board)
+    for allowed in ([0], [6], [1, 5]):
+        mask = np.zeros(7, np.int8)
+        mask[allowed] = 1
+        assert agent.act(planes, mask) in allowed
+    info = agent.move_info()
+    assert info is not None and info["kind"] == "ntuple" and info["values"][3] is None
+    with pytest.raises(ValueError, match="column 3, which is full"):
+        agent.act(planes, np.ones(7, np.int8))
+    with pytest.raises(ValueError, match="7 columns"):
+        agent.act(planes, np.ones(5, np.int8))
+    assert agent.act({"observation": planes, "action_mask": action_mask(board)}) != 3
+    assert agent.act(planes) != 3  # no mask: the position's legal columns
+
+
+def test_the_shield_wraps_the_network(model: Path) -> None:
+    shielded = policy_from_spec(f"shield:ntuple:{model}", seed=0, rules=Rules())
+    board = Board.from_ascii(
+        """
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        X X X . . O O
+        """
+    )
+    assert shielded.act(observation_planes(board), action_mask(board)) == 3  # blocks the three in a row
