@@ -122,3 +122,12 @@ def test_selfplay_league_trains_each_mode_and_scores_it_per_set(tmp_path: Path) 
         errors = [float(cell) for cell in rows[mode][2:9]]
         assert all(0 <= e <= 100 for e in errors)
     assert (tmp_path / "league" / "league.json").is_file()
+
+
+def test_ntuple_throughput_prints_transitions_per_second_against_pettingzoo() -> None:
+    done = run("benchmarks/ntuple_throughput.py", "--games", "300", "--peer-games", "5", "--repeats", "1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    ours, peer, ratio = done.stdout.splitlines()
+    assert ours.startswith("n-tuple self-play, learning included:") and "transitions/s" in ours
+    assert peer.startswith("PettingZoo connect_four_v3") and ratio.startswith("ratio: ")
+    assert float(ratio.split()[1].rstrip("x")) > 0
