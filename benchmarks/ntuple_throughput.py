@@ -45,7 +45,7 @@ def pettingzoo_steps_per_second(games: int, seed: int) -> float:
     began = time.process_time()
     for game in range(games):
         env.reset(seed=seed + game)
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             observation, _reward, termination, truncation, _info = env.last()
             if termination or truncation:
                 env.step(None)
@@ -57,7 +57,9 @@ def pettingzoo_steps_per_second(games: int, seed: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--games", type=int, default=20_000, help="self-play games per repeat (n-tuple)")
     parser.add_argument("--peer-games", type=int, default=300, help="random games per repeat (PettingZoo)")
     parser.add_argument("--repeats", type=int, default=5)
@@ -65,7 +67,9 @@ def main() -> None:
     ours = [ntuple_transitions_per_second(args.games, seed) for seed in range(args.repeats)]
     peer = [pettingzoo_steps_per_second(args.peer_games, seed) for seed in range(args.repeats)]
     ours_median, peer_median = statistics.median(ours), statistics.median(peer)
-    print(f"n-tuple self-play, learning included: {ours_median:,.0f} transitions/s (median of {args.repeats})")
+    print(
+        f"n-tuple self-play, learning included: {ours_median:,.0f} transitions/s (median of {args.repeats})"
+    )
     print(f"PettingZoo connect_four_v3, random moves, no learning: {peer_median:,.0f} steps/s")
     print(f"ratio: {ours_median / peer_median:.1f}x")
 
