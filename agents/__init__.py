@@ -2,7 +2,7 @@
 column. Installed from the repository's ``agents/`` folder under the import name ``connect4_agents`` (the
 name ``agents`` belongs to other packages, such as the OpenAI Agents SDK).
 
-One subpackage per family (``mcts``, ``solver``, ``qlearning``, ``sb3``, ``rllib``, ``alphazero``), the
+One subpackage per family (``mcts``, ``solver``, ``qlearning``, ``ntuple``, ``sb3``, ``rllib``, ``alphazero``), the
 measurements in ``evaluation``, the play window and replay page in ``ui``. The public names are importable from
 here: ``from connect4_agents import MCTSAgent, make_policy``.
 """
@@ -15,6 +15,7 @@ from connect4_agents import alphazero  # light: its torch modules load on first 
 from connect4_agents.base import NoLegalMoveError
 from connect4_agents.human import HumanAgent
 from connect4_agents.mcts import MCTSAgent
+from connect4_agents.ntuple import NTupleAgent
 from connect4_agents.qlearning import QLearningAgent
 from connect4_agents.random_agent import RandomAgent
 from connect4_agents.rllib import RLlibAgent
@@ -31,6 +32,7 @@ __all__ = [
     "MCTSAgent",
     "SolverAgent",
     "QLearningAgent",
+    "NTupleAgent",
     "SB3Agent",
     "RLlibAgent",
     "AlphaZeroAgent",
