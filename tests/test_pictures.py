@@ -29,6 +29,7 @@ RUNS = {
     "play_and_watch.py": ([], ["board.svg", "rgb_array.png", "search.png", "window.png", "replay.png"]),
     "docs_site.py": ([], ["site-index.png", "site-mcts-tutorial.png"]),
     "selfplay.py": (["--cpu-minutes", "0.3"], ["selfplay-curve.svg", "selfplay-league.svg"]),
+    "ntuple.py": (["--cpu-minutes", "0.05", "--curve-games", "1"], ["ntuple-tuples.svg", "ntuple-curve.svg"]),
 }
 
 
