@@ -50,7 +50,7 @@ SETS_6X7 = (
 class NTupleTrainConfig:
     """The options of ``connect4 train-ntuple`` (each field is an option: ``--cpu-minutes``, ...)."""
 
-    cpu_minutes: float | None = None
+    cpu_minutes: float | None = field(default=None, metadata=option(shown_default="60"))
     """Train for this many CPU-minutes (the training's own process time; the curve's measurements come on top).
     Default: 60, unless ``--games`` is given."""
     games: int | None = field(default=None, metadata=option(type=positive_int))

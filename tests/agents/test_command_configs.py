@@ -52,6 +52,8 @@ SPELLINGS = {
     "--playout-cap --fast-simulations --value-mix --out --resume --backend --address --no-progress",
     "train-rllib": "--iterations --rows --columns --win-length --env-runners --batch-size --minibatch-size "
     "--epochs --hidden --seed --address --num-cpus --out --checkpoint-every --eval-games --eval-opponents",
+    "train-ntuple": "--cpu-minutes --games --out --fresh --rows --columns --win-length --tuples --length --alpha "
+    "--alpha-final --trace-decay --epsilon --epsilon-final --seed --curve-points --curve-games --final-games --quiet",
     "replay": "-o --out --title --no-verdicts --no-progress",
     "kaggle-submission": "-o --out --move-seconds --seed --no-endgame",
     "make-test-sets": "--seed --sets --out",
