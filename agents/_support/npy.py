@@ -5,12 +5,28 @@ is read past the bytes its checked header needs, whatever the zip declares.
 
 from __future__ import annotations
 
+import json
 import zipfile
+import zlib
 from typing import IO
 
 import numpy as np
 
-__all__ = ["npy_header", "read_npy", "peek_npy"]
+__all__ = ["ARCHIVE_ERRORS", "npy_header", "read_npy", "peek_npy"]
+
+# what reading a damaged or hostile archive raises besides ValueError: callers turn these into "corrupt or
+# truncated", naming the file
+ARCHIVE_ERRORS = (
+    zipfile.BadZipFile,
+    zlib.error,  # a bad deflate stream
+    EOFError,
+    OSError,
+    json.JSONDecodeError,
+    KeyError,
+    UnicodeDecodeError,
+    RuntimeError,  # an encrypted member
+    NotImplementedError,  # a compression method zipfile does not have
+)
 
 
 def npy_header(member: IO[bytes], name: str) -> tuple[tuple[int, ...], bool, np.dtype]:

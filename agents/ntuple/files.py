@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from connect4_agents._support.files import atomic_write, is_version, parse_json
-from connect4_agents._support.npy import peek_npy, read_npy
+from connect4_agents._support.npy import ARCHIVE_ERRORS, peek_npy, read_npy
 from connect4_agents.ntuple.kernels import STATES
 from connect4_env.rules import Rules
 from connect4_env.validation import check_int
@@ -134,17 +133,7 @@ def load_network(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTE
                 )
             tuples = read_npy(archive, "tuples.npy", (n_tuples, length), np.dtype("<i8"))
             weights = read_npy(archive, "weights.npy", (2, n_tuples, entries), np.dtype("<f4"))
-    except (
-        zipfile.BadZipFile,
-        zlib.error,
-        EOFError,
-        OSError,
-        json.JSONDecodeError,
-        KeyError,
-        UnicodeDecodeError,
-        RuntimeError,  # an encrypted member
-        NotImplementedError,  # a compression method zipfile does not have
-    ) as error:
+    except ARCHIVE_ERRORS as error:
         raise ValueError(f"{path} is corrupt or truncated: {error}") from None
     except ValueError as error:
         raise ValueError(f"{path}: {error}") from None

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from connect4_agents._support.files import atomic_write, is_version, parse_json
-from connect4_agents._support.npy import peek_npy, read_npy
+from connect4_agents._support.npy import ARCHIVE_ERRORS, peek_npy, read_npy
 from connect4_env.rules import Rules
 from connect4_env.validation import check_int
 
@@ -172,17 +171,7 @@ def load_qtable(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES
                     )
             keys = read_npy(archive, "keys.npy", (states, width), np.dtype(np.uint8))
             q = read_npy(archive, "q.npy", (states, rules.columns), np.dtype("<f8"))
-    except (
-        zipfile.BadZipFile,
-        zlib.error,  # a bad deflate stream
-        EOFError,
-        OSError,
-        json.JSONDecodeError,
-        KeyError,
-        UnicodeDecodeError,
-        RuntimeError,  # an encrypted member
-        NotImplementedError,  # a compression method zipfile does not have
-    ) as error:
+    except ARCHIVE_ERRORS as error:
         raise ValueError(f"{path} is corrupt or truncated: {error}") from None
     except ValueError as error:
         raise ValueError(f"{path}: {error}") from None
