@@ -33,6 +33,7 @@ COMMANDS = (
     "evaluate",
     "grade",
     "perfect",
+    "exploit",
     "train_sb3",
     "train_alphazero",
     "train_rllib",

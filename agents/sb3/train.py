@@ -14,6 +14,7 @@ import csv
 import importlib.util
 import io
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -294,6 +295,7 @@ def _callbacks(
     league: League | None,
     start: float,
     cpu_start: float,
+    on_evaluation: Callable[[Any, list[dict[str, Any]]], None] | None = None,
 ) -> list[Any]:
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -316,6 +318,7 @@ def _callbacks(
             cpu_seconds = (
                 time.process_time() - cpu_start
             )  # this process so far: training and earlier evaluations
+            rows = []
             for row in evaluate_policy_wdl(self.model.policy, opponents, config.eval_games, rules):
                 row = {
                     "timesteps": self.num_timesteps,
@@ -324,8 +327,11 @@ def _callbacks(
                     **row,
                 }
                 evaluations.append(row)
+                rows.append(row)
                 self.logger.record(f"eval/{row['opponent']}_win_rate", row["win_rate"])
             _write_csv(out / "eval.csv", evaluations)
+            if on_evaluation is not None:
+                on_evaluation(self.model, rows)
             steps = self.num_timesteps
             if league is None:
                 save_model(self.model, out / CHECKPOINT_FILE, config, steps)
@@ -423,11 +429,17 @@ def plot_evaluations(rows: list[dict[str, Any]], path: Path, title: str) -> Path
     return save_figure(figure, path, dpi=100, format="png")
 
 
-def train_baseline(config: SB3TrainConfig) -> TrainResult:
+def train_baseline(
+    config: SB3TrainConfig,
+    *,
+    on_evaluation: Callable[[Any, list[dict[str, Any]]], None] | None = None,
+) -> TrainResult:
     """Train ``config.algo`` against ``config.opponent`` on the batched env; Ctrl-C still saves the model.
 
     Every setting is checked again, the opponents and the model are built, and only then is anything written
-    to ``config.out`` (or torch's thread count set).
+    to ``config.out`` (or torch's thread count set). ``on_evaluation(model, rows)``, when given, is called
+    after each evaluation with the SB3 model and that evaluation's rows (one per evaluation opponent, as in
+    ``eval.csv``, already written), for a caller that keeps its own best model.
 
     Raises:
         TypeError: a bad setting or opponent spec, or hyperparameters that SB3 refuses (its
@@ -498,7 +510,7 @@ def train_baseline(config: SB3TrainConfig) -> TrainResult:
     start, cpu_start = time.perf_counter(), time.process_time()
     interrupted = False
     callbacks = _callbacks(
-        config, rules, out, evaluations, eval_opponents, self_play, league, start, cpu_start
+        config, rules, out, evaluations, eval_opponents, self_play, league, start, cpu_start, on_evaluation
     )
     try:
         model.learn(

@@ -29,9 +29,10 @@ REQUIRED = {
     "evaluate": ["random"],
     "grade": ["random"],
     "perfect": ["random"],
+    "exploit": ["random"],
     "replay": ["games.jsonl"],
     "kaggle-submission": ["mcts"],
-    "match match": ["--table", "t.npz"],
+    "match match": [],
 }
 # Every option spelling the commands had before their options moved into dataclasses: each must still parse.
 SPELLINGS = {
@@ -43,6 +44,8 @@ SPELLINGS = {
     "grade": "--opponent --games --rows --columns --win-length --sets --no-sets --sample --seed --workers --out "
     "--no-plot --no-progress",
     "perfect": "--games --second-games --rows --columns --win-length --seed --out --no-progress",
+    "exploit": "--cpu-minutes --timesteps --rows --columns --win-length --n-envs --eval-freq --eval-games "
+    "--confirm-games --features --hyperparameters --seed --out --quiet",
     "train-sb3": "--algo --opponent --rows --columns --win-length --timesteps --n-envs --seed --out --eval-freq "
     "--eval-games --eval-opponents --snapshot-freq --features --threads --hyperparameters --quiet",
     "train-alphazero": "--rows --columns --win-length --channels --blocks --generations --games --parallel "
