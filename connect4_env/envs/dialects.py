@@ -1,4 +1,4 @@
-"""Dialects (one job: each harness's prompt, answer reader and retry rule side by side, one class a dialect).
+r"""Dialects (one job: each harness's prompt, answer reader and retry rule side by side, one class a dialect).
 
 How a position is shown to a language model and how its answer is read, in the conventions of the harnesses
 that evaluate models on games. Pure functions on [`Board`][connect4_env.core.Board]; no env here.
@@ -6,7 +6,8 @@ that evaluate models on games. Pure functions on [`Board`][connect4_env.core.Boa
 | dialect | board shown | columns | answer | a rejected answer |
 |---|---|---|---|---|
 | `"connect4"` (this package's own) | grid with numbers above, letters below, `X` = the model | 1-based (or a letter) | `4`, `d`, `column 4`, `Move: 4`, `...<answer>4</answer>` | told why, 2 retries a move, then a loss |
-| `"game_arena"` (Kaggle Game Arena / DeepMind `game_arena`) | OpenSpiel's text: top row first, `x` first mover, `o`, `.` | 0-based | reasoning, then `Final Answer: 3` | one rethink quoting the answer, then a forfeit |
+| `"game_arena"` (Kaggle's Game Arena harness in kaggle-environments: lenient) | OpenSpiel's text: top row first, `x` first mover, `o`, `.` | 0-based | reasoning, then `Final Answer: 3`; else the last legal number | one rethink quoting the answer, then a forfeit |
+| `"deepmind_game_arena"` (DeepMind's `game_arena` package: strict) | OpenSpiel's text spaced out (`. x o`), the moves so far (`x3 o3`) | 0-based | reasoning, then `Final Answer: 3`: what follows the last `:` or `is` | three rethinks, then a forfeit |
 | `"textarena"` (TextArena `ConnectFour`) | header `0 1 2 ...`, dashes, rows top first, `X` Player 0, `O` | 0-based | `[col 3]`, `[3]`, a bare `3` | one free invalid answer a move, the second loses |
 | `"json"` (OpenEnv `connect4_env` / tool calls) | a JSON object: `board` rows top first, `1` first mover, `-1`, `0` | 0-based | `{"column": 3}`, a `drop_disc` tool call | a loss at once |
 
@@ -16,13 +17,21 @@ is then always on). A dialect is identified in records by ``template_hash``, a s
 text and options: two runs with the same hash showed the model the same prompts.
 
 The Game Arena and TextArena readings follow those harnesses' parsers (kaggle-environments'
-``open_spiel_env`` connect_four harness; TextArena's ``ActionFormattingWrapper`` and ``ConnectFour`` env):
+``open_spiel_env`` connect_four harness; DeepMind's ``game_arena.harness.parsers``, a
+``RuleBasedMoveParser`` then a ``SoftMoveParser("connect_four")``; TextArena's ``ActionFormattingWrapper``
+and ``ConnectFour`` env). `DIALECT_HARNESSES` names the harness each dialect matches.
 
-- ``game_arena``: the last ``Final Answer: N`` (any case, spaces around the colon) if ``N`` is a legal
-  column; otherwise the last number anywhere in the answer that is a legal column (their fallback, so
-  ``"I considered column 2. Final Answer: 7"`` plays 2); otherwise rejected. ``N`` is read as written: ``03``
-  is no column. A reply cut off at the length limit (``finish_reason="length"``, known to `TextPolicy`) is
-  read the same way; when it gives no legal column, the retry text asks for a shorter answer.
+- ``game_arena`` (Kaggle's, lenient): the last ``Final Answer: N`` (any case, any white space around the
+  colon) if ``N`` is a legal column; otherwise the last number anywhere in the answer that is a legal column
+  (their fallback, so ``"I considered column 2. Final Answer: 7"`` plays 2); otherwise rejected. ``N`` is
+  read as written: ``03`` is no column, and a run of digits in any script (``3٣``) is one number, no
+  column. A reply cut off at the length limit (``finish_reason="length"``, known to `TextPolicy`) is read the
+  same way; when it gives no legal column, the retry text asks for a shorter answer.
+- ``deepmind_game_arena`` (DeepMind's, strict): the text after the last ``:`` or ``is`` (case as written,
+  inside words too: ``this``), with spaces and dots trimmed from its ends, then ``$``, ``\boxed{``,
+  ``\text{``, ``}``, ``*``, spaces, backticks, line breaks and ``<...>`` tags taken out, must be a legal
+  column exactly as written: ``Final Answer: **3**`` plays 3, ``Final Answer: 3 is best``,
+  ``Final Answer: column 3`` and ``Final Answer: 3.5`` are rejected, and no number elsewhere is a fallback.
 - ``textarena``: an answer without ``[`` or ``]`` is read as ``[answer]``; the first line where a
   ``[N]`` or ``[col N]`` starts (any case; any white space after ``col``, a no-break space or a line break
   included; ``N`` in any script's decimal digits, ``[٣]`` is 3) gives the last such bracket starting on it;
@@ -65,6 +74,7 @@ from connect4_env.validation import check_bool, check_choice, check_int
 __all__ = [
     "DIALECTS",
     "Dialect",
+    "DIALECT_HARNESSES",
     "get_dialect",
     "dialect_and_retries",
     "RETHINK_QUOTE_LENGTH",
@@ -73,7 +83,17 @@ __all__ = [
     "MAX_JSON_TOKENS",
 ]
 
-DIALECTS = ("connect4", "game_arena", "textarena", "json")
+DIALECTS = ("connect4", "game_arena", "deepmind_game_arena", "textarena", "json")
+DIALECT_HARNESSES = {
+    "connect4": "this package's own prompt and reader (1-based columns, letters too)",
+    "game_arena": "Kaggle's Game Arena harness in kaggle-environments (open_spiel_env's connect_four, lenient: "
+    "the last 'Final Answer: N', else the last legal number)",
+    "deepmind_game_arena": "DeepMind's game_arena package (0.1.0: RuleBasedMoveParser then "
+    "SoftMoveParser('connect_four'), strict: only what follows the last ':' or 'is')",
+    "textarena": "TextArena's ConnectFour env ('[col N]')",
+    "json": 'OpenEnv\'s connect4_env action ({"column": N}) and drop_disc tool calls',
+}
+"""The harness whose prompt, reader and retry rule each of `DIALECTS` follows."""
 RETHINK_QUOTE_LENGTH = 1000
 """The most characters of a rejected answer that a Game Arena rethink prompt quotes (its end, where the
 final answer is)."""
@@ -123,12 +143,15 @@ class Dialect:
     @property
     def max_retries(self) -> int:
         """Rejected answers forgiven a move by the harness's rule (then the game is lost)."""
-        return {"connect4": 2, "game_arena": 1, "textarena": 1, "json": 0}[self.name]
+        return {"connect4": 2, "game_arena": 1, "deepmind_game_arena": 3, "textarena": 1, "json": 0}[
+            self.name
+        ]
 
     # -- the prompt ---------------------------------------------------------------------------------
 
     def system_prompt(self, rules: Rules | None = None, player: int = 0) -> str:
-        """The instructions that come before the position ("" for ``game_arena``, whose prompt is one message).
+        """The instructions that come before the position ("" for the Game Arena dialects, whose prompt is one
+        message).
 
         Raises:
             TypeError: ``rules`` is not a [`Rules`][connect4_env.rules.Rules] (or None), ``player`` not an int.
@@ -138,7 +161,7 @@ class Dialect:
         player = check_int("player", player, 0, 1)
         if self.name == "connect4":
             return SYSTEM_PROMPT
-        if self.name == "game_arena":
+        if self.name in ("game_arena", "deepmind_game_arena"):
             return ""
         if self.name == "textarena":
             return (
@@ -193,6 +216,7 @@ class Dialect:
         render = {
             "connect4": self._own,
             "game_arena": self._game_arena,
+            "deepmind_game_arena": self._deepmind_game_arena,
             "textarena": self._textarena,
             "json": self._json,
         }[self.name]
@@ -287,14 +311,19 @@ class Dialect:
                     None, f"column {parsed.column + 1} is full: answer one of the legal columns"
                 )
             return parsed
-        reader = {"game_arena": _read_game_arena, "textarena": _read_textarena, "json": _read_json}[self.name]
+        reader = {
+            "game_arena": _read_game_arena,
+            "deepmind_game_arena": _read_deepmind_game_arena,
+            "textarena": _read_textarena,
+            "json": _read_json,
+        }[self.name]
         return reader(text, board)
 
     def rejection_note(self, answer: str, error: str, tries_left: int, cut_off: bool = False) -> str:
         """What the next prompt adds after a rejected answer: the harness's retry text.
 
         Args:
-            answer: the rejected answer (Game Arena quotes its end).
+            answer: the rejected answer (the Game Arena dialects quote its end).
             error: why it was rejected.
             tries_left: answers left for this move.
             cut_off: the reply was cut off at the length limit (Game Arena then asks for a shorter one).
@@ -320,6 +349,19 @@ class Dialect:
                 "Final Answer: <column_index>\n\n"
                 f"Your previous response concluded with:\n{_printable(answer, RETHINK_QUOTE_LENGTH)}"
             )
+        if (
+            self.name == "deepmind_game_arena"
+        ):  # its RETHINK_WITH_ENV rule (cut-off answers are not told apart)
+            move = _deepmind_move(answer)
+            if move is None:
+                return (
+                    "Your previously suggested move could not be parsed. Think carefully and give a new, legal "
+                    f"move. Your previous response was:\n{_printable(answer, RETHINK_QUOTE_LENGTH)}"
+                )
+            return (
+                f"Your previously suggested move was {echo(move, quote=False)}, which is an illegal move. "
+                "Think carefully and give a new, legal move."
+            )
         if self.name == "textarena":
             return (
                 f"You attempted an invalid move. Reason: {error}. Please resubmit a valid move and remember to "
@@ -329,7 +371,7 @@ class Dialect:
             return f"Your answer was rejected: {error}."
         return rejection_note(error, tries_left)
 
-    # -- the four renderings ------------------------------------------------------------------------
+    # -- the renderings ------------------------------------------------------------------------
 
     def _history_line(self, moves: tuple[int, ...], symbols: str) -> str:
         if not moves:
@@ -398,6 +440,32 @@ class Dialect:
         ]
         lines.append(
             status if status is not None else f"It is your move (player {name}). Choose the best column."
+        )
+        if note:
+            lines.append(note)
+        return "\n".join(lines) + "\n"
+
+    def _deepmind_game_arena(
+        self, board: Board, player: int, moves: tuple[int, ...], note: str | None, status: str | None
+    ) -> str:
+        # DeepMind's PROMPT_TEMPLATE_NO_LEGAL_ACTIONS for connect_four: OpenSpiel's rows spaced out, the moves
+        # as OpenSpiel's action strings, one message
+        name = "xo"[player]
+        lines = ["Let's play connect_four."]
+        if not self.blind:
+            spaced = (" ".join(row) for row in _openspiel_board(board).splitlines())
+            lines += ["The current game state in ASCII notation is:", *spaced]
+        if self.history:
+            lines += ["The moves played so far are:", self._history_line(moves, "xo")]
+        if self.legal_moves and status is None:
+            lines += ["The legal moves are:", " ".join(str(c) for c in board.legal_moves())]
+        lines.append(f"You are playing as player {name}.")
+        lines.append(
+            status
+            if status is not None
+            else "It is now your turn. Play your strongest move; it must be legal. Reason step by step to come "
+            'up with your move, then give your final answer in the format "Final Answer: X", where X is your '
+            "move as a zero-based column number."
         )
         if note:
             lines.append(note)
@@ -473,8 +541,10 @@ def _openspiel_board(board: Board) -> str:
 
 
 def _legal_digits(token: str, board: Board) -> int | None:
-    """The column a number written as ``token`` names, if legal (read as written: ``"03"`` names none)."""
-    if len(token) > 6 or str(int(token)) != token:
+    """The column a number written as ``token`` names, if legal (read as written: ``"03"`` and ``"٣"``
+    name none).
+    """
+    if len(token) > 6 or not token.isascii() or str(int(token)) != token:
         return None
     column = int(token)
     return column if column < board.rules.columns and board.is_legal(column) else None
@@ -486,8 +556,10 @@ def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
     return last[0] if last else None
 
 
-_FINAL_ANSWER = re.compile(r"final\s+answer\s*:\s*(\d+)", re.IGNORECASE | re.ASCII)
-_NUMBER = re.compile(r"\d+", re.ASCII)
+# Kaggle's patterns are Unicode: ``\s`` takes a no-break space, and ``\d+`` a run of any script's digits, which
+# names a column only when it is all ASCII (``3\u0663`` is one number, no column)
+_FINAL_ANSWER = re.compile(r"final\s+answer\s*:\s*(\d+)", re.IGNORECASE)
+_NUMBER = re.compile(r"\d+")
 
 
 def _read_game_arena(text: str, board: Board) -> ParseResult:
@@ -505,6 +577,51 @@ def _read_game_arena(text: str, board: Board) -> ParseResult:
     if final is not None:
         return ParseResult(None, f"Final Answer {echo(final[1], quote=False)} is not a legal column")
     return ParseResult(None, "no legal column index could be read (end with 'Final Answer: <column_index>')")
+
+
+# What DeepMind's RuleBasedMoveParser takes out of the text after the split, in its order (each replaced in
+# turn: "\\box}ed{" loses only its "}"); the two with an escape character (a backspace, a tab) are its own
+# typos, kept since a model could write them
+_DEEPMIND_REMOVED = ("$", "\\boxed{", "\\text{", "\boxed{", "\text{", "}", "*", " ", "`", "\n")
+
+
+def _without_tags(text: str) -> str:
+    """``text`` less each ``<...>`` tag (from a ``<`` to the first ``>`` after it), as ``re.sub("<.*?>", "",
+    text)`` on text without line breaks, in one pass (the lazy regex rescans to the end from each ``<``).
+    """
+    kept = []
+    position = 0
+    while (opening := text.find("<", position)) >= 0 and (closing := text.find(">", opening + 1)) >= 0:
+        kept.append(text[position:opening])
+        position = closing + 1
+    kept.append(text[position:])
+    return "".join(kept)
+
+
+def _deepmind_move(text: str) -> str | None:
+    """The move DeepMind's ``RuleBasedMoveParser`` extracts from ``text``, or None (no ``:`` or ``is``, or
+    nothing left). Its ``"Final Answer: "`` tag always ends before its own colon, so the last ``:`` or ``is``
+    decides.
+    """
+    colon, word = text.rfind(":"), text.rfind("is")
+    if colon < 0 and word < 0:
+        return None
+    move = text[colon + 1 :] if colon > word else text[word + 2 :]
+    move = move.strip(" .")
+    for removed in _DEEPMIND_REMOVED:
+        move = move.replace(removed, "")
+    return _without_tags(move) or None
+
+
+def _read_deepmind_game_arena(text: str, board: Board) -> ParseResult:
+    move = _deepmind_move(text)
+    if move is None:
+        return ParseResult(None, "no move could be read (end with 'Final Answer: <column_index>')")
+    # SoftMoveParser: the player's letter and the move must be one of OpenSpiel's legal action strings
+    legal = [str(column) for column in board.legal_moves()]
+    if move not in legal:
+        return ParseResult(None, f"move {echo(move, quote=False)} is not a legal column ({', '.join(legal)})")
+    return ParseResult(int(move), None)
 
 
 # TextArena's own pattern, Unicode as its regex is: any decimal digit (``[٣]``), any white space after ``col``
@@ -694,6 +811,7 @@ def get_dialect(
     """The dialect ``name`` with its options; None takes the dialect's default.
 
     Defaults: ``connect4`` lists the legal columns, no history; ``game_arena`` neither (as its harness);
+    ``deepmind_game_arena`` shows the moves and no list (its prompt without legal actions);
     ``textarena`` shows the moves (TextArena's message log) and no list; ``json`` lists them
     (``legal_actions``, as OpenEnv), no history. ``blind=True`` turns ``history`` on.
 
@@ -712,6 +830,7 @@ def get_dialect(
         defaults = {
             "connect4": (True, False, False),
             "game_arena": (False, False, False),
+            "deepmind_game_arena": (False, True, False),
             "textarena": (False, True, False),
             "json": (True, False, False),
         }[name]

@@ -269,7 +269,12 @@ def test_the_env_the_server_and_text_policy_read_answers_of_the_same_default_len
     assert TextPolicy(leftmost).max_answer_length == MAX_ANSWER_LENGTH
     # a reasoning answer longer than the former 32,768 (env, server) is read in every dialect, as the harnesses
     # read it
-    finals = {"connect4": "<answer>4</answer>", "game_arena": "Final Answer: 3", "textarena": "[col 3]"}
+    finals = {
+        "connect4": "<answer>4</answer>",
+        "game_arena": "Final Answer: 3",
+        "deepmind_game_arena": "Final Answer: 3",
+        "textarena": "[col 3]",
+    }
     for dialect in DIALECTS:
         env = gym.make("Connect4Text-v0", dialect=dialect, agent_first=True)
         assert env.unwrapped.max_answer_length == MAX_ANSWER_LENGTH

@@ -36,6 +36,23 @@ GAME_ARENA = [
     ("Final Answer: 03", None),
     ("Let me think.\nFinal Answer: 1\nOn reflection:\nFinal Answer: 6", 6),
     ("no idea", None),
+    ("Final Answer: 3\u0663", None),  # one run of digits (Kaggle's \d is Unicode), no column
+    ("I pick \u06633", None),
+]
+# DeepMind's game_arena package: the text after the last ':' or 'is', cleaned, must be a legal column
+DEEPMIND_GAME_ARENA = [
+    ("I'll drop in column 3.\n\nFinal Answer: 3", 3),
+    ("**Final Answer:** 3", 3),
+    ("Final Answer: $\\boxed{4}$", 4),
+    ("Final Answer: <answer>5</answer>.", 5),
+    ("this is 4", 4),
+    ("final answer: 2", 2),
+    ("Final Answer: 3 is best", None),
+    ("Final Answer: column 3", None),
+    ("I considered column 2. Final Answer: 7", None),
+    ("Column 4 is the best move here.", None),
+    ("Final Answer: 03", None),
+    ("3", None),
 ]
 # TextArena's ConnectFour prompt examples and its ActionFormattingWrapper + regex
 TEXTARENA = [
@@ -97,7 +114,13 @@ OWN = [
 
 @pytest.mark.parametrize(
     ("dialect", "cases"),
-    [("game_arena", GAME_ARENA), ("textarena", TEXTARENA), ("json", JSON), ("connect4", OWN)],
+    [
+        ("game_arena", GAME_ARENA),
+        ("deepmind_game_arena", DEEPMIND_GAME_ARENA),
+        ("textarena", TEXTARENA),
+        ("json", JSON),
+        ("connect4", OWN),
+    ],
 )
 def test_each_dialect_reads_its_harness_examples_as_the_harness_does(dialect: str, cases: list) -> None:
     reader = get_dialect(dialect)
@@ -110,6 +133,7 @@ def test_each_dialect_reads_its_harness_examples_as_the_harness_does(dialect: st
 def test_a_full_column_is_rejected_in_every_dialect_and_the_fallbacks_skip_it() -> None:
     for dialect, answer in (
         ("game_arena", "Final Answer: 0"),
+        ("deepmind_game_arena", "Final Answer: 0"),
         ("textarena", "[0]"),
         ("json", '{"column": 0}'),
     ):
@@ -132,15 +156,17 @@ def test_the_game_arena_board_is_openspiels_state_string() -> None:
                 assert (
                     get_dialect("game_arena").observation(board, board.to_move).count(state.to_string()) == 1
                 )
+                spaced = "".join(" ".join(line) + "\n" for line in state.to_string().splitlines())
+                assert get_dialect("deepmind_game_arena").observation(board, board.to_move).count(spaced) == 1
                 column = rng.choice(state.legal_actions())
                 state.apply_action(column)
                 board.play(column)
 
 
 def test_dialects_number_columns_as_their_harness_and_the_hash_tells_prompts_apart() -> None:
-    assert [get_dialect(name).base for name in DIALECTS] == [1, 0, 0, 0]
+    assert [get_dialect(name).base for name in DIALECTS] == [1, 0, 0, 0, 0]
     hashes = {get_dialect(name, history=h).template_hash for name in DIALECTS for h in (False, True)}
-    assert len(hashes) == 8 and all(len(h) == 8 for h in hashes)
+    assert len(hashes) == 10 and all(len(h) == 8 for h in hashes)
     assert get_dialect("json").template_hash == get_dialect("json").template_hash
     assert get_dialect("json", legal_moves=False).template_hash != get_dialect("json").template_hash
 
@@ -182,6 +208,7 @@ def test_hostile_answers_are_read_in_bounded_work() -> None:
         "9" * 100_000,
         "{" * 100_000,
         "drop_disc(column=" + "9" * 50_000 + ")",
+        "Final Answer: " + "<" * 100_000,  # a lazy <.*?> would rescan to the end from each <
     ]
     for dialect in DIALECTS:
         for text in hostile:
