@@ -150,8 +150,9 @@ class ServeOpenEnvConfig:
     agent_first: Literal["yes", "no", "random"] = "yes"
     """Whether the model (the client) moves first: ``yes``, ``no`` or ``random`` (drawn each game)."""
     dialect: str = field(default="connect4", metadata=option(choices=DIALECTS))
-    """How positions are shown and answers read (``connect4``: this package's own, 1-based; ``game_arena``,
-    ``textarena``, ``json``: those harnesses', 0-based)."""
+    """How positions are shown and answers read (``connect4``: this package's own, 1-based; ``game_arena``:
+    Kaggle's Game Arena harness, ``deepmind_game_arena``: DeepMind's ``game_arena`` package, ``textarena``,
+    ``json``: those harnesses', 0-based)."""
     legal_moves: Literal["yes", "no"] | None = None
     """List the legal columns in the text: ``yes`` or ``no`` (default: the dialect's)."""
     history: Literal["yes", "no"] | None = None
@@ -172,7 +173,7 @@ class ServeOpenEnvConfig:
     """What a rejected answer does: ``retry`` (the model answers again) or ``lose`` (the game is lost)."""
     max_retries: int | None = None
     """Rejected answers forgiven per move (with ``--invalid-answer retry``); by default the dialect's rule: 2
-    for ``connect4``, 1 for ``game_arena`` and ``textarena``, 0 for ``json``."""
+    for ``connect4``, 1 for ``game_arena`` and ``textarena``, 3 for ``deepmind_game_arena``, 0 for ``json``."""
     rows: int = 6
     """Board rows."""
     columns: int = 7

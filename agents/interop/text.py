@@ -154,9 +154,10 @@ class TextPolicy:
 
     Each move, the prompt is the dialect's ([`get_dialect`][connect4_env.envs.dialects.get_dialect]): for
     the default ``"connect4"``, the system prompt, a blank line and the position as ``Connect4Text-v0`` shows
-    it; for ``"game_arena"``, ``"textarena"`` and ``"json"``, what those harnesses show, read back by their
-    rules. With ``chat=True``, ``generate`` gets the chat messages (``[{"role", "content"}, ...]``) instead
-    of one string. ``generate`` returns the answer as a ``str`` or a `TextAnswer` (or a dict of its
+    it; for ``"game_arena"`` (Kaggle's Game Arena), ``"deepmind_game_arena"`` (DeepMind's ``game_arena``
+    package), ``"textarena"`` and ``"json"``, what those harnesses show, read back by their rules. With
+    ``chat=True``, ``generate`` gets the chat messages (``[{"role", "content"}, ...]``) instead of one
+    string. ``generate`` returns the answer as a ``str`` or a `TextAnswer` (or a dict of its
     fields), which adds reasoning, token counts and a finish reason to the record.
 
     A rejected answer is asked again with the dialect's retry text, up to ``max_retries`` times a move. If no
@@ -176,9 +177,10 @@ class TextPolicy:
 
     Args:
         generate: the model: a prompt in, an answer out.
-        dialect: a dialect name (``"connect4"``, ``"game_arena"``, ``"textarena"``, ``"json"``).
+        dialect: a dialect name, one of `DIALECTS` (``"connect4"``, ``"game_arena"``,
+            ``"deepmind_game_arena"``, ``"textarena"``, ``"json"``).
         time_limit: seconds per move, all tries together (more than 0, at most a week).
-        max_retries: rejected answers asked again per move (0 to 1,000); None: the dialect's rule (2, 1, 1, 0).
+        max_retries: rejected answers asked again per move (0 to 1,000); None: the dialect's rule (2, 1, 3, 1, 0).
         fallback: ``"random"``, ``"raise"`` or ``"forfeit"``; None: ``"random"`` for ``"connect4"``,
             ``"forfeit"`` for the harnesses' dialects (their rule).
         system_prompt: replaces the dialect's instructions (None keeps them).

@@ -89,8 +89,8 @@ class Connect4TextEnv(gym.Env):
     | argument | default | meaning |
     |---|---|---|
     | `invalid_answer` | `"retry"` | `"retry"`: a rejected answer costs 0 and is explained in the next observation, up to `max_retries` times a move, then loses; `"lose"`: it loses at once |
-    | `max_retries` | None | rejected answers forgiven per move under `"retry"` (at most 1,000,000); None: the dialect's rule (2 for `"connect4"`, 1 for `"game_arena"` and `"textarena"`, 0 for `"json"`) |
-    | `dialect` | `"connect4"` | how the position is shown and the answer read: this package's own, or Game Arena's, TextArena's or OpenEnv's JSON ([`connect4_env.envs.dialects`][connect4_env.envs.dialects]); the observation and the grammar described here are `"connect4"`'s |
+    | `max_retries` | None | rejected answers forgiven per move under `"retry"` (at most 1,000,000); None: the dialect's rule (2 for `"connect4"`, 1 for `"game_arena"` and `"textarena"`, 3 for `"deepmind_game_arena"`, 0 for `"json"`) |
+    | `dialect` | `"connect4"` | how the position is shown and the answer read: this package's own, or Game Arena's (Kaggle's harness or DeepMind's package), TextArena's or OpenEnv's JSON ([`connect4_env.envs.dialects`][connect4_env.envs.dialects]); the observation and the grammar described here are `"connect4"`'s |
     | `legal_moves`, `history`, `blind` | None | the dialect's options: list the legal columns, show both players' moves, hide the board (None: the dialect's default) |
     | `max_answer_length` | 1,000,000 | longer answers are rejected unread (1 to 1,000,000: `MAX_ANSWER_LENGTH`, the default of `serve-openenv` and `TextPolicy` too); None: the default |
     | `rows`, `columns`, `win_length`, `opponent`, `opponent_kwargs`, `agent_first` | as `Connect4-v0` | [`MatchSettings`][connect4_env.envs.settings.MatchSettings]'s fields (all but `illegal_action`: a rejected answer is `invalid_answer`'s), passed to `Connect4Env`; kept as `env.settings` |
