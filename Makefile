@@ -134,10 +134,17 @@ test-openenv-core: $(OPENENV_CORE_STAMP)
 	$(OPENENV_CORE_VENV)/bin/python -m pytest -q -p no:cacheprovider $(OPENENV_TESTS)
 
 # TextPolicy driven by a tiny transformers model built in the tests (the llm extra, into the main venv; torch stays
-# the train extra's pinned CPU build).
-test-llm: $(STAMP)
+# the train extra's pinned CPU build), and the two Game Arena dialects against their harnesses' own parsers on the
+# same answers: DeepMind's game_arena 0.1.0 without its dependencies (google-genai, anthropic, openai, aiohttp...;
+# its parsers import only chess, absl and open_spiel, the last two the openspiel extra's), and kaggle-environments'
+# connect_four harness file from .venv-kaggle (kaggle-environments itself pulls litellm; the file needs pyspiel).
+test-llm: $(STAMP) $(KAGGLE_STAMP)
 	$(PY) $(PIP_INSTALL) -e ".[llm]"
+	if $(PY) -c "import sys; sys.exit(sys.version_info < (3, 11))"; then \
+	  $(PY) $(PIP_INSTALL) --no-deps "game_arena==0.1.0" "chess>=1.10" && $(PY) -c "import game_arena.harness.parsers"; \
+	else echo "game_arena 0.1.0 needs Python 3.11+: DeepMind's parser agreement tests skip"; fi
 	$(PY) -m pytest -m llm -q -p no:cacheprovider tests/interop/test_hf_text.py
+	KAGGLE_PYTHON=$(KAGGLE_VENV)/bin/python $(PY) -m pytest -q -p no:cacheprovider tests/env/envs/test_game_arena_parsers.py
 	$(PY) -m pytest -q -p no:cacheprovider tests/test_docs.py -k llm.md
 
 # The side venvs; `make -j4 install venvs` installs them and the main one at once (as CI does: one pip keeps

@@ -211,7 +211,10 @@ def kaggle_reading() -> Reading:
     """The column Kaggle's connect_four harness reads from an answer (None: a rethink)."""
     root = _kaggle_environments_root()
     if root is None or not (root / KAGGLE_HARNESS).is_file():
-        pytest.skip("kaggle-environments is not installed here or in KAGGLE_PYTHON (make test-llm sets it)")
+        missing = f"kaggle-environments' connect_four harness ({KAGGLE_HARNESS}) is not installed"
+        if os.environ.get("KAGGLE_PYTHON"):  # asked for by name (make test-llm): its absence is a failure
+            pytest.fail(f"{missing} in KAGGLE_PYTHON={os.environ['KAGGLE_PYTHON']}")
+        pytest.skip(f"{missing} here, and KAGGLE_PYTHON is not set (make test-llm sets it)")
     stubs = {"kaggle_environments.core_harness": types.ModuleType("kaggle_environments.core_harness")}
     stubs["kaggle_environments.core_harness"].ParseResult = _ParseResult  # type: ignore[attr-defined]
     if importlib.util.find_spec("pyspiel") is None:  # parse_response itself never calls it
