@@ -3,6 +3,7 @@
     python scripts/kaggle_submission.py mcts -o main.py
     python scripts/kaggle_submission.py alphazero -o submission.tar.gz
     python scripts/kaggle_submission.py solver --move-seconds 1.0 -o main.py
+    python scripts/kaggle_submission.py ntuple -o main.py
 
 The file carries our rules and agents (and the model an AlphaZero spec plays) and needs only numpy on Kaggle
 (torch too for AlphaZero). Each move searches for Kaggle's actTimeout less a margin, or --move-seconds if
@@ -11,6 +12,9 @@ other agents' endgames (--no-endgame: the agent plays every move), and no move i
 fresh machine no move waits for numba's compilation or torch's import: they happen in the background while
 plain-Python MCTS plays the first moves, for half their time. Its packages have names of their own, so several
 submissions run in one process. Try it locally: kaggle_environments.make("connectx").run(["main.py", "negamax"]).
+
+An n-tuple network (``ntuple``, ``ntuple:<model.npz>``) is written as numpy code and its tables alone, no package
+of ours: it plays every move itself, without search, from the first (--move-seconds is refused).
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ class KaggleSubmissionConfig:
     """The options of ``connect4 kaggle-submission``."""
 
     spec: str = field(default="", metadata=option(positional=True))
-    """The agent to submit: ``mcts``, ``mcts:0.5s``, ``solver``, ``alphazero``, ``alphazero:<model.zip>``."""
+    """The agent to submit: ``mcts``, ``mcts:0.5s``, ``solver``, ``alphazero``, ``alphazero:<model.zip>``,
+    ``ntuple``, ``ntuple:<model.npz>``."""
     out: str = field(default="main.py", metadata=option(flags=("-o", "--out")))
     """The file to write: ``main.py`` (any ``.py`` name) or a ``.tar.gz`` holding it."""
     move_seconds: float | None = field(default=None, metadata=option(type=_seconds))

@@ -30,9 +30,13 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from connect4_agents._support.files import atomic_write
+from connect4_agents.interop import kaggle_ntuple
 from connect4_agents.interop.kaggle import make_kaggle_agent
+from connect4_agents.ntuple.agent import shipped_model_path
+from connect4_agents.ntuple.files import load_network
 from connect4_env import __version__
 from connect4_env.policy import ENTRY_POINT_GROUP, policy_names
+from connect4_env.validation import check_int
 
 __all__ = ["write_kaggle_submission", "submission_source", "renamed_source"]
 
@@ -225,6 +229,7 @@ _ALLOWED_FORMS = {
     "sb3": "sb3:<model.zip>",
     "alphazero": "alphazero[:<model.zip>][:<simulations>]",
     "mcts": "mcts[:<playouts>|:<seconds>s]",
+    "ntuple": "ntuple[:<model.npz>]",
 }
 
 
@@ -263,6 +268,8 @@ def submission_source(
         reason = _UNPLAYABLE.get(name, "its code is not ours, so the submission does not carry it")
         allowed = ", ".join(_ALLOWED_FORMS.get(n, n) for n in sorted(ours) if n not in _UNPLAYABLE)
         raise ValueError(f"a Kaggle submission cannot play {spec!r}: {reason}; allowed: {allowed}")
+    if name == "ntuple":
+        return _ntuple_source(spec, move_seconds=move_seconds, seed=seed)
     # the spec (its file read) and the options are checked before anything is written
     make_kaggle_agent(spec, move_seconds=move_seconds, seed=seed, endgame=endgame)
     carried, suffix = value, ""  # the file the spec names, and what follows it in the spec
@@ -303,6 +310,50 @@ def submission_source(
         suffix=suffix,
         payload="\n".join(payload[i : i + 100] for i in range(0, len(payload), 100)),
     )
+
+
+_NTUPLE_HEADER = """\
+# Kaggle ConnectX agent: the n-tuple network {spec!r} from connect4-env {version} (written by
+# connect4 kaggle-submission): {network}.
+# Needs numpy only. Kaggle plays this file's last function, agent(observation, configuration). The code below is
+# connect4_agents.interop.kaggle_ntuple; the network's tables follow it.
+"""
+_NTUPLE_TAIL = '''
+
+NETWORK = """{payload}"""
+_AGENT = NTupleKaggleAgent(decode_network(NETWORK), seed={seed!r})
+
+
+def agent(observation, configuration):
+    return _AGENT(observation, configuration)
+'''
+
+
+def _ntuple_source(spec: str, *, move_seconds: float | None, seed: int | None) -> str:
+    """The ``main.py`` of an n-tuple spec: `kaggle_ntuple`'s source, the network and ``agent()`` (numpy only)."""
+    if move_seconds is not None:
+        raise ValueError(
+            f"move_seconds does not apply to {spec!r}: the n-tuple network plays without search, in milliseconds"
+        )
+    if seed is not None:
+        seed = check_int("seed", seed, 0)
+    _, colon, value = spec.partition(":")
+    network = load_network(value if colon else shipped_model_path())
+    rules, (n_tuples, length) = network.rules, network.tuples.shape
+    payload = kaggle_ntuple.encode_network(
+        rules.rows, rules.columns, rules.win_length, network.tuples, network.weights
+    )
+    games = network.meta.get("games")
+    trained = f"; {games:,} games of self-play" if isinstance(games, int) else ""
+    header = _NTUPLE_HEADER.format(
+        spec=spec,
+        version=__version__,
+        network=f"{rules.rows}x{rules.columns}, {rules.win_length} in a row, {n_tuples} tuples of {length} cells"
+        f"{trained}",
+    )
+    body = Path(kaggle_ntuple.__file__).read_text(encoding="utf-8")
+    lines = "\n".join(payload[i : i + 100] for i in range(0, len(payload), 100))
+    return header + body + _NTUPLE_TAIL.format(payload=lines, seed=seed)
 
 
 def write_kaggle_submission(

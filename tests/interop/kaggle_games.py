@@ -12,9 +12,10 @@ b.py and b.py against a.py, both in this process, then each file's policy as its
 
 Prints one JSON line: for ``negamax`` the counted games' wins, draws, losses, the games whose status was not
 DONE (an error, an invalid column, a timeout) and the most overage time (Kaggle's 60 s bank) one game used, and
-the cold game; for ``duel`` each game's statuses and logs and each file's policy. Both report numba's
-compilations by thread (numba's event API): a compilation on the thread that plays the moves is one that a
-move waited for.
+the cold game (with each of its moves' seconds, as Kaggle timed them); for ``duel`` each game's statuses and
+logs and each file's policy. Both report numba's compilations by thread (numba's event API): a compilation on
+the thread that plays the moves is one that a move waited for. ``random`` in place of ``negamax`` plays Kaggle's
+built-in random agent instead.
 """
 
 import collections
@@ -53,6 +54,7 @@ def game(agents: list, configuration: dict) -> dict:
             step[side] for step in env.logs if len(step) > side and step[side] and "duration" in step[side]
         ]
         logs = [entry.get("stderr", "") for entry in moved]
+        durations = [round(entry["duration"], 4) for entry in moved]
         bank = min(step[side].observation.get("remainingOverageTime", 60) for step in steps)
         sides.append(
             {
@@ -60,6 +62,7 @@ def game(agents: list, configuration: dict) -> dict:
                 "reward": steps[-1][side].reward,
                 "logs": [log for log in logs if log],
                 "first_log": logs[0] if logs else "",
+                "durations": durations,
                 "overage_used": round(60 - bank, 2),
             }
         )
@@ -72,6 +75,8 @@ def warm_up(path: str, configuration: dict) -> dict:
     with open(path) as source:
         exec(compile(source.read(), path, "exec"), namespace)  # as kaggle-environments loads it: no __file__
     agent = namespace["_AGENT"]
+    if not hasattr(agent, "warm_up"):  # a numpy-only submission (the n-tuple network): nothing loads later
+        return {"loaded": True, "module": None, "file": None, "policy": type(agent).__name__}
     board = {"rows": 6, "columns": 7, "inarow": 4, **configuration}
     loaded = agent.warm_up(board, timeout=900)
     module = sys.modules[type(agent).__module__]  # the submission's own copy of our Kaggle module
@@ -84,17 +89,17 @@ def warm_up(path: str, configuration: dict) -> dict:
     }
 
 
-def play(path: str, games: int, configuration: dict, sides: str = "both") -> dict:
+def play(path: str, games: int, configuration: dict, sides: str = "both", opponent: str = "negamax") -> dict:
     results = {"games": games, "wins": 0, "draws": 0, "losses": 0, "errors": [], "overage_used": 0.0}
     start = time.perf_counter()
     first = 0 if sides in ("both", "first") else 1
-    cold = game([path, "negamax"] if first == 0 else ["negamax", path], configuration)["sides"][first]
+    cold = game([path, opponent] if first == 0 else [opponent, path], configuration)["sides"][first]
     results["cold"] = cold
     results["warm_up"] = warm_up(path, configuration)
     for index in range(games):
         # "both": even games the submission moves first, odd games second; "first" / "second": always
         side = index % 2 if sides == "both" else ("first", "second").index(sides)
-        ours = game([path, "negamax"] if side == 0 else ["negamax", path], configuration)["sides"][side]
+        ours = game([path, opponent] if side == 0 else [opponent, path], configuration)["sides"][side]
         if ours["status"] != "DONE":
             results["errors"].append(
                 f"game {index} (side {side}): {ours['status']} {''.join(ours['logs'])[-1500:]}"
@@ -122,4 +127,4 @@ if __name__ == "__main__":
     else:
         config = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
         sides = sys.argv[5] if len(sys.argv) > 5 else "both"
-        print(json.dumps(play(sys.argv[2], int(sys.argv[3]), config, sides)))
+        print(json.dumps(play(sys.argv[2], int(sys.argv[3]), config, sides, opponent=sys.argv[1])))
