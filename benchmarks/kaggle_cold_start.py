@@ -1,6 +1,6 @@
 """A Kaggle submission's first move on a machine that never ran it, against Kaggle's own negamax's first move.
 
-    python benchmarks/kaggle_cold_start.py                       # 5 runs of each of mcts, solver, alphazero
+    python benchmarks/kaggle_cold_start.py                       # 5 runs of each of mcts, solver, alphazero, ntuple
     python benchmarks/kaggle_cold_start.py --runs 2 --agents mcts
 
 Each run is a new process in the kaggle-environments venv (``.venv-kaggle``, which holds no copy of our
@@ -28,7 +28,7 @@ from pathlib import Path
 from connect4_agents.interop.kaggle_submission import write_kaggle_submission
 
 ROOT = Path(__file__).resolve().parents[1]
-AGENTS = ("mcts", "solver", "alphazero")
+AGENTS = ("mcts", "solver", "alphazero", "ntuple")
 # plays the games and prints, as JSON, each side's move times per game and the submission's statuses; then waits
 # for the submission's loading threads, so that the process ends with nothing half done
 RUN = """
