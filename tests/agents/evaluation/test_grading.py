@@ -493,6 +493,10 @@ class _ScriptedModel:
     [
         ("connect4", ["1", "2", "3", "4", "column 9", "no idea"]),  # a random move after the retries
         ("game_arena", ["Final Answer: 0", "Final Answer: 2", "Final Answer: 3", "Final Answer: 9", "hmm"]),
+        (
+            "deepmind_game_arena",
+            ["Final Answer: 0", "Final Answer: 2", "Final Answer: 1 is best", "9", "hmm"],
+        ),
     ],
 )
 def test_a_text_policys_counts_agree_with_its_own(dialect: str, answers: list[str], tmp_path: Path) -> None:

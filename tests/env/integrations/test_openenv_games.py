@@ -29,6 +29,7 @@ SCORES = {"win": 1.0, "draw": 0.5, "loss": 0.0}  # RFC 004's win / draw / loss, 
 ANSWERS = {
     "connect4": lambda column: f"I play column {column + 1}",
     "game_arena": lambda column: f"The centre is strong.\nFinal Answer: {column}",
+    "deepmind_game_arena": lambda column: f"The centre is strong.\n**Final Answer:** {column}",
     "textarena": lambda column: f"I will drop my disc in [col {column}]",
     "json": lambda column: json.dumps({"column": column}),
 }
@@ -91,7 +92,7 @@ def play_both_seats(
     return steps, board, moves
 
 
-@pytest.mark.parametrize("dialect", ["game_arena", "json", "textarena", "connect4"])
+@pytest.mark.parametrize("dialect", ["game_arena", "deepmind_game_arena", "json", "textarena", "connect4"])
 def test_one_client_plays_both_seats_to_the_end_in_each_dialect(two_seats: str, dialect: str) -> None:
     with client(two_seats) as env:
         first = env.reset(dialect=dialect)
@@ -116,7 +117,9 @@ def test_one_client_plays_both_seats_to_the_end_in_each_dialect(two_seats: str, 
             env.reset(dialect=dialect)
 
 
-@pytest.mark.parametrize(("dialect", "forgiven"), [("json", 0), ("game_arena", 1), ("connect4", 2)])
+@pytest.mark.parametrize(
+    ("dialect", "forgiven"), [("json", 0), ("game_arena", 1), ("connect4", 2), ("deepmind_game_arena", 3)]
+)
 def test_a_rejected_answer_past_the_dialects_retries_loses_for_the_player_to_move(
     two_seats: str, dialect: str, forgiven: int
 ) -> None:
