@@ -14,7 +14,8 @@ input (Ctrl-D) quits (exit code 0), leaving the game in progress unfinished and 
 A solver on 6x7 needs the opening book (the book extra) for its opening moves: without it, play refuses at once.
 --record PATH appends every finished game to a records file (see scripts/replay.py).
 
-Agent specs: human, random, mcts:<playouts>, mcts:<seconds>s, solver, qlearning:<table.npz>, sb3:<model.zip>.
+Agent specs: human, random, mcts:<playouts>, mcts:<seconds>s, solver, qlearning:<table.npz>, ntuple,
+ntuple:<model.npz>, sb3:<model.zip>, alphazero, alphazero:<simulations>, shield:<spec>.
 """
 
 from __future__ import annotations

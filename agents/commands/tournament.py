@@ -6,7 +6,8 @@
     python scripts/tournament.py random mcts:100 --backend ray --address auto       # on a running Ray cluster
     python scripts/tournament.py mcts:100 solver --games 4 --games-out games.jsonl  # records for replay.py
 
-Agent specs: random, solver, mcts:<playouts>, mcts:<seconds>s, qlearning:<table.npz>, sb3:<model.zip>.
+Agent specs: random, solver, mcts:<playouts>, mcts:<seconds>s, qlearning:<table.npz>, ntuple, ntuple:<model.npz>,
+sb3:<model.zip>, alphazero, alphazero:<simulations>, shield:<spec>.
 Prints each pairing's W/D/L (from the first-named agent's side) with a 95 % interval on its score, then
 Bradley-Terry Elo ratings (draws count half a point) with 95 % bootstrap intervals, anchored at random = 0
 (or at --anchor). The same --seed plays the same games on any backend and number of workers. Ctrl-C stops

@@ -20,7 +20,9 @@ an HTML replay by ``scripts/replay.py``. A line::
 - ``search`` (optional): one entry per move, the mover's ``move_info()`` (None for a policy without one):
   MCTS ``{"kind": "mcts", "column", "visits", "values", "proven", "playouts"}`` (values are mean results for
   the mover, win 1 draw 1/2, None where never tried); solver ``{"kind": "solver", "column", "scores"}``
-  (exact scores, positive a win, None for a full column). Entries of another ``kind`` are kept as they are.
+  (exact scores, positive a win, None for a full column); n-tuple ``{"kind": "ntuple", "column", "values"}``
+  (afterstate values for the mover, -1 to 1, None for a full column). Entries of another ``kind`` are kept as
+  they are.
 """
 
 from __future__ import annotations
@@ -316,6 +318,14 @@ def _check_search(entry: Any, rules: Rules, column: int, index: int) -> None:
             _per_column(entry, "proven", rules, index, lambda v: v in (None, "win", "draw", "loss"))
     elif entry["kind"] == "solver":
         _per_column(entry, "scores", rules, index, lambda v: v is None or type(v) is int)
+    elif entry["kind"] == "ntuple":
+        _per_column(
+            entry,
+            "values",
+            rules,
+            index,
+            lambda v: v is None or (type(v) in (int, float) and math.isfinite(v) and -1 <= v <= 1),
+        )
 
 
 class _KeptGames(Protocol):

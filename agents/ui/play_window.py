@@ -382,6 +382,10 @@ class PlayWindow:
                     label = "D" if score == 0 else f"{'W' if score > 0 else 'L'}{plies}"
                     colour = WINNING if score > 0 else _GREY if score == 0 else _RED_TEXT
                     self._text(label, size, colour, (x, line_one))
+            elif kind == "ntuple":
+                values = info.get("values", [])
+                if column < len(values) and values[column] is not None:
+                    self._text(f"{values[column]:+.2f}", size, _WHITE, (x, line_one))
 
     def _draw_status(self) -> None:
         board, names = self.board, self.names
@@ -401,9 +405,8 @@ class PlayWindow:
             status = f"{seat_name[board.to_move]} to move"
         if self.view is not None and self.show_numbers:
             kind = self.view[1].get("kind")
-            status += "   [under the board: " + (
-                "playout share and mean value]" if kind == "mcts" else "solver's verdicts]"
-            )
+            shown = {"mcts": "playout share and mean value]", "ntuple": "afterstate values]"}
+            status += "   [under the board: " + shown.get(kind, "solver's verdicts]")
         centre = self.width // 2
         self._text(status, 22, _WHITE, (centre, self.status_top + 14))
         self._text("N new game   U undo   S swap sides   Esc quit", 18, _GREY, (centre, self.status_top + 38))

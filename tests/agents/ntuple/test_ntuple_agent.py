@@ -178,3 +178,16 @@ def test_the_shield_wraps_the_network(model: Path) -> None:
         """
     )
     assert shielded.act(observation_planes(board), action_mask(board)) == 3  # blocks the three in a row
+
+
+def test_a_game_record_keeps_the_networks_values_and_reads_back(model: Path, tmp_path: Path) -> None:
+    from connect4_agents.evaluation.arena import play_game
+    from connect4_agents.evaluation.records import game_log, read_games, write_games
+
+    agent = NTupleAgent.load(model, seed=0)
+    record = play_game((agent, policy_from_spec("random", seed=1)), Rules(), record_search=True)
+    assert record.search[0]["kind"] == "ntuple" and len(record.search[0]["values"]) == 7
+    path = tmp_path / "games.jsonl"
+    write_games(path, [game_log(record, ["ntuple", "random"], Rules())])
+    again = read_games(path)[0]
+    assert again.search[0] == record.search[0]
