@@ -30,9 +30,8 @@ __all__ = ["NumpyNTuple", "NTupleKaggleAgent", "encode_network", "decode_network
 STATES = 4  # a cell's states, as connect4_agents.ntuple.kernels reads them: empty, mark 1, mark 2, playable
 PLAYABLE = 3
 MAX_LENGTH = 12  # cells per tuple, as the network files allow
-MAX_ENTRIES = (
-    1 << 29
-)  # table entries a decoded network may hold (2 GiB of float32), as the network files allow
+# table entries a decoded network may hold (2 GiB of float32), as the network files allow
+MAX_ENTRIES = 1 << 29
 _MEMBERS = ("board", "tuples", "gaps", "values")
 
 
@@ -264,7 +263,8 @@ def read_kaggle_call(observation: Any, configuration: Any) -> tuple[tuple[int, i
     Raises:
         TypeError: a size, mark or cell that is not an integer, or a board that is not a list.
         ValueError: a missing field, a size below 1, a board of the wrong length, a cell other than 0/1/2, a
-            mark other than 1/2 or one the stone counts do not give the move, a stone above an empty cell.
+            mark other than 1/2 or one the stone counts do not give the move, a stone above an empty cell, a
+            full board.
     """
     rows = _integer(_field(configuration, "rows", "configuration"), "configuration.rows", 1)
     columns = _integer(_field(configuration, "columns", "configuration"), "configuration.columns", 1)
@@ -282,6 +282,8 @@ def read_kaggle_call(observation: Any, configuration: Any) -> tuple[tuple[int, i
     floating = np.flatnonzero((filled[1:] & ~filled[:-1]).any(axis=0))
     if floating.size:
         raise ValueError(f"observation.board: column {floating[0]} has a stone above an empty cell")
+    if filled.all():
+        raise ValueError("observation.board is full: there is no move to make")
     n_first, n_second = int((grid == 1).sum()), int((grid == 2).sum())
     if mark != (1 if n_first == n_second else 2 if n_first == n_second + 1 else 0):
         raise ValueError(

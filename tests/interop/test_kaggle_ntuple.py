@@ -261,6 +261,7 @@ O . . X . X
         ({"board": [0] * 42, "mark": 2}, CONFIG, ValueError, "observation.mark is 2"),
         ({"board": floating, "mark": 2}, CONFIG, ValueError, "column 3 has a stone above an empty cell"),
         ({"mark": 1}, CONFIG, ValueError, "no 'board' field"),
+        ({"board": [1, 2] * 21, "mark": 1}, CONFIG, ValueError, "full"),
         ({"board": [0] * 42, "mark": 1}, {**CONFIG, "rows": "6"}, TypeError, "configuration.rows"),
     ]
     for observation, configuration, error, message in bad:
