@@ -1,26 +1,28 @@
-"""MCTS and tabular Q-learning for Connect Four: the original project's three modes, done right.
+"""MCTS against a learner: the n-tuple network on 6x7, or tabular Q-learning on 4x5, and MCTS against itself.
 
-    python scripts/mcts_vs_qlearning.py mcts-vs-mcts               # one 6x5 game, every search shown
-    python scripts/mcts_vs_qlearning.py mcts-vs-mcts --games 50    # a W/D/L summary instead
-    python scripts/mcts_vs_qlearning.py train                       # Q-learning on 4x5 against MCTS(40)
-    python scripts/mcts_vs_qlearning.py match --table runs/qlearning/qtable.npz   # the match mode: vs MCTS(10)
-    python scripts/mcts_vs_qlearning.py demo                        # a short train, then a match (make run)
+    python scripts/mcts_vs_qlearning.py demo                        # the shipped n-tuple network vs MCTS (make run)
+    python scripts/mcts_vs_qlearning.py demo --cpu-minutes 5        # train a network for 5 CPU-minutes, then its match
+    python scripts/mcts_vs_qlearning.py train                       # n-tuple TD(lambda) self-play on 6x7
+    python scripts/mcts_vs_qlearning.py match --model runs/match-ntuple/model.npz   # a saved network vs MCTS
+    python scripts/mcts_vs_qlearning.py demo --learner qlearning    # a short Q-learning run on 4x5, then its match
+    python scripts/mcts_vs_qlearning.py train --learner qlearning   # Q-learning on 4x5 against MCTS(40)
+    python scripts/mcts_vs_qlearning.py match --table runs/qlearning/qtable.npz   # a saved Q-table vs MCTS(10)
+    python scripts/mcts_vs_qlearning.py mcts-vs-mcts                # one 6x5 game, every search shown
 
-Outputs go under runs/<name>/: the Q-table (qtable.npz), the learning curve (curve.png, curve.json) and
-match results (match.json). Ctrl-C during training saves the table trained so far (and its curve) and exits
-130; output folders and files are checked before any work starts.
+The learner's model goes under runs/<name>/ with its learning curve: the n-tuple network's model.npz,
+checkpoint.npz, curve.csv and curve.png (as ``connect4 train-ntuple`` writes them; a run started again on the
+same folder resumes), or the Q-table's qtable.npz, curve.png and curve.json; a match writes match.json. Ctrl-C
+during training keeps what was trained (the n-tuple run's last checkpoint, the Q-table so far) and exits 130;
+output folders and files are checked before any work starts.
 """
 
 from __future__ import annotations
 
 import argparse
-import inspect
-import math
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
 from connect4_agents import policy_from_spec
 from connect4_agents._support.cli import (
@@ -28,31 +30,64 @@ from connect4_agents._support.cli import (
     check_output_file,
     check_outputs_spare_inputs,
     command_parser,
-    positive_int,
     run_cli,
     shown_path,
 )
-from connect4_agents._support.config_cli import add_options, option
-from connect4_agents.evaluation.matches import play_recorded_game, play_recorded_match, qtable_against_mcts
+from connect4_agents._support.config_cli import add_options
+from connect4_agents.commands._match_options import DEMO_EPISODES, MODE_CONFIGS
+from connect4_agents.evaluation.matches import (
+    Learner,
+    model_against_mcts,
+    play_recorded_game,
+    play_recorded_match,
+)
 from connect4_agents.mcts.agent import MCTSAgent
+from connect4_agents.ntuple.run import NTupleTrainConfig, train_ntuple
 from connect4_agents.qlearning.agent import QLearningAgent
 from connect4_agents.qlearning.train import CURVE_JSON, CURVE_PNG, TABLE_FILE, train_and_save
 from connect4_env import Board, Rules
 from connect4_env.render import render_ansi
 
-__all__ = [
-    "MctsVsMctsConfig",
-    "QLearningTrainConfig",
-    "QTableMatchConfig",
-    "DemoConfig",
-    "MODE_CONFIGS",
-    "build_parser",
-    "run",
-    "main",
-]
+__all__ = ["build_parser", "run", "main"]
 
 # the settings --preset default lets the user override, one option each
 _SETTINGS = ("alpha", "gamma", "epsilon", "epsilon_min", "exploration_fraction", "epsilon_decay", "rewards")
+# every Q-learning option (None: not given), refused with --learner ntuple
+_QLEARNING_ONLY = ("opponent", "preset", *_SETTINGS, "window")
+
+# each learner's board, training budget, output folder and MCTS opponent where the option is not given: the
+# n-tuple network learns the standard board; a Q-table only a small one (see docs/agents/qlearning.md)
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "ntuple": {
+        "rows": 6,
+        "columns": 7,
+        "cpu_minutes": 10.0,
+        "out": "runs/match-ntuple",
+        "mcts_playouts": 1000,
+    },
+    "qlearning": {"rows": 4, "columns": 5, "episodes": 50_000, "out": "runs/qlearning", "mcts_playouts": 10},
+}
+_CURVE_POINTS, _CURVE_GAMES = 4, 10  # the n-tuple run's curve: points, and games against perfect play at each
+
+
+def _default(args: argparse.Namespace, name: str) -> Any:
+    """The option ``name``, or the learner's default where it was not given."""
+    value = getattr(args, name)
+    return _DEFAULTS[args.learner][name] if value is None else value
+
+
+def _check_learner_options(args: argparse.Namespace) -> None:
+    """Refuse a Q-learning option with ``--learner ntuple`` and ``--cpu-minutes`` with ``--learner qlearning``."""
+    if args.learner == "ntuple":
+        given = [name for name in _QLEARNING_ONLY if getattr(args, name) is not None]
+        if given:
+            flags = ", ".join("--" + name.replace("_", "-") for name in given)
+            raise ValueError(
+                f"{flags}: Q-learning option(s); add --learner qlearning (the n-tuple learner takes --cpu-minutes "
+                "or --episodes here, and every setting in connect4 train-ntuple)"
+            )
+    elif args.cpu_minutes is not None:
+        raise ValueError("--cpu-minutes trains the n-tuple learner; Q-learning trains for --episodes")
 
 
 def _records_written(path: Path) -> None:
@@ -102,27 +137,29 @@ def mcts_vs_mcts(args: argparse.Namespace) -> int:
     return 0
 
 
-def train(args: argparse.Namespace) -> Path:
+def train_qtable(args: argparse.Namespace) -> Path:
     """Train a Q-table and save it with its curve; returns the table's path."""
-    rules = Rules(args.rows, args.columns, args.win_length)
+    rules = Rules(_default(args, "rows"), _default(args, "columns"), args.win_length)
     if args.preset == "original":
         agent = QLearningAgent.original(rules, seed=args.seed)
     else:
         settings = {name: getattr(args, name) for name in _SETTINGS if getattr(args, name) is not None}
         agent = QLearningAgent(rules, seed=args.seed, **settings)
+    opponent_spec = args.opponent or "mcts:40"
     opponent = (
-        agent if args.opponent == "self" else policy_from_spec(args.opponent, seed=args.seed + 1, rules=rules)
+        agent if opponent_spec == "self" else policy_from_spec(opponent_spec, seed=args.seed + 1, rules=rules)
     )
-    out = check_output_dir(args.out or "runs/qlearning")
-    print(f"training {agent!r} against {args.opponent} for {args.episodes:,} episodes -> {shown_path(out)}")
+    out = check_output_dir(_default(args, "out"))
+    episodes = _default(args, "episodes")
+    print(f"training {agent!r} against {opponent_spec} for {episodes:,} episodes -> {shown_path(out)}")
     try:
         trained = train_and_save(
             agent,
             opponent,
-            args.episodes,
+            episodes,
             out,
-            opponent_name=args.opponent,
-            window=args.window,
+            opponent_name=opponent_spec,
+            window=args.window or 1000,
             progress=not args.quiet,
         )
     except KeyboardInterrupt:
@@ -145,16 +182,66 @@ def train(args: argparse.Namespace) -> Path:
     return trained.table
 
 
+def train_network(args: argparse.Namespace) -> Path:
+    """Train an n-tuple network by TD(lambda) self-play (`train_ntuple`, a short curve, no final games) and
+    save it with its curve; returns the model's path.
+    """
+    out = check_output_dir(_default(args, "out"))
+    config = NTupleTrainConfig(
+        cpu_minutes=None if args.episodes is not None else _default(args, "cpu_minutes"),
+        games=args.episodes,
+        out=str(out),
+        rows=_default(args, "rows"),
+        columns=_default(args, "columns"),
+        win_length=args.win_length,
+        seed=args.seed,
+        curve_points=_CURVE_POINTS,
+        curve_games=_CURVE_GAMES,
+        final_games=0,
+        progress=not args.quiet,
+    )
+    config.check()
+    model, _, _ = train_ntuple(config, say=print)
+    written = [model] + [
+        out / name for name in ("checkpoint.npz", "curve.csv", "curve.png") if (out / name).exists()
+    ]
+    print(f"saved {', '.join(shown_path(path) for path in written)}")
+    if not (out / "curve.png").exists():
+        print("matplotlib is not installed: no curve.png (pip install -e '.[train]')")
+    return model
+
+
+def train(args: argparse.Namespace) -> Path:
+    """Train the chosen learner and save its model with its curve; returns the model's path.
+
+    Raises:
+        ValueError: another learner's option, or a bad setting.
+    """
+    _check_learner_options(args)
+    return train_network(args) if args.learner == "ntuple" else train_qtable(args)
+
+
+def _learner_and_model(args: argparse.Namespace) -> tuple[Learner, str | None]:
+    """The learner whose model the match plays: a Q-table with ``--table``, else an n-tuple network."""
+    if args.table is not None and args.model is not None:
+        raise ValueError("give --model (an n-tuple network) or --table (a Q-table), not both")
+    return ("qlearning", args.table) if args.table is not None else ("ntuple", args.model)
+
+
 def match(args: argparse.Namespace) -> int:
-    """A saved Q-table against MCTS; the results printed and written as JSON."""
-    out = check_output_file(args.out if args.out else Path(args.table).with_name("match.json"))
+    """A saved model against MCTS; the results printed and written as JSON."""
+    learner, model = _learner_and_model(args)
+    default_out = Path("runs/match/match.json") if model is None else Path(model).with_name("match.json")
+    out = check_output_file(args.out if args.out else default_out)
     if args.games_out is not None:
         check_output_file(args.games_out)
     outputs = {"--out": out, "--games-out": None if args.games_out is None else Path(args.games_out)}
-    check_outputs_spare_inputs(outputs, [args.table])
-    played = qtable_against_mcts(
-        args.table,
-        playouts=args.mcts_playouts,
+    check_outputs_spare_inputs(outputs, [model])
+    playouts = args.mcts_playouts or _DEFAULTS[learner]["mcts_playouts"]
+    played = model_against_mcts(
+        learner,
+        model,
+        playouts=playouts,
         c=args.c,
         games=args.games,
         seed=args.seed,
@@ -163,21 +250,47 @@ def match(args: argparse.Namespace) -> int:
         on_records=_records_written,
     )
     rules = played.rules
+    name = "Q-table" if learner == "qlearning" else "n-tuple" if model is not None else "n-tuple (shipped)"
     print(f"board {rules.rows}x{rules.columns}, win_length {rules.win_length}")
-    print(played.result.table("Q-table", f"MCTS({args.mcts_playouts})"))
+    print(played.result.table(name, f"MCTS({playouts})"))
     print(f"results written to {shown_path(played.out)}")
     return 0
 
 
+_NEXT = """\
+try next:
+  connect4 play --player0 human --player1 ntuple --ui terminal   # play the network yourself
+  connect4 match demo --cpu-minutes 5                 # train a network of your own first, then its match
+  connect4 match match --games 100 --mcts-playouts 100   # the shipped network over 100 games
+  connect4 match demo --learner qlearning             # tabular Q-learning, on 4x5 where a table can learn
+  connect4 train-ntuple --help                        # the learner's every setting"""
+
+
 def demo(args: argparse.Namespace) -> int:
-    """A short training, then its table against MCTS (every output checked before the training)."""
-    args.out = args.out or "runs/demo"
-    check_output_file(Path(args.out) / "match.json")
+    """The shipped n-tuple network against MCTS on 6x7, or a short training (the n-tuple learner's with
+    ``--cpu-minutes`` / ``--episodes``; Q-learning's always), then its model against MCTS (every output
+    checked before the training).
+    """
+    _check_learner_options(args)
+    folder = Path(args.out or "runs/demo")
+    check_output_file(folder / "match.json")
     if args.games_out is not None:
         check_output_file(args.games_out)
-    args.table = str(train(args))
-    args.out = str(Path(args.out) / "match.json")
-    return match(args)
+    trains = args.learner == "qlearning" or args.cpu_minutes is not None or args.episodes is not None
+    args.model = args.table = None
+    if trains:
+        args.out = str(folder)
+        if args.learner == "qlearning" and args.episodes is None:
+            args.episodes = DEMO_EPISODES
+        trained = str(train(args))
+        if args.learner == "ntuple":
+            args.model = trained
+        else:
+            args.table = trained
+    args.out = str(folder / "match.json")
+    code = match(args)
+    print(_NEXT)
+    return code
 
 
 def train_mode(args: argparse.Namespace) -> int:
@@ -194,134 +307,7 @@ MODES: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
-# -- command line ------------------------------------------------------------------------------------------
-# the Q-learning settings' own defaults, shown in the help where an option's None leaves the agent's in place
-_AGENT_DEFAULTS = {
-    name: str(value.default) for name, value in inspect.signature(QLearningAgent).parameters.items()
-}
-
-
-@dataclass
-class _Board:
-    """The board and the seed, which every mode takes."""
-
-    rows: int = 4
-    """Board rows."""
-    columns: int = 5
-    """Board columns."""
-    win_length: int = 4
-    """Stones in a line to win."""
-    seed: int = 0
-    """Seed of every agent."""
-
-
-@dataclass
-class MctsVsMctsConfig(_Board):
-    """The options of ``connect4 match mcts-vs-mcts``."""
-
-    rows: int = 6
-    playouts0: int = field(default=1000, metadata=option(type=positive_int))
-    """Playouts per move of the first player."""
-    playouts1: int = field(default=1000, metadata=option(type=positive_int))
-    """Playouts per move of the second player."""
-    c0: float = math.sqrt(2)
-    """UCB1 constant of the first player."""
-    c1: float = 2.0
-    """UCB1 constant of the second player; the default is the original project's."""
-    games: int = field(default=1, metadata=option(type=positive_int))
-    """Games to play (1: one game shown move by move)."""
-    games_out: str | None = field(default=None, metadata=option(metavar="PATH"))
-    """Game records, one JSON line per game with the search numbers (for ``connect4 replay``)."""
-
-
-@dataclass
-class QLearningTrainConfig(_Board):
-    """The options of ``connect4 match train``."""
-
-    opponent: str = "mcts:40"
-    """The opponent: ``random``, ``mcts:<playouts>``, ``solver``, ``qlearning:<table>``, or ``self``."""
-    episodes: int = field(default=50_000, metadata=option(type=positive_int))
-    """Training games."""
-    preset: Literal["default", "original"] = "default"
-    """``original``: the original project's alpha 0.6, gamma 0.8, epsilon 0.1 and shaped rewards (the options
-    below are then not used)."""
-    alpha: float | None = field(default=None, metadata=option(shown_default=_AGENT_DEFAULTS["alpha"]))
-    """Learning rate."""
-    gamma: float | None = field(default=None, metadata=option(shown_default=_AGENT_DEFAULTS["gamma"]))
-    """Discount."""
-    epsilon: float | None = field(default=None, metadata=option(shown_default=_AGENT_DEFAULTS["epsilon"]))
-    """Exploration at the start."""
-    epsilon_min: float | None = field(
-        default=None, metadata=option(shown_default=_AGENT_DEFAULTS["epsilon_min"])
-    )
-    """Exploration floor."""
-    exploration_fraction: float | None = field(
-        default=None, metadata=option(shown_default=_AGENT_DEFAULTS["exploration_fraction"])
-    )
-    """Share of the episodes over which epsilon falls linearly to its floor."""
-    epsilon_decay: float | None = None
-    """Instead: this factor per episode, whatever the budget (default: off)."""
-    rewards: Literal["plain", "shaped"] | None = field(
-        default=None, metadata=option(shown_default=_AGENT_DEFAULTS["rewards"])
-    )
-    """Reward scheme."""
-    window: int = field(default=1000, metadata=option(type=positive_int))
-    """Episodes per learning-curve point."""
-    out: str | None = None
-    """Output folder (default ``runs/qlearning``)."""
-    quiet: bool = False
-    """No progress bar."""
-
-
-@dataclass
-class _Match:
-    """The MCTS opponent of a saved table, and the games it plays."""
-
-    mcts_playouts: int = field(default=10, metadata=option(type=positive_int))
-    """Playouts per move of the MCTS opponent."""
-    c: float = math.sqrt(2)
-    """Its UCB1 constant."""
-    games: int = field(default=200, metadata=option(type=positive_int))
-    """Games, alternating who starts."""
-    games_out: str | None = field(default=None, metadata=option(metavar="PATH"))
-    """Game records, one JSON line per game with the search numbers (for ``connect4 replay``)."""
-
-
-@dataclass
-class _Table:
-    """The saved table a match plays, and where its results go."""
-
-    table: str = field(default="", metadata=option(required=True))
-    """The ``.npz`` Q-table to load."""
-    seed: int = 0
-    """Seed of both agents."""
-    out: str | None = None
-    """JSON results file (default: ``match.json`` beside the table)."""
-
-
-@dataclass
-class QTableMatchConfig(_Match, _Table):
-    """The options of ``connect4 match match`` (a dataclass's fields come base first: the table's, then
-    the match's).
-    """
-
-
-@dataclass
-class DemoConfig(_Match, QLearningTrainConfig):
-    """The options of ``connect4 match demo``: a training's, then a match's."""
-
-    episodes: int = field(default=40_000, metadata=option(type=positive_int))
-    out: str | None = None
-    """Output folder of the table, its curve and ``match.json`` (default ``runs/demo``)."""
-
-
-MODE_CONFIGS = {
-    "mcts-vs-mcts": MctsVsMctsConfig,
-    "train": QLearningTrainConfig,
-    "match": QTableMatchConfig,
-    "demo": DemoConfig,
-}
-"""Each mode's options, as a dataclass (see `connect4_agents.commands`)."""
+# -- command line (each mode's options: connect4_agents.commands._match_options) -------------------------
 
 # each mode's summary and description in the help
 _MODE_HELP = {
@@ -331,17 +317,21 @@ _MODE_HELP = {
         "W/D/L summary.",
     ),
     "train": (
-        "train a Q-table",
-        "Tabular Q-learning against an opponent, playing both sides; saves the table and a learning-curve PNG.",
+        "train the n-tuple learner (6x7) or a Q-table (4x5)",
+        "The n-tuple learner by TD(lambda) self-play on 6x7 (--cpu-minutes), or, with --learner qlearning, "
+        "tabular Q-learning on 4x5 against an opponent, playing both sides (--episodes); saves the model and "
+        "its learning curve.",
     ),
     "match": (
-        "a saved Q-table against MCTS",
-        "A saved Q-table (on its own board size) against MCTS, alternating who starts; W/D/L per side with "
-        "95% intervals.",
+        "a saved model against MCTS",
+        "A saved n-tuple network (--model; default the shipped 6x7 one) or Q-table (--table) against MCTS on "
+        "the model's own board size, alternating who starts; W/D/L per side with 95% intervals.",
     ),
     "demo": (
-        "a short train, then a match (what `make run` runs)",
-        "Train a Q-table briefly on 4x5 against MCTS(40), then play it against MCTS(10).",
+        "the shipped n-tuple network against MCTS (what `make run` runs)",
+        "The shipped n-tuple network against MCTS(1000) on 6x7, or a network trained first for --cpu-minutes "
+        "or --episodes; with --learner qlearning, a short Q-learning run on 4x5 against MCTS(40), then its "
+        "table against MCTS(10).",
     ),
 }
 

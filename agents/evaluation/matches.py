@@ -1,8 +1,9 @@
-"""Matches with their records written: what the match modes of ``scripts/mcts_vs_qlearning.py`` run.
+"""Matches with their records written: what the modes of ``connect4 match`` (``scripts/mcts_vs_qlearning.py``) run.
 
 - `play_recorded_game`: one game, its record written when asked.
 - `play_recorded_match`: a match with a progress bar, its game records written even when interrupted.
-- `qtable_against_mcts`: a saved Q-table against MCTS on the table's own board, the results to JSON.
+- `model_against_mcts`: a saved learner (an n-tuple network or a Q-table) against MCTS on the model's own
+  board, the results to JSON; `qtable_against_mcts` is its Q-table case.
 """
 
 from __future__ import annotations
@@ -11,18 +12,30 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from connect4_agents._support.files import atomic_write_json
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.arena import MatchResult, play_game, play_match
 from connect4_agents.evaluation.records import GameLog, game_log, match_logs, write_games
 from connect4_agents.mcts.agent import MCTSAgent
+from connect4_agents.ntuple.agent import NTupleAgent
 from connect4_agents.qlearning.agent import QLearningAgent
 from connect4_env.core import Board
 from connect4_env.rules import Rules
 
-__all__ = ["play_recorded_game", "play_recorded_match", "QTableMatch", "qtable_against_mcts"]
+__all__ = [
+    "play_recorded_game",
+    "play_recorded_match",
+    "Learner",
+    "ModelMatch",
+    "QTableMatch",
+    "model_against_mcts",
+    "qtable_against_mcts",
+]
+
+Learner = Literal["ntuple", "qlearning"]
+"""The learners whose saved models `model_against_mcts` plays: an n-tuple network or a Q-table."""
 
 
 def play_recorded_game(
@@ -110,12 +123,15 @@ def play_recorded_match(
 
 
 @dataclass(frozen=True)
-class QTableMatch:
-    """What `qtable_against_mcts` played: the results from the table's side, on its board."""
+class ModelMatch:
+    """What `model_against_mcts` played: the results from the model's side, on its board."""
 
     result: MatchResult
     rules: Rules
     out: Path
+
+
+QTableMatch = ModelMatch  # its earlier name, when only Q-tables played
 
 
 def _path_from(folder: Path, path: Path) -> str:
@@ -124,6 +140,80 @@ def _path_from(folder: Path, path: Path) -> str:
         return path.resolve().relative_to(folder.resolve()).as_posix()
     except ValueError:
         return str(path)
+
+
+def model_against_mcts(
+    learner: Learner,
+    model: str | os.PathLike[str] | None,
+    *,
+    playouts: int,
+    c: float,
+    games: int,
+    seed: int,
+    out: str | os.PathLike[str],
+    games_out: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+    on_records: Callable[[Path], None] | None = None,
+) -> ModelMatch:
+    """The model that ``learner`` saved in ``model`` against MCTS (``playouts`` a move, UCB1 constant ``c``)
+    on the model's own board, alternating who starts; the results with 95 % intervals are written to ``out``
+    as JSON (with the model's path relative to the JSON file's folder when the model lies inside it, so the
+    pair can be moved).
+
+    ``learner`` ``"ntuple"``: ``model`` is an n-tuple network file (``connect4 train-ntuple``'s
+    ``model.npz``), None for the shipped 6x7 network (the spec ``ntuple``); ``"qlearning"``: a Q-table
+    (``qtable.npz``). The model plays with seed ``seed``, MCTS with ``seed + 1``. ``games_out`` and
+    ``on_records``: as for `play_recorded_match`.
+
+    Returns:
+        The results, the board, and the JSON file written.
+
+    Raises:
+        ValueError: an unknown learner, a malformed model file, no Q-table named, or a bad setting.
+        OSError: a missing model file or an unwritable output file.
+    """
+    agent: Any
+    if learner == "ntuple":
+        agent = NTupleAgent(seed=seed) if model is None else NTupleAgent.load(model, seed=seed)
+        rules = agent.network.rules  # the network plays on its own board size
+    elif learner == "qlearning":
+        if model is None:
+            raise ValueError("a Q-table match needs the table's path (a qtable.npz)")
+        agent = QLearningAgent.load(model, seed=seed)
+        rules = agent.rules
+    else:
+        raise ValueError(f"learner must be 'ntuple' or 'qlearning', got {learner!r}")
+    name = learner if model is None else f"{learner}:{model}"
+    opponent = MCTSAgent(playouts=playouts, c=c, seed=seed + 1, rules=rules)
+    result = play_recorded_match(
+        agent,
+        opponent,
+        games,
+        rules,
+        names=(name, f"mcts:{playouts}"),
+        seed=seed,
+        games_out=games_out,
+        progress=progress,
+        on_records=on_records,
+    )
+    shown = learner if model is None else _path_from(Path(out).parent, Path(model))
+    written = atomic_write_json(
+        out,
+        {
+            "learner": learner,
+            "model": shown,
+            **({"table": shown} if learner == "qlearning" else {}),
+            "opponent": f"mcts:{playouts}",
+            "c": c,
+            "rows": rules.rows,
+            "columns": rules.columns,
+            "win_length": rules.win_length,
+            "seed": seed,
+            "results_for": learner,
+            **result.summary(),
+        },
+    )
+    return ModelMatch(result, rules, written)
 
 
 def qtable_against_mcts(
@@ -137,13 +227,8 @@ def qtable_against_mcts(
     games_out: str | os.PathLike[str] | None = None,
     progress: bool = True,
     on_records: Callable[[Path], None] | None = None,
-) -> QTableMatch:
-    """The Q-table in ``table`` against MCTS (``playouts`` a move, UCB1 constant ``c``) on the table's own
-    board, alternating who starts; the results with 95 % intervals are written to ``out`` as JSON (with the
-    table's path relative to the JSON file's folder when the table lies inside it, so the pair can be moved).
-
-    The table plays with seed ``seed``, MCTS with ``seed + 1``. ``games_out`` and ``on_records``: as for
-    `play_recorded_match`.
+) -> ModelMatch:
+    """The Q-table in ``table`` against MCTS: `model_against_mcts` with ``learner="qlearning"``.
 
     Returns:
         The results, the board, and the JSON file written.
@@ -152,32 +237,15 @@ def qtable_against_mcts(
         ValueError: a malformed table or a bad setting.
         OSError: a missing table or an unwritable file.
     """
-    agent = QLearningAgent.load(table, seed=seed)
-    rules = agent.rules  # the table plays on its own board size
-    opponent = MCTSAgent(playouts=playouts, c=c, seed=seed + 1, rules=rules)
-    result = play_recorded_match(
-        agent,
-        opponent,
-        games,
-        rules,
-        names=(f"qlearning:{table}", f"mcts:{playouts}"),
+    return model_against_mcts(
+        "qlearning",
+        table,
+        playouts=playouts,
+        c=c,
+        games=games,
         seed=seed,
+        out=out,
         games_out=games_out,
         progress=progress,
         on_records=on_records,
     )
-    written = atomic_write_json(
-        out,
-        {
-            "table": _path_from(Path(out).parent, Path(table)),
-            "opponent": f"mcts:{playouts}",
-            "c": c,
-            "rows": rules.rows,
-            "columns": rules.columns,
-            "win_length": rules.win_length,
-            "seed": seed,
-            "results_for": "qlearning",
-            **result.summary(),
-        },
-    )
-    return QTableMatch(result, rules, written)

@@ -304,12 +304,8 @@ def test_an_unknown_agent_in_a_command_suggests_the_closest(capsys: pytest.Captu
 
 
 def test_match_match_is_the_match_commands_match_mode(capsys: pytest.CaptureFixture[str]) -> None:
-    """``connect4 match match`` is no word said twice: ``match`` (the bundled MCTS vs Q-learning program) and
-    its ``match`` mode (a saved table against MCTS), which needs ``--table``; a third word is refused."""
-    with pytest.raises(SystemExit) as exit_info:
-        commands.main(["match", "match"])
-    assert exit_info.value.code == 2
-    assert "the following arguments are required: --table" in capsys.readouterr().err
+    """``connect4 match match`` is no word said twice: ``match`` (the bundled learner vs MCTS program) and
+    its ``match`` mode (a saved model against MCTS); a third word is refused."""
     with pytest.raises(SystemExit):
         commands.main(["match", "match", "match", "--table", "t.npz"])
     assert "unrecognized arguments: match" in capsys.readouterr().err
@@ -317,7 +313,32 @@ def test_match_match_is_the_match_commands_match_mode(capsys: pytest.CaptureFixt
         commands.main(["match", "match", "--help"])
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
-    assert "A saved Q-table" in out and "95% intervals" in out and "%%" not in out
+    assert "A saved n-tuple network" in out and "95% intervals" in out and "%%" not in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["train", "--episodes", "5", "--opponent", "random"],
+            "--opponent: Q-learning option(s); add --learner",
+        ),
+        (["demo", "--alpha", "0.1", "--window", "10"], "--alpha, --window: Q-learning option(s)"),
+        (
+            ["train", "--learner", "qlearning", "--cpu-minutes", "1"],
+            "--cpu-minutes trains the n-tuple learner",
+        ),
+        (["match", "--model", "a.npz", "--table", "b.npz"], "give --model (an n-tuple network) or --table"),
+    ],
+)
+def test_the_match_refuses_another_learners_options_before_any_work(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert commands.main(["match", *argv, "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("error: ") and message in captured.err, captured.err
+    assert captured.out == "" and not out.exists()  # refused before a folder, a file or a line of training
 
 
 def test_a_missing_input_file_is_named_without_errno(

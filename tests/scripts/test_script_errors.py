@@ -143,6 +143,8 @@ def test_ctrl_c_in_training_saves_the_table(tmp_path: Path) -> None:
     process = start(
         "scripts/mcts_vs_qlearning.py",
         "train",
+        "--learner",
+        "qlearning",
         "--episodes",
         "10000000",
         "--opponent",

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from extras import installed
-from scripts_helpers import run
+from scripts_helpers import ROOT, run
+
+from connect4_agents.evaluation.records import read_games
 
 
 @pytest.mark.parametrize("mode", ["mcts-vs-mcts", "train", "match", "demo"])
@@ -21,6 +25,8 @@ def test_train_then_match(tmp_path: Path) -> None:
     result = run(
         "scripts/mcts_vs_qlearning.py",
         "train",
+        "--learner",
+        "qlearning",
         "--episodes",
         "300",
         "--opponent",
@@ -48,7 +54,8 @@ def test_train_then_match(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     summary = json.loads((out / "match.json").read_text())
     assert summary["overall"]["games"] == 6 and summary["rows"] == 4 and summary["columns"] == 5
-    assert summary["table"] == "qtable.npz"  # beside the results: no machine path in the file
+    assert summary["table"] == summary["model"] == "qtable.npz"  # beside the results: no machine path in it
+    assert summary["learner"] == "qlearning"
     assert "95% CI" in result.stdout
 
 
@@ -128,16 +135,13 @@ def test_tournament(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow  # about 4 s on 2 cores (over 3 s): make test-slow, CI runs it
-def test_demo_prints_only_relative_paths(tmp_path: Path) -> None:
-    # what `make run` runs, from the folder it writes into: no /home/..., /work/... or /tmp/... in the output
-    import subprocess
-    import sys
-
-    from scripts_helpers import ROOT
-
-    script = str(ROOT / "scripts" / "mcts_vs_qlearning.py")
-    args = [
+def test_qlearning_demo_prints_only_relative_paths(tmp_path: Path) -> None:
+    # the Q-learning demo, from the folder it writes into: no /home/..., /work/... or /tmp/... in the output
+    result = _run_in(
+        tmp_path,
         "demo",
+        "--learner",
+        "qlearning",
         "--episodes",
         "200",
         "--window",
@@ -147,9 +151,6 @@ def test_demo_prints_only_relative_paths(tmp_path: Path) -> None:
         "--quiet",
         "--games-out",
         "g.jsonl",
-    ]
-    result = subprocess.run(
-        [sys.executable, script, *args], cwd=tmp_path, capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 0, result.stderr
     assert "saved runs/demo/qtable.npz, runs/demo/curve.png" in result.stdout
@@ -159,3 +160,57 @@ def test_demo_prints_only_relative_paths(tmp_path: Path) -> None:
     )
     output = result.stdout + result.stderr + (tmp_path / "runs/demo/match.json").read_text()
     assert str(tmp_path.resolve()) not in output and str(tmp_path) not in output
+
+
+def _run_in(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The match script run from ``folder``, as `make run` runs it from the repository."""
+    script = str(ROOT / "scripts" / "mcts_vs_qlearning.py")
+    return subprocess.run(
+        [sys.executable, script, *args], cwd=folder, capture_output=True, text=True, timeout=600
+    )
+
+
+@pytest.mark.slow  # over 10 s on 2 cores with a cold numba cache: make test-slow, CI runs it
+def test_the_demo_plays_the_shipped_network_on_6x7_and_says_what_to_try_next(tmp_path: Path) -> None:
+    # what `make run` runs, with a tiny budget: 2 games against MCTS(20)
+    result = _run_in(tmp_path, "demo", "--games", "2", "--mcts-playouts", "20", "--games-out", "g.jsonl")
+    assert result.returncode == 0, result.stderr
+    assert (
+        "board 6x7, win_length 4" in result.stdout
+        and "n-tuple (shipped) vs MCTS(20): 2 games" in result.stdout
+    )
+    assert "results written to runs/demo/match.json" in result.stdout and "try next:" in result.stdout
+    assert "connect4 match demo --learner qlearning" in result.stdout
+    summary = json.loads((tmp_path / "runs/demo/match.json").read_text())
+    assert summary["learner"] == "ntuple" and summary["model"] == "ntuple" and "table" not in summary
+    assert (summary["rows"], summary["columns"], summary["opponent"]) == (6, 7, "mcts:20")
+    assert summary["overall"]["games"] == 2 and summary["as_first"]["games"] == 1  # seats alternate
+    assert [game.players for game in read_games(tmp_path / "g.jsonl")] == [
+        ("ntuple", "mcts:20"),
+        ("mcts:20", "ntuple"),
+    ]
+    output = result.stdout + result.stderr
+    assert str(tmp_path.resolve()) not in output and str(tmp_path) not in output
+    assert not (tmp_path / "runs/demo/model.npz").exists()  # no budget given: nothing trained
+
+
+@pytest.mark.slow  # a few hundred self-play games and their curve: well over 10 s on 2 cores
+def test_train_a_network_then_match_it(tmp_path: Path) -> None:
+    result = _run_in(tmp_path, "train", "--episodes", "40", "--quiet", "--out", "net")
+    assert result.returncode == 0, result.stderr
+    assert "saved net/model.npz, net/checkpoint.npz, net/curve.csv" in result.stdout
+    curve = (tmp_path / "net/curve.csv").read_text().splitlines()
+    assert curve[0].startswith("games,") and curve[-1].startswith("40,")  # the last point: the whole run
+    result = _run_in(tmp_path, "match", "--model", "net/model.npz", "--games", "2", "--mcts-playouts", "10")
+    assert result.returncode == 0, result.stderr
+    assert (
+        "n-tuple vs MCTS(10): 2 games" in result.stdout
+        and "results written to net/match.json" in result.stdout
+    )
+    summary = json.loads((tmp_path / "net/match.json").read_text())
+    assert summary["model"] == "model.npz" and summary["learner"] == "ntuple" and summary["rows"] == 6
+    # the demo trains one first when given a budget, into its own folder
+    result = _run_in(tmp_path, "demo", "--episodes", "20", "--quiet", "--games", "2", "--mcts-playouts", "10")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "runs/demo/model.npz").exists()
+    assert json.loads((tmp_path / "runs/demo/match.json").read_text())["model"] == "model.npz"
