@@ -1,8 +1,8 @@
 """Train an n-tuple network by TD(lambda) self-play: the Q-learning family on the real board, no search.
 
-    connect4 train-ntuple                                  # 60 CPU-minutes on 6x7, files in runs/ntuple
-    connect4 train-ntuple --cpu-minutes 5 --out runs/nt5   # a short run
-    connect4 train-ntuple --games 20000 --curve-games 0    # a fixed number of games, no games against the solver
+    python scripts/train_ntuple.py                                  # 60 CPU-minutes on 6x7, files in runs/ntuple
+    python scripts/train_ntuple.py --cpu-minutes 5 --out runs/nt5   # a short run
+    python scripts/train_ntuple.py --games 20000 --curve-games 0    # a fixed number of games, no solver games
 
 Writes model.npz (the spec ntuple:runs/ntuple/model.npz), checkpoint.npz, curve.csv (a row per curve point, as
 it is measured: the test sets' non-trivial errors and the wins as first player against perfect play),
