@@ -111,19 +111,19 @@ class NumpyNTuple:
         for row, cells in enumerate(self.cells.tolist()):
             for place, cell in enumerate(cells):
                 through[cell][row] = int(self.places[place])
-        changes = []
+        changes: list[list[tuple[int, int, int]]] = []
         for bit in range(self.columns * self.height):
             landing = through[bit]
             above = through[bit + 1] if bit % self.height + 1 < self.rows else {}
-            rows = list(landing) + [row for row in above if row not in landing]
-            changes.append([(row, landing.get(row, 0), above.get(row, 0)) for row in rows])
-        width = max(1, max(len(rows) for rows in changes))
+            order = list(landing) + [row for row in above if row not in landing]
+            changes.append([(row, landing.get(row, 0), above.get(row, 0)) for row in order])
+        width = max(1, max(len(change) for change in changes))
         table = np.zeros((len(changes), width, 3), np.int64)
         valid = np.zeros((len(changes), width), bool)
-        for bit, rows in enumerate(changes):
-            if rows:
-                table[bit, : len(rows)] = rows
-                valid[bit, : len(rows)] = True
+        for bit, change in enumerate(changes):
+            if change:
+                table[bit, : len(change)] = change
+                valid[bit, : len(change)] = True
         return table[:, :, 0], table[:, :, 1], table[:, :, 2], valid
 
     def move_values(self, first: int, second: int) -> np.ndarray:
