@@ -235,7 +235,8 @@ def train_ntuple(
                 shown = now
                 bar.set_postfix(games=f"{trainer.games:,}", refresh=False)
             if trainer.progress >= next_point or trainer.done:
-                point = measure(trainer, config.curve_games, config.seed, perfect)
+                # fresh seeds at every point (one fixed sample of games would follow the whole curve around)
+                point = measure(trainer, config.curve_games, config.seed + trainer.games, perfect)
                 points.append(point)
                 with open(out / "curve.csv", "a", newline="") as stream:
                     csv.writer(stream).writerow(point.row())
@@ -257,7 +258,7 @@ def train_ntuple(
     model = trainer.save(out / "model.npz")
     final = None
     if config.final_games and network.rules == Rules():
-        final = measure(trainer, config.final_games, config.seed + 1, perfect)
+        final = measure(trainer, config.final_games, config.seed, perfect)
         atomic_write_json(out / "final.json", asdict(final))
     plot_curve(out / "curve.csv", out / "curve.png")
     return model, points, final
