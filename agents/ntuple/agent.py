@@ -28,7 +28,7 @@ SHIPPED_MODEL = "ntuple-6x7.npz"  # in connect4_agents/data
 
 def shipped_model_path() -> Path:
     """The path of the shipped 6x7 network (the spec ``ntuple``)."""
-    return Path(str(resources.files("connect4_agents").joinpath("data", SHIPPED_MODEL)))
+    return Path(str(resources.files("connect4_agents") / "data" / SHIPPED_MODEL))
 
 
 class NTupleAgent(RulesBound):

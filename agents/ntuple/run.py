@@ -170,8 +170,10 @@ def measure(
     wins = draws = losses = 0
     if games and is_6x7:
         agent = NTupleAgent(network, seed=seed)
-        report = play_against_perfect(agent, first_games=games, second_games=0, seed=seed, perfect=perfect)
-        wins, draws, losses = report.as_first
+        games_report = play_against_perfect(
+            agent, first_games=games, second_games=0, seed=seed, perfect=perfect
+        )
+        wins, draws, losses = games_report.as_first
     return CurvePoint(trainer.games, trainer.moves, trainer.seconds, errors, per_set, wins, draws, losses)
 
 

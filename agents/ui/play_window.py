@@ -406,7 +406,7 @@ class PlayWindow:
         if self.view is not None and self.show_numbers:
             kind = self.view[1].get("kind")
             shown = {"mcts": "playout share and mean value]", "ntuple": "afterstate values]"}
-            status += "   [under the board: " + shown.get(kind, "solver's verdicts]")
+            status += "   [under the board: " + shown.get(str(kind), "solver's verdicts]")
         centre = self.width // 2
         self._text(status, 22, _WHITE, (centre, self.status_top + 14))
         self._text("N new game   U undo   S swap sides   Esc quit", 18, _GREY, (centre, self.status_top + 38))
