@@ -11,7 +11,11 @@ submission moving first in the first game, with Kaggle's settings (``actTimeout`
 and reads each move's time as Kaggle measures it (``duration`` in the episode's logs: the submission file's
 loading counts toward its first move). Printed per agent: the median and worst first move, the slowest later
 move, the moves Kaggle did not count as done (a timeout, an error), and the ratio of the median first move to
-the peer's, Kaggle's built-in ``negamax`` agent's first move in the same runs.
+the peer's, Kaggle's built-in ``negamax`` agent's first move in the same runs. Then, an experiment (no peer):
+the first warm move, the first the agent's log does not call cold (its compiled search, or its network, plays:
+``warm after <n> cold moves``), as ``game.move`` of the submission's own moves, median and worst, with the
+seconds of the submission's moves until then (Kaggle's ``duration``s, the file's loading included), and the
+slowest of all its moves against ``actTimeout``.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ RUN = """
 import json, sys, threading
 from kaggle_environments import make
 path, games = sys.argv[1], int(sys.argv[2])
-ours, negamax, statuses = [], [], []
+ours, negamax, statuses, logs = [], [], [], []
 for game in range(games):
     side = game % 2
     env = make("connectx")
@@ -43,11 +47,13 @@ for game in range(games):
     for index, times in ((side, ours), (1 - side, negamax)):
         times.append([entry[index]["duration"] for entry in env.logs
                       if len(entry) > index and entry[index] and "duration" in entry[index]])
+    logs.append([entry[side].get("stderr", "") for entry in env.logs
+                 if len(entry) > side and entry[side] and "duration" in entry[side]])
     statuses.append(steps[-1][side].status)
 for thread in threading.enumerate():
     if thread.name.startswith("connect4-kaggle"):
         thread.join(600)
-print(json.dumps({"ours": ours, "negamax": negamax, "statuses": statuses}))
+print(json.dumps({"ours": ours, "negamax": negamax, "statuses": statuses, "logs": logs}))
 """
 
 
@@ -68,6 +74,19 @@ def cold_run(kaggle_python: Path, path: Path, games: int) -> dict[str, list]:
         raise RuntimeError(f"the kaggle-environments run failed:\n{done.stderr[-3000:]}")
     result: dict[str, list] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
+
+
+def first_warm_move(run: dict[str, list]) -> tuple[int, int, float] | None:
+    """``(game, move, seconds)`` of a run's first warm move (both from 1; the seconds of the submission's moves
+    before it), or None when its games ended cold. Each game runs the file again (a new agent, which logs
+    its own cold start): a game whose first move logs none is warm from its first move."""
+    seconds = 0.0
+    for game, (logs, times) in enumerate(zip(run["logs"], run["ours"]), 1):
+        for move, (log, duration) in enumerate(zip(logs, times), 1):
+            if "warm after" in log or (move == 1 and "cold start" not in log):
+                return game, move, seconds
+            seconds += duration
+    return None
 
 
 def main() -> int:
@@ -100,23 +119,46 @@ def main() -> int:
     print(
         f"{'agent':<10} {'first median':>12} {'worst':>7} {'later max':>10} {'not done':>9} {'/ negamax':>10}"
     )
+    warm_lines = []
     with tempfile.TemporaryDirectory(prefix="kaggle-submissions-") as folder:
         for agent in args.agents:
             path = write_kaggle_submission(agent, Path(folder) / f"{agent}.py")
-            firsts, peers, later, not_done = [], [], [], 0
+            firsts, peers, later, not_done, warm = [], [], [], 0, []
             for _ in range(args.runs):
                 run = cold_run(args.kaggle_python, path, args.games)
                 firsts.append(run["ours"][0][0])
                 later.extend(run["ours"][0][1:] + [t for times in run["ours"][1:] for t in times])
                 peers.append(run["negamax"][0][0])
                 not_done += sum(status != "DONE" for status in run["statuses"])
+                warm.append(first_warm_move(run))
+            warm_lines.append(_warm_line(agent, warm, max([*firsts, *later]), args.games))
             first, peer = statistics.median(firsts), statistics.median(peers)
             print(
                 f"{agent:<10} {first:>10.2f} s {max(firsts):>5.2f} s {max(later, default=0.0):>8.2f} s "
                 f"{not_done:>9} {first / peer:>9.1f}x"
             )
             print(f"{'  negamax':<10} {peer:>10.2f} s {max(peers):>5.2f} s")
+    print(
+        "\nfirst warm move (game.move of the submission's moves; its moves' seconds until then), median and "
+        "worst of the runs; slowest move of all (actTimeout 2 s)"
+    )
+    print(f"{'agent':<10} {'median':>15} {'worst':>15} {'slowest move':>13}  each run")
+    for line in warm_lines:
+        print(line)
     return 0
+
+
+def _warm_line(agent: str, warm: list[tuple[int, int, float] | None], slowest: float, games: int) -> str:
+    """One agent's row of first warm moves: median and worst (a run that never warmed is the worst)."""
+    never = (games + 1, 0, float("inf"))  # sorts after every warm move
+    ranked = sorted((w or never) for w in warm)
+
+    def shown(entry: tuple[int, int, float]) -> str:
+        return f"not in {games} games" if entry == never else f"{entry[0]}.{entry[1]} ({entry[2]:.1f} s)"
+
+    runs = ", ".join(shown(w or never) for w in warm)
+    median = ranked[(len(ranked) - 1) // 2]  # the lower median: a move that happened
+    return f"{agent:<10} {shown(median):>15} {shown(ranked[-1]):>15} {slowest:>11.2f} s  {runs}"
 
 
 if __name__ == "__main__":

@@ -9,9 +9,12 @@ malformed one raises, naming the bad value), builds the policy once per board, b
 move's time (``actTimeout`` less a margin) or a node budget, falls back to a time-bounded MCTS when the solver
 would need more (an early 6x7 position without the ``book`` extra), lets the exact solver play any other
 policy's endgames ([`kaggle_endgame`][connect4_agents.interop.kaggle_endgame]), and never returns an illegal
-column. No move waits for a compilation or an import: the compiled kernels and a slow policy (AlphaZero
-imports torch) load in background threads ([`kaggle_loading`][connect4_agents.interop.kaggle_loading]), and
-until then plain-Python MCTS plays, for half of each move's time.
+column. No move waits for a compilation or an import: the compiled kernels (MCTS's first, then the solver's)
+and a slow policy (AlphaZero imports torch) load in background threads
+([`kaggle_loading`][connect4_agents.interop.kaggle_loading]). Until MCTS's kernels and the policy are ready a
+move is cold: it first waits for them, holding no lock, for up to 30 % of its time (the loading threads then
+have Python to themselves; what loads in time makes the move warm), then plain-Python MCTS plays it, and the
+move ends by half its time.
 
 The same module runs inside a submission file ([`kaggle_submission`][connect4_agents.interop.kaggle_submission]),
 where only numpy is sure to be installed: it imports submodules alone, never the packages' roots (which load
@@ -68,6 +71,10 @@ _SOLVER_SHARE = 0.5  # of the move's time, the solver's; the fallback search get
 # Of the move's time, a cold move's search (something still loading in the background), the other half the
 # reserve for a loading thread holding Python's lock (torch's import holds it for long stretches; docs/design/notes.md)
 _COLD_SHARE = 0.5
+# Of the move's time, the most a cold move waits for what is loading before it searches. A wait holds no lock: the
+# loading threads have Python to themselves, where a search in plain Python would take half of it from them
+# (issue 49: searching the whole cold share, a fresh process stayed cold for three games)
+_LOADING_WAIT_SHARE = 0.3
 _BUILD_WAIT_SHARE = 0.25  # of the move's time, the most a move waits for its policy built in the background
 
 
@@ -83,8 +90,9 @@ class KaggleAgent:
     spec and the settings (a submission builds it directly, from settings checked when it was written, so that
     its loading imports nothing slow). ``moves`` counts the moves it answered, ``fallbacks`` those a MCTS
     answered instead (the solver over its time, a policy that raised, chose an illegal column or cannot play
-    the board), ``endgame_moves`` those the endgame solver played, ``cold_moves`` those played while something
-    was loading in the background; ``last_seconds`` is the last move's time.
+    the board), ``endgame_moves`` those the endgame solver played, ``cold_moves`` those MCTS played in plain
+    Python or in place of the policy while they loaded in the background (MCTS's compiled kernels, the policy;
+    for a network, anything of any submission); ``last_seconds`` is the last move's time.
 
     Attributes:
         load_seconds: seconds spent before the first call that Kaggle times as part of the first move (a
@@ -204,23 +212,42 @@ class KaggleAgent:
             return None, True
         return self.policy_for(rules), False
 
-    def _kernels(self, rules: Rules) -> tuple[bool | None, bool]:
-        """The build the move's searches use (None: compiled where they can, False: plain Python) and whether
-        the compiled kernels are still loading. A move that starts them loading plays plain Python.
+    def _kernels(self, rules: Rules) -> tuple[bool | None, bool | None, bool, bool]:
+        """The builds the move's MCTS and solver search with (None: compiled where they can, False: plain
+        Python), whether MCTS's compiled kernels are still loading, and whether any are. A move that starts
+        them loading plays plain Python.
         """
         if not self.background:
-            return None, False
+            return None, None, False, False
         loader, started = kernel_loader(rules)
         if loader is None:
-            return False, False
+            return False, False, False, False
+        ready = getattr(loader, "mcts_ready", None)  # None: a loader of one stage
+        mcts: bool | None = None if ready is not None and ready.is_set() else False
         if started or not loader.done:
-            return False, True
+            return mcts, False, mcts is False, True
         if loader.error is not None:
             self._say_once(
                 "kernels", f"the compiled kernels failed to load ({loader.error}); plain Python plays"
             )
-            return False, False
-        return None, False
+            return mcts, False, False, False
+        return None, None, False, False
+
+    def _wait_for_loading(self, rules: Rules, seconds: float) -> None:
+        """Wait at most ``seconds`` for what keeps a move cold: MCTS's compiled kernels, then the policy's
+        build. Waiting holds no lock, so the loading threads have Python to themselves meanwhile.
+        """
+        end = time.monotonic() + seconds
+        loader, _ = kernel_loader(rules)
+        if loader is not None:
+            ready = getattr(loader, "mcts_ready", None)
+            if ready is None:
+                loader.wait(end - time.monotonic())
+            else:
+                ready.wait(max(0.0, end - time.monotonic()))
+        build = self._builds.get(rules)
+        if build is not None:
+            build.wait(end - time.monotonic())
 
     def _say_once(self, key: str, message: str) -> None:
         if key not in self._said:
@@ -295,19 +322,25 @@ class KaggleAgent:
         start = called - self.load_seconds  # what Kaggle timed before this call belongs to this move
         self.load_seconds = 0.0
         rules = board.rules
-        compiled, kernels_loading = self._kernels(rules)
-        # the policy is waited for only when it could play: a cold move is MCTS's (a network's many short
-        # calls, each giving up Python's lock to a loading thread, took seconds for what takes tenths)
-        wait = 0.0 if kernels_loading else _BUILD_WAIT_SHARE * budget - (self.clock() - called)
+        mcts_build, solver_build, searches_loading, kernels_loading = self._kernels(rules)
+        # the policy is waited for only when it could play: a cold move is MCTS's
+        wait = 0.0 if searches_loading else _BUILD_WAIT_SHARE * budget - (self.clock() - called)
         policy, policy_loading = self._policy_now(rules, wait)
-        # another agent's loading (another submission in this process) would slow a network's move as much
-        cold = kernels_loading or policy_loading or loading_anywhere()
-        self._tell_cold(kernels_loading, policy_loading, cold)
-        if cold:
+        if self.background and (searches_loading or policy_loading):
+            self._wait_for_loading(rules, _LOADING_WAIT_SHARE * budget - (self.clock() - start))
+            mcts_build, solver_build, searches_loading, kernels_loading = self._kernels(rules)
+            policy, policy_loading = self._policy_now(rules, 0.0)
+        # any loading thread in the process, ours or another submission's: a network's many short calls, each
+        # giving up Python's lock to it, took seconds for what takes tenths, so a network waits until none is left
+        elsewhere = loading_anywhere()
+        cold = searches_loading or policy_loading or (elsewhere and _calls_a_network(policy))
+        self._tell_cold(searches_loading, policy_loading, cold)
+        if kernels_loading or policy_loading or elsewhere:  # the other half: a loading thread's reserve
             budget = max(_MIN_SECONDS, budget * _COLD_SHARE)
+        if cold:
             self.cold_moves += 1
         if policy is not None and self._auto.get(rules):
-            policy.compiled = compiled
+            policy.compiled = solver_build if isinstance(policy, SolverAgent) else mcts_build
         if self._last_ply is None or board.ply <= self._last_ply:  # a new game
             for agent in (policy, self._fallbacks.get(rules)):
                 reset = getattr(agent, "reset", None)
@@ -317,7 +350,7 @@ class KaggleAgent:
         player = None if cold else policy
         planes, mask = observation_planes(board), action_mask(board)
         column = (
-            self._endgame.column(board, budget, compiled)
+            self._endgame.column(board, budget, solver_build)
             if self.endgame and not isinstance(player, SolverAgent)
             else None
         )
@@ -329,7 +362,7 @@ class KaggleAgent:
             column = None if player is None else self._ask(player, board, planes, mask, left)
             if column is None or not board.is_legal(column):
                 left = budget - (self.clock() - start)
-                column = int(self._fallback(rules, left, compiled).act(planes, mask))
+                column = int(self._fallback(rules, left, mcts_build).act(planes, mask))
                 if not cold:  # a cold move is MCTS's by design, not for a failure
                     self.fallbacks += 1
             simulations = getattr(player, "simulations", 0)
@@ -382,6 +415,11 @@ class KaggleAgent:
         return None
 
 
+def _calls_a_network(policy: Any) -> bool:
+    """Whether ``policy`` evaluates positions with a network (AlphaZero): many short calls into torch."""
+    return callable(getattr(getattr(policy, "evaluator", None), "evaluate", None))
+
+
 def make_kaggle_agent(
     policy: Any,
     *,
@@ -405,8 +443,10 @@ def make_kaggle_agent(
             to prove more than shallow tactics) and plays when it proves the position: the quickest win, else
             a draw, else the slowest loss. False: the policy plays every move itself.
         background: load the compiled kernels (and the spec's policy for a board after the first) in background
-            threads; until they are ready, each move searches in plain Python for half its time (MCTS in place
-            of a policy not yet built), so that no move waits for a compilation. False: they load on the
+            threads, MCTS's kernels first; until those and the policy are ready, each move waits for them for
+            up to 30 % of its time, then searches in plain Python (MCTS in place of a policy not yet built)
+            until half its time, and while anything loads a move takes half its time, so that no move waits
+            for a compilation. False: they load on the
             move that first needs them (a first move then compiles the kernels: seconds).
 
     Returns:

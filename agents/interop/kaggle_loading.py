@@ -5,8 +5,10 @@ policy imports torch and reads its model. Kaggle times all of that as part of th
 plus a 60 s overage bank for the whole game), and a compilation's length depends on the machine and its load.
 [`Background`][connect4_agents.interop.kaggle_loading.Background] runs such work in a daemon thread, and
 [`kernel_loader`][connect4_agents.interop.kaggle_loading.kernel_loader] starts the compiled kernels loading,
-once per process: [`KaggleAgent`][connect4_agents.interop.kaggle.KaggleAgent] searches in plain Python
-(bounded by its clock and node budgets) until they are ready, and never calls a compiled kernel before.
+once per process, in two stages ([`KernelLoad`][connect4_agents.interop.kaggle_loading.KernelLoad]): MCTS's
+kernels first (about two fifths of the compilation, and what a cold move's search needs), then the solver's.
+[`KaggleAgent`][connect4_agents.interop.kaggle.KaggleAgent] searches in plain Python (bounded by its clock and
+node budgets) until a stage is ready, and never calls a compiled kernel before.
 """
 
 from __future__ import annotations
@@ -27,9 +29,12 @@ from connect4_env.rules import Rules
 
 __all__ = [
     "Background",
+    "KernelLoad",
     "build_policy",
     "kernel_loader",
     "load_kernels",
+    "load_mcts_kernels",
+    "load_solver_kernels",
     "loading_anywhere",
     "KERNEL_THREAD",
     "POLICY_THREAD",
@@ -97,17 +102,27 @@ def build_policy(spec: str, seed: int | None, rules: Rules) -> Any:
 
 
 def load_kernels(rules: Rules) -> None:
-    """Compile (or load from numba's disk cache) every compiled kernel that a Kaggle move calls on ``rules``.
-
-    Runs the searches a move runs, with the compiled builds and small budgets: two MCTS searches (the second
-    reuses the first one's tree, which compacts a subtree) and the solver's two searches (an exact score and a
-    null-window test, each stopped after its first node). numba compiles a kernel once per signature, and the
-    signature depends only on the length of the rules' geometry tuple, so this loads the kernels for every
-    board of that length.
+    """Compile (or load from numba's disk cache) every compiled kernel that a Kaggle move calls on ``rules``:
+    [`load_mcts_kernels`][connect4_agents.interop.kaggle_loading.load_mcts_kernels], then
+    [`load_solver_kernels`][connect4_agents.interop.kaggle_loading.load_solver_kernels]. numba compiles a
+    kernel once per signature, and the signature depends only on the length of the rules' geometry tuple, so
+    this loads the kernels for every board of that length.
 
     Raises:
         ValueError: the compiled kernels cannot play ``rules`` (numba is not installed, or the board needs
             more than 63 bits).
+    """
+    load_mcts_kernels(rules)
+    load_solver_kernels(rules)
+
+
+def load_mcts_kernels(rules: Rules) -> None:
+    """Compile (or load) the kernels of a Kaggle move's MCTS on ``rules`` (and the rules' kernels they call):
+    two searches with the compiled build and a small budget, the second reusing the first one's tree (which
+    compacts a subtree).
+
+    Raises:
+        ValueError: the compiled kernels cannot play ``rules``.
     """
     board = Board(rules)
     mcts = MCTSAgent(playouts=_LOADING_PLAYOUTS, rules=rules, compiled=True, seed=0)
@@ -117,12 +132,41 @@ def load_kernels(rules: Rules) -> None:
             board.play(column)
     if not board.is_terminal:
         mcts.search(board)
+
+
+def load_solver_kernels(rules: Rules) -> None:
+    """Compile (or load) the kernels of a Kaggle move's solver on ``rules``: its two searches (an exact score
+    and a null-window test), each stopped after its first node.
+
+    Raises:
+        ValueError: the compiled kernels cannot play ``rules``.
+    """
     solver = SolverAgent(rules, book=False, node_budget=1, table_size=1 << 10, compiled=True)
     empty = Board(rules)
     for search in (solver.score, solver.outcomes_board):
         # one node is the budget: the search stops at once, but its kernel ran, so it is loaded
         with contextlib.suppress(SolverBudgetExceeded):
             search(empty)
+
+
+class KernelLoad(Background):
+    """The compiled kernels of ``rules``' signature loading in a daemon thread (started at once): MCTS's
+    first, then the solver's; ``mcts_ready`` is set when MCTS's are loaded, ``done`` when all are (or one
+    stage raised: ``error``).
+
+    Args:
+        rules: a board of the signature to load (its searches reach every kernel).
+    """
+
+    def __init__(self, rules: Rules) -> None:
+        self.mcts_ready = threading.Event()
+
+        def work() -> None:
+            load_mcts_kernels(rules)
+            self.mcts_ready.set()
+            load_solver_kernels(rules)
+
+        super().__init__(KERNEL_THREAD, work)
 
 
 def loading_anywhere() -> bool:
@@ -142,15 +186,15 @@ def _numba_installed() -> bool:
 
 
 # the process's loaders, by the length of the geometry tuple (the kernels' signature)
-_LOADERS: dict[int, Background] = {}
+_LOADERS: dict[int, KernelLoad] = {}
 _LOADERS_LOCK = threading.Lock()
 
 
-def kernel_loader(rules: Rules) -> tuple[Background | None, bool]:
+def kernel_loader(rules: Rules) -> tuple[KernelLoad | None, bool]:
     """The background load of the compiled kernels for ``rules``, started on the first call in the process.
 
     Returns:
-        ``(loader, started)``: the [`Background`][connect4_agents.interop.kaggle_loading.Background] loading
+        ``(loader, started)``: the [`KernelLoad`][connect4_agents.interop.kaggle_loading.KernelLoad] loading
         them (its ``error`` set when they failed to load), or None where no compiled kernel can play
         ``rules`` (numba is not installed, or the board needs more than 63 bits); ``started`` is True when
         this call started it.
@@ -170,5 +214,5 @@ def kernel_loader(rules: Rules) -> tuple[Background | None, bool]:
         # a standard board of the same signature when there is one: its searches reach every kernel
         standard = Rules()
         sample = standard if len(kernel_geometry(standard)) == key else rules
-        loader = _LOADERS[key] = Background(KERNEL_THREAD, lambda: load_kernels(sample))
+        loader = _LOADERS[key] = KernelLoad(sample)
         return loader, True

@@ -756,6 +756,57 @@ def test_until_the_kernels_load_plain_python_mcts_plays_for_half_the_move(
     assert policy.compiled is None and "warm after 1 cold moves" in capsys.readouterr().err
 
 
+class LoadsWhileWaited(threading.Event):
+    """MCTS's kernels of a loader that finish while a move waits for them: ``wait`` records its timeout and
+    sets the event, as a compilation ending within the wait would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.timeouts: list[float | None] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.timeouts.append(timeout)
+        self.set()
+        return True
+
+
+def test_a_cold_move_first_waits_for_mctss_kernels_and_plays_warm_when_they_load_meanwhile(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 49: a cold move that searched in plain Python for half its time took half of Python from the
+    compilation, and a fresh process stayed cold for three games. A cold move now waits first (holding no
+    lock) for at most 30 % of its time; MCTS's kernels, loaded first, let the policy play compiled while the
+    solver's still load (the endgame solver then searches in plain Python), with half the move."""
+    from connect4_agents.interop import kaggle
+    from connect4_agents.interop.kaggle_loading import Background
+
+    solver_stage = threading.Event()
+    loader = Background("test-kernels", solver_stage.wait)
+    loader.mcts_ready = LoadsWhileWaited()  # type: ignore[attr-defined]
+    calls: list[bool] = []
+
+    def kernel_loader(rules: Rules) -> tuple[Background, bool]:
+        calls.append(True)
+        return loader, len(calls) == 1
+
+    monkeypatch.setattr(kaggle, "kernel_loader", kernel_loader)
+    no_other_loading(monkeypatch)
+    agent = make_kaggle_agent("mcts:300", seed=0, move_seconds=0.2)
+    observation, rules = {"board": kaggle_board(EARLY), "mark": 2}, Board.from_ascii(EARLY).rules
+    assert agent(observation, CONFIG) in range(7)
+    (timeout,) = loader.mcts_ready.timeouts  # type: ignore[attr-defined]
+    assert timeout is not None and 0 <= timeout <= 0.3 * 0.2
+    policy = agent.policy_for(rules)
+    assert agent.cold_moves == 0 and agent.fallbacks == 0 and policy.last_search.playouts == 300
+    assert policy.compiled is None and policy.time_limit <= 0.1  # compiled MCTS, half the move
+    assert agent._endgame.solvers[rules].compiled is False  # the solver's kernels are still loading
+    assert "cold start" not in capsys.readouterr().err
+    solver_stage.set()
+    assert loader.wait(60)
+    agent(observation, CONFIG)
+    assert agent._endgame.solvers[rules].compiled is None and policy.time_limit > 0.1
+
+
 def test_a_policy_built_in_the_background_is_replaced_by_mcts_until_it_is_built(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -780,9 +831,25 @@ def test_a_policy_built_in_the_background_is_replaced_by_mcts_until_it_is_built(
     assert agent.cold_moves == 1 and policy.last_search is not None
 
 
-def test_another_agents_loading_in_the_process_makes_a_move_cold(monkeypatch: pytest.MonkeyPatch) -> None:
+class NetworkPolicy:
+    """A policy that evaluates positions with a network, as AlphaZero does (``evaluator.evaluate``): it plays
+    column 3 and counts its moves."""
+
+    def __init__(self) -> None:
+        self.evaluator = SimpleNamespace(evaluate=lambda boards: None)
+        self.moves = 0
+
+    def act(self, observation: Any, action_mask: Any) -> int:
+        self.moves += 1
+        return 3
+
+
+def test_another_agents_loading_in_the_process_makes_a_networks_move_cold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Two submissions in one process: one's loading threads would slow the other's network as much as its
-    own (each network call gives up Python's lock to them), so its moves stay cold until they end."""
+    own (each network call gives up Python's lock to them), so a network's moves stay cold until they end; a
+    search that holds Python's lock (MCTS) plays them, with half of each move."""
     from connect4_agents.interop import kaggle
     from connect4_agents.interop.kaggle_loading import KERNEL_THREAD, Background, loading_anywhere
 
@@ -791,14 +858,21 @@ def test_another_agents_loading_in_the_process_makes_a_move_cold(monkeypatch: py
     assert loading_anywhere()  # the thread is marked on itself, which every copy of the module reads
     monkeypatch.setattr(kaggle, "kernel_loader", lambda rules: (None, False))  # ours: nothing to load
     monkeypatch.setattr(kaggle, "loading_anywhere", lambda: not elsewhere.done)  # other tests' loads left out
-    agent = make_kaggle_agent("mcts:300", seed=0, move_seconds=0.2)
+    network = NetworkPolicy()
+    agent = make_kaggle_agent(network, seed=0, move_seconds=0.2, endgame=False)
+    searcher = make_kaggle_agent("mcts:300", seed=0, move_seconds=0.2)
     observation, rules = {"board": kaggle_board(EARLY), "mark": 2}, Board.from_ascii(EARLY).rules
     agent(observation, CONFIG)
-    assert agent.cold_moves == 1 and agent.policy_for(rules).last_search is None
+    assert agent.cold_moves == 1 and network.moves == 0
+    searcher(observation, CONFIG)
+    policy = searcher.policy_for(rules)
+    assert searcher.cold_moves == 0 and policy.last_search is not None and policy.time_limit <= 0.1
     release.set()
     assert elsewhere.wait(60) and not elsewhere.thread.connect4_kaggle_loading  # type: ignore[attr-defined]
     agent(observation, CONFIG)
-    assert agent.cold_moves == 1 and agent.policy_for(rules).last_search is not None
+    assert agent.cold_moves == 1 and network.moves == 1
+    searcher(observation, CONFIG)
+    assert policy.time_limit > 0.1  # nothing loads: the whole move
 
 
 def test_a_submissions_loading_counts_toward_its_first_move() -> None:
@@ -840,7 +914,7 @@ def test_the_kernels_load_once_per_process_for_every_board_of_their_signature() 
     loader, _ = kernel_loader(Rules())
     if loader is None:
         pytest.skip("no numba: the searches run in plain Python, and nothing loads")
-    assert loader.wait(600) and loader.error is None
+    assert loader.wait(600) and loader.error is None and loader.mcts_ready.is_set()
     for rules in (Rules(), Rules(5, 6, 3), Rules(8, 6, 5)):  # one signature: the same loader, finished
         assert kernel_loader(rules) == (loader, False)
     assert kernel_loader(Rules(10, 10, 4)) == (None, False)  # past 63 bits: plain Python only
