@@ -1,4 +1,4 @@
-"""Kaggle ConnectX agents: any policy as ``agent(observation, configuration)`` (env side: Kaggle's connectx).
+"""Any policy as a Kaggle ConnectX agent (env side: Kaggle's connectx; one job: a legal move in time).
 
 Kaggle's ``connectx`` (``kaggle-environments``) calls an agent with the position
 ([`read_kaggle_position`][connect4_agents.interop.kaggle_position.read_kaggle_position] reads it) and a
