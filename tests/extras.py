@@ -35,6 +35,7 @@ EXTRAS: dict[str, str] = {
     "openenv": "openenv",
     "fastapi": "openenv",
     "uvicorn": "openenv",
+    "h11": "openenv",
     "pyspiel": "openspiel",
     "open_spiel": "openspiel",
     "transformers": "llm",

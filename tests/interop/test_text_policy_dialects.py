@@ -7,6 +7,7 @@ import json
 import random
 
 import pytest
+from extras import needs
 
 from connect4_agents.evaluation.arena import play_game, play_match
 from connect4_agents.evaluation.records import GameLog, match_logs, read_games, write_games
@@ -251,6 +252,7 @@ def test_tournaments_and_the_ladder_take_text_specs_and_count_forfeits(tmp_path,
                 )
 
 
+@needs("openenv", "uvicorn")
 def test_the_env_the_server_and_text_policy_read_answers_of_the_same_default_length() -> None:
     import inspect
 
