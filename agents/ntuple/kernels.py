@@ -29,7 +29,6 @@ __all__ = [
     "EMPTY",
     "PLAYABLE",
     "reset_states",
-    "tuple_sum",
     "tuple_indices",
     "move_values",
     "self_play",
@@ -48,20 +47,6 @@ def reset_states(states, heights, geo):
     for c in range(heights.shape[0]):
         heights[c] = 0
         states[c * height] = PLAYABLE
-
-
-def tuple_sum(weights, side, tuples, n_tuples, states):
-    """The sum of every tuple's weight (and its mirror image's) for the board ``states``, in table set
-    ``side``.
-    """
-    total = 0.0
-    length = tuples.shape[1]
-    for k in range(tuples.shape[0]):
-        index = 0
-        for j in range(length):
-            index = index * 4 + int(states[tuples[k, j]])
-        total += weights[side, k % n_tuples, index]
-    return total
 
 
 def tuple_indices(tuples, states, out):
