@@ -149,7 +149,7 @@ test-llm: $(STAMP) $(KAGGLE_STAMP)
 
 # The side venvs; `make -j4 install venvs` installs them and the main one at once (as CI does: one pip keeps
 # about one core busy).
-venvs: $(CORE_STAMP) $(LOWEST_STAMP) $(TORCHRL_STAMP) $(RLLIB_STAMP) $(KAGGLE_STAMP) $(OPENENV_CORE_STAMP)
+venvs: $(LOWEST_STAMP) $(TORCHRL_STAMP) $(RLLIB_STAMP) $(KAGGLE_STAMP) $(OPENENV_CORE_STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check connect4_env agents scripts tests benchmarks tools recipes
