@@ -14,11 +14,14 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+import os
 import re
+import sys
 import unicodedata
 from collections.abc import Callable, Iterable
 from importlib.metadata import entry_points
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
 from connect4_env.rules import Rules, check_rules
@@ -30,6 +33,7 @@ __all__ = [
     "policy_names",
     "make_policy",
     "policy_from_spec",
+    "import_spec_module",
     "resolve_opponent",
     "did_you_mean",
     "ENTRY_POINT_GROUP",
@@ -157,6 +161,61 @@ def did_you_mean(typed: str, known: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def import_spec_module(module_name: str) -> ModuleType:
+    """Import ``module_name``, named by the user in an agent spec (``text:mybot:answer``) or a registered
+    ``"module:attr"``, looking in the current folder too, as ``python -m`` does.
+
+    The ``connect4`` command starts with its own folder on the import path, not the one it is run from, so
+    ``mybot.py`` next to the user would not be found. When the module is not found on the import path, the
+    current folder is added at the end of ``sys.path`` and the import tried again; the folder stays there, so
+    the module's own imports of its neighbours work later too. Added at the end, it never hides an installed
+    module of the same name.
+
+    Returns:
+        The module.
+
+    Raises:
+        TypeError: ``module_name`` is not a str.
+        ValueError: ``module_name`` is not a dotted name of identifiers (``mypkg.llm``).
+        ModuleNotFoundError: neither the import path nor the current folder holds it (the message says where
+            it looked and what to do; ``name`` is the missing top-level name, ``mypkg`` for ``mypkg.llm``),
+            or a module it names or imports is missing (Python's own error).
+    """
+    if not isinstance(module_name, str):
+        raise TypeError(
+            f"a module name must be a str, got {module_name!r:.80} ({type(module_name).__name__})"
+        )
+    if not all(part.isidentifier() for part in module_name.split(".")):
+        raise ValueError(f"{module_name!r:.80} is not a module name such as 'mypkg.llm'")
+    top = module_name.partition(".")[0]
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name != top:
+            raise  # the module is there; a part of it or something it imports is not
+    if not _current_folder_on_path():
+        sys.path.append(os.getcwd())
+        importlib.invalidate_caches()
+        try:
+            return importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if error.name != top:
+                raise
+    raise ModuleNotFoundError(
+        f"no module named {top!r} on the import path nor in the current folder ({os.getcwd()}): run the "
+        f"command from the folder that holds {top}.py (or the package {top}/), or add that folder to PYTHONPATH",
+        name=top,
+    ) from None
+
+
+def _current_folder_on_path() -> bool:
+    """True when ``sys.path`` already searches the current folder (as ``""`` or its path: ``python -m`` and
+    ``python -c`` put it there).
+    """
+    here = os.getcwd()
+    return any(isinstance(entry, str) and os.path.abspath(entry) == here for entry in sys.path)
+
+
 def _factory(name: str) -> Callable[..., Any]:
     registry = _registry()
     if not isinstance(name, str):
@@ -172,13 +231,13 @@ def _factory(name: str) -> Callable[..., Any]:
     if isinstance(factory, str):
         module_name, _, attr = factory.partition(":")
         try:
-            module = importlib.import_module(module_name)
+            module = import_spec_module(module_name)
         except ModuleNotFoundError as error:
             missing = error.name or ""
             if missing != module_name and not module_name.startswith(f"{missing}."):
                 raise  # the module is there; something it imports is not: its own message says what
             raise ValueError(
-                f"agent {name!r} is registered as {factory!r}, but there is no module {module_name!r}"
+                f"agent {name!r} is registered as {factory!r}, but {module_name!r} cannot be imported: {error}"
             ) from None
         if not hasattr(module, attr):
             raise ValueError(

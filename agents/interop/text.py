@@ -12,13 +12,12 @@ Examples:
     2
 
 As a spec, ``text:<module>:<function>`` (``connect4 tournament text:mypkg.llm:answer solver``) imports the
-function.
+function, from the import path or else the current folder (as ``python -m`` finds modules).
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import re
 import threading
 import time
@@ -31,7 +30,7 @@ from connect4_env.core import Board
 from connect4_env.encoding import board_from_observation, split_observation
 from connect4_env.envs.dialects import DIALECTS, dialect_and_retries
 from connect4_env.envs.text_protocol import MAX_ANSWER_LENGTH, echo
-from connect4_env.policy import Forfeit
+from connect4_env.policy import Forfeit, import_spec_module
 from connect4_env.rules import Rules, check_rules
 from connect4_env.validation import check_bool, check_choice, check_int, check_number, seeded_rng
 
@@ -251,9 +250,14 @@ class TextPolicy:
     def from_spec(cls, value: str, seed: int | None = None) -> TextPolicy:
         """``text:<module>:<function>`` or ``text:<module>:<function>:<dialect>``: the function imported by name.
 
+        The module is looked for on the import path, then in the current folder, as ``python -m`` finds it
+        (see [`import_spec_module`][connect4_env.policy.import_spec_module]): ``text:mybot:answer`` plays
+        ``answer`` of the ``mybot.py`` in the folder the command runs from, without ``PYTHONPATH``.
+
         Raises:
-            ValueError: ``value`` is not ``module:function[:dialect]``, names nothing callable or an unknown
-                dialect.
+            ValueError: ``value`` is not ``module:function[:dialect]``, names a module found neither on the
+                import path nor in the current folder (the message says where it looked), nothing callable, or
+                an unknown dialect.
         """
         value = check_spec_value(value)
         parts = value.split(":")
@@ -266,8 +270,8 @@ class TextPolicy:
         dialect = parts[2] if len(parts) == 3 else "connect4"
         check_choice("dialect", dialect, DIALECTS)
         try:
-            generate = getattr(importlib.import_module(module_name), name)
-        except (ImportError, AttributeError) as error:
+            generate = getattr(import_spec_module(module_name), name)
+        except (ImportError, AttributeError, ValueError) as error:
             raise ValueError(
                 f"text spec {value!r}: cannot import {name!r} from {module_name!r}: {error}"
             ) from error
