@@ -1,14 +1,21 @@
-"""A league for SB3 self-play: an opponent pool of fixed members and the learner's frozen snapshots, kept in a
-run folder with its results, ratings and payoff picture.
+"""A league for SB3 self-play (one job: the league's state, kept in step with the learner's checkpoint).
+
+An opponent pool of fixed members and the learner's frozen snapshots, kept in a run folder with its results,
+ratings and payoff picture.
 
 [`League`][connect4_agents.sb3.league.League] is what ``connect4 train-sb3 --league`` trains against. Its pool
 ([`OpponentPool`][connect4_env.pool.OpponentPool]) is the env's ``opponent``: each game draws a member when it
 starts (prioritised fictitious self-play by default) and keeps it to the end. Snapshots of the learner join on a
 schedule, or sooner once the learner beats the latest one; each new snapshot plays a short match against every
-other member, and the league's W/D/L between members is rated on the project's Elo ladder.
+other member. Ratings are anchored on the fixed members (`connect4_agents.evaluation.league_ratings`): those
+the reference ladder rates (6x7) keep their ladder Elo, the others are fitted from the fixed members' own round
+robin (played once, before the first snapshot's matches), and each snapshot is rated from its games against the
+fixed members alone, so that the chain of snapshots beating their predecessors cannot lift them above the fixed
+members they lose to.
 
 Files in the run folder: ``league.json`` (members, their records against the learner, W/D/L between members,
-ratings, and the step and SHA-256 of the checkpoint it goes with), ``snapshots/<name>.zip`` (each snapshot,
+ratings with how each was measured and its interval, the run's steps, seconds and CPU-seconds, and the step and
+SHA-256 of the checkpoint it goes with), ``snapshots/<name>.zip`` (each snapshot,
 loadable with ``SB3Agent.load`` and as ``sb3:<path>``), ``league.png`` (ratings and the payoff matrix), and the
 learner's ``checkpoint.zip`` with ``checkpoint.previous.zip``, the one before it, kept until ``league.json`` names
 the new one: a run killed between the two files resumes from the pair that is in step.
@@ -29,7 +36,8 @@ from typing import Any
 
 from connect4_agents._support.files import atomic_write, atomic_write_json, parse_json
 from connect4_agents.evaluation.arena import play_match
-from connect4_agents.evaluation.ratings import PairingCounts, Ratings, fit_ratings, reference_ladder
+from connect4_agents.evaluation.league_ratings import LeagueRatings, fixed_pairings_to_play, rate_league
+from connect4_agents.evaluation.ratings import PairingCounts, reference_ladder
 from connect4_agents.sb3.agent import SB3Agent
 from connect4_env.policy import policy_from_spec
 from connect4_env.pool import OpponentPool
@@ -77,7 +85,8 @@ class LeagueSettings:
     sampling: str = "pfsp"
     """The pool's sampling rule (``uniform``, ``weights``, ``pfsp``)."""
     rating_games: int = 20
-    """Games a new snapshot plays against each other member, alternating sides, for the ratings."""
+    """Games a new snapshot plays against each other member, alternating sides, for the ratings; as many
+    between two fixed members the ladder does not both rate, once."""
 
     def __post_init__(self) -> None:
         """Check every setting.
@@ -127,7 +136,10 @@ class League:
         self.results: dict[tuple[str, str], list[int]] = {}  # (a, b) -> [wins, draws, losses] of a
         self.last_snapshot_step = 0
         self.timesteps = 0  # the learner's steps at the last save (a resumed run goes on from there)
-        self.last_ratings: Ratings | None = None  # the last fit (see save)
+        # the run's wall and CPU seconds at the last checkpoint (None: a league file from before they were kept)
+        self.seconds: float | None = None
+        self.cpu_seconds: float | None = None
+        self.last_ratings: LeagueRatings | None = None  # the last fit (see save)
         # {"step", "sha256"} of the checkpoint league.json goes with (see save_checkpoint); None before one
         self.checkpoint: dict[str, Any] | None = None
 
@@ -177,11 +189,38 @@ class League:
         for old in in_pool[: max(0, len(in_pool) - self.settings.max_snapshots)]:
             self.pool.remove(old)
 
+    def ladder(self) -> dict[str, float] | None:
+        """The reference ladder's ratings (spec -> Elo) on 6x7, where the league's ratings are anchored; None on
+        other boards (the first fixed member is the anchor there).
+        """
+        if (self.rules.rows, self.rules.columns, self.rules.win_length) == (6, 7, 4):
+            return reference_ladder()
+        return None
+
+    def play_fixed_pairings(self) -> int:
+        """Play the fixed members' round robin that their ratings need and that ``results`` lacks: every pair the
+        ladder does not both rate, ``rating_games`` games each, alternating sides. Returns the games played.
+        """
+        games = self.settings.rating_games
+        if games == 0:
+            return 0
+        played = 0
+        for a, b in fixed_pairings_to_play(self.settings.fixed, self.ladder()):
+            if (a, b) in self.results or (b, a) in self.results:
+                continue
+            match = play_match(self.pool[a], self.pool[b], games, self.rules)
+            self.results[(a, b)] = [match.wins, match.draws, match.losses]
+            played += games
+        return played
+
     def _rate_newcomer(self, name: str) -> None:
-        """The new member's matches against every other member (``rating_games`` each, alternating sides)."""
+        """The new member's matches against every other member (``rating_games`` each, alternating sides), after
+        the fixed members' round robin if it is not played yet.
+        """
         games = self.settings.rating_games
         if games == 0:
             return
+        self.play_fixed_pairings()
         newcomer = self.pool[name]
         for other in self.pool.names:
             if other == name:
@@ -194,30 +233,15 @@ class League:
         """The W/D/L between members, one entry per pair played."""
         return [PairingCounts(a, b, *counts) for (a, b), counts in self.results.items()]
 
-    def ratings(self, bootstrap: int = 0) -> Ratings | None:
-        """Elo ratings of the members from their matches: on the project's reference ladder (6x7: the fixed
-        members it rates are held at their ladder Elo) or anchored at the first fixed member; None before any
-        rating match.
+    def ratings(self, bootstrap: int = 0) -> LeagueRatings | None:
+        """Elo ratings of the members, anchored on the fixed members (see
+        [`rate_league`][connect4_agents.evaluation.league_ratings.rate_league]): on 6x7 those the reference
+        ladder rates keep their ladder Elo, elsewhere the first fixed member is 0; each snapshot is rated from
+        its games against the fixed members alone. None before any rating match.
         """
-        pairings = self.pairings()
-        if not pairings:
-            return None
-        players = {p for pairing in pairings for p in (pairing.a, pairing.b)}
-        fixed = None
-        if (self.rules.rows, self.rules.columns, self.rules.win_length) == (6, 7, 4):
-            ladder = reference_ladder()
-            fixed = {p: ladder[p] for p in players if p in ladder} or None
-        anchor = (
-            None
-            if fixed
-            else self.settings.fixed[0]
-            if self.settings.fixed[0] in players
-            else sorted(players)[0]
+        return rate_league(
+            self.settings.fixed, self.pairings(), ladder=self.ladder(), bootstrap=bootstrap, seed=self.seed
         )
-        try:
-            return fit_ratings(pairings, anchor=anchor, fixed=fixed, bootstrap=bootstrap, seed=self.seed)
-        except ValueError:  # members not yet linked to the ladder: rate them among themselves
-            return fit_ratings(pairings, anchor=sorted(players)[0], bootstrap=bootstrap, seed=self.seed)
 
     def to_dict(self) -> dict[str, Any]:
         """The league as plain JSON values (what ``league.json`` holds), with the ratings of the last fit."""
@@ -234,6 +258,8 @@ class League:
             },
             "seed": self.seed,
             "timesteps": self.timesteps,
+            "seconds": self.seconds,
+            "cpu_seconds": self.cpu_seconds,
             "last_snapshot_step": self.last_snapshot_step,
             "snapshots": [
                 {"name": name, "step": step, "in_pool": name in self.pool} for name, step in self.snapshots
@@ -244,6 +270,7 @@ class League:
                 for (a, b), (w, d, lo) in self.results.items()
             ],
             "ratings": None if ratings is None else ratings.to_dict()["ratings"],
+            "rating_method": None if ratings is None else ratings.method,
             "checkpoint": self.checkpoint,
         }
 
@@ -268,15 +295,22 @@ class League:
             self.last_ratings = self.ratings(bootstrap)
         path = atomic_write_json(self.folder / LEAGUE_FILE, self.to_dict())
         ratings = self.last_ratings
-        if picture and ratings is not None and len(ratings.elo) > 1:
+        if picture and ratings is not None and len(ratings.ratings.elo) > 1:
             try:
-                ratings.plot(str(self.folder / "league.png"), self.picture_members())
+                ratings.ratings.plot(str(self.folder / "league.png"), self.picture_members())
             except Exception as error:  # noqa: BLE001  (no matplotlib: the JSON has it all)
                 if type(error).__name__ != "MissingExtraError":
                     raise
         return path
 
-    def save_checkpoint(self, write: Callable[[Path], object], step: int) -> Path:
+    def save_checkpoint(
+        self,
+        write: Callable[[Path], object],
+        step: int,
+        *,
+        seconds: float | None = None,
+        cpu_seconds: float | None = None,
+    ) -> Path:
         """Write the learner's checkpoint, then ``league.json`` naming it (its step and SHA-256, ratings fitted
         again), so that the two stay in step whenever the run is killed: the checkpoint ``league.json`` named
         so far is kept as ``checkpoint.previous.zip`` until the new ``league.json`` is written.
@@ -285,6 +319,10 @@ class League:
             write: writes the checkpoint to the path it is given, atomically (``save_model``), with its
                 ``.json`` sidecar beside it.
             step: the learner's steps at the checkpoint.
+            seconds: the run's wall-clock seconds at the checkpoint, all its parts together (a resumed run
+                goes on counting from there).
+            cpu_seconds: the run's CPU-seconds at the checkpoint, all its parts together (what its
+                ``cpu_minutes`` budget counts).
 
         Returns:
             The path of ``league.json``.
@@ -303,6 +341,7 @@ class League:
         write(current)
         self.checkpoint = {"step": step, "sha256": _sha256(current)}
         self.timesteps = step
+        self.seconds, self.cpu_seconds = seconds, cpu_seconds
         return self.save(rate=True)
 
     def checkpoint_path(self) -> Path:
@@ -399,6 +438,9 @@ class League:
         self.pool.load_stats(data["learner_records"])
         self.last_snapshot_step = check_int("last_snapshot_step", data["last_snapshot_step"], 0, 10**15)
         self.timesteps = check_int("timesteps", data["timesteps"], 0, 10**15)
+        for key in ("seconds", "cpu_seconds"):  # absent from league files written before they were kept
+            value = data.get(key)
+            setattr(self, key, None if value is None else check_number(key, value, 0.0, 10.0**12))
         checkpoint = data.get("checkpoint")
         if checkpoint is not None:
             step = check_int("checkpoint step", checkpoint["step"], 0, 10**15)

@@ -365,3 +365,34 @@ def test_a_kill_between_the_checkpoint_and_league_json_resumes_from_the_pair_in_
     (tmp_path / "checkpoint.previous.zip").unlink()
     with pytest.raises(ValueError, match="step 3000"):
         League.load(tmp_path, rules, settings).checkpoint_path()
+
+
+# -- issue 53: ratings a user can trust, anchored on the fixed members ---------------------------------------------
+def test_a_league_whose_snapshots_lose_to_mcts_100_rates_them_below_it_and_says_how(tmp_path):
+    """Six snapshots were rated above mcts:100 (1050 against 851) though each lost 12-18 of its 20 games against
+    it: each beat its predecessors and the chain carried them up. Untrained snapshots lose to mcts:100; their
+    ratings come from their games against the fixed members alone."""
+    from connect4_agents.evaluation.league_ratings import GAUNTLET, LADDER, ROUND_ROBIN
+    from connect4_agents.evaluation.ratings import reference_ladder
+
+    settings = LeagueSettings(fixed=("random", "mcts:30", "mcts:100"), rating_games=10)
+    league = League(tmp_path, Rules(), settings)
+    policy = _policy()
+    for step in (100, 200, 300):
+        league.add_snapshot(policy, step)
+    league.save(rate=True, bootstrap=20)
+    data = json.loads((tmp_path / LEAGUE_FILE).read_text())
+    results = {(r["a"], r["b"]): (r["wins"], r["draws"], r["losses"]) for r in data["results"]}
+    # the fixed members the ladder does not both rate played each other once, before the first snapshot's games
+    assert ("random", "mcts:30") in results and ("mcts:30", "mcts:100") in results
+    assert ("random", "mcts:100") not in results and ("mcts:100", "random") not in results
+    ratings = data["ratings"]
+    mcts_100 = reference_ladder()["mcts:100"]
+    assert ratings["mcts:100"]["elo"] == mcts_100 and ratings["mcts:100"]["measured"] == LADDER
+    assert ratings["mcts:30"]["measured"] == ROUND_ROBIN
+    for name in ("self@100", "self@200", "self@300"):
+        wins, draws, losses = results[(name, "mcts:100")]
+        assert losses > wins  # each loses to mcts:100, and is rated below it, its interval too
+        assert ratings[name]["elo"] < mcts_100 and ratings[name]["ci95"][1] < mcts_100
+        assert ratings[name]["measured"] == GAUNTLET and ratings[name]["games"] == 30
+    assert "gauntlet" in data["rating_method"] and "20 bootstrap" in data["rating_method"]
