@@ -4,7 +4,8 @@ every step, the one not to move with a "wait" action, for trainers that speak on
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,25 @@ from connect4_env.envs.settings import check_illegal_action
 from connect4_env.envs.wrappers import ResetNeededError
 from connect4_env.rules import IllegalMoveError, as_column, short_repr
 
-__all__ = ["Connect4ParallelEnv", "parallel_env"]
+__all__ = ["Connect4ParallelEnv", "parallel_env", "IllegalActionWarning", "ILLEGAL_ACTION_WARNING"]
+
+
+class IllegalActionWarning(UserWarning):
+    """Warned once by a [`Connect4ParallelEnv`][connect4_env.envs.parallel_env.Connect4ParallelEnv] built
+    without ``illegal_action``, at its first illegal action: the game ended on it, most likely because actions
+    were sampled without the action mask.
+    """
+
+
+ILLEGAL_ACTION_WARNING = (
+    "connect4_v0.parallel_env: an agent sent an action its action mask forbids, which ends the game with -1 to "
+    "it (infos[agent]['illegal_reason'] says why). Sample with the mask, "
+    "env.action_space(agent).sample(observations[agent]['action_mask']): the agent to move picks a legal column "
+    "and the other must send the wait action, the last one (env.wait_action). To keep this rule without the "
+    "warning, pass illegal_action='lose'; to raise IllegalMoveError instead, illegal_action='raise'."
+)
+"""The text of the `IllegalActionWarning`: the same for every env, so Python's default warning filter shows it
+once per place in the code that steps the envs, however many envs there are."""
 
 
 def parallel_env(**kwargs: Any) -> Connect4ParallelEnv:
@@ -53,17 +72,23 @@ class Connect4ParallelEnv(PettingZooBase, ParallelEnv):
     | `win_length` | 4 | stones in a line to win, 2 .. max(rows, columns) |
     | `render_mode` | None | `"ansi"` (text), `"rgb_array"` (H x W x 3 uint8) or `"human"` (pygame window) |
     | `tile` | 48 | pixels per cell for `rgb_array` / `human` |
-    | `illegal_action` | `"lose"` | what an action the mask forbids does: `"lose"` or `"raise"` (below) |
+    | `illegal_action` | None | what an action the mask forbids does: `"lose"` or `"raise"` (below); None is `"lose"` that warns once |
 
     ## Action Space
     `Discrete(columns + 1)`: a column `0 .. columns - 1`, or `columns` to wait. `step` takes a dict with an
     action for every agent in `agents`; Python and numpy integers (and 0-d integer arrays) are accepted.
 
     An action the agent's mask forbids (a full column or wait from the agent to move, a column from the
-    other) is an illegal action. With `illegal_action="lose"` (the default, as `connect4_v0.env()`) it ends
-    the game: -1 to each agent that made one, 0 to the other, nothing played, `infos[agent]["illegal_action"]`
-    True. With `"raise"` (as `connect4_v0.raw_env()`) `step` raises `IllegalMoveError` (a `ValueError`) and
-    nothing changes. Either way a malformed call changes nothing and raises: `TypeError` for actions that are
+    other) is an illegal action. With the default, `illegal_action=None`, it ends the game: -1 to each agent
+    that made one, 0 to the other, nothing played, `infos[agent]["illegal_action"]` True and
+    `infos[agent]["illegal_reason"]` saying why (a str, at that step only, for each agent that made one); the
+    env's first illegal action also warns, once (`IllegalActionWarning`, naming the action mask): PettingZoo's
+    Parallel loop, which samples actions without the mask, would otherwise end nearly every game at its first
+    step without a word. `"lose"` (as `connect4_v0.env()`) is the same rule, chosen knowingly: no warning, and
+    no `"illegal_reason"`, so the infos keep the same numeric keys at every step (TorchRL's
+    `PettingZooWrapper` makes a tensor of every info value, with the keys the first reset gave). With
+    `"raise"` (as `connect4_v0.raw_env()`) `step` raises `IllegalMoveError` (a `ValueError`) and nothing
+    changes. Either way a malformed call changes nothing and raises: `TypeError` for actions that are
     not a dict or an action that is not an integer, `ValueError` for an integer outside `0 .. columns`, a
     missing agent or an unknown one (`UnknownAgentError`).
 
@@ -71,7 +96,8 @@ class Connect4ParallelEnv(PettingZooBase, ParallelEnv):
     `Dict(observation=Box(0, 1, (rows, columns, 2), int8), action_mask=Box(0, 1, (columns + 1,), int8))`.
     The planes are `connect4_v0`'s: plane 0 the observing agent's stones, plane 1 the opponent's, row 0 the
     top row. The mask is as described above, and only there (as in `connect_four_v3`): `infos[agent]` holds
-    `"to_move"` (bool) and `"illegal_action"` (bool). A second copy in the infos broke TorchRL's
+    `"to_move"` (bool) and `"illegal_action"` (bool), and under the default `illegal_action=None`
+    `"illegal_reason"` (str) after an illegal action of that agent. A second copy in the infos broke TorchRL's
     `PettingZooWrapper`, which reads a mask from the observation or else the infos, and drops the infos' copy
     from its spec but not from the data.
 
@@ -87,7 +113,7 @@ class Connect4ParallelEnv(PettingZooBase, ParallelEnv):
     (`player_0` with `s`, `player_1` with `s + 1`) so `action_space(agent).sample(mask)` is reproducible.
 
     ## Episode End
-    Termination of both agents on a win, a full board or an illegal action under `"lose"`; `agents` is then
+    Termination of both agents on a win, a full board or an illegal action (unless `"raise"`); `agents` is then
     empty and `step` raises `ResetNeededError` until `reset()`. There is no truncation.
 
     ## Version History
@@ -103,10 +129,16 @@ class Connect4ParallelEnv(PettingZooBase, ParallelEnv):
         win_length: int = 4,
         render_mode: str | None = None,
         tile: int = 48,
-        illegal_action: str = "lose",
+        illegal_action: str | None = None,
     ) -> None:
         self._set_up(rows, columns, win_length, render_mode, tile, with_wait=True)
-        self.illegal_action = check_illegal_action(illegal_action)
+        self.illegal_action = "lose" if illegal_action is None else check_illegal_action(illegal_action)
+        """``"lose"`` or ``"raise"``: what an illegal action does (None was given as ``"lose"``)."""
+        # None: say why in the infos and warn at the first illegal action. An explicit "lose" keeps the infos'
+        # keys fixed and numeric, as TorchRL's PettingZooWrapper needs (it makes a tensor of every info value, with
+        # the keys of the first reset's infos).
+        self._explain_illegal = illegal_action is None
+        self._warn_on_illegal = illegal_action is None  # until the first illegal action warns
         columns = self.rules.columns
         self.wait_action = columns
         """The action of the agent not to move: the last one, ``columns``."""
@@ -130,7 +162,7 @@ class Connect4ParallelEnv(PettingZooBase, ParallelEnv):
             ValueError: ``seed`` is a negative integer.
         """
         self._new_game(seed)
-        observations, infos = self._views(over=False, illegal=())
+        observations, infos = self._views(over=False, illegal={})
         if self.render_mode == "human":
             self.render()
         return observations, infos
@@ -179,9 +211,13 @@ class Connect4ParallelEnv(PettingZooBase, ParallelEnv):
         if chosen[waiter] != self.wait_action:
             illegal.append(waiter)
         rewards = {agent: 0 for agent in AGENTS}
+        reasons = {agent: self._illegal_message(agent, chosen[agent]) for agent in illegal}
         if illegal:
             if self.illegal_action == "raise":
-                raise IllegalMoveError(self._illegal_message(illegal[0], chosen[illegal[0]]))
+                raise IllegalMoveError(reasons[illegal[0]])
+            if self._warn_on_illegal:
+                self._warn_on_illegal = False
+                warnings.warn(ILLEGAL_ACTION_WARNING, IllegalActionWarning, stacklevel=2)
             for agent in illegal:
                 rewards[agent] = -1
             over = True
@@ -191,7 +227,7 @@ class Connect4ParallelEnv(PettingZooBase, ParallelEnv):
             if won:
                 rewards[mover] = 1
                 rewards[waiter] = -1
-        observations, infos = self._views(over=over, illegal=illegal)
+        observations, infos = self._views(over=over, illegal=reasons)
         terminations = {agent: over for agent in AGENTS}
         truncations = {agent: False for agent in AGENTS}
         if over:
@@ -244,9 +280,11 @@ class Connect4ParallelEnv(PettingZooBase, ParallelEnv):
         return AGENTS[self._game.board.ply & 1] == agent
 
     def _views(
-        self, over: bool, illegal: Collection[str]
+        self, over: bool, illegal: Mapping[str, str]
     ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, Any]]]:
-        """Both agents' observations and infos, after the game goes on (``over`` false) or ends."""
+        """Both agents' observations and infos, after the game goes on (``over`` false) or ends; ``illegal``
+        maps each agent that made an illegal action to why it was one.
+        """
         game = self._game
         mover = -1 if over else game.board.ply & 1
         observations = {}
@@ -262,4 +300,6 @@ class Connect4ParallelEnv(PettingZooBase, ParallelEnv):
                 "to_move": index == mover,
                 "illegal_action": agent in illegal,
             }
+            if agent in illegal and self._explain_illegal:
+                infos[agent]["illegal_reason"] = illegal[agent]
         return observations, infos

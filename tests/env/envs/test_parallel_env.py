@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -20,7 +21,7 @@ from strategies import board_sizes
 
 from connect4_env import Board, IllegalMoveError, Rules, connect4_v0
 from connect4_env.encoding import observation_planes
-from connect4_env.envs.parallel_env import Connect4ParallelEnv
+from connect4_env.envs.parallel_env import Connect4ParallelEnv, IllegalActionWarning
 from connect4_env.envs.pettingzoo_env import UnknownAgentError
 from connect4_env.envs.wrappers import ResetNeededError
 
@@ -203,7 +204,7 @@ def test_a_random_masked_policy_plays_1000_games_without_an_error() -> None:
 
 
 # -- illegal actions ---------------------------------------------------------------------------------------
-def full_column_env(illegal_action: str) -> Connect4ParallelEnv:
+def full_column_env(illegal_action: str | None) -> Connect4ParallelEnv:
     """2x3, column 0 full, player_0 to move."""
     env = connect4_v0.parallel_env(rows=2, columns=3, win_length=3, illegal_action=illegal_action)
     env.reset()
@@ -252,6 +253,90 @@ def test_illegal_action_lose_ends_the_game(
         np.testing.assert_array_equal(observations[agent]["action_mask"], wait_only(3))
     with pytest.raises(ResetNeededError, match="reset"):
         env.step({})
+
+
+@pytest.mark.parametrize(("first", "second", "offenders", "message"), ILLEGAL)
+def test_by_default_an_illegal_action_says_why_in_the_infos_and_warns(
+    first: int, second: int, offenders: list[str], message: str
+) -> None:
+    env = full_column_env(None)
+    with pytest.warns(IllegalActionWarning, match="action mask") as caught:
+        _, rewards, terminations, _, infos = env.step({"player_0": first, "player_1": second})
+    assert len(caught) == 1 and caught[0].filename == __file__  # it points at the caller's step
+    assert rewards == {agent: -1 if agent in offenders else 0 for agent in AGENTS} and all(
+        terminations.values()
+    )
+    assert [agent for agent in AGENTS if "illegal_reason" in infos[agent]] == offenders
+    assert re.match(message, infos[offenders[0]]["illegal_reason"])
+    for agent in offenders:
+        assert infos[agent]["illegal_action"] and infos[agent]["illegal_reason"].startswith(agent)
+
+
+def unmasked_episodes(env: Connect4ParallelEnv, episodes: int) -> list[tuple[int, dict, dict, set]]:
+    """PettingZoo's Parallel usage loop, as its documentation gives it: every agent's action sampled without its
+    mask, until ``agents`` is empty. Returns each episode's steps, last rewards, last infos and the sets of info
+    keys seen at its reset and steps.
+    """
+    results = []
+    for episode in range(episodes):
+        observations, infos = env.reset(seed=episode)
+        keys = {frozenset(infos[agent]) for agent in AGENTS}
+        steps = 0
+        while env.agents:
+            # this is where you would insert your policy
+            actions = {agent: env.action_space(agent).sample() for agent in env.agents}
+            observations, rewards, terminations, truncations, infos = env.step(actions)
+            keys |= {frozenset(infos[agent]) for agent in AGENTS}
+            steps += 1
+        results.append((steps, rewards, infos, keys))
+    return results
+
+
+def test_pettingzoos_parallel_loop_without_the_mask_warns_once_and_says_why() -> None:
+    env = connect4_v0.parallel_env()
+    hint = r"action_space\(agent\)\.sample\(observations\[agent\]\['action_mask'\]\)"
+    with pytest.warns(IllegalActionWarning, match=hint) as caught:
+        episodes = unmasked_episodes(env, 1000)
+    assert len(caught) == 1  # once for the env, not once a game: 1,000 games ended on an illegal action
+    assert "illegal_action='lose'" in str(caught[0].message)
+    ended_illegally = 0
+    for _, rewards, infos, _ in episodes:
+        offenders = [agent for agent in AGENTS if infos[agent]["illegal_action"]]
+        ended_illegally += bool(offenders)
+        assert rewards == {agent: -1 if agent in offenders else 0 for agent in AGENTS}
+        for agent in AGENTS:
+            assert ("illegal_reason" in infos[agent]) == (agent in offenders)
+        for agent in offenders:
+            assert re.match(
+                rf"{agent} is (to move and cannot|not to move: its action must be 7)",
+                infos[agent]["illegal_reason"],
+            )
+    assert ended_illegally == 1000 and sum(episode[0] for episode in episodes) < 2000
+    with pytest.warns(IllegalActionWarning):  # another env warns once of its own
+        unmasked_episodes(connect4_v0.parallel_env(), 2)
+    # PettingZoo's checkers with the default: the API test samples with the masks (no illegal action, no
+    # warning), the seed test without them
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IllegalActionWarning)
+        parallel_api_test(connect4_v0.parallel_env(), num_cycles=1000)
+    with pytest.warns(IllegalActionWarning):
+        parallel_seed_test(connect4_v0.parallel_env)
+
+
+@pytest.mark.parametrize("illegal_action", ["lose", "raise"])
+def test_a_chosen_illegal_action_rule_is_silent(illegal_action: str) -> None:
+    env = connect4_v0.parallel_env(illegal_action=illegal_action)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails the test
+        if illegal_action == "raise":
+            env.reset(seed=0)
+            with pytest.raises(IllegalMoveError, match="player_1 is not to move"):
+                env.step({"player_0": 3, "player_1": 3})
+            return
+        episodes = unmasked_episodes(env, 200)
+    # the same numeric keys at every reset and step, as TorchRL's wrapper needs
+    assert set().union(*(keys for *_, keys in episodes)) == {frozenset({"to_move", "illegal_action"})}
+    assert sum(any(infos[agent]["illegal_action"] for agent in AGENTS) for _, _, infos, _ in episodes) == 200
 
 
 # -- bad input ---------------------------------------------------------------------------------------------

@@ -61,3 +61,20 @@ def test_the_parallel_env_rolls_out_in_torchrl() -> None:
     # TorchRL groups both agents as "player": (steps, agents, rows, columns, planes)
     assert rollout["player", "observation", "observation"].shape[1:] == (2, 6, 7, 2)
     env.close()
+
+
+def test_an_illegal_action_under_lose_ends_the_game_through_pettingzoo_wrapper() -> None:
+    # "lose" keeps the infos' keys numeric and fixed (no "illegal_reason" str): the wrapper makes a tensor of each
+    env = PettingZooWrapper(
+        connect4_v0.parallel_env(illegal_action="lose"),
+        use_mask=True,
+        seed=0,
+        group_map=MarlGroupMapType.ONE_GROUP_PER_AGENT,
+    )
+    td = env.reset()
+    td["player_0", "action"] = torch.tensor([0])
+    td["player_1", "action"] = torch.tensor([0])  # player_1 is not to move: it must wait (7)
+    td = env.step(td)["next"]
+    assert td["done"].all()
+    assert float(td["player_1", "reward"].sum()) == -1.0 and float(td["player_0", "reward"].sum()) == 0.0
+    env.close()
