@@ -2,12 +2,25 @@
 
     python recipes/selfplay_ppo.py                       # 64 games at once, 2M steps
     python recipes/selfplay_ppo.py --total-steps 200000  # a quick look
+    python recipes/selfplay_ppo.py --help                # every option, its meaning and its default
 
 The learner plays ``gym.make_vec("Connect4-v0")`` against an ``OpponentPool``: it starts with random play and
 ``mcts:10``, and every ``--snapshot-every`` updates a frozen copy of the learner joins it. Each game draws its
 opponent when it starts (prioritised fictitious self-play: the members the learner loses to come up more often) and
 keeps it to the end. Illegal columns are masked out of the policy. At the end the learner plays ``--eval-games``
 games against random play and ``mcts:100`` (greedy, a random side each game).
+
+It prints what it runs and where its files go, then a progress line every ``--log-every`` updates (steps done of
+the total, elapsed time and the time left at the rate so far). Files, under ``--out``: ``args.json`` (the settings,
+written first) and ``model.pt`` (the learner's weights and board size, written at the end; Ctrl-C saves it too).
+Play the saved model as a policy with the action mask (``Agent`` is this file's network):
+
+    from connect4_agents.interop.torch_policy import TorchPolicy
+
+    checkpoint = torch.load("runs/selfplay_ppo/model.pt", weights_only=True)
+    agent = Agent(checkpoint["rows"], checkpoint["columns"])
+    agent.load_state_dict(checkpoint["state_dict"])
+    policy = TorchPolicy(agent, observation="planes", forward=lambda x: agent.policy(agent.features(x)))
 """
 
 from __future__ import annotations
@@ -15,7 +28,9 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
+import json
 import time
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -26,33 +41,63 @@ import connect4_env  # noqa: F401  (registers Connect4-v0)
 from connect4_env import OpponentPool
 
 
+def setting(default: object, help: str) -> object:
+    """A field of ``Args``: its default, and its help in ``--help`` (where argparse adds the default)."""
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
 @dataclasses.dataclass
 class Args:
-    seed: int = 1
-    num_envs: int = 64
-    num_steps: int = 64  # steps per game per rollout: a batch is num_envs * num_steps
-    total_steps: int = 2_000_000
-    learning_rate: float = 3e-4
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    update_epochs: int = 4
-    minibatches: int = 4
-    clip_coef: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    snapshot_every: int = 20  # updates between snapshots joining the pool
-    eval_games: int = 100
-    threads: int = 1
+    seed: int = setting(1, "seed of torch, the envs and the opponent pool")
+    num_envs: int = setting(64, "games played at once in the batched env")
+    num_steps: int = setting(64, "steps per game in each rollout: a batch is num-envs * num-steps")
+    total_steps: int = setting(2_000_000, "learner steps in all, rounded down to whole batches")
+    learning_rate: float = setting(3e-4, "Adam's learning rate")
+    gamma: float = setting(0.99, "discount factor")
+    gae_lambda: float = setting(0.95, "lambda of generalised advantage estimation")
+    update_epochs: int = setting(4, "passes over each batch")
+    minibatches: int = setting(4, "minibatches each batch is split into")
+    clip_coef: float = setting(0.2, "PPO's clipping of the probability ratio")
+    ent_coef: float = setting(0.01, "weight of the entropy bonus")
+    vf_coef: float = setting(0.5, "weight of the value loss")
+    max_grad_norm: float = setting(0.5, "the gradient's norm is clipped to this")
+    snapshot_every: int = setting(20, "updates between frozen copies of the learner joining the pool")
+    eval_games: int = setting(100, "games against random and against mcts:100 at the end")
+    threads: int = setting(1, "torch threads")
+    log_every: int = setting(10, "updates between progress lines (the first update always prints one)")
+    out: str = setting("runs/selfplay_ppo", "folder for args.json and model.pt")
 
 
-def parse_args() -> Args:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The docstring as written, and each option's default after its help."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     for field in dataclasses.fields(Args):
         parser.add_argument(
-            f"--{field.name.replace('_', '-')}", type=type(field.default), default=field.default
+            f"--{field.name.replace('_', '-')}",
+            type=type(field.default),
+            default=field.default,
+            help=field.metadata["help"],
         )
-    return Args(**vars(parser.parse_args()))
+    return parser
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    parser = build_parser()
+    args = Args(**vars(parser.parse_args(argv)))
+    if min(args.num_envs, args.num_steps, args.update_epochs, args.minibatches, args.log_every) < 1:
+        parser.error(
+            "--num-envs, --num-steps, --update-epochs, --minibatches and --log-every must be at least 1"
+        )
+    if args.snapshot_every < 1 or args.eval_games < 1 or args.threads < 1:
+        parser.error("--snapshot-every, --eval-games and --threads must be at least 1")
+    if args.total_steps < args.num_envs * args.num_steps:
+        parser.error(f"--total-steps {args.total_steps} is less than one batch (num-envs * num-steps)")
+    if args.minibatches > args.num_envs * args.num_steps:
+        parser.error(f"--minibatches {args.minibatches} is more than the batch's steps")
+    return args
 
 
 class Agent(nn.Module):
@@ -60,6 +105,7 @@ class Agent(nn.Module):
 
     def __init__(self, rows: int, columns: int) -> None:
         super().__init__()
+        self.rows, self.columns = rows, columns
         self.body = nn.Sequential(
             nn.Conv2d(2, 64, 3, padding=1), nn.ReLU(),
             nn.Conv2d(64, 64, 3, padding=1), nn.ReLU(),
@@ -118,10 +164,39 @@ def evaluate(agent: Agent, opponent: str, games: int, seed: int) -> float:
     return float(np.mean((reward_sum + 1) / 2))
 
 
+def duration(seconds: float) -> str:
+    """``42 s``, ``12 min`` or ``1.5 h``."""
+    if seconds < 100:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 6000 else f"{seconds / 3600:.1f} h"
+
+
+def save(agent: Agent, out: Path, steps: int) -> Path:
+    """Write the learner's weights with its board size and the steps it trained for; returns the path."""
+    path = out / "model.pt"
+    state = {"state_dict": agent.state_dict(), "rows": agent.rows, "columns": agent.columns, "steps": steps}
+    torch.save(state, path)
+    return path
+
+
 def main() -> None:
     args = parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    # written first: an unwritable --out fails before any work
+    (out / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2) + "\n")
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
+    batch = args.num_envs * args.num_steps
+    updates = args.total_steps // batch
+    print(
+        f"self-play PPO on 6x7: {updates:,} updates of {args.num_envs} games x {args.num_steps} steps = "
+        f"{updates * batch:,} learner steps against random, mcts:10 and a snapshot of the learner every "
+        f"{args.snapshot_every} updates; then {args.eval_games} games each against random and mcts:100.\n"
+        f"files: {out / 'args.json'} now, {out / 'model.pt'} at the end (Ctrl-C stops early and saves it). "
+        f"A progress line every {args.log_every} updates.",
+        flush=True,
+    )
     pool = OpponentPool({"random": "random", "mcts:10": "mcts:10"}, sampling="pfsp", seed=args.seed)
     envs = gym.make_vec(
         "Connect4-v0", num_envs=args.num_envs, opponent=pool, agent_first=None, autoreset_mode="SameStep"
@@ -130,7 +205,6 @@ def main() -> None:
     agent = Agent(rules.rows, rules.columns)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
 
-    batch = args.num_envs * args.num_steps
     shape = (args.num_steps, args.num_envs)
     planes_buf = torch.zeros(shape + envs.single_observation_space.shape, dtype=torch.int8)
     masks_buf = torch.zeros(shape + (rules.columns,), dtype=torch.bool)
@@ -141,67 +215,82 @@ def main() -> None:
     planes = torch.as_tensor(planes)
     masks = torch.as_tensor(envs.unwrapped.action_masks())
     done = torch.zeros(args.num_envs)
-    updates = args.total_steps // batch
     start = time.time()
-    for update in range(1, updates + 1):
-        for step in range(args.num_steps):  # collect a rollout
-            planes_buf[step], masks_buf[step], dones_buf[step] = planes, masks, done
-            with torch.no_grad():
-                action, logprob, _, value = agent.act(planes, masks)
-            actions_buf[step], logprobs_buf[step], values_buf[step] = action, logprob, value
-            next_planes, reward, terminated, truncated, _ = envs.step(action.numpy())
-            rewards_buf[step] = torch.as_tensor(reward, dtype=torch.float32)
-            planes = torch.as_tensor(next_planes)
-            masks = torch.as_tensor(envs.unwrapped.action_masks())
-            done = torch.as_tensor(terminated | truncated, dtype=torch.float32)
+    trained = 0  # learner steps of the updates done
+    try:
+        for update in range(1, updates + 1):
+            for step in range(args.num_steps):  # collect a rollout
+                planes_buf[step], masks_buf[step], dones_buf[step] = planes, masks, done
+                with torch.no_grad():
+                    action, logprob, _, value = agent.act(planes, masks)
+                actions_buf[step], logprobs_buf[step], values_buf[step] = action, logprob, value
+                next_planes, reward, terminated, truncated, _ = envs.step(action.numpy())
+                rewards_buf[step] = torch.as_tensor(reward, dtype=torch.float32)
+                planes = torch.as_tensor(next_planes)
+                masks = torch.as_tensor(envs.unwrapped.action_masks())
+                done = torch.as_tensor(terminated | truncated, dtype=torch.float32)
 
-        with torch.no_grad():  # generalised advantage estimation, bootstrapped from the last state
-            next_value = agent.act(planes, masks)[3]
-            advantages = torch.zeros(shape)
-            last = torch.zeros(args.num_envs)
-            for t in reversed(range(args.num_steps)):
-                next_nonterminal = 1.0 - (done if t == args.num_steps - 1 else dones_buf[t + 1])
-                following = next_value if t == args.num_steps - 1 else values_buf[t + 1]
-                delta = rewards_buf[t] + args.gamma * following * next_nonterminal - values_buf[t]
-                last = delta + args.gamma * args.gae_lambda * next_nonterminal * last
-                advantages[t] = last
-            returns = advantages + values_buf
+            with torch.no_grad():  # generalised advantage estimation, bootstrapped from the last state
+                next_value = agent.act(planes, masks)[3]
+                advantages = torch.zeros(shape)
+                last = torch.zeros(args.num_envs)
+                for t in reversed(range(args.num_steps)):
+                    next_nonterminal = 1.0 - (done if t == args.num_steps - 1 else dones_buf[t + 1])
+                    following = next_value if t == args.num_steps - 1 else values_buf[t + 1]
+                    delta = rewards_buf[t] + args.gamma * following * next_nonterminal - values_buf[t]
+                    last = delta + args.gamma * args.gae_lambda * next_nonterminal * last
+                    advantages[t] = last
+                returns = advantages + values_buf
 
-        flat = [x.reshape((batch,) + x.shape[2:]) for x in (planes_buf, masks_buf, actions_buf, logprobs_buf)]
-        b_planes, b_masks, b_actions, b_logprobs = flat
-        b_advantages, b_returns = advantages.reshape(-1), returns.reshape(-1)
-        minibatch = batch // args.minibatches
-        for _ in range(args.update_epochs):  # PPO's clipped objective over shuffled minibatches
-            order = torch.randperm(batch)
-            for begin in range(0, batch, minibatch):
-                idx = order[begin : begin + minibatch]
-                _, logprob, entropy, value = agent.act(b_planes[idx], b_masks[idx], b_actions[idx])
-                ratio = (logprob - b_logprobs[idx]).exp()
-                adv = b_advantages[idx]
-                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                policy_loss = torch.max(
-                    -adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)
+            flat = [
+                x.reshape((batch,) + x.shape[2:]) for x in (planes_buf, masks_buf, actions_buf, logprobs_buf)
+            ]
+            b_planes, b_masks, b_actions, b_logprobs = flat
+            b_advantages, b_returns = advantages.reshape(-1), returns.reshape(-1)
+            minibatch = batch // args.minibatches
+            for _ in range(args.update_epochs):  # PPO's clipped objective over shuffled minibatches
+                order = torch.randperm(batch)
+                for begin in range(0, batch, minibatch):
+                    idx = order[begin : begin + minibatch]
+                    _, logprob, entropy, value = agent.act(b_planes[idx], b_masks[idx], b_actions[idx])
+                    ratio = (logprob - b_logprobs[idx]).exp()
+                    adv = b_advantages[idx]
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                    policy_loss = torch.max(
+                        -adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)
+                    )
+                    loss = (
+                        policy_loss.mean()
+                        + args.vf_coef * 0.5 * (value - b_returns[idx]).pow(2).mean()
+                        - args.ent_coef * entropy.mean()
+                    )
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+                    optimizer.step()
+
+            trained = update * batch
+            # a frozen copy joins; games in progress keep their opponents
+            if update % args.snapshot_every == 0:
+                pool.add(f"self@{trained}", Frozen(agent, seed=args.seed + update))
+                scores = {
+                    name: round(s["recent_score"], 2) for name, s in pool.stats().items() if s["member"]
+                }
+                print(f"{trained:>9} steps  recent score by member: {scores}", flush=True)
+            if update == 1 or update % args.log_every == 0 or update == updates:
+                elapsed = time.time() - start
+                left = elapsed / update * (updates - update)
+                print(
+                    f"update {update}/{updates}  {trained:,}/{updates * batch:,} steps  "
+                    f"{duration(elapsed)} elapsed, about {duration(left)} left",
+                    flush=True,
                 )
-                loss = (
-                    policy_loss.mean()
-                    + args.vf_coef * 0.5 * (value - b_returns[idx]).pow(2).mean()
-                    - args.ent_coef * entropy.mean()
-                )
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
-                optimizer.step()
-
-        if update % args.snapshot_every == 0:  # a frozen copy joins; games in progress keep their opponents
-            pool.add(f"self@{update * batch}", Frozen(agent, seed=args.seed + update))
-            scores = {name: round(s["recent_score"], 2) for name, s in pool.stats().items() if s["member"]}
-            print(
-                f"{update * batch:>9} steps  {time.time() - start:6.0f} s  recent score by member: {scores}"
-            )
-
+    except KeyboardInterrupt:
+        print(f"interrupted after {trained:,} steps", flush=True)
     envs.close()
+    print(f"model saved to {save(agent, out, trained)}", flush=True)
     for opponent in ("random", "mcts:100"):
-        print(f"score vs {opponent}: {evaluate(agent, opponent, args.eval_games, args.seed):.2f}")
+        print(f"score vs {opponent}: {evaluate(agent, opponent, args.eval_games, args.seed):.2f}", flush=True)
 
 
 if __name__ == "__main__":
