@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import tempfile
+import textwrap
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 
 from connect4_agents._support.files import check_file_target, parse_json
 from connect4_env.extras import MissingExtraError
-from connect4_env.policy import did_you_mean
+from connect4_env.policy import did_you_mean, policy_names
 
 __all__ = [
     "run_cli",
@@ -32,6 +33,9 @@ __all__ = [
     "check_output_dir",
     "check_output_file",
     "shown_path",
+    "SPEC_FORMS",
+    "agent_specs_help",
+    "with_agent_specs",
     "os_error_text",
     "EXIT_USAGE",
     "EXIT_INTERRUPTED",
@@ -276,3 +280,45 @@ def shown_path(path: str | Path) -> str:
         except ValueError:  # outside the working folder: only the absolute path names it
             return str(path)
     return str(path)
+
+
+SPEC_FORMS: dict[str, tuple[str, ...]] = {
+    "alphazero": (
+        "alphazero",
+        "alphazero:<simulations>",
+        "alphazero:<model.zip>",
+        "alphazero:<model.zip>:<simulations>",
+    ),
+    "human": ("human",),
+    "mcts": ("mcts", "mcts:<playouts>", "mcts:<seconds>s"),
+    "ntuple": ("ntuple", "ntuple:<model.npz>"),
+    "qlearning": ("qlearning:<table.npz>",),
+    "random": ("random",),
+    "sb3": ("sb3:<model.zip>",),
+    "shield": ("shield:<spec>",),
+    "solver": ("solver",),
+    "text": ("text:<module>:<function>", "text:<module>:<function>:<dialect>"),
+}
+"""The forms each of this project's agent kinds takes as a spec: the name alone where the agent has a default,
+and the ``name:<value>`` forms of its ``from_spec`` docstring (the source: a test checks the two agree). Kept
+here so that ``--help`` lists them without importing the agents (AlphaZero's imports torch)."""
+
+
+def agent_specs_help() -> str:
+    """The help's paragraph on agent specs: every kind the policy registry holds (this project's and those other
+    installed packages register, read from the entry points without importing them), each in its forms.
+
+    Returns:
+        One paragraph, wrapped at 100 columns, for a parser's epilog.
+    """
+    kinds = [", ".join(SPEC_FORMS.get(name, (f"{name}[:<value>]",))) for name in policy_names()]
+    text = "Agent specs (every kind installed, in the forms each takes): " + "; ".join(kinds) + "."
+    return textwrap.fill(text, 100, break_long_words=False, break_on_hyphens=False)
+
+
+def with_agent_specs(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``parser`` with [`agent_specs_help`][connect4_agents._support.cli.agent_specs_help] at the end of its
+    help (after any epilog it has), for a command that takes agent specs; returns it.
+    """
+    parser.epilog = "\n\n".join(filter(None, [parser.epilog, agent_specs_help()]))
+    return parser

@@ -84,11 +84,21 @@ def build_parser() -> argparse.ArgumentParser:
             commands.add_parser(
                 name,
                 help=_summary(doc),
-                description=doc.replace(f"python scripts/{module_name}.py", f"connect4 {name}"),
+                description=_as_subcommands(doc),
                 formatter_class=argparse.RawDescriptionHelpFormatter,
             )
         )
     return parser
+
+
+def _as_subcommands(doc: str) -> str:
+    """``doc`` with every script it names (``python scripts/replay.py``, ``scripts/replay.py``) spelled as the
+    ``connect4`` subcommand that runs the same (``connect4 replay``), as a subcommand's help shows it.
+    """
+    for module_name, name in SUBCOMMANDS.items():
+        for script in (f"python scripts/{module_name}.py", f"scripts/{module_name}.py"):
+            doc = doc.replace(script, f"connect4 {name}")
+    return doc
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,6 +30,7 @@ from connect4_agents._support.cli import (
     positive_int,
     run_cli,
     spec_files,
+    with_agent_specs,
 )
 from connect4_agents._support.config_cli import add_options, option
 from connect4_agents._support.figures import check_figure_path
@@ -83,7 +84,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     """The command's options (one per [`EvaluateConfig`][connect4_agents.commands.evaluate.EvaluateConfig]
     field), added to ``parser`` (a subcommand's) or to a new parser; returns it.
     """
-    return add_options(command_parser(parser, __doc__), EvaluateConfig)
+    return with_agent_specs(add_options(command_parser(parser, __doc__), EvaluateConfig))
 
 
 def run(args: argparse.Namespace) -> int:

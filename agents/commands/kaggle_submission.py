@@ -22,7 +22,13 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, field
 
-from connect4_agents._support.cli import check_output_file, command_parser, run_cli, shown_path
+from connect4_agents._support.cli import (
+    check_output_file,
+    command_parser,
+    run_cli,
+    shown_path,
+    with_agent_specs,
+)
 from connect4_agents._support.config_cli import add_options, option
 from connect4_agents.interop.kaggle_submission import write_kaggle_submission
 
@@ -44,8 +50,8 @@ class KaggleSubmissionConfig:
     """The options of ``connect4 kaggle-submission``."""
 
     spec: str = field(default="", metadata=option(positional=True))
-    """The agent to submit: ``mcts``, ``mcts:0.5s``, ``solver``, ``alphazero``, ``alphazero:<model.zip>``,
-    ``ntuple``, ``ntuple:<model.npz>``."""
+    """The agent to submit: any agent spec but ``human`` and ``text:...``, which a submission can neither ask
+    nor carry, such as ``mcts``, ``mcts:0.5s``, ``solver``, ``alphazero:<model.zip>`` or ``ntuple``."""
     out: str = field(default="main.py", metadata=option(flags=("-o", "--out")))
     """The file to write: ``main.py`` (any ``.py`` name) or a ``.tar.gz`` holding it."""
     move_seconds: float | None = field(default=None, metadata=option(type=_seconds))
@@ -65,7 +71,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     [`KaggleSubmissionConfig`][connect4_agents.commands.kaggle_submission.KaggleSubmissionConfig] field),
     added to ``parser`` (a subcommand's) or to a new parser; returns it.
     """
-    return add_options(command_parser(parser, __doc__), KaggleSubmissionConfig)
+    return with_agent_specs(add_options(command_parser(parser, __doc__), KaggleSubmissionConfig))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ output folders and files are checked before any work starts.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +33,7 @@ from connect4_agents._support.cli import (
     command_parser,
     run_cli,
     shown_path,
+    with_agent_specs,
 )
 from connect4_agents._support.config_cli import add_options
 from connect4_agents.commands._match_options import DEMO_EPISODES, MODE_CONFIGS
@@ -344,7 +346,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     modes = parser.add_subparsers(dest="mode", required=True, metavar="MODE")
     for mode, config_class in MODE_CONFIGS.items():
         summary, description = _MODE_HELP[mode]
-        add_options(modes.add_parser(mode, help=summary, description=description), config_class)
+        sub = add_options(modes.add_parser(mode, help=summary, description=description), config_class)
+        if "opponent" in {item.name for item in dataclasses.fields(config_class)}:  # Q-learning's: any spec
+            with_agent_specs(sub)
     return parser
 
 

@@ -23,6 +23,7 @@ from connect4_agents._support.cli import (
     command_parser,
     run_cli,
     spec_files,
+    with_agent_specs,
 )
 from connect4_agents._support.config_cli import add_options, option
 from connect4_agents.evaluation.perfect_play import MAX_GAMES, play_against_perfect
@@ -73,7 +74,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     """The command's options (one per [`PerfectConfig`][connect4_agents.commands.perfect.PerfectConfig] field),
     added to ``parser`` (a subcommand's) or to a new parser; returns it.
     """
-    return add_options(command_parser(parser, __doc__), PerfectConfig)
+    return with_agent_specs(add_options(command_parser(parser, __doc__), PerfectConfig))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,9 +13,6 @@ announced, another game is offered at the end with the running score; stones in 
 input (Ctrl-D) quits (exit code 0), leaving the game in progress unfinished and unrecorded.
 A solver on 6x7 needs the opening book (the book extra) for its opening moves: without it, play refuses at once.
 --record PATH appends every finished game to a records file (see scripts/replay.py).
-
-Agent specs: human, random, mcts:<playouts>, mcts:<seconds>s, solver, qlearning:<table.npz>, ntuple,
-ntuple:<model.npz>, sb3:<model.zip>, alphazero, alphazero:<simulations>, shield:<spec>.
 """
 
 from __future__ import annotations
@@ -26,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from connect4_agents import policy_from_spec
-from connect4_agents._support.cli import check_output_file, command_parser, run_cli
+from connect4_agents._support.cli import check_output_file, command_parser, run_cli, with_agent_specs
 from connect4_agents._support.config_cli import add_options, option
 from connect4_agents.evaluation.records import GameLog, write_games
 from connect4_agents.solver.agent import SolverAgent
@@ -74,7 +71,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     """The command's options (one per [`PlayConfig`][connect4_agents.commands.play.PlayConfig] field), added
     to ``parser`` (a subcommand's) or to a new parser; returns it.
     """
-    return add_options(command_parser(parser, __doc__), PlayConfig)
+    return with_agent_specs(add_options(command_parser(parser, __doc__), PlayConfig))
 
 
 def run(args: argparse.Namespace) -> int:

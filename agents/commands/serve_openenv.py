@@ -30,7 +30,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Literal
 
-from connect4_agents._support.cli import command_parser, positive_int, run_cli
+from connect4_agents._support.cli import command_parser, positive_int, run_cli, with_agent_specs
 from connect4_agents._support.config_cli import add_options, option
 from connect4_env.envs.dialects import DIALECTS
 from connect4_env.extras import MissingExtraError, require
@@ -220,7 +220,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     [`ServeOpenEnvConfig`][connect4_agents.commands.serve_openenv.ServeOpenEnvConfig] field), added to
     ``parser`` (a subcommand's) or to a new parser; returns it.
     """
-    return add_options(command_parser(parser, __doc__), ServeOpenEnvConfig)
+    return with_agent_specs(add_options(command_parser(parser, __doc__), ServeOpenEnvConfig))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,10 +4,8 @@
     python scripts/tournament.py random mcts:10 mcts:100 mcts:1000 --games 100 --json ladder.json --plot ladder.png
     python scripts/tournament.py --gauntlet sb3:runs/sb3/model.zip --games 40      # against the reference ladder
     python scripts/tournament.py random mcts:100 --backend ray --address auto       # on a running Ray cluster
-    python scripts/tournament.py mcts:100 solver --games 4 --games-out games.jsonl  # records for replay.py
+    python scripts/tournament.py mcts:100 solver --games 4 --games-out games.jsonl  # records for scripts/replay.py
 
-Agent specs: random, solver, mcts:<playouts>, mcts:<seconds>s, qlearning:<table.npz>, ntuple, ntuple:<model.npz>,
-sb3:<model.zip>, alphazero, alphazero:<simulations>, shield:<spec>.
 Prints each pairing's W/D/L (from the first-named agent's side) with a 95 % interval on its score, then
 Bradley-Terry Elo ratings (draws count half a point) with 95 % bootstrap intervals, anchored at random = 0
 (or at --anchor). The same --seed plays the same games on any backend and number of workers. Ctrl-C stops
@@ -33,6 +31,7 @@ from connect4_agents._support.cli import (
     positive_int,
     run_cli,
     spec_files,
+    with_agent_specs,
 )
 from connect4_agents._support.config_cli import add_options, option
 from connect4_agents._support.figures import check_figure_path
@@ -93,7 +92,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     """The command's options (one per [`TournamentConfig`][connect4_agents.commands.tournament.TournamentConfig]
     field), added to ``parser`` (a subcommand's) or to a new parser; returns it.
     """
-    return add_options(command_parser(parser, __doc__), TournamentConfig)
+    return with_agent_specs(add_options(command_parser(parser, __doc__), TournamentConfig))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,7 +18,13 @@ import argparse
 import sys
 from dataclasses import dataclass, field
 
-from connect4_agents._support.cli import check_output_dir, command_parser, positive_int, run_cli
+from connect4_agents._support.cli import (
+    check_output_dir,
+    command_parser,
+    positive_int,
+    run_cli,
+    with_agent_specs,
+)
 from connect4_agents._support.config_cli import add_options, from_args, option
 from connect4_agents.evaluation.arena import MatchResult
 from connect4_agents.rllib import train as rllib_train
@@ -59,7 +65,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     """The command's options (one per [`TrainRLlibConfig`][connect4_agents.commands.train_rllib.TrainRLlibConfig]
     field), added to ``parser`` (a subcommand's) or to a new parser; returns it.
     """
-    return add_options(command_parser(parser, __doc__), TrainRLlibConfig)
+    return with_agent_specs(add_options(command_parser(parser, __doc__), TrainRLlibConfig))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import argparse
 
-from connect4_agents._support.cli import EXIT_INTERRUPTED, check_output_dir, command_parser, run_cli
+from connect4_agents._support.cli import (
+    EXIT_INTERRUPTED,
+    check_output_dir,
+    command_parser,
+    run_cli,
+    with_agent_specs,
+)
 from connect4_agents._support.config_cli import add_options, from_args
 from connect4_agents.sb3.train import SB3TrainConfig, train_baseline
 from connect4_env.extras import require
@@ -28,7 +34,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     """The command's options (one per [`SB3TrainConfig`][connect4_agents.sb3.train.SB3TrainConfig] field),
     added to ``parser`` (a subcommand's) or to a new parser; returns it.
     """
-    return add_options(command_parser(parser, __doc__), SB3TrainConfig)
+    return with_agent_specs(add_options(command_parser(parser, __doc__), SB3TrainConfig))
 
 
 def run(args: argparse.Namespace) -> int:
