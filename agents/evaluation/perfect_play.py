@@ -105,7 +105,10 @@ class PerfectPlayer(RulesBound):
         """A column drawn uniformly from `best_columns` of ``board``.
 
         Raises:
-            As `best_columns`.
+            TypeError: ``board`` is not a [`Board`][connect4_env.core.Board] (as `best_columns`).
+            ValueError: the game is over.
+            SolverBudgetExceeded: the position needs more than the solver's node budget.
+            MissingExtraError: an early 6x7 position without the opening book.
         """
         best = self.best_columns(board)
         return best[int(self.rng.integers(len(best)))] if len(best) > 1 else best[0]

@@ -19,10 +19,10 @@ __all__ = ["EndgameSolver", "endgame_node_budget", "node_budget", "solver_compil
 
 MIN_NODES = 1000  # the least node budget any solver search is given (half a millisecond compiled)
 ENDGAME_SHARE = 0.2  # of the move's time, the endgame solver's before any other policy moves
-# Above this many empty cells the endgame solver gets only its least budget (1,000 nodes: half a millisecond
-# compiled), enough for the shallow tactics it can still prove, instead of a fifth of the move that it would
-# spend in vain on 6x7 (docs/design/notes.md).
 ENDGAME_MAX_EMPTY = 36
+"""Above this many empty cells the endgame solver gets only its least budget (`MIN_NODES`), enough for the
+shallow tactics it can still prove, instead of a fifth of the move that it would spend in vain on 6x7 (see the
+design notes)."""
 # nodes a second of the solver: DEFAULT_NODE_BUDGET is about 25 s of search, compiled or in plain Python
 _SOLVER_RATE = {compiled: budget / 25 for compiled, budget in DEFAULT_NODE_BUDGET.items()}
 

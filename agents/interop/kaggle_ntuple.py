@@ -66,7 +66,9 @@ class NumpyNTuple:
     entries are never reached in play, and a table entry is looked up by binary search among the positions.
 
     Args:
-        rows, columns, win_length: the board the network plays.
+        rows: the rows of the board the network plays.
+        columns: its columns.
+        win_length: the stones in a line that win on it.
         tuples: (n_tuples, length) cells, each ``column * (rows + 1) + row`` (row 0 at the bottom).
         keys: the ascending flat positions, in the (2, n_tuples, 4**length) tables, of the entries that are
             not zero; ``tables[side]`` are those for the boards ``side`` (0 the first player, 1 the second)

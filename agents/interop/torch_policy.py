@@ -229,7 +229,10 @@ class TorchPolicy(RulesAware):
         """A legal column for one position (planes and mask, or PettingZoo's dict).
 
         Raises:
-            As `act_batch`.
+            ValueError: as `act_batch`: a shape that does not fit, a mask that disagrees with the position, NaN
+                scores, or every legal column scored -inf.
+            NoLegalMoveError: the mask allows no column.
+            TypeError: see `scores`.
         """
         planes, mask = unpack(observation, action_mask)
         planes = np.asarray(planes)

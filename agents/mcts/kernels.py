@@ -73,27 +73,27 @@ def make_context(
     """The context tuple the kernels read (see the module docstring), in its fixed order.
 
     Args:
-        cur: per node, the stones of the player to move (bitboards).
-        msk: per node, all stones.
-        parent: per node, its parent's index (-1 at the root).
-        move: per node, the column played into it.
-        first_child: per node, its first child's index (-1: not expanded).
-        n_children: per node, its number of children.
-        value: per node, the results summed for the player who moved into it, plus ``prior``.
-        visits: per node, the playouts through it.
-        lower: per node, the lower bound on its game value for the player who moved into it.
-        upper: per node, the upper bound.
-        depth: per node, the plies of its proven line to the end.
-        meta: ``[n_nodes, rng_state, may_grow]``, updated in place.
-        geo: the geometry tuple (see `connect4_env.kernels`).
-        board_mask: the bitboard of every cell.
-        c: the UCB1 exploration constant.
-        prior: the virtual wins of a new node (out of ``2 * prior`` virtual visits).
-        solver: whether proven values propagate (MCTS-Solver).
-        symmetry: whether a left-right symmetric position expands one of each pair of mirror moves.
+        cur (np.ndarray): per node, the stones of the player to move (bitboards).
+        msk (np.ndarray): per node, all stones.
+        parent (np.ndarray): per node, its parent's index (-1 at the root).
+        move (np.ndarray): per node, the column played into it.
+        first_child (np.ndarray): per node, its first child's index (-1: not expanded).
+        n_children (np.ndarray): per node, its number of children.
+        value (np.ndarray): per node, the results summed for the player who moved into it, plus ``prior``.
+        visits (np.ndarray): per node, the playouts through it.
+        lower (np.ndarray): per node, the lower bound on its game value for the player who moved into it.
+        upper (np.ndarray): per node, the upper bound.
+        depth (np.ndarray): per node, the plies of its proven line to the end.
+        meta (np.ndarray): ``[n_nodes, rng_state, may_grow]``, updated in place.
+        geo (tuple): the geometry tuple (see `connect4_env.kernels`).
+        board_mask (int): the bitboard of every cell.
+        c (float): the UCB1 exploration constant.
+        prior (float): the virtual wins of a new node (out of ``2 * prior`` virtual visits).
+        solver (bool): whether proven values propagate (MCTS-Solver).
+        symmetry (bool): whether a left-right symmetric position expands one of each pair of mirror moves.
 
     Returns:
-        The arguments as one tuple, each at its ``CTX_*`` place.
+        context (tuple): The arguments as one tuple, each at its ``CTX_*`` place.
     """
     return (
         cur,
@@ -121,12 +121,12 @@ def rollout(current, mask, ctx):
     """Play uniformly random moves from a position to the end of the game.
 
     Args:
-        current: the stones of the player to move.
-        mask: all stones.
-        ctx: the context (see the module docstring); its generator state (``meta[1]``) is advanced in place.
+        current (int): the stones of the player to move.
+        mask (int): all stones.
+        ctx (tuple): the context (see the module docstring); its generator state (``meta[1]``) is advanced in place.
 
     Returns:
-        The result for the player who is *not* to move at the start: 1 win, 0.5 draw, 0 loss.
+        result (float): The result for the player who is *not* to move at the start: 1 win, 0.5 draw, 0 loss.
     """
     geo = ctx[CTX_GEO]
     board_mask = ctx[CTX_BOARD_MASK]
@@ -168,12 +168,12 @@ def mcts_playouts(n_playouts, root, ctx):
     (the caller grows them). Full arrays and ``may_grow`` 0: leaves are no longer expanded, playouts go on.
 
     Args:
-        n_playouts: the most playouts to run (0: none, which loads a compiled build).
-        root: the index of the node to search from.
-        ctx: the context (see the module docstring); the tree and ``meta`` are updated in place.
+        n_playouts (int): the most playouts to run (0: none, which loads a compiled build).
+        root (int): the index of the node to search from.
+        ctx (tuple): the context (see the module docstring); the tree and ``meta`` are updated in place.
 
     Returns:
-        How many playouts ran.
+        playouts (int): How many playouts ran.
     """
     # The arrays are bound to locals once: this loop returns in one place, and plain Python reads a local
     # faster than a tuple item.
@@ -311,9 +311,9 @@ def propagate_bounds(node, root, ctx):
     ``2 - max(upper[child])``. ``depth`` of a proven win or loss: plies of the proven line to the end.
 
     Args:
-        node: the index of an expanded node whose children's bounds changed.
-        root: the index of the search's root, the last node updated.
-        ctx: the context (see the module docstring); ``lower``, ``upper`` and ``depth`` are updated in place.
+        node (int): the index of an expanded node whose children's bounds changed.
+        root (int): the index of the search's root, the last node updated.
+        ctx (tuple): the context (see the module docstring); ``lower``, ``upper`` and ``depth`` are updated in place.
     """
     parent = ctx[CTX_PARENT]
     first_child = ctx[CTX_FIRST_CHILD]
@@ -363,12 +363,12 @@ def compact_subtree(new_root, source, target):
     capacity at least the source's serves any subtree).
 
     Args:
-        new_root: the index in ``source`` of the subtree's root.
-        source: the context of the tree to copy from, unchanged.
-        target: the context of the tree to copy into; its first nodes are overwritten.
+        new_root (int): the index in ``source`` of the subtree's root.
+        source (tuple): the context of the tree to copy from, unchanged.
+        target (tuple): the context of the tree to copy into; its first nodes are overwritten.
 
     Returns:
-        The subtree's node count, the target's nodes in use.
+        nodes (int): The subtree's node count, the target's nodes in use.
     """
     cur = source[CTX_CUR]
     msk = source[CTX_MSK]

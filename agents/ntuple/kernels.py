@@ -185,26 +185,26 @@ def self_play(
     An exploratory move teaches nothing about the moves before it: no update, and the traces restart.
 
     Args:
-        weights: (2, n_tuples, 4**n) float32 tables, updated in place.
-        tuples: (2 * n_tuples, n) cells of the tuples and, below, of their mirror images.
-        n_tuples: the number of tables per side.
-        geo: the rules' geometry (`connect4_env.compiled.kernel_geometry`).
-        n_games: games to play.
-        alpha: the step size per weight.
-        trace_decay: lambda.
-        epsilon: the probability of an exploratory move.
-        rng: (1,) xorshift32 state, advanced in place.
-        states: (cells,) int8 work space: the board's cell states.
-        heights: (columns,) work space: the stones per column.
-        stones: (2,) work space: the players' bitboards.
-        values: (columns,) work space: the moves' values.
-        history: (horizon, 2 * n_tuples) int64 work space: the table indices of the recent afterstates (a ring).
-        history_side: (horizon,) work space: the side each of them was reached by.
-        history_grad: (horizon,) work space: their gradient factor ``1 - V**2``.
-        cell_rows: the rows through each cell, as for `move_values`.
-        scratch: (4, rows) int64 work space, as for `move_values`.
-        base: (rows,) float64 work space, as for `move_values`.
-        stats: (4,) int64 counts, added to: first-player wins, draws, second-player wins, moves played.
+        weights (np.ndarray): (2, n_tuples, 4**n) float32 tables, updated in place.
+        tuples (np.ndarray): (2 * n_tuples, n) cells of the tuples and, below, of their mirror images.
+        n_tuples (int): the number of tables per side.
+        geo (tuple): the rules' geometry (`connect4_env.compiled.kernel_geometry`).
+        n_games (int): games to play.
+        alpha (float): the step size per weight.
+        trace_decay (float): lambda.
+        epsilon (float): the probability of an exploratory move.
+        rng (np.ndarray): (1,) xorshift32 state, advanced in place.
+        states (np.ndarray): (cells,) int8 work space: the board's cell states.
+        heights (np.ndarray): (columns,) work space: the stones per column.
+        stones (np.ndarray): (2,) work space: the players' bitboards.
+        values (np.ndarray): (columns,) work space: the moves' values.
+        history (np.ndarray): (horizon, 2 * n_tuples) int64 work space: the table indices of the recent afterstates (a ring).
+        history_side (np.ndarray): (horizon,) work space: the side each of them was reached by.
+        history_grad (np.ndarray): (horizon,) work space: their gradient factor ``1 - V**2``.
+        cell_rows (np.ndarray): the rows through each cell, as for `move_values`.
+        scratch (np.ndarray): (4, rows) int64 work space, as for `move_values`.
+        base (np.ndarray): (rows,) float64 work space, as for `move_values`.
+        stats (np.ndarray): (4,) int64 counts, added to: first-player wins, draws, second-player wins, moves played.
     """
     horizon = history.shape[0]
     rows_total = tuples.shape[0]

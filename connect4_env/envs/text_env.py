@@ -184,8 +184,10 @@ class Connect4TextEnv(gym.Env):
         """Start an episode; returns ``(text, info)`` with ``info["action_mask"]``.
 
         Raises:
-            As [`Connect4Env.reset`][connect4_env.envs.gym_env.Connect4Env.reset] (the opponent's errors); the env
-            is then as before the call.
+            IllegalMoveError: the opponent, moving first, answered an illegal or malformed column; whatever else
+                the opponent raised passes through (as
+                [`Connect4Env.reset`][connect4_env.envs.gym_env.Connect4Env.reset]). Either way the env is then as
+                before the call.
         """
         seed = check_seed(seed)
         super().reset(seed=seed)
@@ -204,9 +206,10 @@ class Connect4TextEnv(gym.Env):
             Gymnasium's 5-tuple ``(text, reward, terminated, truncated, info)``.
 
         Raises:
-            TypeError: ``action`` is not a ``str`` (nothing changes). RuntimeError: the episode is over.
-            Whatever the opponent raised, with the game as before the call (see
-            [`Connect4Env.step`][connect4_env.envs.gym_env.Connect4Env.step]).
+            TypeError: ``action`` is not a ``str`` (nothing changes).
+            RuntimeError: the episode is over.
+            Exception: whatever the opponent raised, with the game as before the call (see
+                [`Connect4Env.step`][connect4_env.envs.gym_env.Connect4Env.step]).
         """
         if not isinstance(action, str):
             raise TypeError(

@@ -39,12 +39,14 @@ __all__ = [
     "smallest_body_limit",
 ]
 
-# Our messages nest 3 levels ({"action": {"message": ...}}); OpenEnv's action metadata may add a few.
 MAX_JSON_DEPTH = 32
+"""The most levels a request's JSON may nest: our messages nest 3 (``{"action": {"message": ...}}``), OpenEnv's
+action metadata may add a few."""
 # The names a browser uses for a server on a loopback address.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-# a refused body is read and dropped up to this size, so that the client can read the 413; a longer one is cut off
 DRAIN_BYTES = 1 << 20
+"""A refused body is read and dropped up to this many bytes, so that the client can read the 413; a longer one
+is cut off."""
 
 # MAX_ANSWER_LENGTH (imported above) is the server's default `max_answer_length`, in characters: the text env's
 # and TextPolicy's too (see connect4_env.envs.text_protocol); longer answers are rejected under the dialect's rule.
