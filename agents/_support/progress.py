@@ -8,8 +8,9 @@ from typing import Any
 __all__ = ["progress_bar", "write_line"]
 
 
-def progress_bar(total: int | None, description: str, unit: str = "it") -> Any:
-    """A tqdm bar of ``total`` steps (None: a counter with no end), or None when tqdm (the ``train`` extra) is
+def progress_bar(total: int | None, description: str, unit: str = "it", initial: int = 0) -> Any:
+    """A tqdm bar of ``total`` steps (None: a counter with no end) starting at ``initial`` (a resumed run's
+    progress: its rate and ETA count only what is done from there), or None when tqdm (the ``train`` extra) is
     not installed.
 
     Callers write ``if bar is not None: bar.update(1)`` and close it in a ``finally``.
@@ -18,7 +19,7 @@ def progress_bar(total: int | None, description: str, unit: str = "it") -> Any:
         from tqdm.auto import tqdm
     except ImportError:
         return None
-    return tqdm(total=total, desc=description, unit=unit, mininterval=0.5)
+    return tqdm(total=total, desc=description, unit=unit, mininterval=0.5, initial=initial)
 
 
 def write_line(text: str) -> None:

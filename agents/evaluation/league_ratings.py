@@ -165,10 +165,9 @@ def rate_league(
         f"from its own games against the fixed members (its gauntlet), those held; games between snapshots not "
         f"counted; {intervals}"
     )
-    anchor = ", ".join(roots)
-    ratings = Ratings(
-        elo, ci95, f"fixed: {anchor}", pairings=list(pairings), prior_draws=1.0, bootstrap=bootstrap
-    )
+    # the picture's scale names one held member with its Elo; the method says how every rating was measured
+    anchor = next(iter(roots))
+    ratings = Ratings(elo, ci95, anchor, pairings=list(pairings), prior_draws=1.0, bootstrap=bootstrap)
     return LeagueRatings(ratings, measured, games, method)
 
 

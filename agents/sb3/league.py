@@ -46,6 +46,7 @@ from connect4_env.validation import check_int, check_number
 
 __all__ = [
     "League",
+    "remove_league_files",
     "LeagueSettings",
     "LEAGUE_FILE",
     "CHECKPOINT_FILE",
@@ -277,7 +278,7 @@ class League:
     def picture_members(self, count: int = PICTURE_MEMBERS) -> list[str]:
         """The members ``league.png`` shows: the fixed ones and the latest snapshots, ``count`` in all."""
         room = max(0, count - len(self.settings.fixed))
-        latest = [name for name, _ in self.snapshots[len(self.snapshots) - room :]] if room else []
+        latest = [name for name, _ in self.snapshots[max(0, len(self.snapshots) - room) :]] if room else []
         return [*self.settings.fixed, *latest]
 
     def save(self, *, rate: bool = False, bootstrap: int = 0, picture: bool = False) -> Path:
@@ -453,6 +454,26 @@ class League:
         self.last_ratings = (
             self.ratings()
         )  # what the run's first evaluation does, so that it cannot fail there
+
+
+def remove_league_files(folder: str | os.PathLike[str]) -> list[Path]:
+    """Remove what a league run wrote in ``folder`` (for a run that starts afresh there): ``league.json``,
+    ``league.png``, both checkpoints with their sidecars, ``eval.csv`` and the ``snapshots/self@<step>`` models;
+    nothing else. Returns the paths removed.
+    """
+    folder = Path(folder)
+    names = [LEAGUE_FILE, "league.png", "eval.csv"]
+    for checkpoint in (CHECKPOINT_FILE, PREVIOUS_CHECKPOINT_FILE):
+        names += [checkpoint, str(Path(checkpoint).with_suffix(".json"))]
+    paths = [folder / name for name in names]
+    if (folder / "snapshots").is_dir():
+        paths += sorted((folder / "snapshots").glob("self@*.zip")) + sorted(
+            (folder / "snapshots").glob("self@*.json")
+        )
+    removed = [path for path in paths if path.is_file()]
+    for path in removed:
+        path.unlink()
+    return removed
 
 
 def _sha256(path: Path) -> str:

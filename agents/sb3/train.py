@@ -3,9 +3,10 @@
 Evaluation, checkpoints, self-play, leagues and curves.
 
 ``train_baseline(SB3TrainConfig(...))`` is what ``scripts/train_sb3.py`` runs. Outputs in ``config.out``:
-``model.zip`` (+ ``model.json``: algorithm and board), ``checkpoint.zip`` (the latest periodic save),
-``eval.csv`` (W/D/L against each fixed opponent at every evaluation), ``curve.png`` and, when tensorboard is
-installed, ``tensorboard/``.
+``model.zip`` (+ ``model.json``: algorithm, board and what it trained against), ``checkpoint.zip`` (the latest
+periodic save), ``eval.csv`` (W/D/L against each fixed opponent at every evaluation, with the run's steps,
+seconds and CPU-seconds so far), ``curve.png``, ``config.json`` (the settings of the run that happened) and,
+when tensorboard is installed, ``tensorboard/``; a league's files besides (`connect4_agents.sb3.league`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ from connect4_agents.sb3.league import (
     PREVIOUS_CHECKPOINT_FILE,
     League,
     LeagueSettings,
+    remove_league_files,
 )
+from connect4_agents.sb3.report import banner, opponent_text, resume_line
 from connect4_env.policy import policy_from_spec as policy_from_spec
 from connect4_env.pool import OpponentPool
 from connect4_env.rules import Rules
@@ -113,7 +116,11 @@ class SB3TrainConfig:
     league: bool = False
     """Train against a league (`connect4_agents.sb3.league.League`): the ``league_members`` and the learner's
     frozen snapshots in one opponent pool, drawn per game; ``league.json``, ``league.png`` and ``snapshots/``
-    go to ``out``, and a run started again on the same ``out`` resumes from its last checkpoint."""
+    go to ``out``, and a run started again on the same ``out`` resumes from its last checkpoint (``timesteps``
+    and ``cpu_minutes`` then count the whole run, all its parts), unless ``fresh``."""
+    fresh: bool = False
+    """League: start afresh even if ``out`` holds a league run to resume (its league files, checkpoints,
+    snapshots and ``eval.csv`` are removed first)."""
     league_members: tuple[str, ...] = ("random", "mcts:10", "mcts:30", "mcts:100")
     """League: agent specs that stay in the pool for the whole run (a curriculum)."""
     league_sampling: str = field(default="pfsp", metadata=option(choices=("uniform", "weights", "pfsp")))
@@ -165,6 +172,9 @@ class SB3TrainConfig:
         check_int("seed", self.seed, 0, 2**32 - 1)  # SB3's (and numpy's legacy) seed range
         check_int("threads", self.threads, 1, MAX_THREADS)
         check_number("cpu_minutes", self.cpu_minutes, 0.0, 10.0**7)
+        for name in ("league", "fresh"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r:.40}")
         Rules(self.rows, self.columns, self.win_length)
         if not isinstance(self.hyperparameters, dict):
             raise TypeError(f"hyperparameters must be a dict, got {self.hyperparameters!r}")
@@ -191,15 +201,44 @@ class SB3TrainConfig:
 
 @dataclass
 class TrainResult:
-    """What a training run left: where the model is, whether Ctrl-C stopped it, its steps, wall-clock seconds
-    and the evaluation rows (as ``eval.csv``).
+    """What a training run left: where the model is, whether Ctrl-C stopped it, its steps, this part's wall-clock
+    seconds and the evaluation rows (as ``eval.csv``); a resumed league run counts this part apart from the whole.
     """
 
     model_path: Path
     interrupted: bool
     timesteps: int
+    """The learner's steps in all (a resumed run's earlier parts included)."""
     seconds: float
+    """Wall-clock seconds of this part, its final evaluation and saves included."""
     evaluations: list[dict[str, Any]]
+    start_timesteps: int = 0
+    """The steps the run had when this part began (0 unless it resumed)."""
+    cpu_seconds: float = 0.0
+    """CPU-seconds of this part (the process's: training, opponents, rating matches, evaluations)."""
+    total_cpu_seconds: float = 0.0
+    """CPU-seconds of the whole run, all its parts (what ``cpu_minutes`` counts)."""
+    files: list[Path] = field(default_factory=list)
+    """The files and folders the run wrote in ``out``."""
+    league: League | None = None
+    """The league, for a league run (its snapshots and last ratings)."""
+
+
+def step_limit(config: SB3TrainConfig) -> int | None:
+    """The run's learner steps in all, or None when only ``cpu_minutes`` ends it (a league's default)."""
+    steps = config.timesteps or DEFAULT_TIMESTEPS
+    return None if steps >= MAX_TIMESTEPS else steps
+
+
+def run_settings(config: SB3TrainConfig) -> dict[str, Any]:
+    """The settings of the run that happens, as ``config.json`` holds them: a league run's ``opponent`` is
+    ``"league"`` (its members are ``league_members``), and ``timesteps`` is None when no step count ends the run.
+    """
+    settings = asdict(config)
+    settings["timesteps"] = step_limit(config)
+    if config.league:
+        settings["opponent"] = "league"
+    return settings
 
 
 def cnn_policy_kwargs(channels: int = 64, features: int = 256) -> dict[str, Any]:
@@ -236,7 +275,8 @@ def save_model(model: Any, path: Path, config: SB3TrainConfig, timesteps: int) -
         "columns": config.columns,
         "win_length": config.win_length,
         "timesteps": timesteps,
-        "opponent": config.opponent,
+        "opponent": "league" if config.league else config.opponent,
+        **({"league_members": list(config.league_members)} if config.league else {}),
         "seed": config.seed,
     }
     atomic_write_json(path.with_suffix(".json"), meta)
@@ -285,6 +325,30 @@ class _SelfPlay:
         self.name = name
 
 
+@dataclass
+class _Clock:
+    """This part's start, and the whole run's wall and CPU seconds before it (a resumed run's earlier parts)."""
+
+    seconds_before: float = 0.0
+    cpu_before: float = 0.0
+    start: float = field(default_factory=time.perf_counter)
+    cpu_start: float = field(default_factory=time.process_time)
+
+    def part(self) -> tuple[float, float]:
+        """Wall and CPU seconds of this part."""
+        return time.perf_counter() - self.start, time.process_time() - self.cpu_start
+
+    def total(self) -> tuple[float, float]:
+        """Wall and CPU seconds of the whole run."""
+        seconds, cpu_seconds = self.part()
+        return self.seconds_before + seconds, self.cpu_before + cpu_seconds
+
+
+def _budget_left(config: SB3TrainConfig, cpu_seconds: float) -> bool:
+    """Whether the whole run's CPU budget (``cpu_minutes``, 0: none) has time left after ``cpu_seconds``."""
+    return not config.cpu_minutes or cpu_seconds < 60.0 * config.cpu_minutes
+
+
 def _callbacks(
     config: SB3TrainConfig,
     rules: Rules,
@@ -293,11 +357,12 @@ def _callbacks(
     opponents: dict[str, Any],
     self_play: _SelfPlay | None,
     league: League | None,
-    start: float,
-    cpu_start: float,
+    clock: _Clock,
     on_evaluation: Callable[[Any, list[dict[str, Any]]], None] | None = None,
 ) -> list[Any]:
     from stable_baselines3.common.callbacks import BaseCallback
+
+    limit = step_limit(config)
 
     class Evaluate(BaseCallback):
         def __init__(self) -> None:
@@ -314,14 +379,12 @@ def _callbacks(
             return True
 
         def evaluate(self) -> None:
-            seconds = time.perf_counter() - start
-            cpu_seconds = (
-                time.process_time() - cpu_start
-            )  # this process so far: training and earlier evaluations
+            seconds, cpu_seconds = clock.total()  # the whole run so far: training and earlier evaluations
+            steps = self.model.num_timesteps
             rows = []
             for row in evaluate_policy_wdl(self.model.policy, opponents, config.eval_games, rules):
                 row = {
-                    "timesteps": self.num_timesteps,
+                    "timesteps": steps,
                     "seconds": round(seconds, 1),
                     "cpu_seconds": round(cpu_seconds, 1),
                     **row,
@@ -332,11 +395,16 @@ def _callbacks(
             _write_csv(out / "eval.csv", evaluations)
             if on_evaluation is not None:
                 on_evaluation(self.model, rows)
-            steps = self.num_timesteps
             if league is None:
                 save_model(self.model, out / CHECKPOINT_FILE, config, steps)
             else:  # the league as of this checkpoint, in step with it: a resumed run starts from both
-                league.save_checkpoint(lambda path: save_model(self.model, path, config, steps), steps)
+                seconds, cpu_seconds = clock.total()
+                league.save_checkpoint(
+                    lambda path: save_model(self.model, path, config, steps),
+                    steps,
+                    seconds=round(seconds, 1),
+                    cpu_seconds=round(cpu_seconds, 1),
+                )
 
     class Snapshot(BaseCallback):
         def __init__(self) -> None:
@@ -355,18 +423,31 @@ def _callbacks(
             return True
 
     class Progress(BaseCallback):
+        """Steps against the step limit, or the share of the run done (per mille of its steps or of its CPU
+        budget, whichever is further) when CPU-minutes may end it: a total, so tqdm shows an ETA.
+        """
+
         def _on_training_start(self) -> None:
-            steps = config.timesteps or DEFAULT_TIMESTEPS  # set by the config's check
-            total = steps if steps < MAX_TIMESTEPS else None  # a league's run ends by CPU time
-            self.bar = progress_bar(total, "steps", unit="step")
+            self.per_mille = bool(config.cpu_minutes)
+            if self.per_mille:
+                self.bar = progress_bar(1000, "training", unit="‰", initial=self.done())
+            else:
+                self.bar = progress_bar(limit, "steps", unit="step", initial=self.num_timesteps)
+
+        def done(self) -> int:
+            share = clock.total()[1] / (60.0 * config.cpu_minutes) if config.cpu_minutes else 0.0
+            if limit is not None:
+                share = max(share, self.num_timesteps / limit)
+            return min(1000, int(1000 * share))
 
         def _on_step(self) -> bool:
-            self.bar.n = self.num_timesteps
+            self.bar.n = self.done() if self.per_mille else self.num_timesteps
+            postfix = {"steps": f"{self.num_timesteps:,}"} if self.per_mille else {}
             if evaluations:
-                self.bar.set_postfix(
-                    {row["opponent"]: f"{row['win_rate']:.2f}" for row in evaluations[-len(opponents) :]},
-                    refresh=False,
-                )
+                postfix |= {
+                    row["opponent"]: f"{row['win_rate']:.2f}" for row in evaluations[-len(opponents) :]
+                }
+            self.bar.set_postfix(postfix, refresh=False)
             self.bar.update(0)
             return True
 
@@ -375,7 +456,7 @@ def _callbacks(
 
     class CPUBudget(BaseCallback):
         def _on_step(self) -> bool:  # False stops SB3's learn
-            return not config.cpu_minutes or time.process_time() - cpu_start < 60.0 * config.cpu_minutes
+            return _budget_left(config, clock.total()[1])
 
     callbacks: list[Any] = [Evaluate(), Snapshot(), CPUBudget()]
     if config.progress and importlib.util.find_spec("tqdm") is not None:  # progress_bar gives None without it
@@ -433,13 +514,20 @@ def train_baseline(
     config: SB3TrainConfig,
     *,
     on_evaluation: Callable[[Any, list[dict[str, Any]]], None] | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> TrainResult:
     """Train ``config.algo`` against ``config.opponent`` on the batched env; Ctrl-C still saves the model.
 
     Every setting is checked again, the opponents and the model are built, and only then is anything written
     to ``config.out`` (or torch's thread count set). ``on_evaluation(model, rows)``, when given, is called
     after each evaluation with the SB3 model and that evaluation's rows (one per evaluation opponent, as in
-    ``eval.csv``, already written), for a caller that keeps its own best model.
+    ``eval.csv``, already written), for a caller that keeps its own best model. ``say``, when given, is told
+    the start banner (what runs, for how long, where the files go) and, for a league that resumes, what it
+    resumes from; ``connect4 train-sb3`` prints them.
+
+    A league run on an ``out`` that holds a league with a checkpoint resumes from it (unless ``config.fresh``):
+    ``timesteps`` and ``cpu_minutes`` count the whole run, and ``eval.csv`` goes on with its steps, seconds and
+    CPU-seconds; a run whose budget is spent trains no further.
 
     Raises:
         TypeError: a bad setting or opponent spec, or hyperparameters that SB3 refuses (its
@@ -447,7 +535,8 @@ def train_baseline(
             ValueError naming the hyperparameters); nothing is written then.
         ValueError: a bad setting or opponent spec, or hyperparameters that SB3 refuses (its
             AssertionError, RuntimeError, ValueError or TypeError while building the model, turned into a
-            ValueError naming the hyperparameters); nothing is written then.
+            ValueError naming the hyperparameters), or a league in ``out`` that cannot be resumed (named);
+            nothing is written then.
     """
     import torch
 
@@ -456,12 +545,15 @@ def train_baseline(
     config.__post_init__()  # the fields may have changed since the config was made
     rules = Rules(config.rows, config.columns, config.win_length)
     out = Path(config.out)
+    limit = step_limit(config)
     league = None
     resumed = False
     if config.league:
         settings = config.league_settings()
-        resumed = (out / LEAGUE_FILE).is_file() and any(
-            (out / name).is_file() for name in (CHECKPOINT_FILE, PREVIOUS_CHECKPOINT_FILE)
+        resumed = (
+            not config.fresh
+            and (out / LEAGUE_FILE).is_file()
+            and any((out / name).is_file() for name in (CHECKPOINT_FILE, PREVIOUS_CHECKPOINT_FILE))
         )
         if resumed:
             league = League.load(out, rules, settings, seed=config.seed)
@@ -499,35 +591,76 @@ def train_baseline(
         ) from None
     torch.set_num_threads(config.threads)
     evaluations: list[dict[str, Any]] = []
+    clock = _Clock()
     if league is not None and resumed:  # the checkpoint's weights (read without unpickling) and its curve
         model.policy.load_state_dict(load_policy(checkpoint, config.algo).state_dict())
         model.num_timesteps = league.timesteps
-        evaluations = _read_evaluations(out / "eval.csv")
+        # rows past the checkpoint (a run killed between a checkpoint and the league.json naming it) are gone
+        evaluations = [r for r in _read_evaluations(out / "eval.csv") if r["timesteps"] <= league.timesteps]
+        earlier = [r for r in evaluations if r["timesteps"] == league.timesteps][-1:]
+        clock.seconds_before = league.seconds if league.seconds is not None else _column(earlier, "seconds")
+        clock.cpu_before = (
+            league.cpu_seconds if league.cpu_seconds is not None else _column(earlier, "cpu_seconds")
+        )
+    elif league is not None:  # a league run starting afresh leaves nothing of an earlier one in out
+        remove_league_files(out)
     if self_play is not None:
         self_play.refresh(model.policy, 0)
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out / "config.json", asdict(config))
-    start, cpu_start = time.perf_counter(), time.process_time()
+    atomic_write_json(out / "config.json", run_settings(config))
+    start_timesteps = int(model.num_timesteps)
+    left = _budget_left(config, clock.cpu_before) and (limit is None or start_timesteps < limit)
+    if say is not None:
+        say(banner(config, limit, out))
+        if league is not None and resumed:
+            say(resume_line(config, league, clock.cpu_before, limit, left))
+    clock.start, clock.cpu_start = time.perf_counter(), time.process_time()
     interrupted = False
     callbacks = _callbacks(
-        config, rules, out, evaluations, eval_opponents, self_play, league, start, cpu_start, on_evaluation
+        config, rules, out, evaluations, eval_opponents, self_play, league, clock, on_evaluation
     )
     try:
         model.learn(
-            total_timesteps=max(config.timesteps - model.num_timesteps, 0),
+            total_timesteps=max((limit or MAX_TIMESTEPS) - start_timesteps, 0) if left else 0,
             callback=callbacks,
             reset_num_timesteps=not resumed,
         )
     except KeyboardInterrupt:
         interrupted = True
-    seconds = time.perf_counter() - start
     if not interrupted and (not evaluations or evaluations[-1]["timesteps"] != model.num_timesteps):
         callbacks[0].evaluate()
     model_path = save_model(model, out / "model.zip", config, model.num_timesteps)
     if league is not None:  # the ratings with their intervals, and the picture, once at the end
-        league.timesteps = int(model.num_timesteps)
+        if not interrupted:  # in step with the final evaluation's checkpoint: the time since counts too
+            league.seconds, league.cpu_seconds = (round(value, 1) for value in clock.total())
+        # interrupted, league.json keeps the last checkpoint's steps and times: a resumed run starts from both
         league.save(rate=True, bootstrap=LEAGUE_BOOTSTRAP, picture=True)
     if evaluations and importlib.util.find_spec("matplotlib") is not None:
-        plot_evaluations(evaluations, out / "curve.png", f"{config.algo} vs {config.opponent}")
+        plot_evaluations(evaluations, out / "curve.png", f"{config.algo} against {opponent_text(config)}")
     venv.close()
-    return TrainResult(model_path, interrupted, int(model.num_timesteps), seconds, evaluations)
+    seconds, cpu_seconds = clock.part()
+    return TrainResult(
+        model_path,
+        interrupted,
+        int(model.num_timesteps),
+        seconds,
+        evaluations,
+        start_timesteps=start_timesteps,
+        cpu_seconds=cpu_seconds,
+        total_cpu_seconds=clock.cpu_before + cpu_seconds,
+        files=_written(out, league is not None),
+        league=league,
+    )
+
+
+def _column(rows: list[dict[str, Any]], key: str) -> float:
+    """``key`` of the first row as a float, 0.0 when there is none (an ``eval.csv`` from before it was kept)."""
+    value = rows[0].get(key) if rows else None
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def _written(out: Path, league: bool) -> list[Path]:
+    """The files and folders a run writes in ``out``, those that are there."""
+    names = ["model.zip", "model.json", CHECKPOINT_FILE, PREVIOUS_CHECKPOINT_FILE, "eval.csv", "curve.png"]
+    names += ["config.json", *([LEAGUE_FILE, "league.png", "snapshots"] if league else []), "tensorboard"]
+    return [out / name for name in names if (out / name).exists()]

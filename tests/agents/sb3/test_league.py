@@ -226,6 +226,8 @@ def test_the_league_picture_shows_the_fixed_members_and_the_latest_snapshots_in_
     shown = league.picture_members()
     assert shown == ["random", "mcts:10", *[f"self@{k}" for k in range(586_000, 600_000, 1000)]]
     assert len(shown) == PICTURE_MEMBERS and league.picture_members(2) == ["random", "mcts:10"]
+    league.snapshots = league.snapshots[:3]  # fewer than there is room for: all (it showed the last one)
+    assert league.picture_members() == ["random", "mcts:10", "self@0", "self@1000", "self@2000"]
     names = [f"p{k}" for k in range(300)]
     ratings = Ratings(
         {name: float(k) for k, name in enumerate(names)},
@@ -396,3 +398,154 @@ def test_a_league_whose_snapshots_lose_to_mcts_100_rates_them_below_it_and_says_
         assert ratings[name]["elo"] < mcts_100 and ratings[name]["ci95"][1] < mcts_100
         assert ratings[name]["measured"] == GAUNTLET and ratings[name]["games"] == 30
     assert "gauntlet" in data["rating_method"] and "20 bootstrap" in data["rating_method"]
+
+
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    import csv
+
+    with open(path, newline="") as stream:
+        return list(csv.DictReader(stream))
+
+
+def test_a_resumed_league_says_what_it_resumes_from_counts_this_part_apart_and_fresh_starts_afresh(
+    tmp_path, monkeypatch
+):
+    """A league run on an existing --out resumed silently, trained a whole --cpu-minutes again, reported the
+    whole run's steps over this part's seconds, and eval.csv's seconds restarted at 0."""
+    from connect4_agents.sb3.report import summary_lines
+
+    bars: list[tuple[Any, str, int]] = []
+    original_bar = train_module.progress_bar
+
+    def recorded_bar(total, description, unit="it", initial=0):
+        bars.append((total, unit, initial))
+        return original_bar(total, description, unit, initial)
+
+    monkeypatch.setattr(train_module, "progress_bar", recorded_bar)
+    config = _config(
+        tmp_path,
+        league=True,
+        league_members=("random",),
+        snapshot_freq=1024,
+        eval_freq=1024,
+        league_rating_games=2,
+        timesteps=2048,
+        cpu_minutes=100.0,  # far beyond these runs: the step counts end them
+        progress=True,
+    )
+    said: list[str] = []
+    first = train_baseline(config, say=said.append)
+    out = Path(config.out)
+    before = json.loads((out / LEAGUE_FILE).read_text())["cpu_seconds"]
+    assert 0 < before <= first.total_cpu_seconds
+    assert len(said) == 1 and "against a league (random and its own snapshots" in said[0]
+    assert "2,048 steps or 100 CPU-minutes" in said[0] and f"files in {out}" in said[0]
+    assert bars == [(1000, "‰", 0)]  # a total, so the bar has an ETA
+    assert first.start_timesteps == 0 and first.timesteps == 2048
+    said.clear()
+    second = train_baseline(dataclass_replace(config, timesteps=3072), say=said.append)
+    assert len(said) == 2
+    assert said[1].startswith(
+        f"resuming the league in {out} from its checkpoint at step 2,048 (2 snapshots, "
+    )
+    assert "the latest self@2048" in said[1] and "--fresh starts afresh" in said[1]
+    assert bars[1][2] >= 666  # the bar starts where the run is: 2,048 of 3,072 steps
+    assert (second.start_timesteps, second.timesteps) == (2048, 3072)
+    assert second.total_cpu_seconds == pytest.approx(before + second.cpu_seconds)  # the whole run's
+    rows = _csv_rows(out / "eval.csv")
+    assert [int(r["timesteps"]) for r in rows] == [1024, 2048, 3072]
+    for key in ("seconds", "cpu_seconds"):  # eval.csv goes on with the whole run's totals
+        values = [float(r[key]) for r in rows]
+        assert values == sorted(values) and values[2] >= values[1]
+    league = json.loads((out / LEAGUE_FILE).read_text())
+    assert league["cpu_seconds"] >= float(rows[2]["cpu_seconds"])  # the final rating and saves count too
+    summary = summary_lines(second, config)
+    assert summary[0].startswith("finished: this part trained 1,024 steps in ")
+    assert "from step 2,048; the whole run 3,072 steps" in summary[0]
+    # its budget spent (as if its earlier parts had used it), a resumed run trains no further and says so
+    league["cpu_seconds"] = 10_000.0
+    (out / LEAGUE_FILE).write_text(json.dumps(league))
+    said.clear()
+    spent = train_baseline(dataclass_replace(config, timesteps=None, cpu_minutes=1.0), say=said.append)
+    assert "nothing left to train" in said[1] and "166.7 CPU-minutes so far" in said[1]
+    assert spent.timesteps == 3072 and len(_csv_rows(out / "eval.csv")) == 3
+    # --fresh: a new run in the same folder, nothing of the old one left
+    said.clear()
+    fresh = train_baseline(dataclass_replace(config, timesteps=1024, fresh=True), say=said.append)
+    assert len(said) == 1 and fresh.start_timesteps == 0 and fresh.timesteps == 1024
+    assert sorted(p.name for p in (out / "snapshots").glob("*.zip")) == ["self@1024.zip"]
+    assert [int(r["timesteps"]) for r in _csv_rows(out / "eval.csv")] == [1024]
+    assert json.loads((out / LEAGUE_FILE).read_text())["timesteps"] == 1024
+    with pytest.raises(TypeError, match="fresh must be True or False"):
+        dataclass_replace(config, fresh="yes")
+
+
+def test_a_league_runs_files_describe_the_league_run_and_its_summary_names_every_file(tmp_path, monkeypatch):
+    """curve.png was titled 'maskable_ppo vs random', config.json and model.json said "opponent": "random", and
+    config.json held "timesteps": 1000000000000 (a sentinel); the end summary named no league file or rating."""
+    from connect4_agents.sb3.report import summary_lines
+
+    titles: list[str] = []
+    original_plot = train_module.plot_evaluations
+    monkeypatch.setattr(
+        train_module,
+        "plot_evaluations",
+        lambda rows, path, title: (titles.append(title), original_plot(rows, path, title))[1],
+    )
+    config = _config(
+        tmp_path,
+        league=True,
+        league_members=("random", "mcts:10"),
+        timesteps=1024,
+        snapshot_freq=1024,
+        league_rating_games=2,
+    )
+    result = train_baseline(config)
+    out = Path(config.out)
+    settings = json.loads((out / "config.json").read_text())
+    assert settings["opponent"] == "league" and settings["league_members"] == ["random", "mcts:10"]
+    assert settings["timesteps"] == 1024
+    model = json.loads((out / "model.json").read_text())
+    assert model["opponent"] == "league" and model["league_members"] == ["random", "mcts:10"]
+    assert titles == ["maskable_ppo against a league (random, mcts:10 and its own snapshots, drawn by pfsp)"]
+    # a league bounded by its CPU-minutes alone: no sentinel step count in its files
+    unbounded = SB3TrainConfig(league=True, out=str(tmp_path / "other"))
+    assert train_module.run_settings(unbounded)["timesteps"] is None
+    summary = "\n".join(summary_lines(result, config))
+    for name in ("model.zip", "model.json", "checkpoint.zip", "eval.csv", "curve.png", "config.json"):
+        assert str(out / name) in summary
+    assert str(out / "league.json") in summary and str(out / "league.png") in summary
+    assert f"{out / 'snapshots'}/  1 snapshot models" in summary
+    assert "league: 1 snapshots" in summary and "gauntlet against the fixed members" in summary
+    assert "held at its reference-ladder Elo" in summary and "ratings (Elo, 95 % interval)" in summary
+
+
+def test_a_league_run_stopped_by_ctrl_c_resumes_from_its_last_checkpoint(tmp_path, monkeypatch):
+    """Ctrl-C wrote the learner's steps into league.json, beyond the checkpoint it names: the run could not be
+    resumed ("checkpoint step ... is not the league's timesteps ...")."""
+    calls: list[int] = []
+    original = League.add_snapshot
+
+    def interrupted_at_the_third(self, policy, step):
+        calls.append(step)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return original(self, policy, step)
+
+    monkeypatch.setattr(League, "add_snapshot", interrupted_at_the_third)
+    config = _config(
+        tmp_path,
+        league=True,
+        league_members=("random",),
+        snapshot_freq=512,
+        eval_freq=1024,
+        league_rating_games=2,
+        timesteps=2048,
+    )
+    result = train_baseline(config)
+    assert result.interrupted and calls[-1] == 1536
+    league = json.loads((Path(config.out) / LEAGUE_FILE).read_text())
+    assert league["timesteps"] == league["checkpoint"]["step"] == 1024
+    monkeypatch.undo()
+    resumed = train_baseline(config)
+    assert not resumed.interrupted and (resumed.start_timesteps, resumed.timesteps) == (1024, 2048)
