@@ -296,10 +296,8 @@ class Connect4ParallelEnv(PettingZooBase, ParallelEnv):
             else:
                 mask = self._wait_only.copy()
             observations[agent] = {"observation": game.views[index].copy(), "action_mask": mask}
-            infos[agent] = {
-                "to_move": index == mover,
-                "illegal_action": agent in illegal,
-            }
+            info: dict[str, Any] = {"to_move": index == mover, "illegal_action": agent in illegal}
             if agent in illegal and self._explain_illegal:
-                infos[agent]["illegal_reason"] = illegal[agent]
+                info["illegal_reason"] = illegal[agent]
+            infos[agent] = info
         return observations, infos
