@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from connect4_agents.base import RulesAware, check_mask_width, legal_columns, unpack
-from connect4_env.render import colour_stones, terminal_has_colour
+from connect4_env.render import colour_stones, grid_text, terminal_has_colour
 from connect4_env.validation import check_bool
 
 __all__ = ["HumanAgent"]
@@ -17,6 +17,10 @@ __all__ = ["HumanAgent"]
 
 class HumanAgent(RulesAware):
     """Shows the board (``X`` = you) and asks for a column until a legal one is typed.
+
+    Columns are numbered from 1 at the left, under the board and in what the person types, as in every view a
+    person reads ([`render_ansi`][connect4_env.render.render_ansi]); ``act`` returns the action, the column
+    number minus 1.
 
     Args:
         input_fn: reads a line, given the prompt (default ``input``).
@@ -42,9 +46,9 @@ class HumanAgent(RulesAware):
         self.colour = terminal_has_colour(sys.stdout) if colour is None else check_bool("colour", colour)
 
     def act(self, observation: Any, action_mask: Any = None) -> int:
-        """Show the board through ``output_fn`` and read lines from ``input_fn`` until one is a legal column;
-        returns that column (the policy's ``act``). A line that is not a legal column is answered with the
-        legal ones and asked again.
+        """Show the board through ``output_fn`` and read lines from ``input_fn`` until one is a legal column
+        number (from 1); returns that column as an action (from 0: the number minus 1). A line that is not a
+        legal column is answered with the legal ones and asked again.
 
         Raises:
             TypeError: the mask holds neither numbers nor booleans.
@@ -57,20 +61,21 @@ class HumanAgent(RulesAware):
         planes, mask = unpack(observation, action_mask)
         planes = np.asarray(planes)
         check_mask_width(mask, planes.shape[1])
-        legal = [int(c) for c in legal_columns(mask)]
+        legal = [int(c) + 1 for c in legal_columns(mask)]
         rows, columns = planes.shape[0], planes.shape[1]
-        lines = [
-            " ".join("X" if planes[r, c, 0] else "O" if planes[r, c, 1] else "." for c in range(columns))
+        cells = [
+            [0 if planes[r, c, 0] else 1 if planes[r, c, 1] else None for c in range(columns)]
             for r in range(rows)
         ]
-        lines.append(" ".join(str(c % 10) for c in range(columns)))
         goal = f", {self.rules.win_length} in a row wins" if self.rules is not None else ""
-        text = "\n".join(lines) + f"\n(you are X{goal})"
+        text = f"{grid_text(cells)}\n(you are X{goal})"
         if self.colour:  # X is you: red if you moved first (as many stones as the opponent), else yellow
             text = colour_stones(text, swap=int(planes[..., 0].sum()) != int(planes[..., 1].sum()))
         self.output_fn(text)
+        choices = " ".join(map(str, legal))
         while True:
-            text = self.input_fn(f"your move {legal}: ").strip()
-            if text.lstrip("-").isdigit() and int(text) in legal:
-                return int(text)
-            self.output_fn(f"{text!r} is not a legal column; choose one of {legal}")
+            text = self.input_fn(f"your move [{choices}]: ").strip()
+            # ASCII digits only, no more of them than the widest column number has
+            if text.isascii() and text.isdigit() and len(text) <= len(str(columns)) and int(text) in legal:
+                return int(text) - 1
+            self.output_fn(f"{text[:40]!r} is not a legal column; type one of {choices}")

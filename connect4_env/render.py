@@ -1,11 +1,16 @@
 """Rendering: ``ansi`` text, ``rgb_array`` images drawn with numpy alone, and a ``human`` pygame window.
 
+What a person reads numbers the columns from 1 at the left, in every view: this text (``env.render()`` under
+``"ansi"``), the terminal game, the play window's keys, the HTML replay and the ``connect4`` text dialect. The
+actions stay 0-based (Gymnasium's ``Discrete``): the column a person calls 4 is action 3.
+
 pygame is imported only when a window is opened (``pip install -e ".[render]"``).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -30,6 +35,7 @@ __all__ = [
     "RENDER_MODES",
     "MAX_IMAGE_PIXELS",
     "render_ansi",
+    "grid_text",
     "colour_stones",
     "terminal_has_colour",
     "render_rgb",
@@ -99,9 +105,27 @@ def terminal_has_colour(stream: Any) -> bool:
     )
 
 
+def grid_text(cells: Sequence[Sequence[int | None]], colour: bool = False) -> str:
+    """Rows of cells as a person reads them, top row first (``X`` for 0, the first mover's stones, ``O`` for 1,
+    ``.`` for None), with the column numbers, from 1, under them; every column as wide as the widest number.
+    ``colour`` paints the stones (red and yellow) with ANSI escape codes.
+
+    Returns:
+        The text, without a final newline.
+    """
+    columns = len(cells[0]) if cells else 0
+    width = len(str(columns))
+    symbols = {0: "X", 1: "O", None: "."}
+    lines = [" ".join(symbols[cell].rjust(width) for cell in row) for row in cells]
+    lines.append(" ".join(str(column + 1).rjust(width) for column in range(columns)))
+    text = "\n".join(lines)
+    return colour_stones(text) if colour else text
+
+
 def render_ansi(board: Board, colour: bool = False) -> str:
-    """The board as text (``X`` moves first, ``O`` second) with a status line; ``colour`` paints the stones
-    (red and yellow) with ANSI escape codes.
+    """The board as text (``X`` moves first, ``O`` second), the columns numbered from 1 under it (the column a
+    person calls 4 is action 3), and a status line (``O to move``, ``X wins``, ``draw``); ``colour`` paints the
+    stones (red and yellow) with ANSI escape codes. The terminal game shows the same text.
 
     Raises:
         TypeError: ``board`` is not a [`Board`][connect4_env.core.Board].
@@ -113,8 +137,9 @@ def render_ansi(board: Board, colour: bool = False) -> str:
         status = "draw"
     else:
         status = f"{'XO'[board.to_move]} to move"
-    text = f"{board.to_ascii()}\n{status}\n"
-    return colour_stones(text) if colour else text
+    rules = board.rules
+    cells = [[board.cell(row, column) for column in range(rules.columns)] for row in range(rules.rows)]
+    return f"{grid_text(cells, colour)}\n{status}\n"
 
 
 @lru_cache(maxsize=16)

@@ -1,7 +1,8 @@
 """A self-contained HTML replay of recorded games: no network, inline CSS, JavaScript and SVG.
 
 A game list, buttons, the arrow keys and a slider to step through the moves; ``#game=G&ply=N`` in the address
-(both counted from 0) opens that position; the winning line is ringed at the end; per move the recorded search
+(both counted from 0) opens that position; columns are numbered from 1 at the left, under the board and in every
+move's text, as in the terminal and the play window (the records keep the 0-based actions); the winning line is ringed at the end; per move the recorded search
 numbers and, where the solver can judge the positions (6x7 with the opening book, or boards of at most
 `SOLVABLE_CELLS` cells), a verdict computed when the file is made: ``best`` (the move has the best
 score), ``keeps the result`` (not the best, but the same outcome: still a win, a draw, a loss) or ``mistake``

@@ -24,7 +24,7 @@ from connect4_agents.evaluation.arena import play_game
 from connect4_agents.evaluation.records import GameLog, game_log
 from connect4_agents.human import HumanAgent
 from connect4_env.core import Board
-from connect4_env.render import colour_stones, terminal_has_colour
+from connect4_env.render import grid_text, render_ansi, terminal_has_colour
 from connect4_env.rules import Rules
 from connect4_env.validation import check_int
 
@@ -44,23 +44,11 @@ _NO = ("n", "no", "q", "quit")
 _ECHO = 40  # characters of a rejected answer repeated back (a pasted megabyte is not)
 
 
-def _grid(cells: Sequence[Sequence[int | None]], colour: bool) -> str:
-    """Rows of cells (0 first mover, 1 second, None empty; top row first) with the column numbers, from 1,
-    under them; each column as wide as its number.
-    """
-    columns = len(cells[0]) if cells else 0
-    width = len(str(columns))
-    symbols = {0: LETTERS[0], 1: LETTERS[1], None: "."}
-    lines = [" ".join(symbols[cell].rjust(width) for cell in row) for row in cells]
-    lines.append(" ".join(str(column + 1).rjust(width) for column in range(columns)))
-    text = "\n".join(lines)
-    return colour_stones(text) if colour else text
-
-
 def board_text(board: Board, colour: bool = False) -> str:
     """The board as a person at the terminal sees it: ``X`` the first mover's stones, ``O`` the second's, the
-    columns numbered from 1 under it (as the play window's keys and `Connect4Text-v0` number them), and a
-    status line (``O to move``, ``X wins``, ``draw``).
+    columns numbered from 1 under it (as in every view a person reads: the play window's keys,
+    ``env.render()``, the replay, `Connect4Text-v0`), and a status line (``O to move``, ``X wins``,
+    ``draw``): [`render_ansi`][connect4_env.render.render_ansi]'s text.
 
     Args:
         board: the position.
@@ -74,15 +62,7 @@ def board_text(board: Board, colour: bool = False) -> str:
     """
     if not isinstance(board, Board):
         raise TypeError(f"board must be a connect4_env.Board, got {type(board).__name__}")
-    rules = board.rules
-    cells = [[board.cell(row, column) for column in range(rules.columns)] for row in range(rules.rows)]
-    if board.winner is not None:
-        status = f"{LETTERS[board.winner]} wins"
-    elif board.is_draw:
-        status = "draw"
-    else:
-        status = f"{LETTERS[board.to_move]} to move"
-    return f"{_grid(cells, colour)}\n{status}"
+    return render_ansi(board, colour).removesuffix("\n")
 
 
 class TerminalHuman(HumanAgent):
@@ -140,7 +120,7 @@ class TerminalHuman(HumanAgent):
         ]
         letter = LETTERS[self.seat]
         goal = f", {self.rules.win_length} in a row wins" if self.rules is not None else ""
-        self.output_fn(f"{_grid(cells, self.colour)}\n(you are {letter}{goal})")
+        self.output_fn(f"{grid_text(cells, self.colour)}\n(you are {letter}{goal})")
         choices = " ".join(map(str, legal))
         while True:
             text = self.input_fn(f"your move as {letter} [{choices}]: ").strip()

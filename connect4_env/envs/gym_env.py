@@ -81,7 +81,7 @@ class Connect4Env(gym.Env):
     | `opponent`, `opponent_kwargs` | `"random"`, None | who answers: an agent name or spec, or an object with `act(observation, action_mask)` |
     | `agent_first` | True | True: learner moves first; False: second; None: a random side each episode |
     | `illegal_action` | `"lose"` | a full column: `"lose"` ends the episode with -1; `"raise"` raises `IllegalMoveError` |
-    | `render_mode` | None | `"ansi"`, `"rgb_array"` or `"human"` |
+    | `render_mode` | None | `"ansi"` (text, the columns numbered from 1: action = number - 1), `"rgb_array"` or `"human"` |
     | `tile` | 48 | pixels per cell for images |
 
     Out-of-range columns and non-integer actions are not moves of the action space: they always raise
@@ -277,8 +277,9 @@ class Connect4Env(gym.Env):
         return self._renderer.render(self.board)
 
     def get_keys_to_action(self) -> dict[tuple[int, ...], int]:
-        """Digit keys to columns for ``gymnasium.utils.play.play``: ``1`` .. ``9`` are columns 0 .. 8 and ``0``
-        is column 9 (boards of 10 or more columns; wider columns have no key).
+        """Digit keys to actions for ``gymnasium.utils.play.play``: ``1`` .. ``9`` play the columns a person calls
+        1 .. 9 (actions 0 .. 8) and ``0`` the tenth (action 9, on boards of 10 or more columns; wider columns
+        have no key).
         """
         keys = "1234567890"[: self.board.rules.columns]
         return {(ord(key),): column for column, key in enumerate(keys)}

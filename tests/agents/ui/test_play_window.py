@@ -173,11 +173,11 @@ def test_terminal_colours() -> None:
     assert "\x1b[" not in plain and "\x1b[1;31mX\x1b[0m" in coloured and "\x1b[1;33mO\x1b[0m" in coloured
     assert not terminal_has_colour(io.StringIO())
     shown: list[str] = []
-    person = HumanAgent(input_fn=lambda _: "0", output_fn=shown.append, colour=True)
+    person = HumanAgent(input_fn=lambda _: "1", output_fn=shown.append, colour=True)  # columns typed from 1
     second = Board.from_moves([3])  # you are the second player: your X is drawn yellow
     from connect4_env.encoding import action_mask, observation_planes
 
-    person.act(observation_planes(second), action_mask(second))
+    assert person.act(observation_planes(second), action_mask(second)) == 0
     assert "\x1b[1;33mX" in shown[0] and "\x1b[1;31mO" in shown[0]
     with pytest.raises(TypeError):
         HumanAgent(colour="yes")  # type: ignore[arg-type]

@@ -141,7 +141,7 @@ def test_address_opens_the_position(replay_file: tuple[Path, list[GameLog]]) -> 
         end = ply == len(game.moves)
         assert count(page, "winning") == (len(game.board().winning_cells()) if end else 0)
         if ply:  # the move's search numbers and the solver's verdict are shown
-            assert "played column " + str(game.moves[ply - 1]) in page
+            assert "played column " + str(game.moves[ply - 1] + 1) in page  # numbered from 1
             assert re.search(r'class="verdict (best|keeps|mistake)"', page)
 
 
@@ -229,7 +229,7 @@ def test_a_language_models_answers_show_as_text_in_a_browser(tmp_path: Path) -> 
     game = text_game(rules)
     path = write_replay(tmp_path / "replay.html", [game], verdicts=False)
     first = dom(f"{path.as_uri()}#game=0&ply=1")
-    assert "answer 1: rejected" in first and "answer 2: column 0" in first and "finish: stop" in first
+    assert "answer 1: rejected" in first and "answer 2: column 1" in first and "finish: stop" in first
     assert "&lt;script&gt;alert('x')&lt;/script&gt;" in first and "<script>alert('x')" not in first
     assert "I think &lt;i&gt;" in first and "12 answer tokens" in first and "99 prompt tokens" in first
     end = dom(f"{path.as_uri()}#game=0&ply={len(game.moves)}")
