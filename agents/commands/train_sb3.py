@@ -3,10 +3,14 @@
     python scripts/train_sb3.py                                   # MaskablePPO vs random, 300k steps
     python scripts/train_sb3.py --algo dqn --opponent mcts:50 --timesteps 500000
     python scripts/train_sb3.py --opponent self --out runs/sb3/selfplay
+    python scripts/train_sb3.py --league --cpu-minutes 60 --out runs/league   # fixed members and snapshots
 
-Writes model.zip (+ model.json), checkpoint.zip, eval.csv, curve.png and config.json under --out; Ctrl-C stops
-early and still saves the model. Reuse the model with connect4_agents.SB3Agent.load("runs/sb3/model.zip") or as an
-opponent: gym.make("Connect4-v0", opponent="sb3:runs/sb3/model.zip").
+Writes model.zip (+ model.json), checkpoint.zip, eval.csv, curve.png and config.json under --out (a league
+also league.json, league.png and snapshots/); Ctrl-C stops early and still saves the model. A league run started
+again on the same --out resumes from its checkpoint (--timesteps and --cpu-minutes count the whole run; --fresh
+starts afresh). A banner says what runs and where the files go; the end summary names every file written.
+Reuse the model with connect4_agents.SB3Agent.load("runs/sb3/model.zip") or as an opponent:
+gym.make("Connect4-v0", opponent="sb3:runs/sb3/model.zip").
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from connect4_agents._support.cli import (
     with_agent_specs,
 )
 from connect4_agents._support.config_cli import add_options, from_args
+from connect4_agents._support.progress import write_line
+from connect4_agents.sb3.report import summary_lines
 from connect4_agents.sb3.train import SB3TrainConfig, train_baseline
 from connect4_env.extras import require
 
@@ -38,10 +44,11 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
 
 
 def run(args: argparse.Namespace) -> int:
-    """Train, evaluate and save; returns 130 when Ctrl-C stopped the training (the model is saved).
+    """Train, evaluate and save, saying what runs first and every file written at the end; returns 130 when
+    Ctrl-C stopped the training (the model is saved).
 
     Raises:
-        ValueError: a bad setting or opponent, an unwritable output folder.
+        ValueError: a bad setting or opponent, an unwritable output folder, a league there that cannot resume.
         TypeError: a bad setting or opponent, an unwritable output folder.
         MissingExtraError: the ``train`` extra is not installed (checked before anything is built).
     """
@@ -49,16 +56,9 @@ def run(args: argparse.Namespace) -> int:
         require(module, "train", "train-sb3")
     config = from_args(SB3TrainConfig, args)
     check_output_dir(config.out)
-    result = train_baseline(config)
-    state = "interrupted" if result.interrupted else "finished"
-    print(
-        f"{state} after {result.timesteps:,} steps in {result.seconds:.0f} s ({result.timesteps / max(result.seconds, 1e-9):,.0f} steps/s)"
-    )
-    for row in result.evaluations[-len(config.eval_opponents) :]:
-        print(
-            f"  vs {row['opponent']:>10}: {row['wins']} W / {row['draws']} D / {row['losses']} L of {row['games']}"
-        )
-    print(f"model saved to {result.model_path}")
+    result = train_baseline(config, say=write_line)
+    for line in summary_lines(result, config):
+        print(line)
     return EXIT_INTERRUPTED if result.interrupted else 0
 
 

@@ -96,8 +96,8 @@ class SB3TrainConfig:
     ``cpu_minutes``."""
     cpu_minutes: float | None = None
     """Stop training once the run has used this many CPU-minutes (its process's CPU time: training, opponents'
-    moves, rating matches and evaluations; 0: no limit). The final evaluation and the saves come after.
-    Default: no limit; with ``league``, 60."""
+    moves, rating matches and evaluations; a resumed league's earlier parts count too; 0: no limit). The final
+    evaluation and the saves come after. Default: no limit; with ``league``, 60."""
     n_envs: int = field(default=16, metadata=option(type=positive_int))
     """Games played in parallel in the batched env."""
     seed: int = 0
@@ -130,7 +130,9 @@ class SB3TrainConfig:
     league_max_snapshots: int = field(default=8, metadata=option(type=positive_int))
     """League: snapshots in the pool at once (the oldest leaves; its file and results stay)."""
     league_rating_games: int = 20
-    """League: games each new snapshot plays against every other member, for the ratings (0: none)."""
+    """League: games each new snapshot plays against every other member, and each pair of fixed members the
+    reference ladder does not both rate plays once, for the ratings (0: none). A snapshot is rated from its games
+    against the fixed members only (see `connect4_agents.evaluation.league_ratings`)."""
     threads: int = field(default=1, metadata=option(type=positive_int))
     """torch threads of the learner."""
     progress: bool = field(default=True, metadata=option(flags=("--quiet",), negated=True))
