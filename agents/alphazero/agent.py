@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import os
+import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ import torch
 from connect4_agents.alphazero.files import ModelFile, load_model, save_model
 from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet
 from connect4_agents.base import RulesBound, check_search_settings, check_spec_value
+from connect4_agents.mcts.agent import MAX_TIME_LIMIT
 from connect4_agents.mcts.puct import PUCTResult, PUCTSearch
 from connect4_env.core import Board
 from connect4_env.rules import Rules
@@ -53,6 +56,13 @@ def shipped_model_path() -> Path | None:
     return path if path.is_file() else None
 
 
+def _checked_time_limit(time_limit: object) -> float | None:
+    """``time_limit`` checked: None, or seconds in (0, a week]."""
+    if time_limit is None:
+        return None
+    return check_number("time_limit", time_limit, 0.0, MAX_TIME_LIMIT, above_minimum=True)
+
+
 class AlphaZeroAgent(RulesBound):
     """Plays the most visited move of a PUCT search with ``simulations`` network evaluations.
 
@@ -61,6 +71,9 @@ class AlphaZeroAgent(RulesBound):
             `connect4_agents.alphazero.network.PolicyValueNet` (then ``rules`` says what it plays; default
             6x7). None: the 6x7 model shipped with the package (ValueError while none is shipped).
         simulations: per move; 0 plays the raw policy (the legal column with the highest prior).
+        time_limit: the most seconds a move searches (a finite number > 0, at most a week), read on ``clock``
+            before each simulation: the search stops at ``simulations`` or when the time is up, whichever
+            comes first (with no time left, the raw policy plays). None: ``simulations`` alone.
         c_puct: PUCT's exploration weight.
         seed: breaks ties between equally visited moves.
         rules: the board a bare network plays (a file carries its own).
@@ -69,6 +82,7 @@ class AlphaZeroAgent(RulesBound):
             values; one forward pass of twice the batch). On by default: it keeps the best outcome more often.
 
     ``AlphaZeroAgent.load(path, **options)`` reads a model file; ``save(path)`` writes the agent's model.
+    ``clock`` (``time.perf_counter``) is what ``time_limit`` is measured with.
 
     Raises:
         TypeError: a setting of the wrong type.
@@ -87,11 +101,14 @@ class AlphaZeroAgent(RulesBound):
         rules: Rules | None = None,
         threads: int | None = 1,
         symmetric: bool = True,
+        time_limit: float | None = None,
     ) -> None:
         threads = None if threads is None else check_int("threads", threads, 1, 1024)
         self.simulations = check_int("simulations", simulations, 0, MAX_SIMULATIONS)
         self.c_puct = check_number("c_puct", c_puct, 0.0)
         self.symmetric = check_bool("symmetric", symmetric)
+        self.time_limit = _checked_time_limit(time_limit)
+        self.clock: Callable[[], float] = time.perf_counter
         check_search_settings(rules, None)
         if model is None:
             shipped = shipped_model_path()
@@ -200,28 +217,44 @@ class AlphaZeroAgent(RulesBound):
         """The column to play on ``board``.
 
         Raises:
-            TypeError: ``board`` is not a [`Board`][connect4_env.core.Board].
-            ValueError: the game is over, or the board is not the model's size.
+            TypeError: ``board`` is not a [`Board`][connect4_env.core.Board], or a ``time_limit`` set after
+                construction is not a number.
+            ValueError: the game is over, the board is not the model's size, or a ``time_limit`` set after
+                construction is out of range.
         """
         if not isinstance(board, Board):
             raise TypeError(f"board must be a connect4_env.Board, got {type(board).__name__}")
         self._check_rules(board.rules)
         if board.is_terminal:
             raise ValueError("the game is over: there is no move to choose")
+        # the attribute can be changed after construction (the Kaggle wrapper sets it each move): check it
+        self.time_limit = _checked_time_limit(self.time_limit)
         if self.simulations == 0:
             priors, _ = self.evaluator.evaluate([board])
             best = np.flatnonzero(priors[0] == priors[0].max())
             column = int(best[int(self.rng.integers(len(best)))])
             self.last_search = None
         else:
-            search = PUCTSearch(self.evaluator, c_puct=self.c_puct)
-            result = search.search(board, self.simulations)
+            result = self._search(board)
             policy = result.policy(temperature=0)
             best = np.flatnonzero(policy == policy.max())
             column = int(best[int(self.rng.integers(len(best)))])
             self.last_search = result
         self.last_column = column
         return column
+
+    def _search(self, board: Board) -> PUCTResult:
+        """The PUCT search of ``board``: ``simulations``, or fewer where ``time_limit`` runs out first."""
+        search = PUCTSearch(self.evaluator, c_puct=self.c_puct)
+        if self.time_limit is None:
+            return search.search(board, self.simulations)
+        deadline = self.clock() + self.time_limit
+        (root,) = search.roots([board])
+        for _ in range(self.simulations):
+            if root.proof is not None or self.clock() >= deadline:
+                break
+            search.run([root], 1)
+        return search.result(root)
 
     def move_info(self) -> dict[str, Any] | None:
         """The last search as plain JSON, in the records' ``"mcts"`` shape, every value for the player who was

@@ -330,6 +330,42 @@ def test_agent_plays_legal_moves_and_records_its_search() -> None:
         assert info is not None and info["column"] == column and sum(info["visits"]) > 0
 
 
+class CountingClock:
+    """A clock that moves ``step`` seconds each time it is read: a search's time is a count of reads."""
+
+    def __init__(self, step: float) -> None:
+        self.step, self.now = step, 0.0
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_a_time_limit_stops_the_search_before_its_simulations() -> None:
+    """The search reads its clock before each simulation: with a clock that moves 1 s a read, a 4.5 s limit
+    read at 1 s (the deadline 5.5 s) allows the simulations read at 2, 3, 4 and 5 s: 4 of 200."""
+    board = Board()
+    agent = AlphaZeroAgent(PolicyValueNet(channels=8, blocks=1), simulations=200, seed=0, time_limit=4.5)
+    agent.clock = CountingClock(1.0)
+    assert board.is_legal(agent.choose(board))
+    assert agent.last_search is not None and agent.last_search.simulations == 4
+    agent.time_limit = 1.0  # no time left after the start: the raw policy (no simulation) plays
+    agent.clock = CountingClock(1.0)
+    column = agent.choose(board)
+    assert agent.last_search is not None and agent.last_search.simulations == 0
+    priors, _ = agent.evaluator.evaluate([board])
+    assert priors[0][column] == priors[0].max()
+    agent.time_limit = None  # simulations alone, whatever the clock says
+    agent.choose(board)
+    assert agent.last_search is not None and agent.last_search.simulations == 200
+    for bad, error in (("1s", TypeError), (0, ValueError), (float("inf"), ValueError), (-1.0, ValueError)):
+        with pytest.raises(error, match="time_limit"):
+            AlphaZeroAgent(PolicyValueNet(channels=8, blocks=1), time_limit=bad)
+        agent.time_limit = bad  # set after construction: named at the next move
+        with pytest.raises(error, match="time_limit"):
+            agent.choose(board)
+
+
 @needs_book  # the solver answers the 6x7 opening from the book only
 def test_a_game_against_the_solver_records_the_agents_search() -> None:
     agent = AlphaZeroAgent(PolicyValueNet(channels=8, blocks=1), simulations=20, seed=0)
