@@ -1,4 +1,6 @@
-"""Every ```python block in README.md runs as a saved script (see examples.py for the conventions)."""
+"""Every ```python block in README.md runs as a saved script (see examples.py for the conventions); the README's
+links point into the repository, its extras list, like the getting-started page's table, names every extra of
+pyproject.toml, and its Tests section names the make targets CI runs."""
 
 from __future__ import annotations
 
@@ -38,3 +40,50 @@ def test_readme_links_point_to_files_of_the_repository() -> None:
     assert len(local) >= 10
     missing = [t for t in local if not (README.parent / t).exists()]
     assert missing == []
+
+
+ROOT = README.parent
+
+
+def _extras() -> set[str]:
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
+    return set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+
+
+def _listed(paragraph: str) -> set[str]:
+    """The backticked names of a list such as "Extras: `fast` (numba), `book` (...), ..."."""
+    return set(re.findall(r"`([a-z][a-z0-9-]*)`", paragraph))
+
+
+def test_the_readme_lists_every_extra() -> None:
+    text = README.read_text()
+    paragraph = text[text.index("\nExtras: ") :].split("\n\n")[0]
+    assert _listed(paragraph) == _extras()
+
+
+def test_the_getting_started_table_lists_every_extra() -> None:
+    text = (ROOT / "docs" / "getting-started.md").read_text()
+    table = text[text.index("| extra | what it adds |") :].split("\n\n")[0]
+    rows = set(re.findall(r"^\| `([a-z][a-z0-9-]*)` \|", table, re.MULTILINE))
+    assert rows == _extras()
+
+
+def test_the_extras_checks_read_what_they_should() -> None:
+    assert _listed("Extras: `fast` (numba), `train` (SB3, `torch`), `docs`.") == {
+        "fast",
+        "train",
+        "torch",
+        "docs",
+    }
+    assert {"llm", "openenv", "openspiel", "train", "dev"} <= _extras()
+
+
+def test_the_tests_section_names_what_ci_runs() -> None:
+    ci = set(
+        re.findall(
+            r"^stage make (test[\w-]*|lint|type|docs)\b", (ROOT / ".ci" / "run").read_text(), re.MULTILINE
+        )
+    )
+    text = README.read_text()
+    section = text[text.index("\n## Tests\n") :].split("\n## ")[1]
+    assert set(re.findall(r"`make (test[\w-]*|lint|type|docs)`", section)) | {"test"} == ci
