@@ -447,9 +447,10 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
 class Connect4TextClient(EnvClient[Connect4TextAction, Connect4TextObservation, Connect4TextState]):
     """OpenEnv's WebSocket client, typed for this environment: each client is one server session.
 
-    >>> with Connect4TextClient(base_url="http://127.0.0.1:8000").sync() as env:  # doctest: +SKIP
-    ...     result = env.reset(seed=0, dialect="game_arena")
-    ...     result = env.step(Connect4TextAction(message="Final Answer: 3"))
+    Examples:
+        >>> with Connect4TextClient(base_url="http://127.0.0.1:8000").sync() as env:  # doctest: +SKIP
+        ...     result = env.reset(seed=0, dialect="game_arena")
+        ...     result = env.step(Connect4TextAction(message="Final Answer: 3"))
     """
 
     def _step_payload(self, action: Connect4TextAction) -> dict[str, Any]:
