@@ -48,7 +48,6 @@ from connect4_agents.ntuple.run import NTupleTrainConfig, train_ntuple
 from connect4_agents.qlearning.agent import QLearningAgent
 from connect4_agents.qlearning.train import CURVE_JSON, CURVE_PNG, TABLE_FILE, train_and_save
 from connect4_env import Board, Rules
-from connect4_env.render import render_ansi
 
 __all__ = ["build_parser", "run", "main"]
 
@@ -128,7 +127,7 @@ def mcts_vs_mcts(args: argparse.Namespace) -> int:
         search = players[player].last_search
         if search is not None:
             print(search.table())
-        print(render_ansi(board))
+        print(board.to_ascii())  # 0-based, as the move above and the search table
 
     record = play_recorded_game(
         players, rules, names=names, seed=args.seed, on_move=show, games_out=args.games_out
