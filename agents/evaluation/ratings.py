@@ -1,4 +1,6 @@
-"""Elo ratings from game results: Bradley-Terry maximum likelihood with bootstrap intervals.
+"""Elo ratings from game results (one job: Bradley-Terry ratings, their fit, intervals, files and picture).
+
+Bradley-Terry maximum likelihood with bootstrap intervals.
 
 Model: player ``i`` scores against ``j`` with probability ``1 / (1 + 10 ** ((R_j - R_i) / 400))``. A draw counts
 as half a win and half a loss (half points), the usual convention of chess ratings; Davidson's draw model is not
@@ -6,6 +8,8 @@ used. Every pairing also gets ``prior_draws`` virtual drawn games (default 1, as
 without them a player who won every game would have an infinite rating. The fit is
 ``scipy.optimize.minimize`` (L-BFGS-B, analytic gradient) on the log-likelihood; one player is the anchor
 (rating 0, ``random`` by default), or given players keep fixed ratings (a gauntlet against a rated ladder).
+When every pairing has a fixed player (a gauntlet, a league's snapshots against its fixed members), each other
+player's likelihood is its own and all are solved at once by bracketed Newton steps.
 
 Intervals: ``bootstrap`` times, each pairing's games are resampled with replacement (wins, draws and losses
 drawn in their observed proportions) and the ratings refitted; the 2.5 and 97.5 percentiles are the interval.
@@ -253,6 +257,8 @@ def _fit(
     minimize = require("scipy.optimize", "train", "the rating fit").minimize
 
     i, j = pairs[:, 0], pairs[:, 1]
+    if not np.any(free[i] & free[j]):  # a gauntlet: each free player's likelihood is its own
+        return _fit_separately(pairs, points, games, free, fixed_values)
     n = len(players)
 
     def theta_of(x: np.ndarray) -> np.ndarray:
@@ -283,6 +289,36 @@ def _fit(
     # the log-likelihood is concave with this Hessian: Newton's steps (trust-exact) converge in a few
     result = minimize(negative_log_likelihood, guess[free], jac=True, hess=hessian, method="trust-exact")
     return theta_of(result.x)
+
+
+def _fit_separately(
+    pairs: np.ndarray, points: np.ndarray, games: np.ndarray, free: np.ndarray, fixed_values: np.ndarray
+) -> np.ndarray:
+    """`_fit` when every pairing has one fixed player (a gauntlet, a league's snapshots): each free player's
+    strength is the root of its own increasing residual, found for all at once by Newton steps kept inside a
+    shrinking bracket (a dense fit of 640 snapshots took 10 CPU-seconds, its 200 resamples over 15 minutes).
+    """
+    theta, i, j = fixed_values.copy(), pairs[:, 0], pairs[:, 1]
+    slot = np.cumsum(free) - 1  # a free player's index among the free ones
+    k, opponent = slot[np.where(free[i], i, j)], theta[np.where(free[i], j, i)]
+    mine = np.where(free[i], points, games - points)  # the free player's points in each pairing
+    count = int(free.sum())
+    margin = math.log(2 * MAX_COUNT + 2) + 1.0  # the prior bounds any log-odds: the root is this near a rival
+    low, high = np.full(count, np.inf), np.full(count, -np.inf)
+    np.minimum.at(low, k, opponent - margin)
+    np.maximum.at(high, k, opponent + margin)
+    x = np.clip(theta[free], low, high)
+    for _ in range(200):
+        expected = games / (1 + np.exp(opponent - x[k]))
+        residual = np.bincount(k, expected - mine, count)
+        curvature = np.bincount(k, expected * (1 - expected / games), count)
+        high, low = np.where(residual > 0, x, high), np.where(residual < 0, x, low)
+        step = x - residual / np.maximum(curvature, 1e-300)
+        x, before = np.where((step > low) & (step < high), step, 0.5 * (low + high)), x
+        if np.all(np.abs(x - before) <= 1e-12 * np.maximum(1.0, np.abs(x))):
+            break
+    theta[free] = x
+    return theta
 
 
 def fit_ratings(
