@@ -1,6 +1,7 @@
 """Exact-solver latency on 6x7 with the opening book: percentiles of ``act`` and of ``evaluate`` (the exact score
 of every column), on the six 6x7 test sets and on positions from self-play at every ply, next to bitbully (a
-C++ solver reading the same 12-ply book) on the same positions, in the same run; and ``Connect4-v0`` agent
+C++ solver reading the same 12-ply book) on the same positions, in the same run, per source with the ratio of
+the medians (ours / bitbully's); and ``Connect4-v0`` agent
 steps per second against the ``solver`` opponent.
 
 One ``SolverAgent`` answers every position in turn, as an opponent would (its transposition table is kept
@@ -62,7 +63,7 @@ def one_pass(
 
 def summary(seconds: list[float]) -> str:
     ms = 1000 * np.asarray(seconds)
-    return f"median {np.median(ms):7.2f}  p99 {np.percentile(ms, 99):7.1f}  max {ms.max():7.1f} ms"
+    return f"median {np.median(ms):7.2f}  p99 {np.percentile(ms, 99):8.2f}  max {ms.max():8.2f} ms"
 
 
 def peer() -> Any:
@@ -119,8 +120,6 @@ def main() -> None:
         solver.evaluate_board(Board.from_moves([3]))  # loads the kernels and the book: not timed
         call = solver.evaluate_board if kind == "evaluate" else partial(solver.best_columns, every=False)
         runs = {"ours": one_pass(boards, Board.from_moves, call)}
-        for source, timings in runs["ours"].items():
-            print(f"  {kind:8} {source:14} {len(timings):4} positions  {summary([t for t, _ in timings])}")
         if other is not None:
             from bitbully import Board as PeerBoard
 
@@ -128,6 +127,24 @@ def main() -> None:
             other.score_all_moves(PeerBoard.from_moves([3]))
             call = other.score_all_moves if kind == "evaluate" else other.best_move
             runs["bitbully"] = one_pass(boards, PeerBoard.from_moves, call)
+        for source, timings in runs["ours"].items():
+            if not timings:
+                continue
+            line = f"  {kind:8} {source:14} {len(timings):4} positions  {summary([t for t, _ in timings])}"
+            if other is not None:  # the peer on the same positions, and the ratio of the medians
+                theirs = [t for t, _ in runs["bitbully"][source]]
+                ratio = np.median([t for t, _ in timings]) / np.median(theirs)
+                line += f"  | bitbully {summary(theirs)}  | median ratio {ratio:5.1f}x"
+            print(line)
+        sets = [t for source, part in runs["ours"].items() if source != "self-play" for t, _ in part]
+        line = f"  {kind:8} {'six sets':14} {len(sets):4} positions  {summary(sets)}"
+        if other is not None:
+            theirs = [
+                t for source, part in runs["bitbully"].items() if source != "self-play" for t, _ in part
+            ]
+            ratio = np.median(sets) / np.median(theirs)
+            line += f"  | bitbully {summary(theirs)}  | median ratio {ratio:5.1f}x"
+        print(line)
         for name, by_source in runs.items():
             timings = [timing for part in by_source.values() for timing in part]
             label = "all" if name == "ours" else "bitbully, all"
