@@ -145,7 +145,9 @@ class SolverAgent(RulesBound):
         self.rng = seeded_rng(seed) if seed is not None else None
         self.last_nodes = 0
         self._last_move: tuple[Board, int, dict[str, Any] | None] | None = None
-        self._tables: dict[tuple[Rules, bool], tuple[KernelBuild, tuple[np.ndarray, ...]]] = {}
+        self._tables: dict[
+            tuple[Rules, bool], tuple[KernelBuild, tuple[int, ...], tuple[np.ndarray, ...]]
+        ] = {}
 
     def reset(self, seed: int | None = None) -> None:
         """Reseed the tie-breaking (the transposition table is kept: its entries stay true)."""
@@ -168,7 +170,10 @@ class SolverAgent(RulesBound):
             return DEFAULT_NODE_BUDGET[kernels_for(solver_kernels, rules, self.compiled).compiled]
         return self.node_budget
 
-    def _kernel(self, rules: Rules) -> tuple[KernelBuild, tuple[np.ndarray, ...]]:
+    def _kernel(self, rules: Rules) -> tuple[KernelBuild, tuple[int, ...], tuple[np.ndarray, ...]]:
+        """The kernel build for ``rules``, its geometry tuple and the kept arrays (order, table, buffers),
+        made on first use: every search calls this, so nothing here is recomputed per call.
+        """
         build = kernels_for(solver_kernels, rules, self.compiled)
         key = (rules, build.compiled)
         if key not in self._tables:
@@ -186,7 +191,7 @@ class SolverAgent(RulesBound):
                 np.zeros((rules.cells + 1, rules.columns), dtype=np.int64),
                 np.zeros((rules.cells + 1, rules.columns), dtype=np.int64),
             )
-            self._tables[key] = (build, (order, table, *buffers))
+            self._tables[key] = (build, build.geometry(rules), (order, table, *buffers))
         return self._tables[key]
 
     def check_book(self, board: Board) -> None:
@@ -220,6 +225,7 @@ class SolverAgent(RulesBound):
         if check_board(board).is_terminal:
             raise ValueError("the game is over: there is nothing to solve")
         stats = self._stats(board.rules)
+        self.check_book(board)
         return self._solve(board, board.stones[board.to_move], board.mask, board.ply, stats)
 
     def _stats(self, rules: Rules) -> np.ndarray:
@@ -238,14 +244,13 @@ class SolverAgent(RulesBound):
         n_stones: int,
         *bound: int,
     ) -> Any:
-        """Call the search kernel ``kernel`` (``solve`` or ``value_at_most``) with the kept tables, once
-        `check_book` has passed ``board`` (the position asked about).
+        """Call the search kernel ``kernel`` (``solve`` or ``value_at_most``) with the kept tables. The caller
+        has passed ``board`` (the position asked about) through `check_book`, once per public call.
         """
-        self.check_book(board)
         rules = board.rules
-        build, (order, table, moves, scores) = self._kernel(rules)
+        build, geometry, (order, table, moves, scores) = self._kernel(rules)
         context = solver_kernels.make_context(
-            build.geometry(rules),
+            geometry,
             rules.board_mask,
             rules.bottom_mask,
             order,
@@ -314,6 +319,7 @@ class SolverAgent(RulesBound):
         rules = board.rules
         current, mask = board.stones[board.to_move], board.mask
         stats = self._stats(rules)
+        checked = False  # check_book before the first search only (a move that ends the game needs none)
         result: list[int | None] = []
         for column in range(rules.columns):
             if not board.is_legal(column):
@@ -325,6 +331,9 @@ class SolverAgent(RulesBound):
             elif board.ply + 1 == rules.cells:
                 result.append(0)
             else:
+                if not checked:
+                    self.check_book(board)
+                    checked = True
                 result.append(value(stats, current ^ mask, mask | bit, board.ply + 1))
         return result
 
@@ -408,6 +417,7 @@ class SolverAgent(RulesBound):
         if wins:
             return wins if every else wins[:1]
         stats = self._stats(rules)
+        self.check_book(board)
         best = self._solve(board, current, mask, board.ply, stats)
         found = []
         for column in legal:
