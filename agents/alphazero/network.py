@@ -11,6 +11,7 @@ size it was trained on).
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -230,11 +231,13 @@ class NetworkEvaluator:
             )
         self._snapshot: tuple[tuple[str, tuple[int, ...], tuple[int, ...]], Callable[..., Any]] | None = None
         self._slots: list[tuple[dict[str, Any], str]] | None = None
+        self._threads: set[int] = set()  # the threads that have called predict (see there)
 
     def __getstate__(self) -> dict[str, Any]:
         # the snapshot is a closure (not picklable) and is cheap to take again: a copy starts without one
         state = self.__dict__.copy()
         state["_snapshot"] = state["_slots"] = None
+        state["_threads"] = set()  # thread ids of another process
         return state
 
     def evaluate(self, boards: Sequence[Board]) -> tuple[np.ndarray, np.ndarray]:
@@ -289,6 +292,13 @@ class NetworkEvaluator:
 
     def predict(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Raw logits and values for ``(batch, rows, columns, 2)`` planes."""
+        thread = threading.get_ident()
+        if thread not in self._threads:
+            # torch sets its thread count up for each OS thread on the first call that asks for it; a thread
+            # whose first call was a convolution (a network built on another thread, as a Kaggle agent builds it
+            # in the background) spent tenths of a second in it, which asking first avoids
+            torch.get_num_threads()
+            self._threads.add(thread)
         forward = self._forward()
         with (
             torch.inference_mode(),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import pickle
 import time
 import warnings
 import zipfile
@@ -215,6 +216,31 @@ def test_an_evaluator_and_an_agent_that_have_moved_survive_pickle_and_deepcopy()
         observation_planes(board), action_mask(board)
     )
     assert board.is_legal(column)
+
+
+def test_each_thread_asks_torch_for_its_threads_before_its_first_forward_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A network built on one thread (a Kaggle agent builds it in the background) spent tenths of a second in
+    the first convolution on another thread: the evaluator now asks torch for its thread count first on each
+    new thread, which sets them up as torch.set_num_threads last did."""
+    import threading
+
+    evaluator = NetworkEvaluator(PolicyValueNet(channels=8, blocks=1))
+    asked: list[int] = []
+    real = torch.get_num_threads
+    monkeypatch.setattr(torch, "get_num_threads", lambda: asked.append(threading.get_ident()) or real())
+    board = Board()
+    evaluator.evaluate([board])
+    evaluator.evaluate([board])
+    assert asked == [threading.get_ident()]  # once a thread
+    other = threading.Thread(target=evaluator.evaluate, args=([board],))
+    other.start()
+    other.join()
+    assert len(asked) == 2 and asked[1] != asked[0]
+    copy = pickle.loads(pickle.dumps(evaluator))  # another process's threads are not this one's
+    copy.evaluate([board])
+    assert len(asked) == 3
 
 
 def test_a_network_of_another_class_runs_through_its_own_forward() -> None:
