@@ -71,7 +71,7 @@ class NTupleTrainConfig:
     """Cells per tuple (a table holds 4**length weights)."""
     alpha: float = 0.5
     """Step size at the start, for the value's sum (each weight moves by alpha / (2 * tuples))."""
-    alpha_final: float = 0.25
+    alpha_final: float = 0.05
     """Step size at the end (exponential decay)."""
     trace_decay: float = 0.5
     """Lambda of TD(lambda)."""

@@ -55,7 +55,7 @@ class LearnerSettings:
     """
 
     alpha: float = 0.5
-    alpha_final: float = 0.25
+    alpha_final: float = 0.05
     trace_decay: float = 0.5
     epsilon: float = 0.1
     epsilon_final: float = 0.0
