@@ -237,7 +237,7 @@ def _factory(name: str) -> Callable[..., Any]:
             if missing != module_name and not module_name.startswith(f"{missing}."):
                 raise  # the module is there; something it imports is not: its own message says what
             raise ValueError(
-                f"agent {name!r} is registered as {factory!r}, but {module_name!r} cannot be imported: {error}"
+                f"agent {name!r} is registered as {factory!r}, but there is no module {module_name!r}: {error}"
             ) from None
         if not hasattr(module, attr):
             raise ValueError(
