@@ -9,12 +9,13 @@ malformed one raises, naming the bad value), builds the policy once per board, b
 move's time (``actTimeout`` less a margin) or a node budget, falls back to a time-bounded MCTS when the solver
 would need more (an early 6x7 position without the ``book`` extra), lets the exact solver play any other
 policy's endgames ([`kaggle_endgame`][connect4_agents.interop.kaggle_endgame]), and never returns an illegal
-column. No move waits for a compilation or an import: the compiled kernels (MCTS's first, then the solver's)
-and a slow policy (AlphaZero imports torch) load in background threads
-([`kaggle_loading`][connect4_agents.interop.kaggle_loading]). Until MCTS's kernels and the policy are ready a
-move is cold: it first waits for them, holding no lock, for up to 30 % of its time (the loading threads then
-have Python to themselves; what loads in time makes the move warm), then plain-Python MCTS plays it, and the
-move ends by half its time.
+column. No move waits for a compilation or an import: a policy built from a spec (AlphaZero imports torch and
+reads its model) and then the compiled kernels (MCTS's first, then the solver's; the solver's first for a
+network) load in background threads ([`kaggle_loading`][connect4_agents.interop.kaggle_loading]). Until the
+policy is ready, and for a policy other than a network until MCTS's kernels are too, a move is cold: it first
+waits for them, holding no lock, for up to 30 % of its time (the loading threads then have Python to
+themselves; what loads in time makes the move warm), then plain-Python MCTS plays it. A network plays as soon as
+it is built, its search bounded by the move's time. While anything loads, a move ends by half its time.
 
 The same module runs inside a submission file ([`kaggle_submission`][connect4_agents.interop.kaggle_submission]),
 where only numpy is sure to be installed: it imports submodules alone, never the packages' roots (which load
@@ -40,6 +41,9 @@ from connect4_agents.interop.kaggle_loading import (
     POLICY_THREAD,
     Background,
     build_policy,
+    cached_policy,
+    calls_a_network,
+    compiled_kernels_possible,
     kernel_loader,
     load_kernels,
     loading_anywhere,
@@ -75,7 +79,6 @@ _COLD_SHARE = 0.5
 # loading threads have Python to themselves, where a search in plain Python would take half of it from them
 # (issue 49: searching the whole cold share, a fresh process stayed cold for three games)
 _LOADING_WAIT_SHARE = 0.3
-_BUILD_WAIT_SHARE = 0.25  # of the move's time, the most a move waits for its policy built in the background
 
 
 def _say(message: str) -> None:
@@ -91,8 +94,9 @@ class KaggleAgent:
     its loading imports nothing slow). ``moves`` counts the moves it answered, ``fallbacks`` those a MCTS
     answered instead (the solver over its time, a policy that raised, chose an illegal column or cannot play
     the board), ``endgame_moves`` those the endgame solver played, ``cold_moves`` those MCTS played in plain
-    Python or in place of the policy while they loaded in the background (MCTS's compiled kernels, the policy;
-    for a network, anything of any submission); ``last_seconds`` is the last move's time.
+    Python or in place of the policy while they loaded in the background (the policy; for a policy other than
+    a network, MCTS's compiled kernels too; for a network without a ``time_limit`` to bound its search, anything
+    of any submission); ``last_seconds`` is the last move's time.
 
     Attributes:
         load_seconds: seconds spent before the first call that Kaggle times as part of the first move (a
@@ -183,61 +187,115 @@ class KaggleAgent:
                 self._unplayable[rules] = str(error)
                 _say(f"{type(error).__name__}: {error}; MCTS plays this board instead")
                 return None
-            self._policies[rules] = policy
-            if self._spec is not None:
-                self._time_limits[rules] = getattr(policy, "time_limit", None)
-                self._auto[rules] = getattr(policy, "compiled", False) is None
-            else:
-                self._time_limits[rules] = self._object_time_limit
-                self._auto[rules] = self._object_auto
+            self._keep(rules, policy)
         return self._policies[rules]
 
-    def _policy_now(self, rules: Rules, wait: float | None) -> tuple[Any, bool]:
-        """The policy for ``rules`` and whether it is still being built: a spec not yet built is built in the
-        background (with ``background``), and waited for at most ``wait`` seconds (None: until it is built).
-        """
-        if (
+    def _keep(self, rules: Rules, policy: Any) -> None:
+        """Keep ``policy`` as the one for ``rules``, with its own time limit and build."""
+        self._policies[rules] = policy
+        if self._spec is not None:
+            # a spec names no time for a network, and a network shared by the process's agents
+            # (cached_policy) carries the time its last move was given
+            own = None if calls_a_network(policy) else getattr(policy, "time_limit", None)
+            self._time_limits[rules] = own
+            self._auto[rules] = getattr(policy, "compiled", False) is None
+        else:
+            self._time_limits[rules] = self._object_time_limit
+            self._auto[rules] = self._object_auto
+
+    def _builds_in_background(self, rules: Rules) -> bool:
+        """Whether the policy for ``rules`` is a spec's still to be built in the background."""
+        return not (
             rules in self._policies
             or rules in self._unplayable
             or not self.background
             or self._spec is None
             or self._built is not None
-        ):
+        )
+
+    def _policy_now(self, rules: Rules, wait: float | None) -> tuple[Any, bool]:
+        """The policy for ``rules`` and whether it is still to be built: a spec not yet built is taken from
+        the process's network policies ([`cached_policy`][connect4_agents.interop.kaggle_loading.cached_policy]),
+        or its build in the background (see ``_start_build``) is waited for at most ``wait`` seconds (None:
+        until it is built).
+        """
+        if not self._builds_in_background(rules):
             return self.policy_for(rules), False
         build = self._builds.get(rules)
         if build is None:
-            spec, seed = self._spec, self.seed
-            build = self._builds[rules] = Background(POLICY_THREAD, lambda: build_policy(spec, seed, rules))
+            cached = cached_policy(str(self._spec), self.seed, rules)
+            if cached is not None:  # an earlier game's agent in this process built it
+                self._keep(rules, cached)
+                return cached, False
+            return None, True
         if not build.wait(wait):
             return None, True
         return self.policy_for(rules), False
 
-    def _kernels(self, rules: Rules) -> tuple[bool | None, bool | None, bool, bool]:
+    def _start_build(self, rules: Rules) -> None:
+        """Start building the spec's policy for ``rules`` in the background, unless it is built or building,
+        and the compiled kernels loading once it is built (the solver's first for a network; MCTS's first
+        when the build fails and MCTS plays the board). A move starts it as it ends: torch's import holds
+        Python's lock for tenths of a second at a time (its native library's set-up), which then falls
+        between this agent's moves rather than in one.
+        """
+        if not self._builds_in_background(rules) or rules in self._builds:
+            return
+        spec, seed = str(self._spec), self.seed
+
+        def work() -> Any:
+            try:
+                policy = build_policy(spec, seed, rules)
+            except Exception:
+                kernel_loader(rules)
+                raise
+            kernel_loader(rules, solver_first=calls_a_network(policy))
+            return policy
+
+        self._builds[rules] = Background(POLICY_THREAD, work)
+
+    def _kernels(
+        self, rules: Rules, start: bool, network: bool
+    ) -> tuple[bool | None, bool | None, bool, bool]:
         """The builds the move's MCTS and solver search with (None: compiled where they can, False: plain
-        Python), whether MCTS's compiled kernels are still loading, and whether any are. A move that starts
-        them loading plays plain Python.
+        Python), whether MCTS's compiled kernels are still to load, and whether any are. The kernels start
+        loading (the solver's first for a ``network``) when ``start`` asks (once the policy is built, so that
+        torch's import has Python to itself); a move that starts them plays plain Python.
         """
         if not self.background:
             return None, None, False, False
-        loader, started = kernel_loader(rules)
-        if loader is None:
-            return False, False, False, False
-        ready = getattr(loader, "mcts_ready", None)  # None: a loader of one stage
-        mcts: bool | None = None if ready is not None and ready.is_set() else False
+        loader, started = kernel_loader(rules, start=start, solver_first=network)
+        if loader is None:  # none can play the board, or (without start) none is loading yet
+            pending = not start and compiled_kernels_possible(rules)
+            return False, False, pending, pending
+        done = loader.done and loader.error is None
+
+        def build(stage: str) -> bool | None:
+            ready = getattr(loader, stage, None)  # None: a loader of one stage
+            return None if (done if ready is None else ready.is_set()) else False
+
+        mcts, solver = build("mcts_ready"), build("solver_ready")
         if started or not loader.done:
-            return mcts, False, mcts is False, True
+            return mcts, solver, mcts is False, True
         if loader.error is not None:
             self._say_once(
                 "kernels", f"the compiled kernels failed to load ({loader.error}); plain Python plays"
             )
-            return mcts, False, False, False
+            return mcts, solver, False, False
         return None, None, False, False
 
     def _wait_for_loading(self, rules: Rules, seconds: float) -> None:
-        """Wait at most ``seconds`` for what keeps a move cold: MCTS's compiled kernels, then the policy's
-        build. Waiting holds no lock, so the loading threads have Python to themselves meanwhile.
+        """Wait at most ``seconds`` for what keeps a move cold: the policy's build, then (unless the policy
+        is a network, which plays without them) MCTS's compiled kernels, started loading once the policy is
+        built. Waiting holds no lock, so the loading threads have Python to themselves meanwhile.
         """
         end = time.monotonic() + seconds
+        build = self._builds.get(rules)
+        if build is not None and not build.wait(end - time.monotonic()):
+            return
+        policy, building = self._policy_now(rules, 0.0)
+        if building or calls_a_network(policy):  # a build not started yet: nothing loads before it
+            return
         loader, _ = kernel_loader(rules)
         if loader is not None:
             ready = getattr(loader, "mcts_ready", None)
@@ -245,32 +303,33 @@ class KaggleAgent:
                 loader.wait(end - time.monotonic())
             else:
                 ready.wait(max(0.0, end - time.monotonic()))
-        build = self._builds.get(rules)
-        if build is not None:
-            build.wait(end - time.monotonic())
 
     def _say_once(self, key: str, message: str) -> None:
         if key not in self._said:
             self._said.add(key)
             _say(message)
 
-    def _tell_cold(self, kernels: bool, policy: bool, cold: bool) -> None:
+    def _tell_cold(self, kernels: bool, policy: bool, cold: bool, network: bool) -> None:
         """Say in the log when the agent starts cold and when it is no longer."""
         if cold:
-            names = {"the compiled kernels": kernels, f"the policy {self._spec!r}": policy}
-            loading = " and ".join(name for name, on in names.items() if on) or "another agent"
+            names = {f"the policy {self._spec!r}": policy, "the compiled kernels": kernels}
+            loading = ", then ".join(name for name, on in names.items() if on) or "another agent"
             mcts = "plain-Python MCTS" if kernels else "MCTS"
             self._say_once(
                 "cold", f"cold start: loading {loading} in the background; {mcts} plays until then"
             )
         elif "cold" in self._said:
-            self._say_once("warm", f"warm after {self.cold_moves} cold moves")
+            playing = (
+                "; the network plays, the compiled kernels loading meanwhile" if network and kernels else ""
+            )
+            self._say_once("warm", f"warm after {self.cold_moves} cold moves{playing}")
 
     def warm_up(self, configuration: Any = None, timeout: float | None = None) -> bool:
         """Load what moves on a board need, the policy and the compiled kernels, before the first move.
 
-        With ``background`` (the default), both load in background threads as at a first move, and this waits
-        for them at most ``timeout`` seconds; without it, they load here (the kernels compile on first use).
+        With ``background`` (the default), both load in background threads as at a first move (the policy,
+        then the kernels), and this waits for them at most ``timeout`` seconds; without it, they load here (the
+        kernels compile on first use).
 
         Args:
             configuration: a Kaggle configuration naming the board (``rows``, ``columns``, ``inarow``); None:
@@ -288,16 +347,18 @@ class KaggleAgent:
         rules = Rules() if configuration is None else read_kaggle_rules(configuration)
         if timeout is not None:
             timeout = check_number("timeout", timeout, 0.0)
+        self._start_build(rules)
         if not self.background:
             self.policy_for(rules)
             with contextlib.suppress(ValueError):  # no compiled kernels here (no numba, or past 63 bits)
                 load_kernels(rules)
             return True
         end = None if timeout is None else time.monotonic() + timeout
-        _, building = self._policy_now(rules, None if end is None else end - time.monotonic())
-        loader, _ = kernel_loader(rules)
-        loaded = loader is None or loader.wait(None if end is None else end - time.monotonic())
-        return loaded and not building
+        policy, building = self._policy_now(rules, None if end is None else end - time.monotonic())
+        if building:
+            return False
+        loader, _ = kernel_loader(rules, solver_first=calls_a_network(policy))
+        return loader is None or loader.wait(None if end is None else end - time.monotonic())
 
     def _fallback(self, rules: Rules, seconds: float, compiled: bool | None) -> MCTSAgent:
         seconds = max(_MIN_SECONDS, seconds)
@@ -322,20 +383,26 @@ class KaggleAgent:
         start = called - self.load_seconds  # what Kaggle timed before this call belongs to this move
         self.load_seconds = 0.0
         rules = board.rules
-        mcts_build, solver_build, searches_loading, kernels_loading = self._kernels(rules)
-        # the policy is waited for only when it could play: a cold move is MCTS's
-        wait = 0.0 if searches_loading else _BUILD_WAIT_SHARE * budget - (self.clock() - called)
-        policy, policy_loading = self._policy_now(rules, wait)
-        if self.background and (searches_loading or policy_loading):
+        # the policy first (its build starts as a move ends), then the kernels once it is built
+        policy, policy_loading = self._policy_now(rules, 0.0)
+        network = calls_a_network(policy)
+        kernels = self._kernels(rules, not policy_loading, network)
+        mcts_build, solver_build, searches_loading, kernels_loading = kernels
+        if self.background and (policy_loading or (searches_loading and not network)):
             self._wait_for_loading(rules, _LOADING_WAIT_SHARE * budget - (self.clock() - start))
-            mcts_build, solver_build, searches_loading, kernels_loading = self._kernels(rules)
             policy, policy_loading = self._policy_now(rules, 0.0)
-        # any loading thread in the process, ours or another submission's: a network's many short calls, each
-        # giving up Python's lock to it, took seconds for what takes tenths, so a network waits until none is left
+            network = calls_a_network(policy)
+            kernels = self._kernels(rules, not policy_loading, network)
+            mcts_build, solver_build, searches_loading, kernels_loading = kernels
+        # any loading thread in the process, ours or another submission's: a network's many short calls each give
+        # Python's lock up to it, so a network's search is bounded by the move's time (time_limit), and one that
+        # cannot be bounded waits until none is left
         elsewhere = loading_anywhere()
-        cold = searches_loading or policy_loading or (elsewhere and _calls_a_network(policy))
-        self._tell_cold(searches_loading, policy_loading, cold)
-        if kernels_loading or policy_loading or elsewhere:  # the other half: a loading thread's reserve
+        unbounded = network and not hasattr(policy, "time_limit")
+        cold = policy_loading or (searches_loading and not network) or (elsewhere and unbounded)
+        self._tell_cold(searches_loading, policy_loading, cold, network)
+        loading = kernels_loading or policy_loading or elsewhere
+        if loading:  # the other half: a loading thread's reserve
             budget = max(_MIN_SECONDS, budget * _COLD_SHARE)
         if cold:
             self.cold_moves += 1
@@ -350,7 +417,7 @@ class KaggleAgent:
         player = None if cold else policy
         planes, mask = observation_planes(board), action_mask(board)
         column = (
-            self._endgame.column(board, budget, solver_build)
+            self._endgame.column(board, budget, solver_build, shared=loading)
             if self.endgame and not isinstance(player, SolverAgent)
             else None
         )
@@ -368,6 +435,8 @@ class KaggleAgent:
             simulations = getattr(player, "simulations", 0)
             if isinstance(simulations, int) and simulations > 0:
                 self._fit_simulations(player, left, self.clock() - asked)
+        if policy_loading and self.background:  # what loads next starts as the move ends
+            self._start_build(rules)
         self.moves += 1
         self.last_seconds = self.clock() - start
         return column
@@ -398,6 +467,9 @@ class KaggleAgent:
                 policy.playouts = None  # a bare "mcts": as many playouts as the move's time allows
             own = self._time_limits.get(board.rules)
             policy.time_limit = seconds if own is None else min(own, seconds)
+        elif calls_a_network(policy) and hasattr(policy, "time_limit"):  # AlphaZero's: up to its simulations
+            own = self._time_limits.get(board.rules)
+            policy.time_limit = seconds if own is None else min(own, seconds)
         elif isinstance(policy, SolverAgent):
             nodes = node_budget(seconds, solver_compiled(policy, board.rules), _SOLVER_SHARE)
             configured = policy.budget_for(board.rules)
@@ -413,11 +485,6 @@ class KaggleAgent:
             return int(column)
         _say(f"the policy returned {column!r}; MCTS plays this move")
         return None
-
-
-def _calls_a_network(policy: Any) -> bool:
-    """Whether ``policy`` evaluates positions with a network (AlphaZero): many short calls into torch."""
-    return callable(getattr(getattr(policy, "evaluator", None), "evaluate", None))
 
 
 def make_kaggle_agent(
@@ -440,22 +507,25 @@ def make_kaggle_agent(
         endgame: before any policy but the solver moves, the exact solver gets a fifth of the move's time
             (a node budget, the same on any machine; 1,000 nodes while more than
             [`ENDGAME_MAX_EMPTY`][connect4_agents.interop.kaggle_endgame.ENDGAME_MAX_EMPTY] cells are empty, too early
-            to prove more than shallow tactics) and plays when it proves the position: the quickest win, else
-            a draw, else the slowest loss. False: the policy plays every move itself.
+            to prove more than shallow tactics, and while it searches in plain Python beside a loading thread)
+            and plays when it proves the position: the quickest win, else a draw, else the slowest loss. False:
+            the policy plays every move itself.
         background: load the compiled kernels (and the spec's policy for a board after the first) in background
-            threads, MCTS's kernels first; until those and the policy are ready, each move waits for them for
-            up to 30 % of its time, then searches in plain Python (MCTS in place of a policy not yet built)
-            until half its time, and while anything loads a move takes half its time, so that no move waits
-            for a compilation. False: they load on the
-            move that first needs them (a first move then compiles the kernels: seconds).
+            threads, MCTS's kernels first (the solver's for a network); until the policy is ready, and for a
+            policy other than a network MCTS's kernels too, each move waits for them for up to 30 % of its
+            time, then searches in plain Python (MCTS in place of a policy not yet built) until half its time,
+            and while anything loads a move takes half its time, so that no move waits for a compilation.
+            False: they load on the move that first needs them (a first move then compiles the kernels:
+            seconds).
 
     Returns:
         A [`KaggleAgent`][connect4_agents.interop.kaggle.KaggleAgent]. A time-bounded search (MCTS) is capped at
-        the move's time (a bare ``"mcts"`` spec searches for all of it); the solver gets half of it and MCTS
-        the rest when the solver would need more; a bare ``"alphazero"`` sizes its simulations to the move's
-        time as measured on its previous move; any other AlphaZero search that overruns halves its simulations
-        for the next moves. A policy that raises, returns an illegal column or cannot play the board (an
-        AlphaZero model of another size) is replaced for that move or board by a time-bounded MCTS.
+        the move's time (a bare ``"mcts"`` spec searches for all of it), and so is an AlphaZero search (its
+        ``time_limit``); the solver gets half of it and MCTS the rest when the solver would need more; a bare
+        ``"alphazero"`` sizes its simulations to the move's time as measured on its previous move; any other
+        AlphaZero search that overruns halves its simulations for the next moves. A policy that raises, returns
+        an illegal column or cannot play the board (an AlphaZero model of another size) is replaced for that
+        move or board by a time-bounded MCTS.
 
     Raises:
         TypeError: ``policy`` is neither a spec nor an object with ``act``, or a setting of the wrong type.

@@ -53,13 +53,14 @@ class EndgameSolver:
     def __init__(self) -> None:
         self.solvers: dict[Rules, SolverAgent] = {}
 
-    def column(self, board: Board, seconds: float, compiled: bool | None) -> int | None:
+    def column(self, board: Board, seconds: float, compiled: bool | None, shared: bool = False) -> int | None:
         """The solver's column when it proves ``board`` within a fifth of a move of ``seconds`` (the quickest
         win, else a draw, else the slowest loss), searching with the ``compiled`` build (None: compiled where
         it can); None when it would need more, or on a board past the compiled solver's 63 bits (there the
         plain-Python solver's nodes cost more, the more columns, than the rate its node budget assumes). With more than [`ENDGAME_MAX_EMPTY`][connect4_agents.interop.kaggle_endgame.ENDGAME_MAX_EMPTY]
         empty cells it gets only 1,000 nodes, which prove shallow tactics alone, rather than a share it would
-        spend in vain.
+        spend in vain; so does a plain-Python search while Python is ``shared`` with loading threads, which
+        slow its nodes by a factor nobody knows in advance (a compiled search keeps Python to itself).
         """
         rules = board.rules
         if rules.columns * rules.height > MAX_COMPILED_BITS:
@@ -68,10 +69,11 @@ class EndgameSolver:
         if solver is None:  # searched, never looked up: the same play with or without the book extra
             solver = self.solvers[rules] = SolverAgent(rules, book=False, table_size=1 << 20)
         solver.compiled = compiled
-        if rules.cells - board.ply > ENDGAME_MAX_EMPTY:  # too early to prove: only shallow tactics
+        fast = solver_compiled(solver, rules)
+        if rules.cells - board.ply > ENDGAME_MAX_EMPTY or (shared and not fast):  # only shallow tactics
             solver.node_budget = MIN_NODES
         else:
-            solver.node_budget = endgame_node_budget(seconds, solver_compiled(solver, rules))
+            solver.node_budget = endgame_node_budget(seconds, fast)
         try:
             return int(solver.best_columns(board, every=False)[0])
         except SolverBudgetExceeded:

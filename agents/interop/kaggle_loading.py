@@ -6,15 +6,25 @@ plus a 60 s overage bank for the whole game), and a compilation's length depends
 [`Background`][connect4_agents.interop.kaggle_loading.Background] runs such work in a daemon thread, and
 [`kernel_loader`][connect4_agents.interop.kaggle_loading.kernel_loader] starts the compiled kernels loading,
 once per process, in two stages ([`KernelLoad`][connect4_agents.interop.kaggle_loading.KernelLoad]): MCTS's
-kernels first (about two fifths of the compilation, and what a cold move's search needs), then the solver's.
+kernels first (about two fifths of the compilation, and what a cold move's search needs), then the solver's, or
+the solver's first for an agent whose policy searches with a network (AlphaZero: MCTS only stands in for it).
 [`KaggleAgent`][connect4_agents.interop.kaggle.KaggleAgent] searches in plain Python (bounded by its clock and
 node budgets) until a stage is ready, and never calls a compiled kernel before.
+
+While any of them loads, Python switches threads every ``LOADING_SWITCH_INTERVAL`` seconds (0.1 ms) instead of
+its 5 ms: a loading thread gives up Python's lock at every file it reads (an import) and a search's thread at
+every call into torch, and each then waited up to 5 ms to get it back. The last loading thread to end sets the
+interval back (to what it was before the first one started, in this copy of the module or another's).
+[`build_policy`][connect4_agents.interop.kaggle_loading.build_policy] keeps a network's policy for the process
+([`cached_policy`][connect4_agents.interop.kaggle_loading.cached_policy]): kaggle-environments runs a submission's
+file again for every game, and the next game's agent takes it at once instead of reading the model again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
+import sys
 import threading
 from collections.abc import Callable
 from functools import cache
@@ -31,18 +41,27 @@ __all__ = [
     "Background",
     "KernelLoad",
     "build_policy",
+    "cached_policy",
+    "calls_a_network",
+    "compiled_kernels_possible",
     "kernel_loader",
     "load_kernels",
     "load_mcts_kernels",
     "load_solver_kernels",
     "loading_anywhere",
     "KERNEL_THREAD",
+    "LOADING_SWITCH_INTERVAL",
     "POLICY_THREAD",
 ]
 
 KERNEL_THREAD = "connect4-kaggle-kernels"  # the name of the thread loading the compiled kernels
 POLICY_THREAD = "connect4-kaggle-policy"  # the name of a thread building a policy
 _LOADING = "connect4_kaggle_loading"  # the attribute marking a loading thread, True while it loads
+# the attribute on a loading thread holding the switch interval to set back when the last loading thread ends
+_SWITCH_BACK = "connect4_kaggle_switch_back"
+LOADING_SWITCH_INTERVAL = 1e-4  # seconds: Python's thread switch interval while anything loads
+_DEFAULT_SWITCH_INTERVAL = 0.005  # CPython's own
+_SWITCH_LOCK = threading.Lock()
 # playouts of the loading search: enough that the reply to its first move is a grandchild in its tree, so the
 # second search reuses the tree (the kernel that compacts a subtree is loaded too)
 _LOADING_PLAYOUTS = 400
@@ -62,8 +81,11 @@ class Background:
         self._work = work
         self._done = threading.Event()
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
-        # marked on the thread itself, where another submission's copy of this module sees it too
-        setattr(self.thread, _LOADING, True)
+        with _SWITCH_LOCK:
+            setattr(self.thread, _SWITCH_BACK, _switch_interval_to_restore())
+            # marked on the thread itself, where another submission's copy of this module sees it too
+            setattr(self.thread, _LOADING, True)
+            sys.setswitchinterval(LOADING_SWITCH_INTERVAL)
         self.thread.start()
 
     def _run(self) -> None:
@@ -72,7 +94,11 @@ class Background:
         except BaseException as error:  # kept for the caller to report; a thread's own traceback is lost
             self.error = error
         finally:
-            setattr(self.thread, _LOADING, False)  # before done: a thread ends a moment after its work
+            with _SWITCH_LOCK:
+                setattr(self.thread, _LOADING, False)  # before done: a thread ends a moment after its work
+                # the last loading thread sets the interval back, unless someone else changed it meanwhile
+                if not loading_anywhere() and _switching_for_loading():
+                    sys.setswitchinterval(getattr(self.thread, _SWITCH_BACK))
             self._done.set()
 
     @property
@@ -85,19 +111,56 @@ class Background:
         return self._done.wait(None if timeout is None else max(0.0, timeout))
 
 
+def _switch_interval_to_restore() -> float:
+    """The switch interval that was set before any loading thread, ours or another copy's, changed it."""
+    for thread in threading.enumerate():
+        if getattr(thread, _LOADING, False):
+            return float(getattr(thread, _SWITCH_BACK, _DEFAULT_SWITCH_INTERVAL))
+    current = sys.getswitchinterval()
+    # ours, with no loading thread left to say what it replaced (one ending as this one starts): CPython's own
+    return _DEFAULT_SWITCH_INTERVAL if _switching_for_loading() else current
+
+
+def _switching_for_loading() -> bool:
+    """Whether Python's switch interval is the loading one (Python keeps it in whole microseconds)."""
+    return abs(sys.getswitchinterval() - LOADING_SWITCH_INTERVAL) < 1e-7
+
+
+def calls_a_network(policy: Any) -> bool:
+    """Whether ``policy`` evaluates positions with a network (AlphaZero): many short calls into torch."""
+    return callable(getattr(getattr(policy, "evaluator", None), "evaluate", None))
+
+
+# the network policies built in this process, by (spec, seed, rules)
+_POLICIES: dict[tuple[str, int | None, Rules], Any] = {}
+
+
+def cached_policy(spec: str, seed: int | None, rules: Rules) -> Any:
+    """The network policy [`build_policy`][connect4_agents.interop.kaggle_loading.build_policy] built for these
+    arguments in this process, or None (none built yet, or not a network's).
+    """
+    return _POLICIES.get((spec, seed, rules))
+
+
 def build_policy(spec: str, seed: int | None, rules: Rules) -> Any:
     """The policy of ``spec`` bound to ``rules``, as [`policy_from_spec`][connect4_env.policy.policy_from_spec]
     builds it; a policy with a network evaluator has evaluated a position once, so that the set-up of a
-    first evaluation (torch's) is paid here rather than on a move.
+    first evaluation (torch's) is paid here rather than on a move, and is kept for the process (see
+    [`cached_policy`][connect4_agents.interop.kaggle_loading.cached_policy]; a network search keeps nothing
+    from one move to the next but its settings, so the agents of later games can share it).
 
     Raises:
         ValueError: the spec's policy cannot play ``rules`` (a model of another board size), or its own
             errors (a missing or unreadable file).
     """
+    key = (spec, seed, rules)
+    cached = _POLICIES.get(key)
+    if cached is not None:
+        return cached
     policy = policy_from_spec(spec, seed=seed, rules=rules)
-    evaluate = getattr(getattr(policy, "evaluator", None), "evaluate", None)
-    if callable(evaluate):
-        evaluate([Board(rules)])
+    if calls_a_network(policy):
+        policy.evaluator.evaluate([Board(rules)])
+        _POLICIES[key] = policy
     return policy
 
 
@@ -151,20 +214,27 @@ def load_solver_kernels(rules: Rules) -> None:
 
 class KernelLoad(Background):
     """The compiled kernels of ``rules``' signature loading in a daemon thread (started at once): MCTS's
-    first, then the solver's; ``mcts_ready`` is set when MCTS's are loaded, ``done`` when all are (or one
-    stage raised: ``error``).
+    first, then the solver's (``solver_first``: the other way round); ``mcts_ready`` and ``solver_ready`` are
+    set when each stage is loaded, ``done`` when all are (or one stage raised: ``error``, and the later stage
+    is not loaded).
 
     Args:
         rules: a board of the signature to load (its searches reach every kernel).
+        solver_first: load the solver's kernels first.
     """
 
-    def __init__(self, rules: Rules) -> None:
+    def __init__(self, rules: Rules, solver_first: bool = False) -> None:
         self.mcts_ready = threading.Event()
+        self.solver_ready = threading.Event()
+        self.solver_first = solver_first
+        stages = [(load_mcts_kernels, self.mcts_ready), (load_solver_kernels, self.solver_ready)]
+        if solver_first:
+            stages.reverse()
 
         def work() -> None:
-            load_mcts_kernels(rules)
-            self.mcts_ready.set()
-            load_solver_kernels(rules)
+            for load, ready in stages:
+                load(rules)
+                ready.set()
 
         super().__init__(KERNEL_THREAD, work)
 
@@ -190,20 +260,30 @@ _LOADERS: dict[int, KernelLoad] = {}
 _LOADERS_LOCK = threading.Lock()
 
 
-def kernel_loader(rules: Rules) -> tuple[KernelLoad | None, bool]:
-    """The background load of the compiled kernels for ``rules``, started on the first call in the process.
+def compiled_kernels_possible(rules: Rules) -> bool:
+    """Whether compiled kernels can play ``rules``: numba is installed and the board fits in 63 bits."""
+    return fits_compiled(rules) and _numba_installed()
+
+
+def kernel_loader(
+    rules: Rules, *, start: bool = True, solver_first: bool = False
+) -> tuple[KernelLoad | None, bool]:
+    """The background load of the compiled kernels for ``rules``, started on the first call in the process
+    that asks to ``start`` it (with its stages in the order ``solver_first`` asks; a later call takes the
+    load as it was started).
 
     Returns:
         ``(loader, started)``: the [`KernelLoad`][connect4_agents.interop.kaggle_loading.KernelLoad] loading
         them (its ``error`` set when they failed to load), or None where no compiled kernel can play
-        ``rules`` (numba is not installed, or the board needs more than 63 bits); ``started`` is True when
-        this call started it.
+        ``rules`` (numba is not installed, or the board needs more than 63 bits; see
+        [`compiled_kernels_possible`][connect4_agents.interop.kaggle_loading.compiled_kernels_possible]) or,
+        without ``start``, none was started; ``started`` is True when this call started it.
     """
     if not fits_compiled(rules):
         return None, False
     key = len(kernel_geometry(rules))
     loader = _LOADERS.get(key)
-    if loader is not None:  # every move asks: the answer, once it is known
+    if loader is not None or not start:  # every move asks: the answer, once it is known
         return loader, False
     if not _numba_installed():
         return None, False
@@ -214,5 +294,5 @@ def kernel_loader(rules: Rules) -> tuple[KernelLoad | None, bool]:
         # a standard board of the same signature when there is one: its searches reach every kernel
         standard = Rules()
         sample = standard if len(kernel_geometry(standard)) == key else rules
-        loader = _LOADERS[key] = KernelLoad(sample)
+        loader = _LOADERS[key] = KernelLoad(sample, solver_first)
         return loader, True
