@@ -29,6 +29,7 @@ import argparse
 import copy
 import dataclasses
 import json
+import signal
 import time
 from pathlib import Path
 
@@ -180,6 +181,9 @@ def save(agent: Agent, out: Path, steps: int) -> Path:
 
 
 def main() -> None:
+    # Ctrl-C stops the run and saves the model, even when started from a parent that ignores SIGINT (pytest-xdist's
+    # workers do; a child inherits the ignoring, and Python then never raises KeyboardInterrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     args = parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
