@@ -61,7 +61,7 @@ test: $(STAMP)
 	$(PY) -m pytest -m "not slow and not rllib" -q -n auto
 
 test-slow: $(STAMP)
-	$(PY) -m pytest -m "slow and not rllib" -q -n auto
+	$(PY) -m pytest -m "slow and not rllib" -q -n auto --durations=15
 
 # ray[rllib] pins its own gymnasium, so RLlib gets a venv of its own.
 $(RLLIB_STAMP): pyproject.toml constraints.txt
