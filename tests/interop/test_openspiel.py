@@ -480,9 +480,12 @@ def _counting_lines(call: Callable[[], Any], limit: int) -> Any:
     """``call()`` while counting the lines of connect4_env/integrations/openspiel/convert.py and move_order.py that run; past
     ``limit`` it fails (work bounded by a count, not by the clock)."""
     import connect4_env.integrations.openspiel.convert
-    import connect4_env.move_order
+    import connect4_env.integrations.openspiel.move_order
 
-    files = {connect4_env.move_order.__file__, connect4_env.integrations.openspiel.convert.__file__}
+    files = {
+        connect4_env.integrations.openspiel.move_order.__file__,
+        connect4_env.integrations.openspiel.convert.__file__,
+    }
     count = 0
 
     class TooMuchWork(Exception):

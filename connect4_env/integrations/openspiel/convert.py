@@ -24,7 +24,7 @@ from typing import Any
 
 from connect4_env.core import Board
 from connect4_env.extras import require
-from connect4_env.move_order import move_order
+from connect4_env.integrations.openspiel.move_order import move_order
 from connect4_env.rules import Rules, check_rules
 
 __all__ = [
@@ -127,9 +127,9 @@ def board_to_openspiel(board: Board, *, game: str | Any = GAME_NAME) -> Any:
     """`board` as a new pyspiel state, played from the empty board.
 
     The moves are one order that reaches `board` with the players alternating and no line before the last
-    move, found by `connect4_env.move_order.move_order`: a greedy pass over the stones and, only where that
-    pass gets stuck, a search of at most `SEARCH_LIMIT` column visits; most positions no game reaches are
-    refused before either. A search that runs out is refused too, and says so. Nothing recurses, so boards of
+    move, found by `connect4_env.integrations.openspiel.move_order.move_order`: a greedy pass over the stones
+    and, only where that pass gets stuck, a search of at most `SEARCH_LIMIT` column visits; most positions no
+    game reaches are refused before either. A search that runs out is refused too, and says so. Nothing recurses, so boards of
     any size convert.
 
     Args:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from connect4_env import Board, Rules
-from connect4_env.move_order import move_order
+from connect4_env.integrations.openspiel.move_order import move_order
 
 
 def test_move_orders_agree_with_a_forward_search_on_small_boards() -> None:

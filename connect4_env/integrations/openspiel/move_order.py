@@ -141,32 +141,45 @@ def _order_of(stacks: list[bytes], budget: list[int]) -> list[int] | None:
 def _interleave(stacks: list[bytes], budget: list[int]) -> list[int] | None:
     """An interleaving of `stacks` as `_order_of` says, or None when there is none.
 
-    First a greedy pass: each move takes the column that
-    can answer its own stone with the opponent's next (a stone of the other owner right above), else the one
-    that needs the longest stretch of the game to empty (its stones plus the opponent moves its runs of one
-    owner force in between). Only when that pass is stuck does a depth-first search take over, which skips
-    columns that hold the same stones as one already tried and remembers the positions (as sets of columns)
-    that failed; it spends `budget[0]` (column visits, shared by the caller's tries) and raises
-    `_SearchLimitReached` when that runs out.
+    First a greedy pass: each move takes the column that can answer its own stone with the opponent's next (a
+    stone of the other owner right above), else the one that needs the longest stretch of the game to empty
+    (its stones plus the opponent moves its runs of one owner force in between). Only when that pass is stuck
+    does a depth-first search take over, which skips columns that hold the same stones as one already tried
+    and remembers the positions (as sets of columns) that failed; it spends `budget[0]` (column visits, shared
+    by the caller's tries) and raises `_SearchLimitReached` when that runs out.
     """
-    count = len(stacks)
-    total = sum(map(len, stacks))
-    runs = []  # runs[c][p]: equal neighbours among stones p.. of column c, each forcing an opponent move
-    for stack in stacks:
-        suffix = [0] * (len(stack) + 1)
-        for p in range(len(stack) - 2, -1, -1):
-            suffix[p] = suffix[p + 1] + (stack[p] == stack[p + 1])
-        runs.append(suffix)
-    progress = [0] * count
+    interleaving = _Interleaving(stacks)
+    order = interleaving.greedy()
+    return order if len(order) == interleaving.total else interleaving.search(order, budget)
 
-    def rank(column: int) -> tuple[bool, int, int]:
-        stack, p = stacks[column], progress[column]
+
+class _Interleaving:
+    """The stacks being interleaved, how far each column has been played (`progress`), and the moves."""
+
+    def __init__(self, stacks: list[bytes]) -> None:
+        self.stacks = stacks
+        self.count = len(stacks)
+        self.total = sum(map(len, stacks))
+        self.runs = []  # runs[c][p]: equal neighbours among stones p.. of column c, each forcing an opponent move
+        for stack in stacks:
+            suffix = [0] * (len(stack) + 1)
+            for p in range(len(stack) - 2, -1, -1):
+                suffix[p] = suffix[p + 1] + (stack[p] == stack[p + 1])
+            self.runs.append(suffix)
+        self.progress = [0] * self.count
+
+    def rank(self, column: int) -> tuple[bool, int, int]:
+        stack, p = self.stacks[column], self.progress[column]
         answered = p + 1 < len(stack) and stack[p + 1] != stack[p]
-        return (not answered, p - len(stack) - runs[column][p], column)
+        return (not answered, p - len(stack) - self.runs[column][p], column)
 
-    def moves(player: int) -> list[int]:
+    def moves(self, player: int) -> list[int]:
+        """The columns `player` may play next, best first, one of each set of columns holding the same stones."""
+        stacks, progress = self.stacks, self.progress
         found = sorted(
-            rank(c) for c in range(count) if progress[c] < len(stacks[c]) and stacks[c][progress[c]] == player
+            self.rank(c)
+            for c in range(self.count)
+            if progress[c] < len(stacks[c]) and stacks[c][progress[c]] == player
         )
         seen: set[bytes] = set()
         distinct = []
@@ -177,61 +190,83 @@ def _interleave(stacks: list[bytes], budget: list[int]) -> list[int] | None:
                 distinct.append(column)
         return distinct
 
-    def position() -> tuple[bytes, ...]:
-        return tuple(sorted(stacks[c][progress[c] :] for c in range(count) if progress[c] < len(stacks[c])))
+    def position(self) -> tuple[bytes, ...]:
+        stacks, progress = self.stacks, self.progress
+        return tuple(
+            sorted(stacks[c][progress[c] :] for c in range(self.count) if progress[c] < len(stacks[c]))
+        )
 
-    order: list[int] = []
-    heaps: tuple[list[tuple[tuple[bool, int, int], int]], ...] = ([], [])
-    for column in range(count):
-        if stacks[column]:
-            heapq.heappush(heaps[stacks[column][0]], (rank(column), 0))
-    while len(order) < total:  # the greedy pass
-        heap = heaps[len(order) & 1]
-        while heap and progress[heap[0][0][2]] != heap[0][1]:
-            heapq.heappop(heap)  # an entry of a column played since
-        if not heap:
-            break
-        column = heapq.heappop(heap)[0][2]
-        progress[column] += 1
-        order.append(column)
-        if progress[column] < len(stacks[column]):
-            heapq.heappush(heaps[stacks[column][progress[column]]], (rank(column), progress[column]))
-    if len(order) == total:
+    def greedy(self) -> list[int]:
+        """The greedy pass: the moves it makes before it ends or gets stuck (`progress` follows them)."""
+        stacks, progress = self.stacks, self.progress
+        order: list[int] = []
+        heaps: tuple[list[tuple[tuple[bool, int, int], int]], ...] = ([], [])
+        for column in range(self.count):
+            if stacks[column]:
+                heapq.heappush(heaps[stacks[column][0]], (self.rank(column), 0))
+        while len(order) < self.total:
+            heap = heaps[len(order) & 1]
+            while heap and progress[heap[0][0][2]] != heap[0][1]:
+                heapq.heappop(heap)  # an entry of a column played since
+            if not heap:
+                break
+            column = heapq.heappop(heap)[0][2]
+            progress[column] += 1
+            order.append(column)
+            if progress[column] < len(stacks[column]):
+                heapq.heappush(heaps[stacks[column][progress[column]]], (self.rank(column), progress[column]))
         return order
-    # the search: tried[d] lists the moves at depth d (None: only order[d], the greedy pass's), at[d] indexes it
-    tried: list[list[int] | None] = [None] * len(order)
-    at = [0] * len(order)
-    failed: set[tuple[bytes, ...]] = {position()}
-    while True:
-        while True:  # back up to the deepest position with a move left to try
-            if not order:
+
+    def search(self, order: list[int], budget: list[int]) -> list[int] | None:
+        """The depth-first search from where the greedy pass got stuck (`order`, its moves)."""
+        # tried[d] lists the moves at depth d (None: only order[d], the greedy pass's), at[d] indexes it
+        tried: list[list[int] | None] = [None] * len(order)
+        at = [0] * len(order)
+        failed: set[tuple[bytes, ...]] = {self.position()}
+        while True:
+            options_index = self._back_up(order, tried, at, failed)
+            if options_index is None:
                 return None
+            options, index = options_index
+            while True:  # go down, first move first, until the end or a position with no move
+                budget[0] -= self.count
+                if budget[0] < 0:
+                    raise _SearchLimitReached
+                column = options[index]
+                tried.append(options)
+                at.append(index)
+                self.progress[column] += 1
+                order.append(column)
+                if len(order) == self.total:
+                    return order
+                key = self.position()
+                options, index = ([] if key in failed else self.moves(len(order) & 1)), 0
+                if not options:
+                    failed.add(key)
+                    break
+
+    def _back_up(
+        self,
+        order: list[int],
+        tried: list[list[int] | None],
+        at: list[int],
+        failed: set[tuple[bytes, ...]],
+    ) -> tuple[list[int], int] | None:
+        """Takes moves back to the deepest position with a move left to try: its moves and the next one's index,
+        or None when no position has one.
+        """
+        while order:
             column = order.pop()
-            progress[column] -= 1
+            self.progress[column] -= 1
             options, index = tried.pop(), at.pop()
             if options is None:
-                options = moves(len(order) & 1)
+                options = self.moves(len(order) & 1)
                 index = options.index(column) if column in options else -1
             index += 1
             if index < len(options):
-                break
-            failed.add(position())
-        while True:  # go down, first move first, until the end or a position with no move
-            budget[0] -= count
-            if budget[0] < 0:
-                raise _SearchLimitReached
-            column = options[index]
-            tried.append(options)
-            at.append(index)
-            progress[column] += 1
-            order.append(column)
-            if len(order) == total:
-                return order
-            key = position()
-            options, index = ([] if key in failed else moves(len(order) & 1)), 0
-            if not options:
-                failed.add(key)
-                break
+                return options, index
+            failed.add(self.position())
+        return None
 
 
 def _slots_suffice(stacks: list[bytes], total: int) -> bool:
