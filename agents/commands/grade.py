@@ -34,7 +34,7 @@ from connect4_agents._support.cli import (
 from connect4_agents._support.config_cli import add_options, option
 from connect4_agents.evaluation.arena import MatchResult
 from connect4_agents.evaluation.grading import MAX_GAMES, grade_match
-from connect4_agents.ui.replay import SOLVABLE_CELLS
+from connect4_agents.evaluation.verdicts import SOLVABLE_CELLS
 from connect4_env import Rules
 from connect4_env.extras import require
 

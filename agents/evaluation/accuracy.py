@@ -36,6 +36,7 @@ from connect4_agents.evaluation.test_sets import (
     Position,
     _check_name,
     load_test_set,
+    score_outcome,
     select_labelled_positions,
     select_test_sets,
 )
@@ -104,7 +105,7 @@ class SetAccuracy:
             score = position.move_scores[column]
         if score is None:  # a full column: the caller checks legality first
             raise ValueError(f"column {column} is full")
-        kept = (score > 0) - (score < 0) == position.outcome
+        kept = score_outcome(score) == position.outcome
         self.n += 1
         self.optimal_class += kept
         self.exact += score == position.score

@@ -1,6 +1,7 @@
-"""A player graded by perfect play (one job: that report, from its games and the test sets, to JSON and a picture).
+"""A player graded by perfect play: its games against an opponent, move by move, and its moves on the test sets.
 
-For every move the player made in its games, the solver's verdict (`connect4_agents.ui.replay.move_verdicts`):
+For every move the player made in its games, the solver's verdict
+([`move_verdicts`][connect4_agents.evaluation.verdicts.move_verdicts]):
 ``best`` (the best score), ``keeps`` (not the best score, the same outcome) or ``mistake`` (a worse outcome: a
 win or a draw given up, a *blunder*). The report gives, each with its 95 % Wilson interval:
 
@@ -16,8 +17,9 @@ win or a draw given up, a *blunder*). The report gives, each with its 95 % Wilso
 - per test set, the share of non-trivial positions where the player's move keeps the best outcome class
   (`connect4_agents.evaluation.accuracy.evaluate_agents`).
 
-Moves the solver cannot judge (a board `connect4_agents.ui.replay.can_judge` refuses, a position over its
-node budget) are counted apart and left out of every verdict rate.
+Moves the solver cannot judge (a board [`can_judge`][connect4_agents.evaluation.verdicts.can_judge] refuses, a
+position over its node budget) are counted apart and left out of every verdict rate. The grades themselves are in
+`connect4_agents.evaluation.grades`, the report that holds them in `connect4_agents.evaluation.grade_report`.
 """
 
 from __future__ import annotations
@@ -25,267 +27,24 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeGuard
 
-from connect4_agents._support.figures import pyplot, save_figure
-from connect4_agents._support.files import atomic_write_json, parse_json, read_text_limited
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.accuracy import evaluate_agents
-from connect4_agents.evaluation.arena import (
-    MatchResult,
-    check_agent,
-    counts_in_words,
-    play_match,
-    wilson_interval,
-)
+from connect4_agents.evaluation.arena import MatchResult, check_agent, play_match
+from connect4_agents.evaluation.grade_report import GradeReport
+from connect4_agents.evaluation.grades import GameGrade, Rate, SetGrade
 from connect4_agents.evaluation.records import GameLog, game_log, match_logs
-from connect4_agents.evaluation.test_sets import TEST_SET_SPECS, select_test_sets
+from connect4_agents.evaluation.test_sets import TEST_SET_SPECS, score_outcome, select_test_sets
+from connect4_agents.evaluation.verdicts import VERDICT_NODES, can_judge, move_verdicts
 from connect4_agents.solver.agent import SolverAgent
-from connect4_agents.ui.replay import VERDICT_NODES, can_judge, move_verdicts
 from connect4_env.policy import policy_from_spec
 from connect4_env.rules import Rules, check_rules
 from connect4_env.validation import check_bool, check_int
 
-__all__ = [
-    "Rate",
-    "GameGrade",
-    "SetGrade",
-    "GradeReport",
-    "grade_games",
-    "grade_test_sets",
-    "grade_match",
-    "default_sets",
-    "read_report",
-    "MAX_GAMES",
-    "FORMAT",
-    "VERSION",
-]
+__all__ = ["grade_games", "grade_test_sets", "grade_match", "default_sets", "MAX_GAMES"]
 
-FORMAT = "connect4-grade"
-VERSION = 1
 MAX_GAMES = 1000  # games per grading run: each is tens of model calls for a language model
-MAX_REPORT_BYTES = 16 << 20  # a report file larger than this is refused
-
-
-def _sign(score: int) -> int:
-    return (score > 0) - (score < 0)
-
-
-@dataclass(frozen=True)
-class Rate:
-    """``successes`` out of ``n``, with its rate and 95 % Wilson interval (draws may count as halves).
-
-    Attributes:
-        successes: what was counted (a win, a blunder, a rejected answer ...).
-        n: out of how many.
-    """
-
-    successes: float
-    n: int
-
-    @property
-    def rate(self) -> float | None:
-        """``successes / n``, None when ``n`` is 0 (nothing to rate)."""
-        return self.successes / self.n if self.n else None
-
-    @property
-    def ci95(self) -> tuple[float, float]:
-        """The 95 % Wilson interval (``(0.0, 1.0)`` when ``n`` is 0)."""
-        return wilson_interval(self.successes, self.n)
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"count", "n", "rate", "ci95"}``, JSON-ready (``rate`` null when ``n`` is 0)."""
-        return {"count": self.successes, "n": self.n, "rate": self.rate, "ci95": list(self.ci95)}
-
-    @classmethod
-    def from_dict(cls, data: Any, what: str) -> Rate:
-        """Read `to_dict`'s form back; ``what`` names the figure in messages.
-
-        Raises:
-            ValueError: not an object with a count within ``0..n`` and an integer ``n >= 0``.
-        """
-        if not isinstance(data, dict):
-            raise ValueError(f"{what} must be an object with count and n, got {data!r:.80}")
-        n, count = data.get("n"), data.get("count")
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise ValueError(f"{what}: n must be an integer >= 0, got {n!r:.40}")
-        if not isinstance(count, (int, float)) or isinstance(count, bool) or not 0 <= count <= n:
-            raise ValueError(f"{what}: count must be a number within 0..{n}, got {count!r:.40}")
-        return cls(count, n)
-
-    def __str__(self) -> str:
-        """``93.1% (91.2%-94.6%)``, or ``-`` when there is nothing to rate."""
-        if self.rate is None:
-            return "-"
-        low, high = self.ci95
-        return f"{self.rate:.1%} ({low:.1%}-{high:.1%})"
-
-
-_RATES = (
-    "best_class",
-    "exact",
-    "blunders",
-    "nontrivial_best_class",
-    "illegal_answers",
-    "fallbacks",
-    "forfeits",
-)
-_COUNTS = (
-    "games",
-    "wins",
-    "draws",
-    "losses",
-    "moves",
-    "unjudged",
-    "blunders_from_win",
-    "blunders_from_draw",
-    "text_moves",
-)
-
-
-@dataclass(frozen=True)
-class GameGrade:
-    """A player's games graded move by move (see the module docstring).
-
-    A game in which the player held both seats counts once per seat, in ``games`` and in the results.
-
-    Attributes:
-        player: the name graded, as the records' ``players`` spell it.
-        games: the seats the player held (one per game, two for a game against itself).
-        wins: games won (a forfeit by the other side included).
-        draws: games drawn.
-        losses: games lost (its own forfeits included).
-        moves: moves the player made.
-        unjudged: moves the solver could not judge (left out of the verdict rates).
-        best_class: moves that kept the best outcome class, over the judged moves.
-        exact: moves with the best score, over the judged moves.
-        blunders: moves that gave up the outcome class (``mistake``), over the judged moves.
-        blunders_from_win: blunders in a won position (the win given up).
-        blunders_from_draw: blunders in a drawn position (the draw given up).
-        nontrivial_best_class: moves that kept the best outcome class, over the judged moves in
-            non-trivial positions.
-        text_moves: moves with a text policy's record (``search`` entries of kind ``"text"``).
-        illegal_answers: rejected tries over all tries of the text moves and the forfeited moves.
-        fallbacks: text moves the fallback played, over the text moves.
-        forfeits: games the player forfeited, over ``games``.
-        verdicts: per game, the verdict of each of the player's moves in order (``"best"``, ``"keeps"``,
-            ``"mistake"``, or None where not judged or played by the fallback).
-    """
-
-    player: str
-    games: int
-    wins: int
-    draws: int
-    losses: int
-    moves: int
-    unjudged: int
-    best_class: Rate
-    exact: Rate
-    blunders: Rate
-    blunders_from_win: int
-    blunders_from_draw: int
-    nontrivial_best_class: Rate
-    text_moves: int
-    illegal_answers: Rate
-    fallbacks: Rate
-    forfeits: Rate
-    verdicts: tuple[tuple[str | None, ...], ...] = ()
-
-    @property
-    def score(self) -> Rate:
-        """Points per game (win 1, draw 1/2) with their interval."""
-        return Rate(self.wins + 0.5 * self.draws, self.games)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The grade as a JSON-ready dict: the counts, each rate as `Rate.to_dict`, ``score`` and the
-        verdicts.
-        """
-        data: dict[str, Any] = {"player": self.player}
-        data.update({name: getattr(self, name) for name in _COUNTS})
-        data["score"] = self.score.to_dict()
-        data.update({name: getattr(self, name).to_dict() for name in _RATES})
-        data["verdicts"] = [list(game) for game in self.verdicts]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Any) -> GameGrade:
-        """Read `to_dict`'s form back.
-
-        Raises:
-            ValueError: a field missing or of the wrong kind.
-        """
-        if not isinstance(data, dict):
-            raise ValueError(f"games must be an object, got {data!r:.80}")
-        if not isinstance(data.get("player"), str):
-            raise ValueError(f"games.player must be a str, got {data.get('player')!r:.40}")
-        counts: dict[str, Any] = {}
-        for name in _COUNTS:
-            value = data.get(name)
-            if type(value) is not int or value < 0:
-                raise ValueError(f"games.{name} must be an integer >= 0, got {value!r:.40}")
-            counts[name] = value
-        rates: dict[str, Any] = {name: Rate.from_dict(data.get(name), f"games.{name}") for name in _RATES}
-        verdicts = data.get("verdicts", [])
-        if not isinstance(verdicts, list) or not all(
-            isinstance(game, list) and all(v in (None, "best", "keeps", "mistake") for v in game)
-            for game in verdicts
-        ):
-            raise ValueError("games.verdicts must be lists of 'best', 'keeps', 'mistake' or null")
-        return cls(
-            player=data["player"],
-            **counts,
-            **rates,
-            verdicts=tuple(tuple(game) for game in verdicts),
-        )
-
-
-@dataclass(frozen=True)
-class SetGrade:
-    """A player's moves on one test set's positions.
-
-    Attributes:
-        best_class: positions where the move kept the best outcome class, over all positions.
-        nontrivial_best_class: the same over the non-trivial positions (the figure that tells players apart).
-        forfeits: positions the player gave up (counted as lost in both rates).
-        fallbacks: positions its fallback played (a text policy's random column): in neither rate.
-    """
-
-    best_class: Rate
-    nontrivial_best_class: Rate
-    forfeits: int = 0
-    fallbacks: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        """Both rates as `Rate.to_dict`, ``forfeits`` and ``fallbacks``."""
-        return {
-            "best_class": self.best_class.to_dict(),
-            "nontrivial_best_class": self.nontrivial_best_class.to_dict(),
-            "forfeits": self.forfeits,
-            "fallbacks": self.fallbacks,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any, what: str) -> SetGrade:
-        """Read `to_dict`'s form back.
-
-        Raises:
-            ValueError: not an object of two rates and counts of forfeits and fallbacks (absent: 0).
-        """
-        if not isinstance(data, dict):
-            raise ValueError(f"{what} must be an object, got {data!r:.80}")
-        counts = []
-        for name in ("forfeits", "fallbacks"):
-            count = data.get(name, 0) if name == "fallbacks" else data.get(name)
-            if type(count) is not int or count < 0:
-                raise ValueError(f"{what}.{name} must be an integer >= 0, got {count!r:.40}")
-            counts.append(count)
-        return cls(
-            Rate.from_dict(data.get("best_class"), f"{what}.best_class"),
-            Rate.from_dict(data.get("nontrivial_best_class"), f"{what}.nontrivial_best_class"),
-            *counts,
-        )
 
 
 # -- grading games ------------------------------------------------------------------------------------------
@@ -401,12 +160,12 @@ def grade_games(games: Sequence[GameLog], player: str, solver: SolverAgent | Non
             kind = verdict["verdict"]
             mine.append(kind)
             scores = verdict["scores"]
-            best = _sign(max(s for s in scores if s is not None))
+            best = score_outcome(max(s for s in scores if s is not None))
             counts["judged"] += 1
             counts[kind] += 1
             if kind == "mistake":
                 counts["from_win" if best > 0 else "from_draw"] += 1
-            if any(s is not None and _sign(s) < best for s in scores):
+            if any(s is not None and score_outcome(s) < best for s in scores):
                 counts["nontrivial"] += 1
                 counts["nontrivial_kept"] += kind != "mistake"
         verdicts.append(tuple(mine))
@@ -447,10 +206,7 @@ def default_sets(rules: Rules) -> tuple[str, ...]:
     """The test sets of the board ``rules``: ``("6x7",)`` (the six 6x7 sets) for 6x7 with four in a row, the
     shipped set of a smaller board (``("4x5",)``, ``("5x5-w3",)``), none for a board without one.
 
-    Raises:
-        TypeError: ``rules`` is not a [`Rules`][connect4_env.rules.Rules].
     """
-    rules = check_rules(rules)
     if rules == Rules():
         return ("6x7",)
     name = f"{rules.rows}x{rules.columns}" + ("" if rules.win_length == 4 else f"-w{rules.win_length}")
@@ -498,218 +254,6 @@ def grade_test_sets(
         )
         for name, part in report.per_set.items()
     }
-
-
-# -- the report ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class GradeReport:
-    """One player graded by perfect play: its games and the test sets.
-
-    Attributes:
-        player: the player's name (its spec).
-        opponent: the opponent's name (None when the games came from elsewhere).
-        rows: board rows of the games.
-        columns: board columns of the games.
-        win_length: stones in a line to win.
-        seed: the run's seed (None if none).
-        games: the grade of its games.
-        sets: set name -> the grade on that test set (empty when none was played).
-    """
-
-    player: str
-    opponent: str | None
-    rows: int
-    columns: int
-    win_length: int
-    seed: int | None
-    games: GameGrade
-    sets: dict[str, SetGrade] = field(default_factory=dict)
-
-    @property
-    def rules(self) -> Rules:
-        """The games' board."""
-        return Rules(self.rows, self.columns, self.win_length)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The report as a JSON-ready dict (``format`` ``"connect4-grade"``, ``version`` 1), what
-        [`from_dict`][connect4_agents.evaluation.grading.GradeReport.from_dict] reads.
-        """
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "player": self.player,
-            "opponent": self.opponent,
-            "rows": self.rows,
-            "columns": self.columns,
-            "win_length": self.win_length,
-            "seed": self.seed,
-            "games": self.games.to_dict(),
-            "sets": {name: grade.to_dict() for name, grade in self.sets.items()},
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any) -> GradeReport:
-        """Build and check a report from a decoded JSON object.
-
-        Raises:
-            ValueError: not an object, another format or version, or a field missing or of the wrong kind.
-        """
-        if not isinstance(data, dict):
-            raise ValueError(f"a grade report must be a JSON object, got {type(data).__name__}")
-        if data.get("format") != FORMAT or type(data.get("version")) is not int or data["version"] != VERSION:
-            raise ValueError(
-                f"not a grade report of this version: format {data.get('format')!r:.40}, version "
-                f"{data.get('version')!r:.20} (expected {FORMAT!r}, {VERSION})"
-            )
-        if not isinstance(data.get("player"), str):
-            raise ValueError(f"player must be a str, got {data.get('player')!r:.40}")
-        opponent = data.get("opponent")
-        if opponent is not None and not isinstance(opponent, str):
-            raise ValueError(f"opponent must be a str or null, got {opponent!r:.40}")
-        try:
-            rules = Rules(data.get("rows"), data.get("columns"), data.get("win_length"))  # type: ignore[arg-type]
-        except TypeError as error:
-            raise ValueError(str(error)) from None
-        seed = data.get("seed")
-        if seed is not None and type(seed) is not int:
-            raise ValueError(f"seed must be an integer or null, got {seed!r:.40}")
-        sets = data.get("sets", {})
-        if not isinstance(sets, dict):
-            raise ValueError(f"sets must be an object, got {sets!r:.80}")
-        return cls(
-            data["player"],
-            opponent,
-            rules.rows,
-            rules.columns,
-            rules.win_length,
-            seed,
-            GameGrade.from_dict(data.get("games")),
-            {str(name): SetGrade.from_dict(grade, f"sets.{name}") for name, grade in sets.items()},
-        )
-
-    def write(self, path: str | os.PathLike[str]) -> Path:
-        """Write the report as indented JSON, atomically; returns the path."""
-        return atomic_write_json(path, self.to_dict())
-
-    def bars(self) -> list[tuple[str, Rate, str]]:
-        """The picture's bars: ``(label, rate, kind)``, kind ``"share"`` (higher is better) or ``"rate"``
-        (lower is better).
-        """
-        games = self.games
-        bars = [
-            ("best class\nin games", games.best_class, "share"),
-            ("best class\nin games,\nnon-trivial", games.nontrivial_best_class, "share"),
-        ]
-        bars += [
-            (_set_label(name), grade.nontrivial_best_class, "share") for name, grade in self.sets.items()
-        ]
-        bars += [
-            ("blunders", games.blunders, "rate"),
-            ("illegal\nanswers", games.illegal_answers, "rate"),
-            ("forfeits", games.forfeits, "rate"),
-        ]
-        return bars
-
-    def plot(self, path: str | os.PathLike[str]) -> Path:
-        """Bars with 95 % interval whiskers (see `bars`), saved to ``path`` (png, svg, pdf or jpg by its
-        suffix); a figure with nothing to rate shows ``n/a``. Returns the path.
-
-        Raises:
-            MissingExtraError: matplotlib (the ``train`` extra) is not installed.
-        """
-        plt = pyplot()
-        bars = self.bars()
-        figure, axis = plt.subplots(figsize=(max(6.0, 0.95 * len(bars) + 1.5), 4.2))
-        colours = {"share": "#3a7bbf", "rate": "#c8553d"}
-        for x, (_, rate, kind) in enumerate(bars):
-            if rate.rate is None:
-                axis.text(x, 0.02, "n/a", ha="center", va="bottom", fontsize=8, color="grey")
-                continue
-            low, high = rate.ci95
-            axis.bar(
-                x,
-                rate.rate,
-                width=0.7,
-                color=colours[kind],
-                yerr=[[rate.rate - low], [high - rate.rate]],
-                capsize=3,
-            )
-            axis.text(x, min(high + 0.02, 1.02), f"n={rate.n:g}", ha="center", va="bottom", fontsize=7)
-        axis.set_xticks(range(len(bars)), [label for label, _, _ in bars], fontsize=7)
-        axis.set_ylim(0, 1.3)
-        axis.set_ylabel("share, with 95 % interval")
-        against = f" against {self.opponent}" if self.opponent is not None else ""
-        axis.set_title(
-            f"{self.player}{against}: {self.games.games} games on {self.rows}x{self.columns}", fontsize=9
-        )
-        axis.grid(axis="y", alpha=0.3)
-        handles = [plt.Rectangle((0, 0), 1, 1, color=colours[k]) for k in ("share", "rate")]
-        axis.legend(
-            handles,
-            ["kept the best outcome (higher is better)", "lower is better"],
-            fontsize=7,
-            loc="upper right",
-            ncol=2,
-        )
-        figure.tight_layout()
-        return save_figure(figure, path, dpi=110)
-
-    def table(self) -> str:
-        """The report as a few lines of text: results, then each figure with its count and interval."""
-        games = self.games
-        against = f" against {self.opponent}" if self.opponent is not None else ""
-        score = games.score
-        shown = "-" if score.rate is None else f"{score.rate:.2f} ({score.ci95[0]:.2f}-{score.ci95[1]:.2f})"
-        results = counts_in_words(games.wins, games.draws, games.losses)
-        lines = [
-            f"{self.player}{against}: {games.games} games on {self.rows}x{self.columns}, {results} "
-            f"(score {shown})",
-            f"  {'':38} {'n':>6}  share (95% interval)",
-        ]
-
-        def row(label: str, rate: Rate) -> None:
-            lines.append(f"  {label:38} {rate.n:>6}  {rate}")
-
-        row("moves keeping the best outcome", games.best_class)
-        row("  in non-trivial positions", games.nontrivial_best_class)
-        row("moves with the best score", games.exact)
-        row("blunders (a win or draw given up)", games.blunders)
-        lines.append(
-            f"  {'  of a win / of a draw':38} {'':>6}  {games.blunders_from_win} / {games.blunders_from_draw}"
-        )
-        lines.append(f"  {'moves not judged':38} {games.unjudged:>6}")
-        row("illegal answers (rejected tries)", games.illegal_answers)
-        row("moves played by the fallback", games.fallbacks)
-        row("forfeits (per game)", games.forfeits)
-        if self.sets:
-            lines.append("  test sets, non-trivial positions: moves keeping the best outcome")
-            for name, grade in self.sets.items():
-                row(f"  {name}", grade.nontrivial_best_class)
-                if grade.forfeits:
-                    lines[-1] += f"  ({grade.forfeits} positions forfeited)"
-                if grade.fallbacks:
-                    lines[-1] += f"  ({grade.fallbacks} played by the fallback, not rated)"
-        return "\n".join(lines)
-
-
-def _set_label(name: str) -> str:
-    """A set's bar label on lines short enough to sit side by side: ``6x7`` / ``middle-medium`` /
-    ``non-trivial``.
-    """
-    board, _, rest = name.partition("-")
-    return "\n".join(part for part in (board, rest, "non-trivial") if part)
-
-
-def read_report(path: str | os.PathLike[str]) -> GradeReport:
-    """A report written by [`GradeReport.write`][connect4_agents.evaluation.grading.GradeReport.write].
-
-    Raises:
-        ValueError: not a report (see `GradeReport.from_dict`), not JSON, or over 16 MB.
-        OSError: the file cannot be read.
-    """
-    return GradeReport.from_dict(
-        parse_json(read_text_limited(path, MAX_REPORT_BYTES, "grade report"), str(path))
-    )
 
 
 # -- a player's games and sets, graded -----------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from connect4_agents.evaluation.test_sets import score_outcome
 from connect4_env.core import Board
 
 __all__ = ["optimal_move_rate"]
@@ -20,7 +21,7 @@ def optimal_move_rate(agent: Any, solver: Any, boards: list[Board]) -> float:
         return math.nan
     hits = 0
     for board in boards:
-        outcome = [None if s is None else (s > 0) - (s < 0) for s in solver.evaluate_board(board)]
+        outcome = [None if s is None else score_outcome(s) for s in solver.evaluate_board(board)]
         best = max(o for o in outcome if o is not None)
         legal = board.legal_moves()
         values = agent.q_values(board)

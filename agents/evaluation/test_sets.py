@@ -38,6 +38,7 @@ from connect4_env import Board, IllegalMoveError, Rules
 from connect4_env.validation import check_int, check_name_list
 
 __all__ = [
+    "score_outcome",
     "select_positions",
     "select_labelled_positions",
     "Position",
@@ -57,6 +58,11 @@ DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "test_sets"
 MANIFEST = "manifest.json"
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a set's file name: no folder, no hidden file
 _MAX_FILE_BYTES = 64 << 20  # a test set file larger than this (decompressed) is refused
+
+
+def score_outcome(score: int) -> int:
+    """The outcome an exact score means for the player it scores: 1 a win, 0 a draw, -1 a loss."""
+    return (score > 0) - (score < 0)
 
 
 @dataclass(frozen=True)
@@ -97,7 +103,7 @@ class Position:
     @property
     def outcome(self) -> int:
         """1 if the mover wins with perfect play, 0 draw, -1 loss."""
-        return (self.score > 0) - (self.score < 0)
+        return score_outcome(self.score)
 
     @property
     def nontrivial(self) -> bool:
@@ -107,7 +113,7 @@ class Position:
         the non-trivial positions is the one that tells agents apart (AlphaZero.jl's benchmark counts errors
         the same way).
         """
-        return any(s is not None and (s > 0) - (s < 0) != self.outcome for s in self.move_scores)
+        return any(s is not None and score_outcome(s) != self.outcome for s in self.move_scores)
 
     def board(self) -> Board:
         """The position as a [`connect4_env.Board`][connect4_env.core.Board]."""

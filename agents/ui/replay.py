@@ -1,14 +1,14 @@
 """A self-contained HTML replay of recorded games: no network, inline CSS, JavaScript and SVG.
 
 A game list, buttons, the arrow keys and a slider to step through the moves; ``#game=G&ply=N`` in the address
-(both counted from 0) opens that position; columns are numbered from 1 at the left, under the board and in every
-move's text, as in the terminal and the play window (the records keep the 0-based actions); the winning line is ringed at the end; per move the recorded search
-numbers and, where the solver can judge the positions (6x7 with the opening book, or boards of at most
-`SOLVABLE_CELLS` cells), a verdict computed when the file is made: ``best`` (the move has the best
-score), ``keeps the result`` (not the best, but the same outcome: still a win, a draw, a loss) or ``mistake``
-(a worse outcome), with the scores in words. A language model's moves (a text policy's records) show each
-prompt, answer, parsed column, rejection, time, reasoning and token counts; a forfeit names who gave up and
-why, with the answers of the forfeited move.
+(both counted from 0) opens that position; columns are numbered from 1 at the left, under the board and in
+every move's text, as in the terminal and the play window (the records keep the 0-based actions); the winning
+line is ringed at the end; per move the recorded search numbers and, where the solver can judge the positions
+([`can_judge`][connect4_agents.evaluation.verdicts.can_judge]), a verdict computed when the file is made:
+``best`` (the move has the best score), ``keeps the result`` (not the best, but the same outcome: still a win,
+a draw, a loss) or ``mistake`` (a worse outcome), with the scores in words. A language model's moves (a text
+policy's records) show each prompt, answer, parsed column, rejection, time, reasoning and token counts; a
+forfeit names who gave up and why, with the answers of the forfeited move.
 """
 
 from __future__ import annotations
@@ -23,66 +23,11 @@ from typing import Any
 
 from connect4_agents._support.files import atomic_write
 from connect4_agents.evaluation.records import GameLog
-from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score
-from connect4_agents.solver.book import BOOK_RULES, book_available
-from connect4_env.core import Board
+from connect4_agents.evaluation.verdicts import VERDICT_NODES, can_judge, move_verdicts
+from connect4_agents.solver.agent import SolverAgent
 from connect4_env.rules import Rules
 
-__all__ = ["replay_html", "write_replay", "move_verdicts", "can_judge", "SOLVABLE_CELLS", "VERDICT_NODES"]
-
-SOLVABLE_CELLS = 35  # boards up to this many cells are judged without a book (5x7, 6x5 ...)
-VERDICT_NODES = 5_000_000  # solver nodes per position; a position needing more gets no verdict
-
-
-def can_judge(rules: Rules) -> bool:
-    """True when the replay computes verdicts for this board: 6x7 with four in a row and the opening book
-    installed (the ``book`` extra), or at most `SOLVABLE_CELLS` cells.
-    """
-    return (rules == BOOK_RULES and book_available()) or rules.cells <= SOLVABLE_CELLS
-
-
-def _sign(score: int) -> int:
-    return (score > 0) - (score < 0)
-
-
-def move_verdicts(game: GameLog, solver: SolverAgent | None = None) -> list[dict[str, Any] | None]:
-    """Per move of ``game``: the exact score of every column before it and the verdict on the move played
-    (``{"verdict": "best" | "keeps" | "mistake", "text", "scores"}``), or None where the position needs more
-    than `VERDICT_NODES` solver nodes.
-    """
-    rules = game.rules
-    solver = solver if solver is not None else SolverAgent(node_budget=VERDICT_NODES)
-    solver.bind(rules)
-    board = Board(rules)
-    verdicts: list[dict[str, Any] | None] = []
-    for column in game.moves:
-        try:
-            scores = solver.evaluate_board(board)
-        except SolverBudgetExceeded:
-            verdicts.append(None)
-            board.play(column)
-            continue
-        best = max(s for s in scores if s is not None)
-        played = scores[column]
-        if played is None:
-            raise ValueError(f"move {board.ply} plays the full column {column}")
-        if played == best:
-            kind, text = "best", f"best: {describe_score(played, rules, board.ply)}"
-        elif _sign(played) == _sign(best):
-            kind = "keeps"
-            text = (
-                f"keeps the result: {describe_score(played, rules, board.ply)} "
-                f"(best: {describe_score(best, rules, board.ply)})"
-            )
-        else:
-            kind = "mistake"
-            text = (
-                f"mistake: {describe_score(played, rules, board.ply)}, "
-                f"where {describe_score(best, rules, board.ply)} was possible"
-            )
-        verdicts.append({"verdict": kind, "text": text, "scores": scores})
-        board.play(column)
-    return verdicts
+__all__ = ["replay_html", "write_replay"]
 
 
 def _game_data(game: GameLog, verdicts: list[dict[str, Any] | None] | None) -> dict[str, Any]:

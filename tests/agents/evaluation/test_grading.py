@@ -19,16 +19,14 @@ from connect4_agents import RandomAgent, SolverAgent
 from connect4_agents.commands import grade as grade_command
 from connect4_agents.evaluation.accuracy import evaluate_accuracy
 from connect4_agents.evaluation.arena import play_game
+from connect4_agents.evaluation.grade_report import GradeReport, read_report
+from connect4_agents.evaluation.grades import GameGrade, Rate
 from connect4_agents.evaluation.grading import (
     MAX_GAMES,
-    GameGrade,
-    GradeReport,
-    Rate,
     default_sets,
     grade_games,
     grade_match,
     grade_test_sets,
-    read_report,
 )
 from connect4_agents.evaluation.records import GameLog, read_games
 from connect4_agents.evaluation.test_sets import load_test_set

@@ -1,0 +1,69 @@
+"""Each move of a recorded game judged by perfect play: ``best`` (the best score), ``keeps`` (not the best
+score, the same outcome) or ``mistake`` (a worse outcome), on the boards the solver can judge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from connect4_agents.evaluation.records import GameLog
+from connect4_agents.evaluation.test_sets import score_outcome
+from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score
+from connect4_agents.solver.book import BOOK_RULES, book_available
+from connect4_env.core import Board
+from connect4_env.rules import Rules
+
+__all__ = ["move_verdicts", "can_judge", "SOLVABLE_CELLS", "VERDICT_NODES"]
+
+SOLVABLE_CELLS = 35  # boards up to this many cells are judged without a book (5x7, 6x5 ...)
+VERDICT_NODES = 5_000_000  # solver nodes per position; a position needing more gets no verdict
+
+
+def can_judge(rules: Rules) -> bool:
+    """True when the solver judges moves on this board: 6x7 with four in a row and the opening book installed
+    (the ``book`` extra), or at most `SOLVABLE_CELLS` cells.
+    """
+    return (rules == BOOK_RULES and book_available()) or rules.cells <= SOLVABLE_CELLS
+
+
+def move_verdicts(game: GameLog, solver: SolverAgent | None = None) -> list[dict[str, Any] | None]:
+    """Per move of ``game``: the exact score of every column before it and the verdict on the move played
+    (``{"verdict": "best" | "keeps" | "mistake", "text", "scores"}``), or None where the position needs more
+    than `VERDICT_NODES` solver nodes.
+
+    Raises:
+        ValueError: a move plays a full column.
+    """
+    rules = game.rules
+    solver = solver if solver is not None else SolverAgent(node_budget=VERDICT_NODES)
+    solver.bind(rules)
+    board = Board(rules)
+    verdicts: list[dict[str, Any] | None] = []
+    for column in game.moves:
+        try:
+            scores = solver.evaluate_board(board)
+        except SolverBudgetExceeded:
+            verdicts.append(None)
+            board.play(column)
+            continue
+        best = max(s for s in scores if s is not None)
+        played = scores[column]
+        if played is None:
+            raise ValueError(f"move {board.ply} plays the full column {column}")
+        if played == best:
+            kind, text = "best", f"best: {describe_score(played, rules, board.ply)}"
+        elif score_outcome(played) == score_outcome(best):
+            kind = "keeps"
+            text = (
+                f"keeps the result: {describe_score(played, rules, board.ply)} "
+                f"(best: {describe_score(best, rules, board.ply)})"
+            )
+        else:
+            kind = "mistake"
+            text = (
+                f"mistake: {describe_score(played, rules, board.ply)}, "
+                f"where {describe_score(best, rules, board.ply)} was possible"
+            )
+        verdicts.append({"verdict": kind, "text": text, "scores": scores})
+        board.play(column)
+    return verdicts
