@@ -72,6 +72,7 @@ from connect4_env.rules import Rules, check_rules
 from connect4_env.validation import check_bool, check_choice, check_int
 
 __all__ = [
+    "MAX_ANSWER_LENGTH",
     "DIALECTS",
     "Dialect",
     "DIALECT_HARNESSES",

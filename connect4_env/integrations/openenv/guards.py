@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 from urllib.parse import urlsplit
 
-from connect4_env.envs.text_protocol import MAX_ANSWER_LENGTH as MAX_ANSWER_LENGTH  # the servers' default
+from connect4_env.envs.dialects import MAX_ANSWER_LENGTH as MAX_ANSWER_LENGTH  # the servers' default
 
 __all__ = [
     "BodyLimit",
