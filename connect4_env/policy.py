@@ -24,7 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
-from connect4_env.rules import Rules, check_rules
+from connect4_env.rules import Rules
 
 __all__ = [
     "Policy",
@@ -94,10 +94,8 @@ def bind_policy(policy: Any, rules: Rules) -> Any:
     """Give ``policy`` the game's rules through its ``bind(rules)``, if it has one; returns ``policy``.
 
     Raises:
-        TypeError: ``rules`` is not a [`Rules`][connect4_env.rules.Rules]. ValueError: the policy cannot play
-            these rules (its own ``bind`` says why).
+        ValueError: the policy cannot play these rules (its own ``bind`` says why, and checks ``rules``).
     """
-    check_rules(rules)
     bind = getattr(policy, "bind", None)
     if callable(bind):
         bind(rules)

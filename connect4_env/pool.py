@@ -17,8 +17,6 @@ do not reach it. Record the games in the original from the envs' infos with
 from __future__ import annotations
 
 import copy
-import math
-import numbers
 import os
 import threading
 import warnings
@@ -31,10 +29,10 @@ from typing import Any
 import numpy as np
 
 from connect4_env.policy import bind_policy, make_policy, resolve_opponent
-from connect4_env.rules import Rules, check_rules, short_repr
-from connect4_env.validation import check_int, check_seed
+from connect4_env.rules import Rules, short_repr
+from connect4_env.validation import check_int, check_number, check_seed
 
-__all__ = ["OpponentPool", "MemberRecord", "SAMPLING_RULES", "OUTCOMES", "MAX_MEMBERS", "MAX_WINDOW"]
+__all__ = ["OpponentPool", "MemberRecord", "SAMPLING_RULES", "OUTCOMES"]
 
 SAMPLING_RULES = ("uniform", "weights", "pfsp")
 """``uniform``: every member alike; ``weights``: in proportion to each member's weight; ``pfsp``: prioritised
@@ -42,10 +40,6 @@ fictitious self-play, each member's weight times a function of the learner's rec
 PFSP_RULES = ("hard", "variance", "even")
 OUTCOMES = ("win", "draw", "loss")
 """A finished game's outcome, from the learner's side (as ``info["outcome"]``)."""
-MAX_MEMBERS = 10_000
-"""The most members a pool holds at once (each may hold a network)."""
-MAX_WINDOW = 1_000_000
-"""The longest window of recent games a member's score is read from."""
 
 
 @dataclass
@@ -130,7 +124,7 @@ class OpponentPool:
         TypeError: ``members`` is not a mapping or an iterable of specs; a name that is not a str; a weight,
             power or window that is not a number; an opponent of a type ``opponent=`` does not take.
         ValueError: an unknown sampling or pfsp rule; a repeated or empty name; a negative or non-finite weight;
-            more than [`MAX_MEMBERS`][connect4_env.pool.MAX_MEMBERS] members; an unknown agent spec.
+            an unknown agent spec.
     """
 
     def __init__(
@@ -152,8 +146,8 @@ class OpponentPool:
             raise ValueError(f"pfsp={short_repr(pfsp)} is not a PFSP weighting; allowed: {PFSP_RULES}")
         self.sampling = sampling
         self.pfsp = pfsp
-        self.power = _check_weight("power", power)
-        self.window = check_int("window", window, 1, MAX_WINDOW)
+        self.power = check_number("power", power, 0)
+        self.window = check_int("window", window, 1)
         self.rules: Rules | None = None
         # draw() may race add()/remove() from another thread (a league adding snapshots while envs draw)
         self._lock = threading.RLock()
@@ -221,26 +215,18 @@ class OpponentPool:
 
         Raises:
             TypeError: ``name`` is not a str; ``weight`` is not a number; an opponent ``opponent=`` does not take.
-            ValueError: ``name`` is empty or already a member; ``weight`` is negative or not finite; the pool is
-                full; an unknown agent spec; an opponent that cannot play the pool's rules.
+            ValueError: ``name`` is empty or already a member; ``weight`` is negative or not finite; an unknown
+                agent spec; an opponent that cannot play the pool's rules.
         """
         if not isinstance(name, str):
             raise TypeError(f"a member's name must be a str, got {short_repr(name)}")
         if not name:
             raise ValueError("a member's name must not be empty")
-        if name in self._members:
-            raise ValueError(f"{name!r} is already a member; remove it first or choose another name")
-        if len(self._members) >= MAX_MEMBERS:
-            raise ValueError(f"the pool holds {MAX_MEMBERS} members already (MAX_MEMBERS); remove some first")
-        weight = _check_weight("weight", weight)
+        weight = check_number("weight", weight, 0)
         policy = _frozen(opponent)
         with self._lock:
-            if name in self._members:  # joined from another thread meanwhile
+            if name in self._members:  # checked under the lock: another thread may add the same name
                 raise ValueError(f"{name!r} is already a member; remove it first or choose another name")
-            if len(self._members) >= MAX_MEMBERS:
-                raise ValueError(
-                    f"the pool holds {MAX_MEMBERS} members already (MAX_MEMBERS); remove some first"
-                )
             if self.rules is not None:
                 policy = bind_policy(policy, self.rules)
             self._members[name] = policy
@@ -267,7 +253,7 @@ class OpponentPool:
             TypeError: ``weight`` is not a number.
             ValueError: ``weight`` is negative or not finite.
         """
-        weight = _check_weight("weight", weight)
+        weight = check_number("weight", weight, 0)
         with self._lock:
             self[name]
             self._weights[name] = weight
@@ -481,10 +467,8 @@ class OpponentPool:
         """Serve ``rules``: bind every member to them (and every later member).
 
         Raises:
-            TypeError: ``rules`` is not a [`Rules`][connect4_env.rules.Rules].
             ValueError: the pool already serves other rules, or a member cannot play these.
         """
-        check_rules(rules)
         with self._lock:
             if self.rules is not None and self.rules != rules:
                 raise ValueError(f"this pool serves {self.rules}; make another pool for {rules}")
@@ -547,15 +531,6 @@ class OpponentPool:
     def __repr__(self) -> str:
         shown = ", ".join(self.names[:8]) + (", ..." if len(self) > 8 else "")
         return f"OpponentPool([{shown}], sampling={self.sampling!r})"
-
-
-def _check_weight(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {short_repr(value)}")
-    value = float(value)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value}")
-    return value
 
 
 def _frozen(opponent: Any) -> Any:

@@ -81,13 +81,7 @@ def weights_bytes(channels: int, blocks: int) -> tuple[int, int]:
     """The least and the most bytes a `weights.pt` of a `PolicyValueNet(channels, blocks)` takes: the bytes of
     its state dict's tensors (float32, and an int64 batch count per batch norm), and those plus what
     `torch.save` adds to them. Worked out from the network's layers, without building it.
-
-    Raises:
-        TypeError: a value is not an integer.
-        ValueError: `channels` or `blocks` outside the network's range.
     """
-    channels = check_int("channels", channels, 1, MAX_CHANNELS)
-    blocks = check_int("blocks", blocks, 0, MAX_BLOCKS)
     batch_norm = 4 * channels  # weight, bias, running mean and variance
     floats = 2 * 9 * channels + batch_norm  # the stem: a 3x3 convolution of the 2 planes, a batch norm
     floats += blocks * 2 * (9 * channels * channels + batch_norm)  # each block: two of them, channels wide
@@ -97,15 +91,6 @@ def weights_bytes(channels: int, blocks: int) -> tuple[int, int]:
     tensors = 14 + 12 * blocks
     raw = 4 * floats + 8 * counters
     return raw, raw + _SAVE_OVERHEAD_PER_TENSOR * tensors + _SAVE_OVERHEAD
-
-
-def _member(archive: zipfile.ZipFile, name: str, limit: int, path: Any) -> bytes:
-    try:
-        return read_zip_member(archive, name, limit)
-    except KeyError:
-        raise ValueError(f"{path}: not an AlphaZero model file (no {name})") from None
-    except ValueError as error:
-        raise ValueError(f"{path}: {error}") from None
 
 
 def load_model(path: str | os.PathLike[str]) -> ModelFile:
@@ -128,69 +113,84 @@ def load_model(path: str | os.PathLike[str]) -> ModelFile:
             "train-alphazero)"
         )
     try:
+        return _read(path)
+    except ValueError as error:  # each reason, named with the file
+        raise ValueError(f"{path}: {error}") from None
+
+
+def _read(path: str | os.PathLike[str]) -> ModelFile:
+    try:
         archive = zipfile.ZipFile(path)
     except zipfile.BadZipFile:
-        raise ValueError(f"{path}: not an AlphaZero model file (not a zip archive)") from None
+        raise ValueError("not an AlphaZero model file (not a zip archive)") from None
     with archive:
-        try:
-            metadata = parse_json(_member(archive, "model.json", _MAX_METADATA, path), "model.json")
-        except ValueError as error:
-            raise ValueError(f"{path}: model.json is not JSON ({error})") from None
-        if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
-            raise ValueError(f"{path}: not an AlphaZero model of format {FORMAT!r} version {VERSION}")
-        version = metadata.get("version")
-        if not is_version(version, VERSION):
-            raise ValueError(
-                f"{path}: an AlphaZero model of version {version!r}; this version reads version {VERSION} "
-                "(an integer)"
-            )
-        try:
-            missing = [k for k in ("rows", "columns", "win_length") if k not in metadata]
-            if missing:
-                raise ValueError(f"no {missing}")
-            rules = Rules(metadata["rows"], metadata["columns"], metadata["win_length"])
-            network = metadata.get("network")
-            if not isinstance(network, dict):
-                raise ValueError("network settings missing")
-            channels = check_int("channels", network.get("channels"), 1, MAX_CHANNELS)
-            blocks = check_int("blocks", network.get("blocks"), 0, MAX_BLOCKS)
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"{path}: bad metadata: {error}") from None
-        info = metadata.get("info", {})
-        if not isinstance(info, dict):
-            raise ValueError(f"{path}: bad metadata: info must be a JSON object")
+        rules, channels, blocks, info = _metadata(_member(archive, "model.json", _MAX_METADATA))
         # the declared network's tensors take exactly `least` bytes, and torch.save stores them raw: a
-        # weights.pt declared smaller cannot hold them (1024 channels and 64 blocks declared in a 913-byte file
-        # took 5 GB and 20 s to build before being refused), and one declared larger than `most` is not theirs
-        # (216 KiB of deflated zeros declared as 223 MB took 2.7 s and 650 MB before being refused)
+        # weights.pt declared smaller cannot hold them (1024 channels and 64 blocks declared in a 913-byte
+        # file took 5 GB and 20 s to build before being refused), and one declared larger than `most` is not
+        # theirs (216 KiB of deflated zeros declared as 223 MB took 2.7 s and 650 MB before being refused)
         least, most = weights_bytes(channels, blocks)
-        declared = archive.getinfo("weights.pt").file_size if "weights.pt" in archive.namelist() else None
+        declared = archive.getinfo("weights.pt").file_size if "weights.pt" in archive.namelist() else least
         network = f"the network in model.json ({channels} channels, {blocks} blocks)"
-        if declared is not None and declared < least:
-            raise ValueError(f"{path}: weights.pt has {declared:,} bytes; {network} needs at least {least:,}")
-        if declared is not None and declared > most:
-            raise ValueError(
-                f"{path}: weights.pt is declared as {declared:,} bytes; {network} takes at most {most:,}"
-            )
-        weights = _member(archive, "weights.pt", min(most, _MAX_WEIGHTS), path)
+        if not least <= declared <= most:
+            bound = f"needs at least {least:,}" if declared < least else f"takes at most {most:,}"
+            raise ValueError(f"weights.pt is declared as {declared:,} bytes; {network} {bound}")
+        weights = _member(archive, "weights.pt", min(most, _MAX_WEIGHTS))
     try:
         state = torch.load(io.BytesIO(weights), map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises many kinds for a bad or unsafe file
-        raise ValueError(f"{path}: weights.pt is not a plain state dict of tensors ({error})") from None
+        raise ValueError(f"weights.pt is not a plain state dict of tensors ({error})") from None
     net = PolicyValueNet(channels, blocks)
-    expected = net.state_dict()
-    if not isinstance(state, dict) or set(state) != set(expected):
-        raise ValueError(f"{path}: weights.pt does not hold the weights of the network in model.json")
-    for key, tensor in state.items():
-        if not isinstance(tensor, torch.Tensor) or tensor.shape != expected[key].shape:
-            raise ValueError(f"{path}: weights.pt: {key} has the wrong shape or type")
-        if tensor.dtype != expected[key].dtype or tensor.layout != torch.strided:
-            raise ValueError(
-                f"{path}: weights.pt: {key} is a {tensor.layout} {tensor.dtype} tensor; the network's is a dense "
-                f"{expected[key].dtype} one"
-            )
-        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
-            raise ValueError(f"{path}: weights.pt: {key} holds NaN or infinity")
+    _check_state(state, net.state_dict())
     net.load_state_dict(state)
     net.eval()
     return ModelFile(net, rules, info)
+
+
+def _member(archive: zipfile.ZipFile, name: str, limit: int) -> bytes:
+    try:
+        return read_zip_member(archive, name, limit)
+    except KeyError:
+        raise ValueError(f"not an AlphaZero model file (no {name})") from None
+
+
+def _metadata(text: bytes) -> tuple[Rules, int, int, dict[str, Any]]:
+    """model.json's rules, network size and info."""
+    try:
+        metadata = parse_json(text, "model.json")
+    except ValueError as error:
+        raise ValueError(f"model.json is not JSON ({error})") from None
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
+        raise ValueError(f"not an AlphaZero model of format {FORMAT!r} version {VERSION}")
+    version = metadata.get("version")
+    if not is_version(version, VERSION):
+        raise ValueError(
+            f"an AlphaZero model of version {version!r}; this version reads version {VERSION} (an integer)"
+        )
+    network, info = metadata.get("network"), metadata.get("info", {})
+    missing = [key for key in ("rows", "columns", "win_length") if key not in metadata]
+    try:
+        if missing or not isinstance(network, dict) or not isinstance(info, dict):
+            raise ValueError(f"no {missing}" if missing else "network settings missing or info not an object")
+        rules = Rules(metadata["rows"], metadata["columns"], metadata["win_length"])
+        channels = check_int("channels", network.get("channels"), 1, MAX_CHANNELS)
+        blocks = check_int("blocks", network.get("blocks"), 0, MAX_BLOCKS)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"bad metadata: {error}") from None
+    return rules, channels, blocks, info
+
+
+def _check_state(state: object, expected: dict[str, Any]) -> None:
+    """Refuse weights other than the described network's: the same keys, shapes and dtypes, finite values."""
+    if not isinstance(state, dict) or set(state) != set(expected):
+        raise ValueError("weights.pt does not hold the weights of the network in model.json")
+    for key, tensor in state.items():
+        if not isinstance(tensor, torch.Tensor) or tensor.shape != expected[key].shape:
+            raise ValueError(f"weights.pt: {key} has the wrong shape or type")
+        if tensor.dtype != expected[key].dtype or tensor.layout != torch.strided:
+            raise ValueError(
+                f"weights.pt: {key} is a {tensor.layout} {tensor.dtype} tensor; the network's is a dense "
+                f"{expected[key].dtype} one"
+            )
+        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+            raise ValueError(f"weights.pt: {key} holds NaN or infinity")
