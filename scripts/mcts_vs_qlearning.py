@@ -1,15 +1,13 @@
-"""MCTS and tabular Q-learning for Connect Four: the original project's three modes, done right.
+"""The bundled match program that ``make run`` runs: ``connect4 match`` with the arguments given.
 
-    python scripts/mcts_vs_qlearning.py demo
-
-The command is `connect4_agents.commands.mcts_vs_qlearning`; ``--help`` shows its usage.
+``connect4 match --help`` shows its modes (``demo``, ``train``, ``match``, ``mcts-vs-mcts``) and options.
 """
 
 from __future__ import annotations
 
 import sys
 
-from connect4_agents.commands.mcts_vs_qlearning import main
+from connect4_agents.commands import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["match", *sys.argv[1:]]))

@@ -43,7 +43,7 @@ class Run:
 
 
 def run(command: list[str], folder: Path, env: dict[str, str] | None = None) -> Run:
-    """Run ``command`` (``connect4 ...`` or ``python scripts/...``, the venv's, from the clone) in ``folder``
+    """Run ``command`` (``connect4 ...``, or ``python`` and the bundled match script, the venv's, from the clone) in ``folder``
     and measure it; exits with the command's own error if it fails."""
     print(f"$ {' '.join(command)}", flush=True)
     argv = [

@@ -7,6 +7,8 @@ from the annotation. [`from_args`][connect4_agents._support.config_cli.from_args
 from the parsed namespace, and
 [`options_markdown`][connect4_agents._support.config_cli.options_markdown] writes the same options as a
 Markdown table for the commands page, so that the help, the defaults and the docs come from one place.
+[`run_config`][connect4_agents._support.config_cli.run_config] runs a command on the config built from its
+parsed options: the config dataclass *is* the arguments (CleanRL's shape), checked once, when it is built.
 
 What a field's type and name do not say (a short flag, a positional argument, a validator, choices, a flag
 that turns a setting off) is in its metadata, made by [`option`][connect4_agents._support.config_cli.option].
@@ -35,9 +37,9 @@ import typing
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar, Union
 
-from connect4_agents._support.cli import json_object
+from connect4_agents._support.cli import json_object, run_cli
 
-__all__ = ["Option", "option", "field_docs", "add_options", "from_args", "options_markdown"]
+__all__ = ["Option", "option", "field_docs", "add_options", "from_args", "run_config", "options_markdown"]
 
 T = TypeVar("T")
 
@@ -239,8 +241,6 @@ def _spec(config_class: type, item: dataclasses.Field[Any], hint: Any, doc: str)
 
 def _specs(config_class: type) -> list[_Spec]:
     """Every field of ``config_class`` as an argument, each checked (see `add_options`)."""
-    if not (isinstance(config_class, type) and dataclasses.is_dataclass(config_class)):
-        raise TypeError(f"config_class must be a dataclass, got {config_class!r}")
     docs = field_docs(config_class)
     hints = typing.get_type_hints(config_class)
     specs = []
@@ -293,8 +293,7 @@ def add_options(parser: argparse.ArgumentParser, config_class: type) -> argparse
         ``parser``.
 
     Raises:
-        TypeError: ``config_class`` is not a dataclass, or a field's annotation cannot be read from a string
-            and its metadata gives no ``type``.
+        TypeError: a field's annotation cannot be read from a string and its metadata gives no ``type``.
         ValueError: a field has no docstring.
     """
     for spec in _specs(config_class):  # every field checked before the parser changes
@@ -329,28 +328,28 @@ def from_args(config_class: type[T], args: argparse.Namespace) -> T:
 
     Returns:
         ``config_class(**values)``: its own checks run as for any other caller.
-
-    Raises:
-        TypeError: ``config_class`` is not a dataclass.
-        ValueError: ``args`` lacks one of its fields.
     """
-    if not (isinstance(config_class, type) and dataclasses.is_dataclass(config_class)):
-        raise TypeError(f"config_class must be a dataclass, got {config_class!r}")
     hints = typing.get_type_hints(config_class)
     values: dict[str, Any] = {}
-    for item in dataclasses.fields(config_class):
-        if not item.init:
-            continue
-        if not hasattr(args, item.name):
-            raise ValueError(
-                f"the parsed arguments have no {item.name!r}, a field of {config_class.__name__}"
-            )
-        value = getattr(args, item.name)
-        annotation = _unwrap_optional(hints[item.name])
-        if isinstance(value, list) and (typing.get_origin(annotation) is tuple or annotation is tuple):
-            value = tuple(value)
-        values[item.name] = value
+    for item in dataclasses.fields(config_class):  # type: ignore[arg-type]
+        if item.init:
+            value = getattr(args, item.name)
+            annotation = _unwrap_optional(hints[item.name])
+            if isinstance(value, list) and (typing.get_origin(annotation) is tuple or annotation is tuple):
+                value = tuple(value)
+            values[item.name] = value
     return config_class(**values)
+
+
+def run_config(run: Callable[[T], int | None], config_class: type[T], args: argparse.Namespace) -> int:
+    """``run(config)`` for the config ``config_class`` built from ``args``, through
+    [`run_cli`][connect4_agents._support.cli.run_cli]: a setting the config refuses is ``error: ...`` and exit
+    code 2, as a failure of the run is.
+
+    Returns:
+        The exit code (see `run_cli`).
+    """
+    return run_cli(lambda: run(from_args(config_class, args)))
 
 
 def _cell(text: str) -> str:

@@ -115,7 +115,7 @@ class AlphaZeroAgent(RulesBound):
             if shipped is None:
                 raise ValueError(
                     "this version ships no trained AlphaZero model yet: pass model=<model.zip> "
-                    "(or the spec alphazero:<model.zip>), e.g. one from scripts/train_alphazero.py"
+                    "(or the spec alphazero:<model.zip>), e.g. one from connect4 train-alphazero"
                 )
             model = shipped
         if isinstance(model, PolicyValueNet):

@@ -1,18 +1,19 @@
-"""The bundled commands, one module each, so that an installed wheel has them (``scripts/*.py`` only call them).
+"""The bundled commands, one module each, so that an installed wheel has them.
 
 Each module has ``CONFIG``, the dataclass its options are declared in (one field each, its docstring the help;
-``match``'s modes have one each, in ``MODE_CONFIGS``), ``build_parser(parser=None)`` (fills a given parser,
-such as a subcommand's, or makes one, from that dataclass alone through
-`connect4_agents._support.config_cli.add_options`), ``run(args)`` (the work, returning an exit code or None)
-and ``main(argv=None)`` (parse, then run through `connect4_agents._support.cli.run_cli`: ``error: ...`` and
-exit 2 for a user's mistake, 130 on Ctrl-C). A command only builds its parser, calls one or two package functions and prints; the work itself
-lives in the package (the families, `connect4_agents.evaluation`, `connect4_agents.ui`).
+``match``'s modes have one each, in ``MODE_CONFIGS``), which checks every setting when it is built;
+``build_parser(parser=None)`` (fills a given parser, such as a subcommand's, or makes one, from that dataclass
+alone through `connect4_agents._support.config_cli.add_options`), ``run(config)`` (the work on a built config,
+returning an exit code or None) and ``main(argv=None)`` (parse, build the config, run, all through
+`connect4_agents._support.cli.run_cli`: ``error: ...`` and exit 2 for a user's mistake, 130 on Ctrl-C). A
+command only builds its parser, calls one or two package functions and prints; the work itself lives in the
+package (the families, `connect4_agents.evaluation`, `connect4_agents.ui`).
 
 `main` is the ``connect4`` command (``[project.scripts]``; also ``python -m connect4_agents.commands``): it
 mounts every module's parser as a subcommand (``connect4 play ...``, ``connect4 match train ...``) and runs the
-chosen one through ``run_cli``, so the exit codes are the scripts' own. Importing this package imports no command;
-`build_parser` imports them all, and none imports an optional dependency before its ``run`` (torch, SB3,
-ray, pygame, matplotlib, scipy, numba stay out), so ``connect4 <command> --help`` works on a core install.
+chosen one on its config through ``run_cli``. Importing this package imports no command; `build_parser`
+imports them all, and none imports an optional dependency before its ``run`` (torch, SB3, ray, pygame,
+matplotlib, scipy, numba stay out), so ``connect4 <command> --help`` works on a core install.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import argparse
 import importlib
 from types import ModuleType
 
-from connect4_agents._support.cli import CommandParser, run_cli
+from connect4_agents._support.cli import CommandParser
+from connect4_agents._support.config_cli import run_config
 from connect4_env import __version__
 
 __all__ = ["COMMANDS", "SUBCOMMANDS", "build_parser", "main"]
@@ -64,7 +66,7 @@ def _summary(doc: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``connect4`` parser: ``--version`` and one subcommand per module of `COMMANDS`, each filled by
-    the module's own ``build_parser``, its help the module's docstring with ``connect4 <name>`` in the examples.
+    the module's own ``build_parser``, its help the module's docstring.
 
     Returns:
         A new `argparse.ArgumentParser` whose parsed namespace names the command to run (see `main`).
@@ -84,21 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
             commands.add_parser(
                 name,
                 help=_summary(doc),
-                description=_as_subcommands(doc),
+                description=doc,
                 formatter_class=argparse.RawDescriptionHelpFormatter,
             )
         )
     return parser
-
-
-def _as_subcommands(doc: str) -> str:
-    """``doc`` with every script it names (``python scripts/replay.py``, ``scripts/replay.py``) spelled as the
-    ``connect4`` subcommand that runs the same (``connect4 replay``), as a subcommand's help shows it.
-    """
-    for module_name, name in SUBCOMMANDS.items():
-        for script in (f"python scripts/{module_name}.py", f"scripts/{module_name}.py"):
-            doc = doc.replace(script, f"connect4 {name}")
-    return doc
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,4 +105,6 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = build_parser().parse_args(argv)
     module_name = next(module for module, name in SUBCOMMANDS.items() if name == getattr(args, _DEST))
-    return run_cli(_command_module(module_name).run, args)
+    module = _command_module(module_name)
+    modes = getattr(module, "MODE_CONFIGS", None)  # match: one config per mode
+    return run_config(module.run, module.CONFIG if modes is None else modes[args.mode], args)

@@ -2,7 +2,8 @@
 `connect4_agents.commands.mcts_vs_qlearning`.
 
 The learner's modes (``train``, ``match``, ``demo``) leave a setting None where its default depends on the
-learner (the n-tuple network on 6x7, a Q-table on 4x5); the command fills it in.
+learner (the n-tuple network on 6x7, a Q-table on 4x5, see `DEFAULTS`); the command fills it in. Each config
+checks its settings when it is built.
 """
 
 from __future__ import annotations
@@ -10,16 +11,43 @@ from __future__ import annotations
 import inspect
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from connect4_agents._support.cli import positive_int
 from connect4_agents._support.config_cli import option
 from connect4_agents.evaluation.matches import Learner
 from connect4_agents.qlearning.agent import QLearningAgent
+from connect4_env import Rules
 
-__all__ = ["MctsVsMctsConfig", "TrainConfig", "MatchConfig", "DemoConfig", "MODE_CONFIGS", "DEMO_EPISODES"]
+__all__ = [
+    "MctsVsMctsConfig",
+    "TrainConfig",
+    "MatchConfig",
+    "DemoConfig",
+    "MODE_CONFIGS",
+    "DEMO_EPISODES",
+    "DEFAULTS",
+    "SETTINGS",
+]
 
 DEMO_EPISODES = 40_000  # the Q-learning demo's training games
+
+# each learner's board, training budget, output folder and MCTS opponent where the option is not given: the
+# n-tuple network learns the standard board; a Q-table only a small one (see docs/agents/qlearning.md)
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "ntuple": {
+        "rows": 6,
+        "columns": 7,
+        "cpu_minutes": 10.0,
+        "out": "runs/match-ntuple",
+        "mcts_playouts": 1000,
+    },
+    "qlearning": {"rows": 4, "columns": 5, "episodes": 50_000, "out": "runs/qlearning", "mcts_playouts": 10},
+}
+# the settings --preset default lets the user override, one option each
+SETTINGS = ("alpha", "gamma", "epsilon", "epsilon_min", "exploration_fraction", "epsilon_decay", "rewards")
+# every Q-learning option (None: not given), refused with --learner ntuple
+_QLEARNING_ONLY = ("opponent", "preset", *SETTINGS, "window")
 
 # the Q-learning settings' own defaults, shown in the help where an option's None leaves the agent's in place
 _AGENT_DEFAULTS = {
@@ -58,6 +86,16 @@ class MctsVsMctsConfig(_Board):
     """Games to play (1: one game shown move by move)."""
     games_out: str | None = field(default=None, metadata=option(metavar="PATH"))
     """Game records, one JSON line per game with the search numbers (for ``connect4 replay``)."""
+    rules: Rules = field(init=False)
+    """The board, from ``rows``, ``columns`` and ``win_length``."""
+
+    def __post_init__(self) -> None:
+        """Check the board.
+
+        Raises:
+            ValueError: a bad board.
+        """
+        self.rules = Rules(self.rows, self.columns, self.win_length)
 
 
 @dataclass
@@ -122,6 +160,29 @@ class TrainConfig(_Learner):
     """Output folder (default ``runs/match-ntuple``, or ``runs/qlearning``)."""
     quiet: bool = False
     """No progress bar."""
+    learner_rules: Rules = field(init=False)
+    """The learner's board: ``rows`` and ``columns``, or the learner's defaults."""
+
+    def __post_init__(self) -> None:
+        """Check the settings: no other learner's option, and the board.
+
+        Raises:
+            ValueError: a Q-learning option with ``--learner ntuple``, ``--cpu-minutes`` with ``--learner
+                qlearning``, or a bad board.
+        """
+        if self.learner == "ntuple":
+            given = [name for name in _QLEARNING_ONLY if getattr(self, name) is not None]
+            if given:
+                flags = ", ".join("--" + name.replace("_", "-") for name in given)
+                raise ValueError(
+                    f"{flags}: Q-learning option(s); add --learner qlearning (the n-tuple learner takes "
+                    "--cpu-minutes or --episodes here, and every setting in connect4 train-ntuple)"
+                )
+        elif self.cpu_minutes is not None:
+            raise ValueError("--cpu-minutes trains the n-tuple learner; Q-learning trains for --episodes")
+        rows = DEFAULTS[self.learner]["rows"] if self.rows is None else self.rows
+        columns = DEFAULTS[self.learner]["columns"] if self.columns is None else self.columns
+        self.learner_rules = Rules(rows, columns, self.win_length)
 
 
 @dataclass
@@ -153,6 +214,15 @@ class _Model:
     """Seed of both agents."""
     out: str | None = None
     """JSON results file (default: ``match.json`` beside the model, or ``runs/match/match.json``)."""
+
+    def __post_init__(self) -> None:
+        """Check that one model is named.
+
+        Raises:
+            ValueError: both ``--model`` and ``--table``.
+        """
+        if self.table is not None and self.model is not None:
+            raise ValueError("give --model (an n-tuple network) or --table (a Q-table), not both")
 
 
 @dataclass

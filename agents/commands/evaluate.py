@@ -1,10 +1,10 @@
 """Accuracy against perfect play: each agent's move in every position of the test sets, scored by the solver.
 
-    python scripts/evaluate.py random mcts:1000                         # the six 6x7 sets
-    python scripts/evaluate.py mcts:0.1s --test-sets 6x7-begin-hard 6x7-end-easy --json acc.json --plot acc.png
-    python scripts/evaluate.py qlearning:runs/qlearning/qtable.npz --test-sets all   # the sets it can play
-    python scripts/evaluate.py mcts:10000 --backend ray                 # on a local Ray (or --address)
-    python scripts/evaluate.py mcts:1000 --plies 10-32 --sample 500     # 500 positions of 10 to 32 stones
+    connect4 evaluate random mcts:1000                         # the six 6x7 sets
+    connect4 evaluate mcts:0.1s --test-sets 6x7-begin-hard 6x7-end-easy --json acc.json --plot acc.png
+    connect4 evaluate qlearning:runs/qlearning/qtable.npz --test-sets all   # the sets it can play
+    connect4 evaluate mcts:10000 --backend ray                 # on a local Ray (or --address)
+    connect4 evaluate mcts:1000 --plies 10-32 --sample 500     # 500 positions of 10 to 32 stones
 
 Prints per set the share of moves that keep the best win/draw/loss outcome ("optimal class"), over all
 positions and over the non-trivial ones (where some move loses the outcome: the figure that tells agents
@@ -28,11 +28,10 @@ from connect4_agents._support.cli import (
     command_parser,
     ply_range,
     positive_int,
-    run_cli,
     spec_files,
     with_agent_specs,
 )
-from connect4_agents._support.config_cli import add_options, option
+from connect4_agents._support.config_cli import add_options, option, run_config
 from connect4_agents._support.figures import check_figure_path
 from connect4_agents._support.files import atomic_write_json
 from connect4_agents.evaluation.accuracy import AccuracyReport, evaluate_agents, plot_reports
@@ -87,20 +86,21 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return with_agent_specs(add_options(command_parser(parser, __doc__), EvaluateConfig))
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: EvaluateConfig) -> int:
     """Evaluate every agent, printing each table when done; then the JSON file and the plot.
 
     Raises:
         ValueError: an unknown set or spec, no position in the range, an unwritable output.
-        TypeError: an unknown set or spec, no position in the range, an unwritable output.
+        TypeError: a spec of the wrong type.
+        MissingExtraError: ``--plot`` without matplotlib, ``--backend ray`` without Ray.
     """
-    out = check_output_file(args.json) if args.json else None
-    plot = check_output_file(check_figure_path("--plot", Path(args.plot))) if args.plot else None
-    check_outputs_spare_inputs({"--json": out, "--plot": plot}, spec_files(args.agents))
+    out = check_output_file(config.json) if config.json else None
+    plot = check_output_file(check_figure_path("--plot", Path(config.plot))) if config.plot else None
+    check_outputs_spare_inputs({"--json": out, "--plot": plot}, spec_files(config.agents))
     # checked before any position is searched, so no result is lost to a missing optional dependency
     if plot is not None:
         require("matplotlib", "train", "--plot")
-    if args.backend == "ray":
+    if config.backend == "ray":
         require("ray", "distributed", "--backend ray")
     done: list[dict[str, Any]] = []
 
@@ -108,18 +108,18 @@ def run(args: argparse.Namespace) -> int:
         print(report.table(), flush=True)
         if out is not None:  # written as each agent ends: a run stopped later keeps it
             done.append(report.to_dict())
-            atomic_write_json(out, {"seed": args.seed, "reports": done})
+            atomic_write_json(out, {"seed": config.seed, "reports": done})
 
     reports = evaluate_agents(
-        args.agents,
-        args.test_sets,
-        plies=args.plies,
-        sample=args.sample,
-        seed=args.seed,
-        backend=args.backend,
-        workers=args.workers,
-        address=args.address,
-        progress=not args.no_progress,
+        config.agents,
+        config.test_sets,
+        plies=config.plies,
+        sample=config.sample,
+        seed=config.seed,
+        backend=config.backend,
+        workers=config.workers,
+        address=config.address,
+        progress=not config.no_progress,
         on_report=report_done,
     )
     if plot is not None:
@@ -130,4 +130,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: the command line) and run; returns the exit code."""
-    return run_cli(run, build_parser().parse_args(argv))
+    return run_config(run, EvaluateConfig, build_parser().parse_args(argv))

@@ -1,9 +1,9 @@
 """Grade a player by perfect play: its games against an opponent, move by move, and its moves on the test sets.
 
-    python scripts/grade.py mcts:10 --games 10                       # against mcts:100 on 6x7, the six 6x7 sets
-    python scripts/grade.py text:mypkg.llm:answer --games 20 --sample 300 --out runs/grade-llm
-    python scripts/grade.py random --rows 4 --columns 5 --opponent solver --games 10    # the 4x5 set
-    python scripts/grade.py mcts:10 --no-sets --no-plot                # the games only, no picture
+    connect4 grade mcts:10 --games 10                       # against mcts:100 on 6x7, the six 6x7 sets
+    connect4 grade text:mypkg.llm:answer --games 20 --sample 300 --out runs/grade-llm
+    connect4 grade random --rows 4 --columns 5 --opponent solver --games 10    # the 4x5 set
+    connect4 grade mcts:10 --no-sets --no-plot                # the games only, no picture
 
 Plays the player against the opponent with paired seats (it moves first in half of the games), and judges
 every move it made with the exact solver: the share of moves that keep the best outcome (win, draw, loss),
@@ -27,11 +27,10 @@ from connect4_agents._support.cli import (
     check_outputs_spare_inputs,
     command_parser,
     positive_int,
-    run_cli,
     spec_files,
     with_agent_specs,
 )
-from connect4_agents._support.config_cli import add_options, option
+from connect4_agents._support.config_cli import add_options, option, run_config
 from connect4_agents.evaluation.arena import MatchResult
 from connect4_agents.evaluation.grading import MAX_GAMES, grade_match
 from connect4_agents.evaluation.verdicts import SOLVABLE_CELLS
@@ -77,6 +76,26 @@ class GradeConfig:
     """Write no picture (report.png needs the train extra's matplotlib)."""
     no_progress: bool = False
     """No progress bars."""
+    rules: Rules = field(init=False)
+    """The board, from ``rows``, ``columns`` and ``win_length``."""
+
+    def __post_init__(self) -> None:
+        """Check the settings.
+
+        Raises:
+            ValueError: an odd or too large ``--games``, ``--sets`` with ``--no-sets``, a negative seed, a bad
+                board.
+        """
+        if self.games > MAX_GAMES or self.games % 2:
+            raise ValueError(
+                f"--games {self.games}: give an even number of games from 2 to {MAX_GAMES} (the player moves "
+                "first in half of them)"
+            )
+        if self.no_sets and self.sets is not None:
+            raise ValueError(f"--sets {' '.join(self.sets)} and --no-sets contradict each other: give one")
+        if self.seed < 0:
+            raise ValueError(f"--seed {self.seed} must be 0 or more")
+        self.rules = Rules(self.rows, self.columns, self.win_length)
 
 
 CONFIG = GradeConfig  # the dataclass the options are built from (see connect4_agents.commands)
@@ -89,52 +108,43 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return with_agent_specs(add_options(command_parser(parser, __doc__), GradeConfig))
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: GradeConfig) -> int:
     """Play, grade, write games.jsonl, report.json and report.png in ``--out``, and print the report.
 
     Raises:
-        ValueError: an odd or too large ``--games``, ``--sets`` with ``--no-sets``, an unknown spec or set, a
-            negative seed, an unwritable ``--out``.
+        ValueError: an unknown spec or set, an unwritable ``--out``.
         TypeError: a spec of the wrong type.
+        MissingExtraError: the picture without the ``train`` extra's matplotlib.
     """
-    if args.games > MAX_GAMES or args.games % 2:
-        raise ValueError(
-            f"--games {args.games}: give an even number of games from 2 to {MAX_GAMES} (the player moves "
-            "first in half of them)"
-        )
-    if args.no_sets and args.sets is not None:
-        raise ValueError(f"--sets {' '.join(args.sets)} and --no-sets contradict each other: give one")
-    if args.seed < 0:
-        raise ValueError(f"--seed {args.seed} must be 0 or more")
-    rules = Rules(args.rows, args.columns, args.win_length)
-    out = check_output_dir(args.out)
+    rules = config.rules
+    out = check_output_dir(config.out)
     paths = {name: out / name for name in ("games.jsonl", "report.json", "report.png")}
     check_outputs_spare_inputs(
         {"--out games.jsonl": paths["games.jsonl"], "--out report.json": paths["report.json"]},
-        spec_files([args.spec, args.opponent]),
+        spec_files([config.spec, config.opponent]),
     )
-    if not args.no_plot:  # checked before any game is played, so none is lost to a missing extra
+    if not config.no_plot:  # checked before any game is played, so none is lost to a missing extra
         require("matplotlib", "train", "the report's picture (or pass --no-plot)")
 
     def show_games(result: MatchResult) -> None:
-        print(result.table(args.spec, args.opponent), flush=True)
+        print(result.table(config.spec, config.opponent), flush=True)
 
     report = grade_match(
-        args.spec,
-        args.opponent,
-        games=args.games,
+        config.spec,
+        config.opponent,
+        games=config.games,
         rules=rules,
-        sets=() if args.no_sets else args.sets,
-        sample=args.sample,
-        seed=args.seed,
-        workers=args.workers,
-        progress=not args.no_progress,
+        sets=() if config.no_sets else config.sets,
+        sample=config.sample,
+        seed=config.seed,
+        workers=config.workers,
+        progress=not config.no_progress,
         games_out=paths["games.jsonl"],
         on_games=show_games,
     )
     report.write(paths["report.json"])
     written = [paths["games.jsonl"], paths["report.json"]]
-    if not args.no_plot:
+    if not config.no_plot:
         written.append(report.plot(paths["report.png"]))
     print("\n" + report.table())
     if report.games.moves and report.games.unjudged == report.games.moves:
@@ -148,4 +158,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: the command line) and run; returns the exit code."""
-    return run_cli(run, build_parser().parse_args(argv))
+    return run_config(run, GradeConfig, build_parser().parse_args(argv))

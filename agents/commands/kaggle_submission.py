@@ -1,9 +1,9 @@
 """Write a Kaggle ConnectX submission that plays one of our agents: a self-contained main.py or a tarball.
 
-    python scripts/kaggle_submission.py mcts -o main.py
-    python scripts/kaggle_submission.py alphazero -o submission.tar.gz
-    python scripts/kaggle_submission.py solver --move-seconds 1.0 -o main.py
-    python scripts/kaggle_submission.py ntuple -o main.py
+    connect4 kaggle-submission mcts -o main.py
+    connect4 kaggle-submission alphazero -o submission.tar.gz
+    connect4 kaggle-submission solver --move-seconds 1.0 -o main.py
+    connect4 kaggle-submission ntuple -o main.py
 
 The file carries our rules and agents (and the model an AlphaZero spec plays) and needs only numpy on Kaggle
 (torch too for AlphaZero). Each move searches for Kaggle's actTimeout less a margin, or --move-seconds if
@@ -25,11 +25,10 @@ from dataclasses import dataclass, field
 from connect4_agents._support.cli import (
     check_output_file,
     command_parser,
-    run_cli,
     shown_path,
     with_agent_specs,
 )
-from connect4_agents._support.config_cli import add_options, option
+from connect4_agents._support.config_cli import add_options, option, run_config
 from connect4_agents.interop.kaggle_submission import write_kaggle_submission
 
 __all__ = ["KaggleSubmissionConfig", "build_parser", "run", "main"]
@@ -74,7 +73,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return with_agent_specs(add_options(command_parser(parser, __doc__), KaggleSubmissionConfig))
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: KaggleSubmissionConfig) -> int:
     """Write the submission and say where it is.
 
     Raises:
@@ -82,15 +81,15 @@ def run(args: argparse.Namespace) -> int:
         TypeError: a spec of the wrong type.
         OSError: an unwritable file.
     """
-    out = check_output_file(args.out)
+    out = check_output_file(config.out)
     path = write_kaggle_submission(
-        args.spec, out, move_seconds=args.move_seconds, seed=args.seed, endgame=args.endgame
+        config.spec, out, move_seconds=config.move_seconds, seed=config.seed, endgame=config.endgame
     )
     size = path.stat().st_size
-    print(f"{args.spec}: {shown_path(path)} ({size / 1e6:.1f} MB); Kaggle plays its last function, agent()")
+    print(f"{config.spec}: {shown_path(path)} ({size / 1e6:.1f} MB); Kaggle plays its last function, agent()")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: the command line) and run; returns the exit code."""
-    return run_cli(run, build_parser().parse_args(argv))
+    return run_config(run, KaggleSubmissionConfig, build_parser().parse_args(argv))

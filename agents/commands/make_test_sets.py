@@ -1,7 +1,7 @@
 """Regenerate the shipped test sets: positions from random play with the exact score of every move.
 
-    python scripts/make_test_sets.py --seed 0                  # every set, into agents/data/test_sets
-    python scripts/make_test_sets.py --sets 4x5 5x4 --out sets # some sets, into another folder
+    connect4 make-test-sets --seed 0                  # every set, into agents/data/test_sets
+    connect4 make-test-sets --sets 4x5 5x4 --out sets # some sets, into another folder
 
 The same --seed writes the same bytes (see connect4_agents.evaluation.test_sets). What each set costs to make is
 on the commands page of the documentation.
@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from connect4_agents._support.cli import check_output_dir, command_parser, run_cli
-from connect4_agents._support.config_cli import add_options, option
+from connect4_agents._support.cli import check_output_dir, command_parser
+from connect4_agents._support.config_cli import add_options, option, run_config
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.test_sets import DATA_DIR, TEST_SET_SPECS, generate_test_set, write_test_set
 
@@ -45,14 +45,14 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return add_options(command_parser(parser, __doc__), MakeTestSetsConfig)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: MakeTestSetsConfig) -> int:
     """Generate and write each set in turn (a finished set is kept if a later one is interrupted).
 
     Raises:
         ValueError: an unwritable output folder.
     """
-    out = check_output_dir(DATA_DIR if args.out is None else args.out)
-    for name in args.sets or list(TEST_SET_SPECS):
+    out = check_output_dir(DATA_DIR if config.out is None else config.out)
+    for name in config.sets or list(TEST_SET_SPECS):
         spec = TEST_SET_SPECS[name]
         bar = progress_bar(spec.size, name, unit="pos")
         start = time.perf_counter()
@@ -62,11 +62,11 @@ def run(args: argparse.Namespace) -> int:
                 bar.update(1)
 
         try:
-            positions = generate_test_set(spec, args.seed, on_position=advance)
+            positions = generate_test_set(spec, config.seed, on_position=advance)
         finally:
             if bar is not None:
                 bar.close()
-        entry = write_test_set(spec, positions, args.seed, out)
+        entry = write_test_set(spec, positions, config.seed, out)
         print(
             f"{name}: {entry['positions']} positions in {time.perf_counter() - start:.0f} s, sha256 {entry['sha256'][:16]}"
         )
@@ -75,4 +75,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: the command line) and run; returns the exit code."""
-    return run_cli(run, build_parser().parse_args(argv))
+    return run_config(run, MakeTestSetsConfig, build_parser().parse_args(argv))

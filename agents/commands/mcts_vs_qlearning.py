@@ -1,13 +1,13 @@
 """MCTS against a learner: the n-tuple network on 6x7, or tabular Q-learning on 4x5, and MCTS against itself.
 
-    python scripts/mcts_vs_qlearning.py demo                        # the shipped n-tuple network vs MCTS (make run)
-    python scripts/mcts_vs_qlearning.py demo --cpu-minutes 5        # train a network for 5 CPU-minutes, then its match
-    python scripts/mcts_vs_qlearning.py train                       # n-tuple TD(lambda) self-play on 6x7
-    python scripts/mcts_vs_qlearning.py match --model runs/match-ntuple/model.npz   # a saved network vs MCTS
-    python scripts/mcts_vs_qlearning.py demo --learner qlearning    # a short Q-learning run on 4x5, then its match
-    python scripts/mcts_vs_qlearning.py train --learner qlearning   # Q-learning on 4x5 against MCTS(40)
-    python scripts/mcts_vs_qlearning.py match --table runs/qlearning/qtable.npz   # a saved Q-table vs MCTS(10)
-    python scripts/mcts_vs_qlearning.py mcts-vs-mcts                # one 6x5 game, every search shown
+    connect4 match demo                        # the shipped n-tuple network vs MCTS (make run)
+    connect4 match demo --cpu-minutes 5        # train a network for 5 CPU-minutes, then its match
+    connect4 match train                       # n-tuple TD(lambda) self-play on 6x7
+    connect4 match match --model runs/match-ntuple/model.npz   # a saved network vs MCTS
+    connect4 match demo --learner qlearning    # a short Q-learning run on 4x5, then its match
+    connect4 match train --learner qlearning   # Q-learning on 4x5 against MCTS(40)
+    connect4 match match --table runs/qlearning/qtable.npz   # a saved Q-table vs MCTS(10)
+    connect4 match mcts-vs-mcts                # one 6x5 game, every search shown
 
 The learner's model goes under runs/<name>/ with its learning curve: the n-tuple network's model.npz,
 checkpoint.npz, curve.csv and curve.png (as ``connect4 train-ntuple`` writes them; a run started again on the
@@ -31,64 +31,36 @@ from connect4_agents._support.cli import (
     check_output_file,
     check_outputs_spare_inputs,
     command_parser,
-    run_cli,
     shown_path,
     with_agent_specs,
 )
-from connect4_agents._support.config_cli import add_options
-from connect4_agents.commands._match_options import DEMO_EPISODES, MODE_CONFIGS
-from connect4_agents.evaluation.matches import (
-    Learner,
-    model_against_mcts,
-    play_recorded_game,
-    play_recorded_match,
+from connect4_agents._support.config_cli import add_options, run_config
+from connect4_agents.commands._match_options import (
+    DEFAULTS,
+    DEMO_EPISODES,
+    MODE_CONFIGS,
+    SETTINGS,
+    DemoConfig,
+    MatchConfig,
+    MctsVsMctsConfig,
+    TrainConfig,
 )
+from connect4_agents.evaluation.matches import model_against_mcts, play_recorded_game, play_recorded_match
 from connect4_agents.mcts.agent import MCTSAgent
 from connect4_agents.ntuple.run import NTupleTrainConfig, train_ntuple
 from connect4_agents.qlearning.agent import QLearningAgent
 from connect4_agents.qlearning.train import CURVE_JSON, CURVE_PNG, TABLE_FILE, train_and_save
-from connect4_env import Board, Rules
+from connect4_env import Board
 
-__all__ = ["build_parser", "run", "main"]
+__all__ = ["MODE_CONFIGS", "build_parser", "run", "main"]
 
-# the settings --preset default lets the user override, one option each
-_SETTINGS = ("alpha", "gamma", "epsilon", "epsilon_min", "exploration_fraction", "epsilon_decay", "rewards")
-# every Q-learning option (None: not given), refused with --learner ntuple
-_QLEARNING_ONLY = ("opponent", "preset", *_SETTINGS, "window")
-
-# each learner's board, training budget, output folder and MCTS opponent where the option is not given: the
-# n-tuple network learns the standard board; a Q-table only a small one (see docs/agents/qlearning.md)
-_DEFAULTS: dict[str, dict[str, Any]] = {
-    "ntuple": {
-        "rows": 6,
-        "columns": 7,
-        "cpu_minutes": 10.0,
-        "out": "runs/match-ntuple",
-        "mcts_playouts": 1000,
-    },
-    "qlearning": {"rows": 4, "columns": 5, "episodes": 50_000, "out": "runs/qlearning", "mcts_playouts": 10},
-}
 _CURVE_POINTS, _CURVE_GAMES = 4, 10  # the n-tuple run's curve: points, and games against perfect play at each
 
 
-def _default(args: argparse.Namespace, name: str) -> Any:
-    """The option ``name``, or the learner's default where it was not given."""
-    value = getattr(args, name)
-    return _DEFAULTS[args.learner][name] if value is None else value
-
-
-def _check_learner_options(args: argparse.Namespace) -> None:
-    """Refuse a Q-learning option with ``--learner ntuple`` and ``--cpu-minutes`` with ``--learner qlearning``."""
-    if args.learner == "ntuple":
-        given = [name for name in _QLEARNING_ONLY if getattr(args, name) is not None]
-        if given:
-            flags = ", ".join("--" + name.replace("_", "-") for name in given)
-            raise ValueError(
-                f"{flags}: Q-learning option(s); add --learner qlearning (the n-tuple learner takes --cpu-minutes "
-                "or --episodes here, and every setting in connect4 train-ntuple)"
-            )
-    elif args.cpu_minutes is not None:
-        raise ValueError("--cpu-minutes trains the n-tuple learner; Q-learning trains for --episodes")
+def _default(config: Any, name: str) -> Any:
+    """The setting ``name``, or the learner's default where it was not given."""
+    value = getattr(config, name)
+    return DEFAULTS[config.learner][name] if value is None else value
 
 
 def _records_written(path: Path) -> None:
@@ -96,62 +68,63 @@ def _records_written(path: Path) -> None:
 
 
 # -- modes -------------------------------------------------------------------------------------------------
-def mcts_vs_mcts(args: argparse.Namespace) -> int:
+def mcts_vs_mcts(config: MctsVsMctsConfig) -> int:
     """Two MCTS agents: one game shown move by move, or a match with a W/D/L summary."""
-    if args.games_out is not None:
-        check_output_file(args.games_out)
-    rules = Rules(args.rows, args.columns, args.win_length)
-    names = (f"MCTS({args.playouts0}, c={args.c0:.3g})", f"MCTS({args.playouts1}, c={args.c1:.3g})")
+    if config.games_out is not None:
+        check_output_file(config.games_out)
+    rules = config.rules
+    names = (f"MCTS({config.playouts0}, c={config.c0:.3g})", f"MCTS({config.playouts1}, c={config.c1:.3g})")
     players = [
-        MCTSAgent(playouts=args.playouts0, c=args.c0, seed=args.seed, rules=rules),
-        MCTSAgent(playouts=args.playouts1, c=args.c1, seed=args.seed + 1, rules=rules),
+        MCTSAgent(playouts=config.playouts0, c=config.c0, seed=config.seed, rules=rules),
+        MCTSAgent(playouts=config.playouts1, c=config.c1, seed=config.seed + 1, rules=rules),
     ]
-    if args.games > 1:
+    if config.games > 1:
         result = play_recorded_match(
             players[0],
             players[1],
-            args.games,
+            config.games,
             rules,
             names=names,
-            seed=args.seed,
-            games_out=args.games_out,
+            seed=config.seed,
+            games_out=config.games_out,
             on_records=_records_written,
         )
         print(result.table(*names))
         return 0
 
     def show(board: Board, player: int, column: int) -> None:
-        print(
-            f"move {board.ply}: {'XO'[player]} (MCTS {[args.playouts0, args.playouts1][player]} playouts) plays {column}"
-        )
+        playouts = [config.playouts0, config.playouts1][player]
+        print(f"move {board.ply}: {'XO'[player]} (MCTS {playouts} playouts) plays {column}")
         search = players[player].last_search
         if search is not None:
             print(search.table())
         print(board.to_ascii())  # 0-based, as the move above and the search table
 
     record = play_recorded_game(
-        players, rules, names=names, seed=args.seed, on_move=show, games_out=args.games_out
+        players, rules, names=names, seed=config.seed, on_move=show, games_out=config.games_out
     )
     print("draw" if record.winner is None else f"{'XO'[record.winner]} wins", f"in {len(record.moves)} moves")
-    if args.games_out is not None:
-        print(f"game record: {shown_path(args.games_out)}")
+    if config.games_out is not None:
+        print(f"game record: {shown_path(config.games_out)}")
     return 0
 
 
-def train_qtable(args: argparse.Namespace) -> Path:
+def train_qtable(config: TrainConfig) -> Path:
     """Train a Q-table and save it with its curve; returns the table's path."""
-    rules = Rules(_default(args, "rows"), _default(args, "columns"), args.win_length)
-    if args.preset == "original":
-        agent = QLearningAgent.original(rules, seed=args.seed)
+    rules = config.learner_rules
+    if config.preset == "original":
+        agent = QLearningAgent.original(rules, seed=config.seed)
     else:
-        settings = {name: getattr(args, name) for name in _SETTINGS if getattr(args, name) is not None}
-        agent = QLearningAgent(rules, seed=args.seed, **settings)
-    opponent_spec = args.opponent or "mcts:40"
+        settings = {name: getattr(config, name) for name in SETTINGS if getattr(config, name) is not None}
+        agent = QLearningAgent(rules, seed=config.seed, **settings)
+    opponent_spec = config.opponent or "mcts:40"
     opponent = (
-        agent if opponent_spec == "self" else policy_from_spec(opponent_spec, seed=args.seed + 1, rules=rules)
+        agent
+        if opponent_spec == "self"
+        else policy_from_spec(opponent_spec, seed=config.seed + 1, rules=rules)
     )
-    out = check_output_dir(_default(args, "out"))
-    episodes = _default(args, "episodes")
+    out = check_output_dir(_default(config, "out"))
+    episodes = _default(config, "episodes")
     print(f"training {agent!r} against {opponent_spec} for {episodes:,} episodes -> {shown_path(out)}")
     try:
         trained = train_and_save(
@@ -160,8 +133,8 @@ def train_qtable(args: argparse.Namespace) -> Path:
             episodes,
             out,
             opponent_name=opponent_spec,
-            window=args.window or 1000,
-            progress=not args.quiet,
+            window=config.window or 1000,
+            progress=not config.quiet,
         )
     except KeyboardInterrupt:
         print(
@@ -183,26 +156,30 @@ def train_qtable(args: argparse.Namespace) -> Path:
     return trained.table
 
 
-def train_network(args: argparse.Namespace) -> Path:
+def train_network(config: TrainConfig) -> Path:
     """Train an n-tuple network by TD(lambda) self-play (`train_ntuple`, a short curve, no final games) and
     save it with its curve; returns the model's path.
+
+    Raises:
+        TypeError: a setting of the wrong type.
+        ValueError: a setting out of range.
     """
-    out = check_output_dir(_default(args, "out"))
-    config = NTupleTrainConfig(
-        cpu_minutes=None if args.episodes is not None else _default(args, "cpu_minutes"),
-        games=args.episodes,
+    out = check_output_dir(_default(config, "out"))
+    settings = NTupleTrainConfig(
+        cpu_minutes=None if config.episodes is not None else _default(config, "cpu_minutes"),
+        games=config.episodes,
         out=str(out),
-        rows=_default(args, "rows"),
-        columns=_default(args, "columns"),
-        win_length=args.win_length,
-        seed=args.seed,
+        rows=config.learner_rules.rows,
+        columns=config.learner_rules.columns,
+        win_length=config.win_length,
+        seed=config.seed,
         curve_points=_CURVE_POINTS,
         curve_games=_CURVE_GAMES,
         final_games=0,
-        progress=not args.quiet,
+        progress=not config.quiet,
     )
-    config.check()
-    model, _, _ = train_ntuple(config, say=print)
+    settings.check()
+    model, _, _ = train_ntuple(settings, say=print)
     written = [model] + [
         out / name for name in ("checkpoint.npz", "curve.csv", "curve.png") if (out / name).exists()
     ]
@@ -212,42 +189,30 @@ def train_network(args: argparse.Namespace) -> Path:
     return model
 
 
-def train(args: argparse.Namespace) -> Path:
-    """Train the chosen learner and save its model with its curve; returns the model's path.
-
-    Raises:
-        ValueError: another learner's option, or a bad setting.
-    """
-    _check_learner_options(args)
-    return train_network(args) if args.learner == "ntuple" else train_qtable(args)
+def train(config: TrainConfig) -> Path:
+    """Train the chosen learner and save its model with its curve; returns the model's path."""
+    return train_network(config) if config.learner == "ntuple" else train_qtable(config)
 
 
-def _learner_and_model(args: argparse.Namespace) -> tuple[Learner, str | None]:
-    """The learner whose model the match plays: a Q-table with ``--table``, else an n-tuple network."""
-    if args.table is not None and args.model is not None:
-        raise ValueError("give --model (an n-tuple network) or --table (a Q-table), not both")
-    return ("qlearning", args.table) if args.table is not None else ("ntuple", args.model)
-
-
-def match(args: argparse.Namespace) -> int:
+def match(config: MatchConfig) -> int:
     """A saved model against MCTS; the results printed and written as JSON."""
-    learner, model = _learner_and_model(args)
+    learner, model = ("qlearning", config.table) if config.table is not None else ("ntuple", config.model)
     default_out = Path("runs/match/match.json") if model is None else Path(model).with_name("match.json")
-    out = check_output_file(args.out if args.out else default_out)
-    if args.games_out is not None:
-        check_output_file(args.games_out)
-    outputs = {"--out": out, "--games-out": None if args.games_out is None else Path(args.games_out)}
+    out = check_output_file(config.out if config.out else default_out)
+    if config.games_out is not None:
+        check_output_file(config.games_out)
+    outputs = {"--out": out, "--games-out": None if config.games_out is None else Path(config.games_out)}
     check_outputs_spare_inputs(outputs, [model])
-    playouts = args.mcts_playouts or _DEFAULTS[learner]["mcts_playouts"]
+    playouts = config.mcts_playouts or DEFAULTS[learner]["mcts_playouts"]
     played = model_against_mcts(
         learner,
         model,
         playouts=playouts,
-        c=args.c,
-        games=args.games,
-        seed=args.seed,
+        c=config.c,
+        games=config.games,
+        seed=config.seed,
         out=out,
-        games_out=args.games_out,
+        games_out=config.games_out,
         on_records=_records_written,
     )
     rules = played.rules
@@ -267,45 +232,41 @@ try next:
   connect4 train-ntuple --help                        # the learner's every setting"""
 
 
-def demo(args: argparse.Namespace) -> int:
+def demo(config: DemoConfig) -> int:
     """The shipped n-tuple network against MCTS on 6x7, or a short training (the n-tuple learner's with
     ``--cpu-minutes`` / ``--episodes``; Q-learning's always), then its model against MCTS (every output
     checked before the training).
     """
-    _check_learner_options(args)
-    folder = Path(args.out or "runs/demo")
+    folder = Path(config.out or "runs/demo")
     check_output_file(folder / "match.json")
-    if args.games_out is not None:
-        check_output_file(args.games_out)
-    trains = args.learner == "qlearning" or args.cpu_minutes is not None or args.episodes is not None
-    args.model = args.table = None
-    if trains:
-        args.out = str(folder)
-        if args.learner == "qlearning" and args.episodes is None:
-            args.episodes = DEMO_EPISODES
-        trained = str(train(args))
-        if args.learner == "ntuple":
-            args.model = trained
-        else:
-            args.table = trained
-    args.out = str(folder / "match.json")
-    code = match(args)
+    if config.games_out is not None:
+        check_output_file(config.games_out)
+    model = table = None
+    if config.learner == "qlearning" or config.cpu_minutes is not None or config.episodes is not None:
+        episodes = config.episodes
+        if config.learner == "qlearning" and episodes is None:
+            episodes = DEMO_EPISODES
+        trained = str(train(dataclasses.replace(config, out=str(folder), episodes=episodes)))
+        model, table = (trained, None) if config.learner == "ntuple" else (None, trained)
+    shared = {name: getattr(config, name) for name in ("seed", "mcts_playouts", "c", "games", "games_out")}
+    code = match(MatchConfig(model=model, table=table, out=str(folder / "match.json"), **shared))
     print(_NEXT)
     return code
 
 
-def train_mode(args: argparse.Namespace) -> int:
+def train_mode(config: TrainConfig) -> int:
     """The ``train`` mode: `train`, exit code 0."""
-    train(args)
+    train(config)
     return 0
 
 
-MODES: dict[str, Callable[[argparse.Namespace], int]] = {
-    "mcts-vs-mcts": mcts_vs_mcts,
-    "train": train_mode,
-    "match": match,
-    "demo": demo,
+MODES: dict[type, Callable[[Any], int]] = {
+    MctsVsMctsConfig: mcts_vs_mcts,
+    TrainConfig: train_mode,
+    MatchConfig: match,
+    DemoConfig: demo,
 }
+"""Each mode's work, by the config its options build."""
 
 
 # -- command line (each mode's options: connect4_agents.commands._match_options) -------------------------
@@ -351,17 +312,18 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run the chosen mode.
+def run(config: MctsVsMctsConfig | TrainConfig | MatchConfig | DemoConfig) -> int:
+    """Run the mode whose config ``config`` is.
 
     Raises:
-        ValueError: a bad setting or a malformed table.
-        TypeError: a setting of the wrong type.
+        ValueError: a bad spec, a malformed table or an unwritable output path.
+        TypeError: a spec of the wrong type.
         OSError: an unreadable table or an unwritable output path.
     """
-    return MODES[args.mode](args)
+    return MODES[type(config)](config)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse ``argv`` (default: the command line) and run; returns the exit code."""
-    return run_cli(run, build_parser().parse_args(argv))
+    """Parse ``argv`` (default: the command line), build the mode's config and run; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    return run_config(run, MODE_CONFIGS[args.mode], args)

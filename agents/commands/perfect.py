@@ -1,8 +1,8 @@
 """Strength against perfect play: W/D/L as first player, and plies survived as second, against the solver.
 
-    python scripts/perfect.py alphazero:0 --games 50                    # the raw AlphaZero network on 6x7
-    python scripts/perfect.py shield:mcts:100 --games 20 --second-games 10 --out runs/perfect-mcts
-    python scripts/perfect.py random --rows 4 --columns 5 --games 20     # on 4x5 (perfect play draws there)
+    connect4 perfect alphazero:0 --games 50                    # the raw AlphaZero network on 6x7
+    connect4 perfect shield:mcts:100 --games 20 --second-games 10 --out runs/perfect-mcts
+    connect4 perfect random --rows 4 --columns 5 --games 20     # on 4x5 (perfect play draws there)
 
 The standard measure of a 6x7 agent's strength (the protocol of Thill's n-tuple agent against BitBully): the
 opponent is the exact solver choosing at random among the columns with the best score. As first player a
@@ -21,11 +21,10 @@ from connect4_agents._support.cli import (
     check_output_dir,
     check_outputs_spare_inputs,
     command_parser,
-    run_cli,
     spec_files,
     with_agent_specs,
 )
-from connect4_agents._support.config_cli import add_options, option
+from connect4_agents._support.config_cli import add_options, option, run_config
 from connect4_agents.evaluation.perfect_play import MAX_GAMES, play_against_perfect
 from connect4_env import Rules
 
@@ -65,6 +64,25 @@ class PerfectConfig:
     """The folder of games.jsonl and report.json."""
     no_progress: bool = False
     """No progress bar."""
+    rules: Rules = field(init=False)
+    """The board, from ``rows``, ``columns`` and ``win_length``."""
+
+    def __post_init__(self) -> None:
+        """Check the settings.
+
+        Raises:
+            ValueError: no game to play, a negative seed, a bad board.
+        """
+        if self.games + self.second_games_played == 0:
+            raise ValueError("--games 0 and --second-games 0: there is no game to play")
+        if self.seed < 0:
+            raise ValueError(f"--seed {self.seed} must be 0 or more")
+        self.rules = Rules(self.rows, self.columns, self.win_length)
+
+    @property
+    def second_games_played(self) -> int:
+        """The games with the agent moving second: ``second_games``, or ``games`` where it is None."""
+        return self.games if self.second_games is None else self.second_games
 
 
 CONFIG = PerfectConfig  # the dataclass the options are built from (see connect4_agents.commands)
@@ -77,32 +95,26 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return with_agent_specs(add_options(command_parser(parser, __doc__), PerfectConfig))
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: PerfectConfig) -> int:
     """Play the games, writing each to games.jsonl as it ends; then report.json, and print the report.
 
     Raises:
-        ValueError: no game to play, a negative seed, an unknown spec, an unwritable ``--out``.
+        ValueError: an unknown spec, an unwritable ``--out``.
         TypeError: a spec of the wrong type.
     """
-    second = args.games if args.second_games is None else args.second_games
-    if args.games + second == 0:
-        raise ValueError("--games 0 and --second-games 0: there is no game to play")
-    if args.seed < 0:
-        raise ValueError(f"--seed {args.seed} must be 0 or more")
-    rules = Rules(args.rows, args.columns, args.win_length)
-    out = check_output_dir(args.out)
+    out = check_output_dir(config.out)
     games_path, report_path = out / "games.jsonl", out / "report.json"
     check_outputs_spare_inputs(
-        {"--out games.jsonl": games_path, "--out report.json": report_path}, spec_files([args.spec])
+        {"--out games.jsonl": games_path, "--out report.json": report_path}, spec_files([config.spec])
     )
     report = play_against_perfect(
-        args.spec,
-        first_games=args.games,
-        second_games=second,
-        rules=rules,
-        seed=args.seed,
+        config.spec,
+        first_games=config.games,
+        second_games=config.second_games_played,
+        rules=config.rules,
+        seed=config.seed,
         games_out=games_path,
-        progress=not args.no_progress,
+        progress=not config.no_progress,
     )
     report.write(report_path)
     print(report.table())
@@ -112,4 +124,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: the command line) and run; returns the exit code."""
-    return run_cli(run, build_parser().parse_args(argv))
+    return run_config(run, PerfectConfig, build_parser().parse_args(argv))

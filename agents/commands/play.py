@@ -1,9 +1,9 @@
 """Play Connect Four against an agent, or watch two agents: in a window or in the terminal.
 
-    python scripts/play.py                                   # you (X, red) against mcts:1000 in a window
-    python scripts/play.py --player0 solver --player1 human  # the solver moves first
-    python scripts/play.py --player0 random --player1 mcts:200 --ui terminal --rows 4 --columns 5
-    python scripts/play.py --player0 mcts:100 --player1 solver --exit-at-end --screenshot game.png --record games.jsonl
+    connect4 play                                   # you (X, red) against mcts:1000 in a window
+    connect4 play --player0 solver --player1 human  # the solver moves first
+    connect4 play --player0 random --player1 mcts:200 --ui terminal --rows 4 --columns 5
+    connect4 play --player0 mcts:100 --player1 solver --exit-at-end --screenshot game.png --record games.jsonl
 
 Window (pygame-ce, the render extra): click a column or press 1-9; N new game, U undo, S swap sides, Esc quit.
 Under the board, the last agent's view of its move (MCTS playout shares and mean values, solver verdicts).
@@ -12,7 +12,7 @@ first mover and O the second on the board and in every message, whichever seat y
 announced, another game is offered at the end with the running score; stones in colour on a terminal. End of
 input (Ctrl-D) quits (exit code 0), leaving the game in progress unfinished and unrecorded.
 A solver on 6x7 needs the opening book (the book extra) for its opening moves: without it, play refuses at once.
---record PATH appends every finished game to a records file (see scripts/replay.py).
+--record PATH appends every finished game to a records file (see connect4 replay).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from connect4_agents import policy_from_spec
-from connect4_agents._support.cli import check_output_file, command_parser, run_cli, with_agent_specs
-from connect4_agents._support.config_cli import add_options, option
+from connect4_agents._support.cli import check_output_file, command_parser, with_agent_specs
+from connect4_agents._support.config_cli import add_options, option, run_config
 from connect4_agents.evaluation.records import GameLog, write_games
 from connect4_agents.solver.agent import SolverAgent
 from connect4_agents.ui.play_window import PlayWindow, display_available
@@ -62,6 +62,19 @@ class PlayConfig:
     """Window: close it when the game ends."""
     delay: float = 0.5
     """Window: seconds before each agent's move."""
+    rules: Rules = field(init=False)
+    """The board, from ``rows``, ``columns`` and ``win_length``."""
+
+    def __post_init__(self) -> None:
+        """Check the settings: the board, the window's options, the delay.
+
+        Raises:
+            ValueError: a bad board or delay, or window-only options with ``--ui terminal``.
+        """
+        self.rules = Rules(self.rows, self.columns, self.win_length)
+        if self.ui == "terminal" and (self.screenshot or self.exit_at_end):
+            raise ValueError("--screenshot and --exit-at-end are for the window (--ui window)")
+        check_number("--delay", self.delay, 0.0, 60.0)
 
 
 CONFIG = PlayConfig  # the dataclass the options are built from (see connect4_agents.commands)
@@ -74,23 +87,21 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return with_agent_specs(add_options(command_parser(parser, __doc__), PlayConfig))
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: PlayConfig) -> int:
     """One session in the window or in the terminal (as many games as the person plays; agents alone: one).
 
     Raises:
-        ValueError: window-only options with ``--ui terminal``, a bad delay, board, spec or output path.
+        ValueError: a bad spec or output path, or a window with no display to show it.
+        MissingExtraError: a window without the ``render`` extra, or a 6x7 solver without the ``book`` extra.
     """
-    rules = Rules(args.rows, args.columns, args.win_length)
+    rules = config.rules
     # --screenshot and --exit-at-end are the window's: asking for them picks it, also with no display
     # (pygame then draws off screen), so the README's screenshot command works on a headless machine
-    window_only = bool(args.screenshot or args.exit_at_end)
-    ui = args.ui or ("window" if window_only or display_available() else "terminal")
-    if ui == "terminal" and (args.screenshot or args.exit_at_end):
-        raise ValueError("--screenshot and --exit-at-end are for the window (--ui window)")
-    check_number("--delay", args.delay, 0.0, 60.0)
-    record = check_output_file(args.record) if args.record else None
-    screenshot = check_output_file(args.screenshot) if args.screenshot else None
-    specs = (args.player0, args.player1)
+    window_only = bool(config.screenshot or config.exit_at_end)
+    ui = config.ui or ("window" if window_only or display_available() else "terminal")
+    record = check_output_file(config.record) if config.record else None
+    screenshot = check_output_file(config.screenshot) if config.screenshot else None
+    specs = (config.player0, config.player1)
 
     def keep(game: GameLog) -> None:
         if record is not None:
@@ -107,24 +118,26 @@ def run(args: argparse.Namespace) -> int:
             )
         # None seats are the person's: the window reads their clicks
         players = [
-            None if spec == "human" else policy_from_spec(spec, seed=args.seed + seat, rules=rules)
+            None if spec == "human" else policy_from_spec(spec, seed=config.seed + seat, rules=rules)
             for seat, spec in enumerate(specs)
         ]
         _check_openings(players, rules)
-        window = PlayWindow(players, specs, rules, seed=args.seed, delay=args.delay, on_game_end=keep)
-        window.run(exit_at_end=args.exit_at_end, screenshot=screenshot)
+        window = PlayWindow(players, specs, rules, seed=config.seed, delay=config.delay, on_game_end=keep)
+        window.run(exit_at_end=config.exit_at_end, screenshot=screenshot)
         if screenshot is not None:
             print(f"screenshot: {screenshot}")
         return 0
     players = [
-        TerminalHuman(seat) if spec == "human" else policy_from_spec(spec, seed=args.seed + seat, rules=rules)
+        TerminalHuman(seat)
+        if spec == "human"
+        else policy_from_spec(spec, seed=config.seed + seat, rules=rules)
         for seat, spec in enumerate(specs)
     ]
     _check_openings(players, rules)
     # another game is offered only to a person at a terminal: piped input plays one game, as before
     ask = input if "human" in specs and sys.stdin.isatty() else None
     play_terminal_session(
-        players, specs, rules, seed=args.seed, record_search=record is not None, on_game_end=keep, ask=ask
+        players, specs, rules, seed=config.seed, record_search=record is not None, on_game_end=keep, ask=ask
     )
     return 0
 
@@ -143,4 +156,4 @@ def _check_openings(players: list[Any], rules: Rules) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: the command line) and run; returns the exit code."""
-    return run_cli(run, build_parser().parse_args(argv))
+    return run_config(run, PlayConfig, build_parser().parse_args(argv))

@@ -1,7 +1,7 @@
 """Turn game records into one self-contained HTML replay (no network needed to open it).
 
-    python scripts/tournament.py mcts:100 solver --games 4 --games-out games.jsonl
-    python scripts/replay.py games.jsonl -o replay.html      # then open replay.html#game=0&ply=10
+    connect4 tournament mcts:100 solver --games 4 --games-out games.jsonl
+    connect4 replay games.jsonl -o replay.html      # then open replay.html#game=0&ply=10
 
 Step with the buttons, the arrow keys or the slider; the address #game=G&ply=N opens a position. On 6x7 (with
 the book extra) and on boards of at most 35 cells each move gets a verdict from the solver, computed here:
@@ -18,9 +18,8 @@ from connect4_agents._support.cli import (
     check_output_file,
     check_outputs_spare_inputs,
     command_parser,
-    run_cli,
 )
-from connect4_agents._support.config_cli import add_options, option
+from connect4_agents._support.config_cli import add_options, option, run_config
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.records import read_games
 from connect4_agents.ui.replay import write_replay
@@ -54,7 +53,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return add_options(command_parser(parser, __doc__), ReplayConfig)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: ReplayConfig) -> int:
     """Read the records and write the page.
 
     Raises:
@@ -62,21 +61,21 @@ def run(args: argparse.Namespace) -> int:
         ValueError: a malformed records file.
         OSError: an unreadable records file or an unwritable page.
     """
-    if not Path(args.records).exists():  # before the page's folder is made
+    if not Path(config.records).exists():  # before the page's folder is made
         raise FileNotFoundError(
-            f"no game records file at {args.records} (connect4 tournament ... --games-out PATH, "
+            f"no game records file at {config.records} (connect4 tournament ... --games-out PATH, "
             "connect4 play --record PATH and connect4 match ... --games-out PATH write one)"
         )
-    out = check_output_file(args.out)
-    check_outputs_spare_inputs({"--out": out}, [args.records])
-    games = read_games(args.records)
-    bar = None if args.no_progress else progress_bar(len(games), "games", unit="game")
+    out = check_output_file(config.out)
+    check_outputs_spare_inputs({"--out": out}, [config.records])
+    games = read_games(config.records)
+    bar = None if config.no_progress else progress_bar(len(games), "games", unit="game")
     try:
         write_replay(
             out,
             games,
-            verdicts=not args.no_verdicts,
-            title=args.title or f"Connect Four: {args.records}",
+            verdicts=not config.no_verdicts,
+            title=config.title or f"Connect Four: {config.records}",
             on_game=None if bar is None else lambda _: bar.update(1),
         )
     finally:
@@ -88,4 +87,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: the command line) and run; returns the exit code."""
-    return run_cli(run, build_parser().parse_args(argv))
+    return run_config(run, ReplayConfig, build_parser().parse_args(argv))

@@ -1,10 +1,10 @@
 """Serve Connect4Text-v0 to language models over HTTP: an OpenEnv environment server (the openenv extra: openenv,
 or openenv-core installed in its place).
 
-    python scripts/serve_openenv.py                          # http://127.0.0.1:8000, opponent random
-    python scripts/serve_openenv.py --opponent solver --port 8001 --invalid-answer lose
-    python scripts/serve_openenv.py --opponent none --dialect game_arena --reward trajectory   # both seats
-    python scripts/serve_openenv.py --port 0                 # a free port, printed once listening
+    connect4 serve-openenv                          # http://127.0.0.1:8000, opponent random
+    connect4 serve-openenv --opponent solver --port 8001 --invalid-answer lose
+    connect4 serve-openenv --opponent none --dialect game_arena --reward trajectory   # both seats
+    connect4 serve-openenv --port 0                 # a free port, printed once listening
 
 OpenEnv's clients play it over /ws (one game per connection, e.g. connect4_env.integrations.openenv.environment.Connect4TextClient);
 clients without WebSockets use POST /sessions, then /sessions/<id>/reset, /step, /state. With --opponent none
@@ -30,15 +30,13 @@ import sys
 from dataclasses import dataclass, field
 from typing import Literal
 
-from connect4_agents._support.cli import command_parser, positive_int, run_cli, with_agent_specs
-from connect4_agents._support.config_cli import add_options, option
-from connect4_env.envs.dialects import DIALECTS
+from connect4_agents._support.cli import command_parser, positive_int, with_agent_specs
+from connect4_agents._support.config_cli import add_options, option, run_config
+from connect4_env.envs.dialects import DIALECTS, MAX_ANSWER_LENGTH
 from connect4_env.extras import MissingExtraError, require
-from connect4_env.integrations.openenv.guards import (  # the standard library's only: no OpenEnv loaded here
-    BYTES_PER_CHARACTER,
-    FRAME_BYTES,
-    MAX_ANSWER_LENGTH,
-)
+
+# the standard library's only: no OpenEnv loaded here
+from connect4_env.integrations.openenv.hardening import BYTES_PER_CHARACTER, FRAME_BYTES
 
 __all__ = ["ServeOpenEnvConfig", "build_parser", "run", "main", "check_openenv", "OPENENV_DISTRIBUTIONS"]
 
@@ -211,6 +209,20 @@ class ServeOpenEnvConfig:
     allow_origin: tuple[str, ...] = field(default=(), metadata=option(append=True, metavar="ORIGIN"))
     """A web origin (``http://host:port``) whose pages may use the server; repeat for more."""
 
+    def __post_init__(self) -> None:
+        """Check the times and the rate (the rest is read by its option's type, or checked by the server).
+
+        Raises:
+            ValueError: a time or rate that is not a finite number above 0.
+        """
+        for flag, value, unit in (
+            ("--session-timeout", self.session_timeout, "seconds"),
+            ("--request-timeout", self.request_timeout, "seconds"),
+            ("--session-rate", self.session_rate, "sessions a second"),
+        ):
+            if not math.isfinite(value) or value <= 0:
+                raise ValueError(f"{flag} must be a finite number of {unit} > 0, got {value}")
+
 
 CONFIG = ServeOpenEnvConfig  # the dataclass the options are built from (see connect4_agents.commands)
 
@@ -223,13 +235,13 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return with_agent_specs(add_options(command_parser(parser, __doc__), ServeOpenEnvConfig))
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: ServeOpenEnvConfig) -> int:
     """Serve until interrupted.
 
     Raises:
         MissingExtraError: the openenv extra is not installed, or too old a release of OpenEnv is.
-        ValueError: a bad option.
-        TypeError: a bad option.
+        ValueError: a bad opponent spec or dialect setting.
+        TypeError: an opponent spec of the wrong type.
         OSError: the address cannot be bound.
     """
     warning = check_openenv()
@@ -238,50 +250,38 @@ def run(args: argparse.Namespace) -> int:
     require("openenv", "openenv", "connect4 serve-openenv")
     from connect4_env.integrations.openenv.server import serve  # FastAPI, uvicorn and OpenEnv load only here
 
-    if not math.isfinite(args.session_timeout) or args.session_timeout <= 0:
-        raise ValueError(
-            f"--session-timeout must be a finite number of seconds > 0, got {args.session_timeout}"
-        )
-    if not math.isfinite(args.request_timeout) or args.request_timeout <= 0:
-        raise ValueError(
-            f"--request-timeout must be a finite number of seconds > 0, got {args.request_timeout}"
-        )
-    if not math.isfinite(args.session_rate) or args.session_rate <= 0:
-        raise ValueError(
-            f"--session-rate must be a finite number of sessions a second > 0, got {args.session_rate}"
-        )
-    agent_first = {"yes": True, "no": False, "random": None}[args.agent_first]
+    agent_first = {"yes": True, "no": False, "random": None}[config.agent_first]
     switch = {"yes": True, "no": False, None: None}
     serve(
-        args.host,
-        args.port,
-        max_body_bytes=args.max_body_bytes,
-        max_answer_length=args.max_answer_length,
+        config.host,
+        config.port,
+        max_body_bytes=config.max_body_bytes,
+        max_answer_length=config.max_answer_length,
         on_ready=lambda url: print(f"serving Connect4Text-v0 over OpenEnv at {url}", flush=True),
-        max_sessions=args.max_sessions,
-        session_timeout=args.session_timeout,
-        session_rate=args.session_rate,
-        request_timeout=args.request_timeout,
-        max_connections=args.max_connections,
-        allowed_origins=args.allow_origin,
-        opponent=args.opponent,
+        max_sessions=config.max_sessions,
+        session_timeout=config.session_timeout,
+        session_rate=config.session_rate,
+        request_timeout=config.request_timeout,
+        max_connections=config.max_connections,
+        allowed_origins=config.allow_origin,
+        opponent=config.opponent,
         agent_first=agent_first,
-        dialect=args.dialect,
-        legal_moves=switch[args.legal_moves],
-        history=switch[args.history],
-        blind=switch[args.blind],
-        session_dialects=args.session_dialects or None,
-        reward=args.reward,
-        gamma=args.gamma,
-        invalid_answer=args.invalid_answer,
-        max_retries=args.max_retries,
-        rows=args.rows,
-        columns=args.columns,
-        win_length=args.win_length,
+        dialect=config.dialect,
+        legal_moves=switch[config.legal_moves],
+        history=switch[config.history],
+        blind=switch[config.blind],
+        session_dialects=config.session_dialects or None,
+        reward=config.reward,
+        gamma=config.gamma,
+        invalid_answer=config.invalid_answer,
+        max_retries=config.max_retries,
+        rows=config.rows,
+        columns=config.columns,
+        win_length=config.win_length,
     )
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: the command line) and run; returns the exit code."""
-    return run_cli(run, build_parser().parse_args(argv))
+    return run_config(run, ServeOpenEnvConfig, build_parser().parse_args(argv))

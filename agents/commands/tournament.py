@@ -1,10 +1,10 @@
 """A tournament between agents with Elo ratings: every pair plays N games, alternating who starts.
 
-    python scripts/tournament.py random mcts:100 solver --games 20
-    python scripts/tournament.py random mcts:10 mcts:100 mcts:1000 --games 100 --json ladder.json --plot ladder.png
-    python scripts/tournament.py --gauntlet sb3:runs/sb3/model.zip --games 40      # against the reference ladder
-    python scripts/tournament.py random mcts:100 --backend ray --address auto       # on a running Ray cluster
-    python scripts/tournament.py mcts:100 solver --games 4 --games-out games.jsonl  # records for scripts/replay.py
+    connect4 tournament random mcts:100 solver --games 20
+    connect4 tournament random mcts:10 mcts:100 mcts:1000 --games 100 --json ladder.json --plot ladder.png
+    connect4 tournament --gauntlet sb3:runs/sb3/model.zip --games 40      # against the reference ladder
+    connect4 tournament random mcts:100 --backend ray --address auto       # on a running Ray cluster
+    connect4 tournament mcts:100 solver --games 4 --games-out games.jsonl  # records for connect4 replay
 
 Prints each pairing's W/D/L (from the first-named agent's side) with a 95 % interval on its score, then
 Bradley-Terry Elo ratings (draws count half a point) with 95 % bootstrap intervals, anchored at random = 0
@@ -29,11 +29,10 @@ from connect4_agents._support.cli import (
     check_outputs_spare_inputs,
     command_parser,
     positive_int,
-    run_cli,
     spec_files,
     with_agent_specs,
 )
-from connect4_agents._support.config_cli import add_options, option
+from connect4_agents._support.config_cli import add_options, option, run_config
 from connect4_agents._support.figures import check_figure_path
 from connect4_agents._support.progress import write_line
 from connect4_agents.evaluation.backends import BACKENDS
@@ -83,6 +82,25 @@ class TournamentConfig:
     """Draw the ratings and the head-to-head scores in this picture."""
     no_progress: bool = False
     """No progress bar."""
+    rules: Rules = field(init=False)
+    """The board, from ``rows``, ``columns`` and ``win_length``."""
+
+    def __post_init__(self) -> None:
+        """Check the settings.
+
+        Raises:
+            ValueError: ``--anchor`` with ``--gauntlet``, fewer than two agents without ``--gauntlet``, a bad
+                board.
+        """
+        if self.gauntlet is not None and self.anchor is not None:
+            # a gauntlet is rated on the ladder's fixed scale, so that its Elo compares with the ladder's
+            raise ValueError(
+                f"--anchor {self.anchor} does not apply to --gauntlet: its ratings are on the scale the "
+                "ladder's fixed ratings set; leave --anchor out"
+            )
+        if self.gauntlet is None and len(self.agents) < 2:
+            raise ValueError("give at least two agents (or --gauntlet SPEC)")
+        self.rules = Rules(self.rows, self.columns, self.win_length)
 
 
 CONFIG = TournamentConfig  # the dataclass the options are built from (see connect4_agents.commands)
@@ -95,57 +113,52 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return with_agent_specs(add_options(command_parser(parser, __doc__), TournamentConfig))
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: TournamentConfig) -> int:
     """Play, print each pairing as it ends and the ratings, write the files asked for.
 
     Raises:
-        ValueError: fewer than two agents, a bad spec or ladder, --anchor with --gauntlet.
+        ValueError: a bad spec or ladder, two outputs that name one file.
         TypeError: a spec of the wrong type.
         OSError: an unreadable ladder or an unwritable output path.
+        MissingExtraError: the rating fit or ``--plot`` without the ``train`` extra, Ray without its extra.
     """
-    if args.gauntlet is not None and args.anchor is not None:
-        # a gauntlet is rated on the ladder's fixed scale, so that its Elo compares with the ladder's
-        raise ValueError(
-            f"--anchor {args.anchor} does not apply to --gauntlet: its ratings are on the scale the ladder's "
-            "fixed ratings set; leave --anchor out"
-        )
-    out = check_output_file(args.json) if args.json is not None else None
-    plot = check_output_file(check_figure_path("--plot", Path(args.plot))) if args.plot is not None else None
-    games_out = check_output_file(args.games_out) if args.games_out is not None else None
+    out = check_output_file(config.json) if config.json is not None else None
+    plot = (
+        check_output_file(check_figure_path("--plot", Path(config.plot))) if config.plot is not None else None
+    )
+    games_out = check_output_file(config.games_out) if config.games_out is not None else None
     named = [path.resolve() for path in (out, plot, games_out) if path is not None]
     if len(set(named)) < len(named):  # one file would overwrite the other
         raise ValueError("--json, --games-out and --plot must name different files")
     check_outputs_spare_inputs(
         {"--json": out, "--plot": plot, "--games-out": games_out},
-        [*spec_files([*args.agents, args.gauntlet or ""]), args.ladder],
+        [*spec_files([*config.agents, config.gauntlet or ""]), config.ladder],
     )
     # the optional steps' dependencies are checked before any game is played, so none is lost to them
     require("scipy", "train", "the tournament's rating fit")
     if plot is not None:
         require("matplotlib", "train", "--plot")
-    if args.backend == "ray":
+    if config.backend == "ray":
         require("ray", "distributed", "--backend ray")
-    rules = Rules(args.rows, args.columns, args.win_length)
+    rules = config.rules
     fixed: dict[str, float] | None = None
-    specs = list(args.agents)
-    if args.gauntlet is not None:
-        specs, fixed = gauntlet_ratings(specs, rules, args.ladder)
-    elif len(specs) < 2:
-        raise ValueError("give at least two agents (or --gauntlet SPEC)")
+    specs = list(config.agents)
+    if config.gauntlet is not None:
+        specs, fixed = gauntlet_ratings(specs, rules, config.ladder)
     try:
         ratings = run_rated_tournament(
             specs,
-            args.games,
+            config.games,
             rules,
-            seed=args.seed,
-            gauntlet=args.gauntlet,
+            seed=config.seed,
+            gauntlet=config.gauntlet,
             fixed=fixed,
-            anchor="random" if args.anchor is None else args.anchor,
-            bootstrap=args.bootstrap,
-            backend=args.backend,
-            workers=args.workers,
-            address=args.address,
-            progress=not args.no_progress,
+            anchor="random" if config.anchor is None else config.anchor,
+            bootstrap=config.bootstrap,
+            backend=config.backend,
+            workers=config.workers,
+            address=config.address,
+            progress=not config.no_progress,
             json_out=out,
             games_out=games_out,
             on_pairing=lambda a, b, match: write_line(pairing_line(a, b, match)),
@@ -157,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         raise
     print("\n" + ratings.table())
     if games_out is not None:
-        print(f"game records: {games_out} (python scripts/replay.py {games_out} -o replay.html)")
+        print(f"game records: {games_out} (connect4 replay {games_out} -o replay.html)")
     if plot is not None:
         ratings.plot(str(plot))
         print(f"plot: {plot}")
@@ -166,4 +179,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: the command line) and run; returns the exit code."""
-    return run_cli(run, build_parser().parse_args(argv))
+    return run_config(run, TournamentConfig, build_parser().parse_args(argv))

@@ -1,8 +1,8 @@
 """Train an AlphaZero-style agent by self-play.
 
-    python scripts/train_alphazero.py --out runs/alphazero --generations 10
-    python scripts/train_alphazero.py --out runs/alphazero --generations 10 --resume   # go on from the last one
-    python scripts/train_alphazero.py --rows 4 --columns 5 --games 16 --simulations 25 --generations 2  # tiny
+    connect4 train-alphazero --out runs/alphazero --generations 10
+    connect4 train-alphazero --out runs/alphazero --generations 10 --resume   # go on from the last one
+    connect4 train-alphazero --rows 4 --columns 5 --games 16 --simulations 25 --generations 2  # tiny
 
 Each generation plays --games self-play games (--parallel of them searched together, --simulations per move),
 adds their positions and mirror images to the replay buffer, and takes --steps training steps; then
@@ -15,12 +15,13 @@ stones): the share of moves keeping the best outcome, raw policy and with --eval
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from connect4_agents._support.cli import check_output_dir, command_parser, run_cli
-from connect4_agents._support.config_cli import add_options, from_args, option
+from connect4_agents._support.cli import check_output_dir, command_parser
+from connect4_agents._support.config_cli import add_options, option, run_config
 from connect4_agents.alphazero.config import AlphaZeroTrainConfig
 from connect4_agents.evaluation.backends import BACKENDS
 from connect4_env.extras import require
@@ -49,6 +50,20 @@ class TrainAlphaZeroConfig(AlphaZeroTrainConfig):
     no_progress: bool = False
     """No progress bar."""
 
+    def __post_init__(self) -> None:
+        """Check every setting (see `AlphaZeroTrainConfig.check`).
+
+        Raises:
+            TypeError: a setting of the wrong type.
+            ValueError: a setting out of range.
+        """
+        self.check()
+
+    def settings(self) -> AlphaZeroTrainConfig:
+        """The run's settings alone, without where it runs and writes (what the workers are sent)."""
+        base = dataclasses.fields(AlphaZeroTrainConfig)
+        return AlphaZeroTrainConfig(**{item.name: getattr(self, item.name) for item in base})
+
 
 CONFIG = TrainAlphaZeroConfig  # the dataclass the options are built from (see connect4_agents.commands)
 
@@ -61,11 +76,12 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return add_options(command_parser(parser, __doc__), TrainAlphaZeroConfig)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: TrainAlphaZeroConfig) -> int:
     """Train generation after generation, printing one line each.
 
     Raises:
-        ValueError: a bad setting, an unwritable output folder, or files in ``--out`` that cannot resume.
+        ValueError: an unwritable output folder, or files in ``--out`` that cannot resume.
+        MissingExtraError: the ``train`` extra is not installed.
         KeyboardInterrupt: Ctrl-C, after saying where the last finished generation is.
     """
     # torch only here, so that --help (and a connect4 subcommand's parser) works on a core install; through
@@ -75,10 +91,8 @@ def run(args: argparse.Namespace) -> int:
     from connect4_agents.alphazero.train import check_resumable, train
 
     torch.set_num_threads(1)  # the work is in worker processes and small batches: one thread each
-    config = from_args(AlphaZeroTrainConfig, args)  # the run's settings, without where it runs
-    config.check()  # every setting, then the folder: a refused run leaves no folder behind
-    check_resumable(args.out, args.resume)
-    out = check_output_dir(args.out)
+    check_resumable(config.out, config.resume)  # before the folder: a refused run leaves no folder behind
+    out = check_output_dir(config.out)
 
     def report(log: GenerationLog) -> None:
         print(
@@ -106,13 +120,13 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         path = train(
-            config,
+            config.settings(),
             out,
-            resume=args.resume,
+            resume=config.resume,
             on_generation=report,
-            backend=args.backend,
-            address=args.address,
-            progress=not args.no_progress,
+            backend=config.backend,
+            address=config.address,
+            progress=not config.no_progress,
         )
     except KeyboardInterrupt:
         model = out / "model.zip"
@@ -125,4 +139,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: the command line) and run; returns the exit code."""
-    return run_cli(run, build_parser().parse_args(argv))
+    return run_config(run, TrainAlphaZeroConfig, build_parser().parse_args(argv))

@@ -1,8 +1,8 @@
 """Train an n-tuple network by TD(lambda) self-play: the Q-learning family on the real board, no search.
 
-    python scripts/train_ntuple.py                                  # 60 CPU-minutes on 6x7, files in runs/ntuple
-    python scripts/train_ntuple.py --cpu-minutes 5 --out runs/nt5   # a short run
-    python scripts/train_ntuple.py --games 20000 --curve-games 0    # a fixed number of games, no solver games
+    connect4 train-ntuple                                  # 60 CPU-minutes on 6x7, files in runs/ntuple
+    connect4 train-ntuple --cpu-minutes 5 --out runs/nt5   # a short run
+    connect4 train-ntuple --games 20000 --curve-games 0    # a fixed number of games, no solver games
 
 Writes model.npz (the spec ntuple:runs/ntuple/model.npz), checkpoint.npz, curve.csv (a row per curve point, as
 it is measured: the test sets' non-trivial errors and the wins as first player against perfect play),
@@ -13,31 +13,48 @@ checkpoint (--fresh starts afresh); Ctrl-C keeps the last checkpoint.
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
-from connect4_agents._support.cli import check_output_dir, command_parser, run_cli
-from connect4_agents._support.config_cli import add_options, from_args
+from connect4_agents._support.cli import check_output_dir, command_parser
+from connect4_agents._support.config_cli import add_options, run_config
 from connect4_agents.ntuple.run import NTupleTrainConfig, train_ntuple
 
-__all__ = ["build_parser", "run", "main"]
+__all__ = ["TrainNTupleConfig", "build_parser", "run", "main"]
 
-CONFIG = NTupleTrainConfig  # the dataclass the options are built from (see connect4_agents.commands)
+
+@dataclass
+class TrainNTupleConfig(NTupleTrainConfig):
+    """The options of ``connect4 train-ntuple``: the run's settings
+    ([`NTupleTrainConfig`][connect4_agents.ntuple.run.NTupleTrainConfig]), checked when it is built.
+    """
+
+    def __post_init__(self) -> None:
+        """Check every setting (see `NTupleTrainConfig.check`).
+
+        Raises:
+            TypeError: a setting of the wrong type.
+            ValueError: a setting out of range.
+        """
+        self.check()
+
+
+CONFIG = TrainNTupleConfig  # the dataclass the options are built from (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options (one per [`NTupleTrainConfig`][connect4_agents.ntuple.run.NTupleTrainConfig]
-    field), added to ``parser`` (a subcommand's) or to a new parser; returns it.
+    """The command's options (one per
+    [`TrainNTupleConfig`][connect4_agents.commands.train_ntuple.TrainNTupleConfig] field), added to
+    ``parser`` (a subcommand's) or to a new parser; returns it.
     """
-    return add_options(command_parser(parser, __doc__), NTupleTrainConfig)
+    return add_options(command_parser(parser, __doc__), TrainNTupleConfig)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: TrainNTupleConfig) -> int:
     """Train, measure and save; prints where every file went and the final figures.
 
     Raises:
-        TypeError, ValueError: a bad setting, an unwritable output folder, or a checkpoint that cannot resume.
+        ValueError: an unwritable output folder, or a checkpoint that cannot resume.
     """
-    config = from_args(NTupleTrainConfig, args)
-    config.check()
     out = check_output_dir(config.out)
     model, points, final = train_ntuple(config)
     print(f"model: {model} (play it as ntuple:{model})")
@@ -54,4 +71,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: the command line) and run; returns the exit code."""
-    return run_cli(run, build_parser().parse_args(argv))
+    return run_config(run, TrainNTupleConfig, build_parser().parse_args(argv))

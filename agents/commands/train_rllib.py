@@ -1,8 +1,8 @@
 """PPO self-play with RLlib: one shared, action-masked policy for both seats, then games against the ladder.
 
     make test-rllib                                   # builds .venv-rllib (ray[rllib] pins its own gymnasium)
-    .venv-rllib/bin/python scripts/train_rllib.py --iterations 50
-    .venv-rllib/bin/python scripts/train_rllib.py --address auto --env-runners 8    # on a running Ray cluster
+    .venv-rllib/bin/connect4 train-rllib --iterations 50
+    .venv-rllib/bin/connect4 train-rllib --address auto --env-runners 8    # on a running Ray cluster
 
 Uses connect4_env.integrations.rllib's multi-agent env (observations laid out for RLlib's ActionMaskingTorchRLModule) on
 RLlib's new API stack. Saves an RLlib checkpoint per --checkpoint-every iterations and at the end under
@@ -22,10 +22,9 @@ from connect4_agents._support.cli import (
     check_output_dir,
     command_parser,
     positive_int,
-    run_cli,
     with_agent_specs,
 )
-from connect4_agents._support.config_cli import add_options, from_args, option
+from connect4_agents._support.config_cli import add_options, option, run_config
 from connect4_agents.evaluation.arena import MatchResult
 from connect4_agents.rllib import train as rllib_train
 from connect4_agents.rllib.train import NoEpisodesError, RLlibTrainConfig, train_rllib
@@ -57,6 +56,15 @@ class TrainRLlibConfig(RLlibTrainConfig):
     )
     """Agent specs the trained policy plays at the end."""
 
+    def __post_init__(self) -> None:
+        """Check the board and PPO's settings (see `RLlibTrainConfig.check`).
+
+        Raises:
+            TypeError: a setting of the wrong type.
+            ValueError: a setting out of range.
+        """
+        self.check()
+
 
 CONFIG = TrainRLlibConfig  # the dataclass the options are built from (see connect4_agents.commands)
 
@@ -68,16 +76,16 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return with_agent_specs(add_options(command_parser(parser, __doc__), TrainRLlibConfig))
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: TrainRLlibConfig) -> int:
     """Train, checkpoint and evaluate; returns 1 (after ``error: ...``) when an iteration played no episode.
 
     Raises:
-        ValueError: a bad board, opponent spec or output folder.
-        TypeError: a bad board, opponent spec or output folder.
+        ValueError: a bad opponent spec or output folder.
+        TypeError: an opponent spec of the wrong type.
+        MissingExtraError: RLlib is not installed.
     """
-    config = from_args(RLlibTrainConfig, args).check()  # the board and PPO's settings alone
     rllib_train.require_rllib()
-    out = check_output_dir(args.out)
+    out = check_output_dir(config.out)
 
     def iteration_done(iteration: int, episodes: int, length: float) -> None:
         print(f"iteration {iteration}: {episodes} episodes, mean length {length:.1f} plies", flush=True)
@@ -88,13 +96,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         ratings = train_rllib(
             config,
-            iterations=args.iterations,
+            iterations=config.iterations,
             out=out,
-            checkpoint_every=args.checkpoint_every,
-            eval_games=args.eval_games,
-            eval_opponents=args.eval_opponents,
-            address=args.address,
-            num_cpus=args.num_cpus,
+            checkpoint_every=config.checkpoint_every,
+            eval_games=config.eval_games,
+            eval_opponents=config.eval_opponents,
+            address=config.address,
+            num_cpus=config.num_cpus,
             on_iteration=iteration_done,
             on_checkpoint=lambda path: print(f"checkpoint: {path}", flush=True),
             on_match=match_done,
@@ -109,4 +117,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: the command line) and run; returns the exit code."""
-    return run_cli(run, build_parser().parse_args(argv))
+    return run_config(run, TrainRLlibConfig, build_parser().parse_args(argv))

@@ -1,9 +1,9 @@
 """Train a Stable-Baselines3 baseline on Connect Four with the batched env, evaluate it, save it.
 
-    python scripts/train_sb3.py                                   # MaskablePPO vs random, 300k steps
-    python scripts/train_sb3.py --algo dqn --opponent mcts:50 --timesteps 500000
-    python scripts/train_sb3.py --opponent self --out runs/sb3/selfplay
-    python scripts/train_sb3.py --league --cpu-minutes 60 --out runs/league   # fixed members and snapshots
+    connect4 train-sb3                                   # MaskablePPO vs random, 300k steps
+    connect4 train-sb3 --algo dqn --opponent mcts:50 --timesteps 500000
+    connect4 train-sb3 --opponent self --out runs/sb3/selfplay
+    connect4 train-sb3 --league --cpu-minutes 60 --out runs/league   # fixed members and snapshots
 
 Writes model.zip (+ model.json), checkpoint.zip, eval.csv, curve.png and config.json under --out (a league
 also league.json, league.png and snapshots/); Ctrl-C stops early and still saves the model. A league run started
@@ -21,10 +21,9 @@ from connect4_agents._support.cli import (
     EXIT_INTERRUPTED,
     check_output_dir,
     command_parser,
-    run_cli,
     with_agent_specs,
 )
-from connect4_agents._support.config_cli import add_options, from_args
+from connect4_agents._support.config_cli import add_options, run_config
 from connect4_agents._support.progress import write_line
 from connect4_agents.sb3.report import summary_lines
 from connect4_agents.sb3.train import SB3TrainConfig, train_baseline
@@ -43,7 +42,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return with_agent_specs(add_options(command_parser(parser, __doc__), SB3TrainConfig))
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: SB3TrainConfig) -> int:
     """Train, evaluate and save, saying what runs first and every file written at the end; returns 130 when
     Ctrl-C stopped the training (the model is saved).
 
@@ -52,9 +51,8 @@ def run(args: argparse.Namespace) -> int:
         TypeError: a bad setting or opponent, an unwritable output folder.
         MissingExtraError: the ``train`` extra is not installed (checked before anything is built).
     """
-    for module in ["torch", "stable_baselines3"] + (["sb3_contrib"] if args.algo == "maskable_ppo" else []):
+    for module in ["torch", "stable_baselines3"] + (["sb3_contrib"] if config.algo == "maskable_ppo" else []):
         require(module, "train", "train-sb3")
-    config = from_args(SB3TrainConfig, args)
     check_output_dir(config.out)
     result = train_baseline(config, say=write_line)
     for line in summary_lines(result, config):
@@ -64,4 +62,4 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: the command line) and run; returns the exit code."""
-    return run_cli(run, build_parser().parse_args(argv))
+    return run_config(run, SB3TrainConfig, build_parser().parse_args(argv))

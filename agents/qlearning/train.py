@@ -1,6 +1,6 @@
 """Train a Q-table and keep what it learned: the table, its learning curve as JSON and as a picture.
 
-What the ``train`` and ``demo`` modes of ``scripts/mcts_vs_qlearning.py`` run. Ctrl-C still saves the table
+What the ``train`` and ``demo`` modes of ``connect4 match`` run. Ctrl-C still saves the table
 trained so far and its curve.
 """
 

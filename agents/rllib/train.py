@@ -1,6 +1,6 @@
 """PPO self-play with RLlib: one shared, action-masked policy for both seats, then games against agents.
 
-What ``scripts/train_rllib.py`` runs. Ray is imported inside the functions only: it is an optional heavy
+What ``connect4 train-rllib`` runs. Ray is imported inside the functions only: it is an optional heavy
 dependency, and RLlib pins its own gymnasium, so it lives in its own venv (``make test-rllib``).
 """
 

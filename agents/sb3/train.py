@@ -2,7 +2,7 @@
 
 Evaluation, checkpoints, self-play, leagues and curves.
 
-``train_baseline(SB3TrainConfig(...))`` is what ``scripts/train_sb3.py`` runs. Outputs in ``config.out``:
+``train_baseline(SB3TrainConfig(...))`` is what ``connect4 train-sb3`` runs. Outputs in ``config.out``:
 ``model.zip`` (+ ``model.json``: algorithm, board and what it trained against), ``checkpoint.zip`` (the latest
 periodic save), ``eval.csv`` (W/D/L against each fixed opponent at every evaluation, with the run's steps,
 seconds and CPU-seconds so far), ``curve.png``, ``config.json`` (the settings of the run that happened) and,
@@ -74,7 +74,7 @@ LEAGUE_BOOTSTRAP = 200
 
 @dataclass
 class SB3TrainConfig:
-    """Settings of one SB3 training run (each field is also a ``scripts/train_sb3.py`` option).
+    """Settings of one SB3 training run (each field is also a ``connect4 train-sb3`` option).
 
     AlphaZero's settings are `connect4_agents.alphazero.config.AlphaZeroTrainConfig`.
     """

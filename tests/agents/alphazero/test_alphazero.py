@@ -474,9 +474,9 @@ def test_bad_model_files_are_refused_and_nothing_runs(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_tiny_training_run_and_resume(tmp_path: Path) -> None:
-    from scripts_helpers import run
+    from helpers.commands import run
 
-    args = ["scripts/train_alphazero.py", "--rows", "4", "--columns", "5", "--channels", "8", "--blocks", "1"]
+    args = ["train-alphazero", "--rows", "4", "--columns", "5", "--channels", "8", "--blocks", "1"]
     args += ["--games", "6", "--parallel", "3", "--simulations", "10", "--steps", "5", "--batch-size", "32"]
     args += ["--eval-positions", "20", "--eval-simulations", "5"]
     result = run(*args, "--generations", "2", "--workers", "2", "--out", str(tmp_path))
@@ -502,9 +502,9 @@ def test_a_tiny_training_run_and_resume(tmp_path: Path) -> None:
     assert len(record.moves) > 0
     other = run(*args[:-2], "--blocks", "2", "--generations", "1", "--out", str(tmp_path), "--resume")
     assert other.returncode == 2 and "another board or network" in other.stderr
-    bad = run("scripts/train_alphazero.py", "--simulations", "0", "--out", str(tmp_path / "x"))
+    bad = run("train-alphazero", "--simulations", "0", "--out", str(tmp_path / "x"))
     assert bad.returncode == 2 and "simulations" in bad.stderr
-    help_text = run("scripts/train_alphazero.py", "--help").stdout
+    help_text = run("train-alphazero", "--help").stdout
     assert "--simulations" in help_text and "--resume" in help_text
 
 
@@ -562,10 +562,10 @@ def test_registry_names_alphazero(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_ctrl_c_keeps_the_last_generation(tmp_path: Path) -> None:
     import signal
 
-    from scripts_helpers import signal_after, start
+    from helpers.commands import signal_after, start
 
     process = start(
-        "scripts/train_alphazero.py",
+        "train-alphazero",
         *("--rows", "4", "--columns", "5", "--channels", "8", "--blocks", "1", "--games", "4"),
         *("--parallel", "4", "--simulations", "10", "--steps", "3", "--eval-positions", "0"),
         *("--generations", "100000", "--no-progress", "--out", str(tmp_path)),
@@ -626,10 +626,10 @@ def test_ladder_elo_of_a_model(tmp_path: Path) -> None:
 def test_sigterm_stops_the_workers_and_keeps_the_last_generation(tmp_path: Path) -> None:
     import signal
 
-    from scripts_helpers import signal_after, start, wait_gone
+    from helpers.commands import signal_after, start, wait_gone
 
     process = start(
-        "scripts/train_alphazero.py",
+        "train-alphazero",
         *(
             "--rows",
             "4",
@@ -663,11 +663,11 @@ def test_sigterm_to_the_whole_process_group_ends_training_without_a_hang(tmp_pat
     import os
     import signal
 
-    from scripts_helpers import start, wait_gone
+    from helpers.commands import start, wait_gone
 
     for delay in (0.0, 1.0):  # idle between generations, or busy in one
         process = start(
-            "scripts/train_alphazero.py",
+            "train-alphazero",
             *("--rows", "4", "--columns", "5", "--channels", "8", "--blocks", "1", "--games", "8"),
             *("--workers", "2", "--parallel", "4", "--simulations", "10", "--steps", "3"),
             *("--eval-positions", "0", "--generations", "100000", "--no-progress", "--out", str(tmp_path)),

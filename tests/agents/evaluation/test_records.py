@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from extras import heavy_without_numba, needs
-from scripts_helpers import run
+from helpers.commands import run
 
 from connect4_agents import MCTSAgent, RandomAgent, SolverAgent
 from connect4_agents.evaluation.arena import play_game
@@ -169,7 +169,7 @@ def test_write_games_checks_types(tmp_path: Path) -> None:
 def test_tournament_records_replay_from_their_seeds(tmp_path: Path) -> None:
     records, summary = tmp_path / "games.jsonl", tmp_path / "t.json"
     result = run(
-        "scripts/tournament.py",
+        "tournament",
         "random",
         "mcts:30",
         "solver",
@@ -206,7 +206,7 @@ def test_tournament_records_replay_from_their_seeds(tmp_path: Path) -> None:
 def test_match_modes_write_records(tmp_path: Path) -> None:
     path = tmp_path / "m.jsonl"
     result = run(
-        "scripts/mcts_vs_qlearning.py",
+        "match",
         "mcts-vs-mcts",
         "--games",
         "3",
@@ -222,13 +222,13 @@ def test_match_modes_write_records(tmp_path: Path) -> None:
     assert len(games) == 3 and [g.game for g in games] == [0, 1, 2]
     assert games[0].players[::-1] == games[1].players  # sides alternate
     assert all(entry["kind"] == "mcts" for g in games for entry in g.search or ())
-    bad = run("scripts/mcts_vs_qlearning.py", "mcts-vs-mcts", "--games-out", str(tmp_path))
+    bad = run("match", "mcts-vs-mcts", "--games-out", str(tmp_path))
     assert bad.returncode == 2 and "folder" in bad.stderr
 
 
 def test_terminal_play_appends_records(tmp_path: Path) -> None:
     path = tmp_path / "played.jsonl"
-    args = ["scripts/play.py", "--player0", "random", "--player1", "solver", "--rows", "4", "--columns", "4"]
+    args = ["play", "--player0", "random", "--player1", "solver", "--rows", "4", "--columns", "4"]
     for seed in ("1", "2"):
         result = run(*args, "--win-length", "3", "--ui", "terminal", "--seed", seed, "--record", str(path))
         assert result.returncode == 0, result.stderr

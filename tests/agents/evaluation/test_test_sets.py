@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pytest
 from extras import heavy_without_numba, needs, skip_without_book
+from helpers.commands import run
 from reference import ReferenceGame, reference_scores
-from scripts_helpers import run
 
 # aliases: pytest would collect functions named test_* as tests
 from connect4_agents.evaluation import Position, load_test_set, read_positions
@@ -126,9 +126,7 @@ def test_late_positions_match_plain_minimax(name):
 
 @heavy_without_numba
 def test_regenerated_byte_for_byte(tmp_path):
-    result = run(
-        "scripts/make_test_sets.py", "--seed", "0", "--sets", "4x5", "5x5-w3", "--out", str(tmp_path)
-    )
+    result = run("make-test-sets", "--seed", "0", "--sets", "4x5", "5x5-w3", "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
     for name in ("4x5", "5x5-w3"):
         assert (tmp_path / f"{name}.jsonl.gz").read_bytes() == set_path(name).read_bytes()
@@ -137,7 +135,7 @@ def test_regenerated_byte_for_byte(tmp_path):
 
 
 def test_another_seed_gives_other_positions(tmp_path):
-    result = run("scripts/make_test_sets.py", "--seed", "1", "--sets", "4x4-w3", "--out", str(tmp_path))
+    result = run("make-test-sets", "--seed", "1", "--sets", "4x4-w3", "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "4x4-w3.jsonl.gz").read_bytes() != set_path("4x4-w3").read_bytes()
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from extras import importorskip
-from scripts_helpers import HANG_GUARD, start, wait_for
+from helpers.commands import CONNECT4, HANG_GUARD, start, wait_for
 
 import connect4_env
 from connect4_agents import RandomAgent, make_policy
@@ -179,7 +178,7 @@ def test_train_baseline_self_play(tmp_path: Path) -> None:
 
 def run_script(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "scripts/train_sb3.py", *args],
+        [*CONNECT4, "train-sb3", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -224,7 +223,7 @@ def test_script_help_and_tiny_run(tmp_path: Path) -> None:
 @pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
 def test_ctrl_c_keeps_the_last_model(tmp_path: Path) -> None:
     process = start(
-        "scripts/train_sb3.py",
+        "train-sb3",
         "--timesteps",
         "10000000",
         "--eval-freq",

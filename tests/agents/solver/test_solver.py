@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 from extras import absent, installed, needs, needs_book
+from helpers.commands import HANG_GUARD
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import ReferenceGame, random_board, reference_scores
-from scripts_helpers import HANG_GUARD
 
 from connect4_agents import make_policy
 from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score

@@ -9,7 +9,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from extras import importorskip, needs, needs_book
-from scripts_helpers import run
+from helpers.commands import run
 
 pygame = importorskip("pygame")
 
@@ -145,9 +145,7 @@ def test_display_detection(monkeypatch) -> None:
 def test_two_agents_headless_with_screenshot_and_record(tmp_path: Path) -> None:
     shot, record = tmp_path / "game.png", tmp_path / "games.jsonl"
     args = ["--player0", "mcts:100", "--player1", "solver", "--ui", "window", "--delay", "0"]
-    result = run(
-        "scripts/play.py", *args, "--exit-at-end", "--screenshot", str(shot), "--record", str(record)
-    )
+    result = run("play", *args, "--exit-at-end", "--screenshot", str(shot), "--record", str(record))
     assert result.returncode == 0, result.stderr
     (game,) = read_games(record)
     assert game.players == ("mcts:100", "solver") and game.result != "player0"  # the solver does not lose
@@ -163,7 +161,7 @@ def test_two_agents_headless_with_screenshot_and_record(tmp_path: Path) -> None:
             assert tuple(image[y, x]) == expected, (row, column)
     if game.winner is not None:
         assert int(np.all(image == (34, 221, 68), axis=-1).sum()) > 0
-    bad = run("scripts/play.py", "--ui", "terminal", "--screenshot", str(shot))
+    bad = run("play", "--ui", "terminal", "--screenshot", str(shot))
     assert bad.returncode == 2 and "--ui window" in bad.stderr
 
 
@@ -230,7 +228,7 @@ def test_screenshot_picks_the_window_without_a_display(tmp_path: Path) -> None:
     # the README's screenshot command has no --ui: asking for a screenshot means the window, even headless
     shot = tmp_path / "game.png"
     args = ["--player0", "mcts:20", "--player1", "mcts:20", "--rows", "4", "--columns", "5", "--delay", "0"]
-    result = run("scripts/play.py", *args, "--exit-at-end", "--screenshot", str(shot))
+    result = run("play", *args, "--exit-at-end", "--screenshot", str(shot))
     assert result.returncode == 0, result.stderr
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -267,7 +265,7 @@ def test_a_forfeit_ends_the_game_and_is_recorded(
         "0",
     ]
     extra = ["--exit-at-end"] if ui == "window" else []
-    result = run("scripts/play.py", *args, *extra, "--record", str(record))
+    result = run("play", *args, *extra, "--record", str(record))
     assert result.returncode == 0, result.stderr
     (game,) = read_games(record)
     assert game.forfeit["player"] == 1 and game.result == "player0" and len(game.moves) == 1

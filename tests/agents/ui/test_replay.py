@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from browser import browser
 from extras import importorskip, skip_without_book
-from scripts_helpers import run
+from helpers.commands import run
 
 from connect4_agents import MCTSAgent, RandomAgent, SolverAgent
 from connect4_agents.evaluation.arena import play_game
@@ -75,11 +75,11 @@ def test_replay_script(tmp_path: Path) -> None:
     rules = Rules(4, 5, 4)
     games = [random_game(rules, 5), random_game(rules, 6)]
     write_games(records, games)
-    result = run("scripts/replay.py", str(records), "-o", str(page), "--no-progress")
+    result = run("replay", str(records), "-o", str(page), "--no-progress")
     assert result.returncode == 0, result.stderr
     assert [g["moves"] for g in page_data(page.read_text())["games"]] == [list(g.moves) for g in games]
     records.write_text('{"format": "connect4-game"}\n')
-    bad = run("scripts/replay.py", str(records), "-o", str(page))
+    bad = run("replay", str(records), "-o", str(page))
     assert bad.returncode == 2 and "line 1" in bad.stderr and "Traceback" not in bad.stderr
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
-from scripts_helpers import HANG_GUARD, ROOT
+from helpers.commands import HANG_GUARD, ROOT
 
 from connect4_agents.ui.terminal import (
     Score,

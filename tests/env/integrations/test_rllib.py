@@ -10,7 +10,7 @@ pytest.importorskip(
     "ray.rllib", reason="RLlib runs in its own venv: make test-rllib (ray[rllib] pins its own gymnasium)"
 )
 
-from scripts_helpers import session_processes, start, wait_gone  # noqa: E402
+from helpers.commands import session_processes, start, wait_gone  # noqa: E402
 
 from connect4_env import Board, Rules  # noqa: E402
 from connect4_env.integrations.rllib import Connect4MultiAgentEnv  # noqa: E402
@@ -68,7 +68,7 @@ def test_bad_config_and_turn():
 
 def test_two_iterations_of_self_play_and_nothing_left(tmp_path):
     process = start(
-        "scripts/train_rllib.py", "--iterations", "2", "--rows", "4", "--columns", "5", "--batch-size", "400",
+        "train-rllib", "--iterations", "2", "--rows", "4", "--columns", "5", "--batch-size", "400",
         "--minibatch-size", "100", "--epochs", "1", "--hidden", "32", "--num-cpus", "2", "--out", str(tmp_path),
         "--eval-games", "4", "--eval-opponents", "random", "mcts:5", new_session=True)  # fmt: skip
     stdout, stderr = process.communicate(timeout=400)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from extras import importorskip, needs
-from scripts_helpers import HANG_GUARD, read_until, run, start
+from helpers.commands import HANG_GUARD, read_until, run, start
 
 from connect4_agents import QLearningAgent, RandomAgent
 from connect4_env import Rules
@@ -40,16 +40,12 @@ def small_table(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ],
 )
 def test_play_reports_bad_settings(args: list[str], fragment: str) -> None:
-    expect_usage_error(run("scripts/play.py", *args, "--player1", "random", "--ui", "terminal"), fragment)
+    expect_usage_error(run("play", *args, "--player1", "random", "--ui", "terminal"), fragment)
 
 
 def test_a_table_of_another_size_is_refused(small_table: Path) -> None:
-    expect_usage_error(
-        run("scripts/play.py", "--player0", f"qlearning:{small_table}", "--player1", "random"), "4x5"
-    )
-    expect_usage_error(
-        run("scripts/tournament.py", f"qlearning:{small_table}", "random", "--games", "2"), "4x5"
-    )
+    expect_usage_error(run("play", "--player0", f"qlearning:{small_table}", "--player1", "random"), "4x5")
+    expect_usage_error(run("tournament", f"qlearning:{small_table}", "random", "--games", "2"), "4x5")
 
 
 def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path: Path, small_table: Path) -> None:
@@ -61,10 +57,10 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path: Path, s
     records.write_text("kept\n")
     size = ["--rows", "4", "--columns", "5"]
     cases = [
-        (["scripts/replay.py", str(records), "-o", str(records)], records),
+        (["replay", str(records), "-o", str(records)], records),
         (
             [
-                "scripts/tournament.py",
+                "tournament",
                 f"qlearning:{table}",
                 "random",
                 *size,
@@ -75,8 +71,8 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path: Path, s
             ],
             table,
         ),
-        (["scripts/evaluate.py", f"qlearning:{table}", "--json", str(table)], table),
-        (["scripts/mcts_vs_qlearning.py", "match", "--table", str(table), "--games-out", str(table)], table),
+        (["evaluate", f"qlearning:{table}", "--json", str(table)], table),
+        (["match", "match", "--table", str(table), "--games-out", str(table)], table),
     ]
     for args, source in cases:
         before = source.read_bytes()
@@ -90,22 +86,20 @@ def test_tournament_errors(tmp_path: Path) -> None:
     with zipfile.ZipFile(truncated, "w") as archive:
         archive.writestr("data", "{}")
         archive.writestr("policy.pth", b"\x80\x02trunc")
-    expect_usage_error(run("scripts/tournament.py", f"sb3:{truncated}", "random", "--games", "2"), "error:")
+    expect_usage_error(run("tournament", f"sb3:{truncated}", "random", "--games", "2"), "error:")
+    expect_usage_error(run("tournament", "human", "random", "--games", "2", stdin=""), "input was closed")
     expect_usage_error(
-        run("scripts/tournament.py", "human", "random", "--games", "2", stdin=""), "input was closed"
-    )
-    expect_usage_error(
-        run("scripts/tournament.py", "random", "random", "--games", "2", "--out", str(tmp_path)),
+        run("tournament", "random", "random", "--games", "2", "--out", str(tmp_path)),
         "is a folder",
     )
     for games in ("0", "-3"):
-        result = run("scripts/tournament.py", "random", "random", "--games", games)
+        result = run("tournament", "random", "random", "--games", games)
         assert result.returncode == 2 and "must be at least 1" in result.stderr
     assert not list(tmp_path.glob("*.json"))
     # a picture's name must say a picture format (it was a PNG named x.txt), refused before any game or folder
-    for script in ("scripts/tournament.py", "scripts/evaluate.py"):
+    for script in ("tournament", "evaluate"):
         plot = tmp_path / "new" / "x.txt"
-        agents = ("random", "random") if script.endswith("tournament.py") else ("random",)
+        agents = ("random", "random") if script == "tournament" else ("random",)
         expect_usage_error(run(script, *agents, "--plot", str(plot)), ".png, .svg, .pdf")
         assert not plot.parent.exists()
 
@@ -114,26 +108,24 @@ def test_train_checks_its_output_before_training(tmp_path: Path) -> None:
     a_file = tmp_path / "taken"
     a_file.write_text("x")
     for out, fragment in ((str(a_file), "is a file"), ("/proc/nope", "cannot write")):
-        result = run("scripts/mcts_vs_qlearning.py", "train", "--out", out)
+        result = run("match", "train", "--out", out)
         expect_usage_error(result, fragment)
         assert result.stdout == ""  # refused at once: not a line of training (50,000 episodes) before it
-    expect_usage_error(
-        run("scripts/mcts_vs_qlearning.py", "match", "--table", str(tmp_path / "none.npz")), "no Q-table"
-    )
+    expect_usage_error(run("match", "match", "--table", str(tmp_path / "none.npz")), "no Q-table")
 
 
 @pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
 def test_train_sb3_refuses_bad_hyperparameters_before_training(tmp_path: Path) -> None:
     importorskip("stable_baselines3")
     expect_usage_error(
-        run("scripts/train_sb3.py", "--hyperparameters", '{"bogus": 1}', "--out", str(tmp_path / "a")),
+        run("train-sb3", "--hyperparameters", '{"bogus": 1}', "--out", str(tmp_path / "a")),
         "bogus",
     )
-    result = run("scripts/train_sb3.py", "--hyperparameters", "[1, 2]", "--out", str(tmp_path / "b"))
+    result = run("train-sb3", "--hyperparameters", "[1, 2]", "--out", str(tmp_path / "b"))
     assert result.returncode == 2 and "not a JSON object" in result.stderr
     a_file = tmp_path / "file"
     a_file.write_text("x")
-    expect_usage_error(run("scripts/train_sb3.py", "--out", str(a_file)), "is a file")
+    expect_usage_error(run("train-sb3", "--out", str(a_file)), "is a file")
 
 
 @pytest.mark.slow  # about 4 s on 2 cores (over 3 s): make test-slow, CI runs it
@@ -141,7 +133,7 @@ def test_train_sb3_refuses_bad_hyperparameters_before_training(tmp_path: Path) -
 def test_ctrl_c_in_training_saves_the_table(tmp_path: Path) -> None:
     out = tmp_path / "run"
     process = start(
-        "scripts/mcts_vs_qlearning.py",
+        "match",
         "train",
         "--learner",
         "qlearning",

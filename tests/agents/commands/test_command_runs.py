@@ -1,4 +1,4 @@
-"""The bundled scripts, run as a user would (tiny budgets)."""
+"""The bundled commands, run as a user would (tiny budgets); ``make run``'s script as it runs it."""
 
 from __future__ import annotations
 
@@ -9,21 +9,21 @@ from pathlib import Path
 
 import pytest
 from extras import installed
-from scripts_helpers import ROOT, run
+from helpers.commands import ROOT, run
 
 from connect4_agents.evaluation.records import read_games
 
 
 @pytest.mark.parametrize("mode", ["mcts-vs-mcts", "train", "match", "demo"])
 def test_help(mode: str) -> None:
-    result = run("scripts/mcts_vs_qlearning.py", mode, "--help")
+    result = run("match", mode, "--help")
     assert result.returncode == 0 and "usage" in result.stdout and "--seed" in result.stdout
 
 
 def test_train_then_match(tmp_path: Path) -> None:
     out = tmp_path / "run"
     result = run(
-        "scripts/mcts_vs_qlearning.py",
+        "match",
         "train",
         "--learner",
         "qlearning",
@@ -42,7 +42,7 @@ def test_train_then_match(tmp_path: Path) -> None:
     assert (out / "curve.png").exists() == installed("matplotlib")  # the plot needs the train extra
     assert len(json.loads((out / "curve.json").read_text())["episodes"]) == 3
     result = run(
-        "scripts/mcts_vs_qlearning.py",
+        "match",
         "match",
         "--table",
         str(out / "qtable.npz"),
@@ -60,11 +60,11 @@ def test_train_then_match(tmp_path: Path) -> None:
 
 
 def test_mcts_vs_mcts_one_game_and_summary() -> None:
-    result = run("scripts/mcts_vs_qlearning.py", "mcts-vs-mcts", "--playouts0", "50", "--playouts1", "50")
+    result = run("match", "mcts-vs-mcts", "--playouts0", "50", "--playouts1", "50")
     assert result.returncode == 0, result.stderr
     assert "chosen" in result.stdout and ("wins in" in result.stdout or "draw" in result.stdout)
     result = run(
-        "scripts/mcts_vs_qlearning.py",
+        "match",
         "mcts-vs-mcts",
         "--games",
         "4",
@@ -84,14 +84,14 @@ def test_mcts_vs_mcts_one_game_and_summary() -> None:
 def test_match_refuses_a_corrupt_table(tmp_path: Path) -> None:
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"junk")
-    result = run("scripts/mcts_vs_qlearning.py", "match", "--table", str(bad), "--games", "2")
+    result = run("match", "match", "--table", str(bad), "--games", "2")
     assert result.returncode == 2 and "error:" in result.stderr and "corrupt or truncated" in result.stderr
     assert "Traceback" not in result.stderr
 
 
 def test_play_script_with_a_human() -> None:
     result = run(
-        "scripts/play.py",
+        "play",
         "--player0",
         "human",
         "--player1",
@@ -114,7 +114,7 @@ def test_play_script_with_a_human() -> None:
 def test_tournament(tmp_path: Path) -> None:
     out = tmp_path / "t.json"
     result = run(
-        "scripts/tournament.py",
+        "tournament",
         "random",
         "mcts:20",
         "solver",
@@ -130,7 +130,7 @@ def test_tournament(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     data = json.loads(out.read_text())
     assert len(data["pairings"]) == 3 and sum(data["points"].values()) == 6
-    result = run("scripts/tournament.py", "random", "muzero")
+    result = run("tournament", "random", "muzero")
     assert result.returncode == 2 and "unknown agent" in result.stderr
 
 
@@ -163,7 +163,7 @@ def test_qlearning_demo_prints_only_relative_paths(tmp_path: Path) -> None:
 
 
 def _run_in(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The match script run from ``folder``, as `make run` runs it from the repository."""
+    """The bundled match script (``connect4 match``) run from ``folder``, as `make run` runs it."""
     script = str(ROOT / "scripts" / "mcts_vs_qlearning.py")
     return subprocess.run(
         [sys.executable, script, *args], cwd=folder, capture_output=True, text=True, timeout=600

@@ -1,4 +1,4 @@
-"""Running the bundled scripts as a user would: a subprocess from the project root."""
+"""Running the ``connect4`` commands as a user would: a subprocess from the project root."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+# ``connect4`` as this interpreter runs it (the installed launcher may belong to another environment)
+CONNECT4 = (sys.executable, "-m", "connect4_agents.commands")
 
 # Seconds after which a run that should have reached its next step counts as hung. Only a hang guard: the
 # tests wait for events (a line printed, a file written), never for a time, so nothing they assert depends on
@@ -21,9 +23,9 @@ HANG_GUARD = 600
 
 
 def run(*args: str, stdin: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """``python *args`` from the project root, output captured, never raising on a non-zero exit."""
+    """``connect4 *args`` from the project root, output captured, never raising on a non-zero exit."""
     return subprocess.run(
-        [sys.executable, *args],
+        [*CONNECT4, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -46,13 +48,13 @@ def _own_session() -> None:
 
 
 def start(*args: str, new_session: bool = False) -> subprocess.Popen[str]:
-    """``python *args`` in the background, pipes for its output, SIGINT at its default (see above).
+    """``connect4 *args`` in the background, pipes for its output, SIGINT at its default (see above).
 
     ``new_session``: the child leads a session of its own, so that `session_processes` finds everything
     it started (pool workers, Ray's daemons) and ``os.killpg`` reaches its group as a terminal's Ctrl-C does.
     """
     return subprocess.Popen(
-        [sys.executable, *args],
+        [*CONNECT4, *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -123,7 +125,7 @@ def wait_gone(session: int, seconds: float = 60) -> list[str]:
 def signal_after(
     process: subprocess.Popen[str], first_line: str, signum: int, delay: float = 0, timeout: float = 60
 ) -> str:
-    """Wait for ``first_line`` in the script's first line of output (then ``delay`` seconds), send it
+    """Wait for ``first_line`` in the command's first line of output (then ``delay`` seconds), send it
     ``signum``, wait for its end; returns its standard error. Killed (its whole group when it leads one) if it
     does not end in time."""
     try:

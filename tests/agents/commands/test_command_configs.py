@@ -2,7 +2,7 @@
 nothing else, with the field's default; the help texts say what, not how fast; the commands page of the
 documentation lists the same options with the same defaults (generated from the dataclasses, checked here).
 
-``python tests/agents/test_command_configs.py`` rewrites the page's generated part after a config changes.
+``python tests/agents/commands/test_command_configs.py`` rewrites the page's generated part after a config changes.
 """
 
 from __future__ import annotations
@@ -20,17 +20,19 @@ import pytest
 from connect4_agents._support.config_cli import from_args, options_markdown
 from connect4_agents.commands import COMMANDS, SUBCOMMANDS
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "docs" / "commands.md"
 BEGIN = "<!-- options: begin -->"
 END = "<!-- options: end -->"
 # the values a command cannot run without, by its name in the docs: positional arguments and required options
+# (a tournament's two agents)
 REQUIRED = {
     "evaluate": ["random"],
     "grade": ["random"],
     "perfect": ["random"],
     "exploit": ["random"],
     "replay": ["games.jsonl"],
+    "tournament": ["random", "mcts:10"],
     "kaggle-submission": ["mcts"],
     "match match": [],
 }
@@ -124,8 +126,10 @@ def test_the_parser_is_its_dataclass_one_option_per_field(
         for action in parser._actions
         if not isinstance(action, argparse._HelpAction) and action.help != argparse.SUPPRESS
     ]
-    fields = [item.name for item in dataclasses.fields(config_class)]
-    assert [action.dest for action in shown] == fields  # every field an option, in order, and nothing else
+    # every field a user sets an option, in order, and nothing else (a field the config derives, such as its
+    # Rules, is no option)
+    fields = [item.name for item in dataclasses.fields(config_class) if item.init]
+    assert [action.dest for action in shown] == fields
     # hidden earlier spellings write a field too
     assert {action.dest for action in parser._actions if action.help == argparse.SUPPRESS} <= set(fields)
     for action in shown:
@@ -142,7 +146,9 @@ def test_parsing_only_what_is_required_gives_the_dataclass_defaults(
     argv = REQUIRED.get(name, [])
     config = from_args(config_class, parser.parse_args(argv))
     given = {
-        action.dest: _normal(getattr(config, action.dest)) for action in parser._actions if action.required
+        action.dest: _normal(getattr(config, action.dest))
+        for action in parser._actions
+        if action.required or not action.option_strings  # the options and positional arguments given
     }
     assert config == config_class(**given)
 
@@ -219,7 +225,7 @@ def _section(text: str) -> str:
 def test_the_commands_page_lists_every_option_with_its_default_and_nothing_else() -> None:
     assert _section(PAGE.read_text()) == expected_options_section(), (
         "docs/commands.md's options differ from the commands' config dataclasses: "
-        "run .venv/bin/python tests/agents/test_command_configs.py to rewrite them"
+        "run .venv/bin/python tests/agents/commands/test_command_configs.py to rewrite them"
     )
 
 

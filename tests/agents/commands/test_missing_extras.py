@@ -14,7 +14,7 @@ from extras import absent
 
 from connect4_agents.commands import evaluate, play, tournament, train_alphazero, train_sb3
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 CASES: list[tuple[str, Callable[[list[str]], int], list[str], str, str]] = [
@@ -73,12 +73,12 @@ def test_a_missing_extra_exits_2_before_any_work(
     assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
 
 
-def test_the_tournament_script_on_a_core_install_prints_one_line(tmp_path: Path) -> None:
-    # as a user runs it (the script, a fresh interpreter), with scipy hidden as on a core install
+def test_the_tournament_command_on_a_core_install_prints_one_line(tmp_path: Path) -> None:
+    # as a user runs it (connect4 tournament, a fresh interpreter), with scipy hidden as on a core install
     code = (
         "import runpy, sys; sys.modules['scipy'] = None; "
-        "sys.argv = ['tournament.py', 'random', 'mcts:10', '--games', '4', '--json', sys.argv[1]]; "
-        "runpy.run_path('scripts/tournament.py', run_name='__main__')"
+        "sys.argv = ['connect4', 'tournament', 'random', 'mcts:10', '--games', '4', '--json', sys.argv[1]]; "
+        "runpy.run_module('connect4_agents.commands', run_name='__main__')"
     )
     out = tmp_path / "t.json"
     done = subprocess.run(

@@ -1,5 +1,5 @@
 """The bundled commands (connect4_agents.commands): each builds its parser alone or as a subcommand, answers
---help, runs from main(argv), and scripts/*.py only call them."""
+--help, runs its built config from main(argv), and is spelled one way, ``connect4 <command>``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import ast
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,9 +19,10 @@ import pytest
 
 import connect4_env
 from connect4_agents import commands
+from connect4_agents._support.config_cli import from_args
 from connect4_agents.commands import COMMANDS, SUBCOMMANDS
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 # a quick game of two random agents on 4x5, in the terminal
 TERMINAL_GAME = [
     "play",
@@ -55,7 +58,7 @@ def test_build_parser_fills_a_fresh_parser_and_a_subparser_alike(name: str) -> N
     command = _command(name)
     fresh = command.build_parser()
     assert isinstance(fresh, argparse.ArgumentParser)
-    assert "python scripts/" in (fresh.description or "")  # the usage examples are the help's text
+    assert f"connect4 {SUBCOMMANDS[name]}" in (fresh.description or "")  # the usage examples are the help's
     sub = argparse.ArgumentParser(prog="connect4").add_subparsers(dest="command").add_parser(name)
     assert command.build_parser(sub) is sub
     assert _options(sub) == _options(fresh) and len(_options(fresh)) > 1
@@ -71,12 +74,12 @@ def test_main_help_exits_0_with_the_usage(name: str, capsys: pytest.CaptureFixtu
 
 
 def test_a_subcommand_parser_runs_the_command(capsys: pytest.CaptureFixture[str]) -> None:
-    """What a ``connect4`` dispatcher will do: parse with the subparser, then run(args)."""
+    """What the ``connect4`` dispatcher does: parse with the subparser, build the config, then run(config)."""
     play = _command("play")
     top = argparse.ArgumentParser(prog="connect4")
     play.build_parser(top.add_subparsers(dest="command").add_parser("play"))
     args = top.parse_args(TERMINAL_GAME)
-    assert play.run(args) == 0
+    assert play.run(from_args(play.PlayConfig, args)) == 0
     out = capsys.readouterr().out
     assert "X plays column" in out and ("wins after" in out or "draw after" in out)
 
@@ -107,15 +110,25 @@ def test_mcts_vs_qlearning_modes_run_under_a_subparser(capsys: pytest.CaptureFix
         ]
     )
     assert args.command == "mcts-vs-qlearning" and args.mode == "mcts-vs-mcts"
-    assert command.run(args) == 0
+    assert command.run(from_args(command.MODE_CONFIGS[args.mode], args)) == 0
     assert "move 1: X (MCTS 5 playouts)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("name", COMMANDS)
-def test_each_command_has_a_thin_script(name: str) -> None:
-    path = ROOT / "scripts" / f"{name}.py"
-    text = path.read_text()
-    assert len(text.splitlines()) <= 30, f"{path} has logic of its own"
+def test_every_command_runs_on_its_built_config(name: str) -> None:
+    """CleanRL's shape: the config dataclass is the arguments; ``run`` takes it, never argparse's namespace."""
+    command = _command(name)
+    (parameter,) = inspect.signature(command.run).parameters.values()
+    modes = getattr(command, "MODE_CONFIGS", {})
+    expected = " | ".join(c.__name__ for c in modes.values()) if modes else command.CONFIG.__name__
+    assert parameter.annotation == expected and "Namespace" not in inspect.getsource(command.run)
+
+
+def test_scripts_holds_only_the_bundled_match_script_a_shim_over_connect4_match() -> None:
+    assert sorted(path.name for path in (ROOT / "scripts").iterdir() if path.name != "__pycache__") == [
+        "mcts_vs_qlearning.py"
+    ]
+    text = (ROOT / "scripts" / "mcts_vs_qlearning.py").read_text()
     tree = ast.parse(text)
     imports = [
         (node.module, tuple(a.name for a in node.names))
@@ -125,16 +138,39 @@ def test_each_command_has_a_thin_script(name: str) -> None:
         if isinstance(node, (ast.Import, ast.ImportFrom))
     ]
     assert sorted(imports, key=str) == sorted(
-        [("__future__", ("annotations",)), (None, ("sys",)), (f"connect4_agents.commands.{name}", ("main",))],
-        key=str,
+        [("__future__", ("annotations",)), (None, ("sys",)), ("connect4_agents.commands", ("main",))], key=str
     )
-    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
-    assert not functions and ast.get_docstring(tree)
+    assert not [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    assert ast.get_docstring(tree) and 'main(["match", *sys.argv[1:]])' in text
 
 
-def test_every_script_is_a_command() -> None:
-    scripts = {path.stem for path in (ROOT / "scripts").glob("*.py")}
-    assert scripts == set(COMMANDS)
+def test_the_bundled_match_script_is_connect4_match(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "mcts_vs_qlearning.py"), "train", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and done.stdout.startswith("usage: connect4 match train"), done.stderr
+
+
+# every place a user reads a command: the docs, the README, docstrings and help texts
+SPELLED_IN = ("README.md", "docs", "agents", "connect4_env", "recipes", "benchmarks", "tools", "Makefile")
+BUNDLED = "scripts/mcts_vs_qlearning.py"  # the card's bundled match script (make run), a shim over connect4 match
+
+
+def test_every_command_has_one_spelling_connect4_command() -> None:
+    """``connect4 play``, never ``python scripts/play.py`` (the scripts are gone but the bundled match one, which
+    is named as itself only where it is what runs: ``make run``)."""
+    found = []
+    for place in SPELLED_IN:
+        path = ROOT / place
+        files = [path] if path.is_file() else [*path.rglob("*.py"), *path.rglob("*.md")]
+        for file in files:
+            for number, line in enumerate(file.read_text(errors="replace").splitlines(), 1):
+                if re.search(r"python scripts/|scripts/\w+\.py", line.replace(BUNDLED, "")):
+                    found.append(f"{file.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not found, "\n".join(found)
 
 
 # optional dependencies a subcommand's --help must not import (tests/test_layout.py's HEAVY, less the small ones)
@@ -252,9 +288,7 @@ def test_version_is_one_number() -> None:
     assert (ROOT / project["project"]["license-files"][0]).read_text().startswith("MIT License")
 
 
-def test_main_exit_codes_are_the_scripts(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_main_exit_codes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         commands.main([])  # no command: argparse's usage error
     assert exit_info.value.code == 2
@@ -268,7 +302,7 @@ def test_main_exit_codes_are_the_scripts(
     assert commands.main(TERMINAL_GAME) == 0
     assert "X plays column" in capsys.readouterr().out
 
-    def interrupted(args: argparse.Namespace) -> int:
+    def interrupted(config: object) -> int:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(importlib.import_module("connect4_agents.commands.play"), "run", interrupted)

@@ -19,7 +19,7 @@ from connect4_agents.commands import build_parser
 from connect4_env.extras import MissingExtraError
 from connect4_env.policy import ENTRY_POINT_GROUP, policy_from_spec, policy_names
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 # this project's kinds: the connect4_agents entry points of pyproject.toml
 OURS = {
     point.name: point

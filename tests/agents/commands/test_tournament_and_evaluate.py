@@ -1,4 +1,4 @@
-"""scripts/evaluate.py and scripts/tournament.py as a user runs them: outputs, backends, Ctrl-C, no leftovers."""
+"""``connect4 evaluate`` and ``connect4 tournament`` as a user runs them: outputs, backends, Ctrl-C, no leftovers."""
 
 from __future__ import annotations
 
@@ -6,11 +6,10 @@ import json
 import os
 import signal
 import subprocess
-import sys
 
 import pytest
 from extras import importorskip, needs, needs_book
-from scripts_helpers import HANG_GUARD, ROOT, read_until, run, start, wait_gone
+from helpers.commands import CONNECT4, HANG_GUARD, ROOT, read_until, run, start, wait_gone
 
 from connect4_agents.qlearning.agent import QLearningAgent
 from connect4_agents.random_agent import RandomAgent
@@ -34,7 +33,7 @@ def test_tournament_json_and_plot(tmp_path):
         "--bootstrap",
         "50",
     ]
-    result = run("scripts/tournament.py", *args, "--json", str(out), "--plot", str(plot), "--no-progress")
+    result = run("tournament", *args, "--json", str(out), "--plot", str(plot), "--no-progress")
     assert result.returncode == 0, result.stderr
     assert "Elo" in result.stdout and "random vs solver" in result.stdout
     data = json.loads(out.read_text())
@@ -50,7 +49,7 @@ def test_tournament_json_and_plot(tmp_path):
     ladder = tmp_path / "ladder.json"
     ladder.write_text(out.read_text())
     gauntlet = run(
-        "scripts/tournament.py", "--gauntlet", "mcts:5", "random", "solver", "--rows", "4", "--columns", "5",
+        "tournament", "--gauntlet", "mcts:5", "random", "solver", "--rows", "4", "--columns", "5",
         "--games", "4", "--ladder", str(ladder), "--json", str(tmp_path / "g.json"), "--no-progress",
     )  # fmt: skip
     assert gauntlet.returncode == 0, gauntlet.stderr
@@ -64,7 +63,7 @@ def test_tournament_json_and_plot(tmp_path):
 def test_pairing_lines_start_their_own_line_under_the_progress_bar() -> None:
     # stdout and stderr in one stream, as in a log file: a pairing line must not land on the bar's line
     done = subprocess.run(
-        [sys.executable, "scripts/tournament.py", "random", "mcts:5", "mcts:10", "--rows", "4", "--columns", "5",
+        [*CONNECT4, "tournament", "random", "mcts:5", "mcts:10", "--rows", "4", "--columns", "5",
          "--games", "2", "--bootstrap", "10"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120, check=False,
     )  # fmt: skip
@@ -77,9 +76,7 @@ def test_pairing_lines_start_their_own_line_under_the_progress_bar() -> None:
 @pytest.mark.slow  # about 4 s on 2 cores (over 3 s): make test-slow, CI runs it
 @needs_book  # the ladder holds the solver, which answers early 6x7 positions fast with the book only
 def test_gauntlet_against_the_reference_ladder(tmp_path):
-    result = run(
-        "scripts/tournament.py", "--gauntlet", "mcts:3", "--games", "2", "--no-progress", "--bootstrap", "20"
-    )
+    result = run("tournament", "--gauntlet", "mcts:3", "--games", "2", "--no-progress", "--bootstrap", "20")
     assert result.returncode == 0, result.stderr
     assert "mcts:3 vs mcts:10000" in result.stdout and "mcts:3 vs solver" in result.stdout
     assert "fixed" in result.stdout
@@ -97,7 +94,7 @@ def test_gauntlet_against_the_reference_ladder(tmp_path):
     ],
 )
 def test_tournament_errors(args, message):
-    result = run("scripts/tournament.py", *args)
+    result = run("tournament", *args)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
 
@@ -111,7 +108,7 @@ def test_evaluate_script(tmp_path):
     agent.save(table)
     out, plot = tmp_path / "acc.json", tmp_path / "acc.png"
     result = run(
-        "scripts/evaluate.py", "random", f"qlearning:{table}", "--test-sets", "all", "--workers", "1",
+        "evaluate", "random", f"qlearning:{table}", "--test-sets", "all", "--workers", "1",
         "--json", str(out), "--plot", str(plot), "--no-progress",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -119,7 +116,7 @@ def test_evaluate_script(tmp_path):
     assert set(reports[1]["per_set"]) == {"4x5"}  # the table plays its own board only
     assert len(reports[0]["per_set"]) == 13
     assert 0 <= reports[1]["optimal_class_rate"] <= 1 and plot.exists()
-    bad = run("scripts/evaluate.py", "random", "--test-sets", "7x8")
+    bad = run("evaluate", "random", "--test-sets", "7x8")
     assert bad.returncode == 2 and "unknown test sets" in bad.stderr
 
 
@@ -133,7 +130,7 @@ FIRST_PAIRING_LINE = "random vs mcts:1"
 @pytest.mark.slow
 def test_ctrl_c_stops_the_pool_and_keeps_finished_games(tmp_path):
     out = tmp_path / "t.json"
-    process = start("scripts/tournament.py", *INTERRUPTED_TOURNAMENT, "--json", str(out), new_session=True)
+    process = start("tournament", *INTERRUPTED_TOURNAMENT, "--json", str(out), new_session=True)
     try:
         read_until(process, FIRST_PAIRING_LINE)
         os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole foreground group
@@ -154,10 +151,10 @@ def test_ray_backend_plays_the_same_games_and_leaves_nothing(tmp_path):
     importorskip("ray")
     common = ["random", "mcts:20", "solver", "--rows", "4", "--columns", "5", "--games", "4", "--no-progress"]
     process_json, ray_json = tmp_path / "p.json", tmp_path / "r.json"
-    result = run("scripts/tournament.py", *common, "--workers", "2", "--json", str(process_json))
+    result = run("tournament", *common, "--workers", "2", "--json", str(process_json))
     assert result.returncode == 0, result.stderr
     ray = start(
-        "scripts/tournament.py",
+        "tournament",
         *common,
         "--backend",
         "ray",
@@ -178,7 +175,7 @@ def test_ctrl_c_on_ray_leaves_no_ray_process(tmp_path):
     importorskip("ray")
     out = tmp_path / "t.json"
     process = start(
-        "scripts/tournament.py", *INTERRUPTED_TOURNAMENT, "--backend", "ray", "--json", str(out),
+        "tournament", *INTERRUPTED_TOURNAMENT, "--backend", "ray", "--json", str(out),
         new_session=True,
     )  # fmt: skip
     try:
@@ -196,13 +193,11 @@ def test_ctrl_c_on_ray_leaves_no_ray_process(tmp_path):
 
 
 def test_evaluate_a_ply_range_and_a_sample() -> None:
-    from scripts_helpers import run as run_script
+    from helpers.commands import run as run_script
 
     from connect4_agents.evaluation.test_sets import select_positions, select_test_sets
 
-    result = run_script(
-        "scripts/evaluate.py", "random", "--plies", "40-41", "--workers", "1", "--no-progress"
-    )
+    result = run_script("evaluate", "random", "--plies", "40-41", "--workers", "1", "--no-progress")
     assert result.returncode == 0, result.stderr
     sets = select_test_sets(["6x7"])
     expected = len(select_positions(sets, (40, 41)))
@@ -213,11 +208,9 @@ def test_evaluate_a_ply_range_and_a_sample() -> None:
     found = rows(result.stdout)
     assert set(found) - {"all"} <= set(sets)  # each set on its own, a sample or range notwithstanding
     assert found.get("all", sum(found.values())) == expected
-    sampled = run_script(
-        "scripts/evaluate.py", "random", "--plies", "10-32", "--sample", "7", "--no-progress"
-    )
+    sampled = run_script("evaluate", "random", "--plies", "10-32", "--sample", "7", "--no-progress")
     assert sampled.returncode == 0, sampled.stderr
     found = rows(sampled.stdout)
     assert set(found) - {"all"} <= set(sets) and sum(n for name, n in found.items() if name != "all") == 7
-    bad = run_script("scripts/evaluate.py", "random", "--plies", "4")
+    bad = run_script("evaluate", "random", "--plies", "4")
     assert bad.returncode == 2 and "range of plies" in bad.stderr

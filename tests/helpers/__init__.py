@@ -1,0 +1,1 @@
+"""Helpers the tests share (not tests themselves): ``from helpers.commands import run``."""
