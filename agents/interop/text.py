@@ -28,8 +28,7 @@ from typing import Any
 from connect4_agents.base import check_spec_value, legal_columns
 from connect4_env.core import Board
 from connect4_env.encoding import board_from_observation, split_observation
-from connect4_env.envs.dialects import DIALECTS, dialect_and_retries
-from connect4_env.envs.text_protocol import MAX_ANSWER_LENGTH, echo
+from connect4_env.envs.dialects import MAX_ANSWER_LENGTH, dialect_and_retries, echo
 from connect4_env.policy import Forfeit, import_spec_module
 from connect4_env.rules import Rules, check_rules
 from connect4_env.validation import check_bool, check_choice, check_int, check_number, seeded_rng
@@ -180,17 +179,18 @@ class TextPolicy:
             ``"deepmind_game_arena"``, ``"textarena"``, ``"json"``).
         time_limit: seconds per move, all tries together (more than 0, at most a week).
         max_retries: rejected answers asked again per move (0 to 1,000); None: the dialect's rule (2, 1, 3, 1, 0).
-        fallback: ``"random"``, ``"raise"`` or ``"forfeit"``; None: ``"random"`` for ``"connect4"``,
-            ``"forfeit"`` for the harnesses' dialects (their rule).
+        fallback: ``"random"``, ``"raise"`` or ``"forfeit"``; None: the dialect's
+            ([`Dialect.fallback`][connect4_env.envs.dialects.base.Dialect]: ``"random"`` for ``"connect4"``,
+            ``"forfeit"`` for the harnesses' dialects, their rule).
         system_prompt: replaces the dialect's instructions (None keeps them).
         seed: for the random fallback.
         legal_moves: list the legal columns (None: the dialect's default).
         history: show both players' moves so far (None: the dialect's default).
         blind: show no board (None: the dialect's default).
         chat: call ``generate`` with chat messages instead of one string.
-        max_answer_length: longer answers are rejected unread (1 to 1,000,000 characters; the default,
-            [`MAX_ANSWER_LENGTH`][connect4_env.envs.text_protocol.MAX_ANSWER_LENGTH], is also
-            ``Connect4Text-v0``'s and ``serve-openenv``'s).
+        max_answer_length: longer answers are rejected unread (1 to 1,000,000 characters); None: the dialect's
+            default ([`MAX_ANSWER_LENGTH`][connect4_env.envs.dialects.base.MAX_ANSWER_LENGTH] for every built-in
+            dialect, as ``Connect4Text-v0``'s and ``serve-openenv``'s).
     """
 
     def __init__(
@@ -207,7 +207,7 @@ class TextPolicy:
         history: bool | None = None,
         blind: bool | None = None,
         chat: bool = False,
-        max_answer_length: int = MAX_ANSWER_LENGTH,
+        max_answer_length: int | None = None,
     ) -> None:
         if not callable(generate):
             raise TypeError(f"generate must be a callable str -> str, got {generate!r}")
@@ -216,13 +216,15 @@ class TextPolicy:
         )
         self.generate = generate
         self.time_limit = check_number("time_limit", time_limit, 0.0, MAX_TIME_LIMIT, above_minimum=True)
-        if fallback is None:
-            fallback = "random" if self.dialect.name == "connect4" else "forfeit"
-        self.fallback = check_choice("fallback", fallback, FALLBACKS)
+        self.fallback = check_choice(
+            "fallback", self.dialect.fallback if fallback is None else fallback, FALLBACKS
+        )
         if system_prompt is not None and not isinstance(system_prompt, str):
             raise TypeError(f"system_prompt must be a str or None, got {type(system_prompt).__name__}")
         self.system_prompt = system_prompt
         self.chat = check_bool("chat", chat)
+        if max_answer_length is None:
+            max_answer_length = self.dialect.answer_length
         self.max_answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LENGTH)
         self.win_length = 4
         self.stats = {"moves": 0, "answers": 0, "rejected": 0, "timeouts": 0, "fallbacks": 0, "forfeits": 0}
@@ -268,7 +270,6 @@ class TextPolicy:
             )
         module_name, name = parts[0], parts[1]
         dialect = parts[2] if len(parts) == 3 else "connect4"
-        check_choice("dialect", dialect, DIALECTS)
         try:
             generate = getattr(import_spec_module(module_name), name)
         except (ImportError, AttributeError, ValueError) as error:

@@ -10,20 +10,14 @@ import numpy as np
 from gymnasium import spaces
 
 from connect4_env.core import Board
-from connect4_env.envs.dialects import dialect_and_retries, get_dialect
+from connect4_env.envs.dialects import MAX_ANSWER_LENGTH, dialect_and_retries
+from connect4_env.envs.dialects.connect4 import max_error_length, rejection_note
 from connect4_env.envs.gym_env import Connect4Env, RetryableEnvChecker
 from connect4_env.envs.settings import MatchSettings
-from connect4_env.envs.text_protocol import (
-    MAX_ANSWER_LENGTH,
-    max_description_length,
-    max_error_length,
-    rejection_note,
-)
 from connect4_env.validation import check_choice, check_int, check_seed
 
 __all__ = ["Connect4TextEnv", "make_text_env", "INVALID_ANSWER_MODES", "TEXT_CHARSET", "LOST_BY_ANSWER"]
 
-MAX_ANSWER_LIMIT = MAX_ANSWER_LENGTH  # the default is also the most: the action space's strings stay bounded
 MAX_RETRIES = 1_000_000  # the retries count is shown in the observation: its digits stay bounded
 LOST_BY_ANSWER = "Game over: you lost, your answer was rejected: {error}."
 """The status line of a game lost by a rejected answer (``error`` says why)."""
@@ -42,8 +36,8 @@ class Connect4TextEnv(gym.Env):
     seeding are that env's); it only reads the answer and decides what an unreadable one costs.
 
     ## Action Space
-    `Text(max_answer_length)`: any `str`. It is read by `connect4_env.envs.text_protocol.parse_column` (its
-    docstring has the grammar): `"4"`, `"d"`, `"column 4"`, `"I play d"`, `"Move: 4"` or
+    `Text(max_answer_length)`: any `str`. It is read by `connect4_env.envs.dialects.connect4.parse_column` (its
+    module's docstring has the grammar): `"4"`, `"d"`, `"column 4"`, `"I play d"`, `"Move: 4"` or
     `"...<answer>4</answer>"`, case-insensitive. **Columns are 1-based in text**: answer `N` (or the `N`-th
     letter) is `Connect4-v0`'s action `N - 1`. A non-`str` action raises `TypeError`.
 
@@ -92,7 +86,7 @@ class Connect4TextEnv(gym.Env):
     | `max_retries` | None | rejected answers forgiven per move under `"retry"` (at most 1,000,000); None: the dialect's rule (2 for `"connect4"`, 1 for `"game_arena"` and `"textarena"`, 3 for `"deepmind_game_arena"`, 0 for `"json"`) |
     | `dialect` | `"connect4"` | how the position is shown and the answer read: this package's own, or Game Arena's (Kaggle's harness or DeepMind's package), TextArena's or OpenEnv's JSON ([`connect4_env.envs.dialects`][connect4_env.envs.dialects]); the observation and the grammar described here are `"connect4"`'s |
     | `legal_moves`, `history`, `blind` | None | the dialect's options: list the legal columns, show both players' moves, hide the board (None: the dialect's default) |
-    | `max_answer_length` | 1,000,000 | longer answers are rejected unread (1 to 1,000,000: `MAX_ANSWER_LENGTH`, the default of `serve-openenv` and `TextPolicy` too); None: the default |
+    | `max_answer_length` | None | longer answers are rejected unread (1 to 1,000,000, `MAX_ANSWER_LENGTH`); None: the dialect's default (`MAX_ANSWER_LENGTH` for every built-in dialect, as `serve-openenv` and `TextPolicy`) |
     | `rows`, `columns`, `win_length`, `opponent`, `opponent_kwargs`, `agent_first` | as `Connect4-v0` | [`MatchSettings`][connect4_env.envs.settings.MatchSettings]'s fields (all but `illegal_action`: a rejected answer is `invalid_answer`'s), passed to `Connect4Env`; kept as `env.settings` |
     | `render_mode` | None | `"ansi"` returns the observation text |
 
@@ -112,7 +106,7 @@ class Connect4TextEnv(gym.Env):
         agent_first: bool | None = MatchSettings.agent_first,
         invalid_answer: str = "retry",
         max_retries: int | None = None,
-        max_answer_length: int | None = MAX_ANSWER_LENGTH,
+        max_answer_length: int | None = None,
         render_mode: str | None = None,
         dialect: str = "connect4",
         legal_moves: bool | None = None,
@@ -124,8 +118,8 @@ class Connect4TextEnv(gym.Env):
             dialect, max_retries, MAX_RETRIES, legal_moves=legal_moves, history=history, blind=blind
         )
         if max_answer_length is None:
-            max_answer_length = MAX_ANSWER_LENGTH
-        self.max_answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LIMIT)
+            max_answer_length = self.dialect.answer_length
+        self.max_answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LENGTH)
         check_choice("render_mode", render_mode, (None, "ansi"))
         self.invalid_answer = invalid_answer
         self.render_mode = render_mode
@@ -138,12 +132,9 @@ class Connect4TextEnv(gym.Env):
         error = max_error_length(self.rules.columns, self.max_answer_length)
         note_length = len(rejection_note("", self.max_retries)) + error
         status_length = len(LOST_BY_ANSWER.format(error="")) + error
-        if self.dialect == get_dialect("connect4"):
-            longest = max_description_length(self.rules, note_length=note_length, status_length=status_length)
-        else:  # a bound, not the exact longest: the harnesses' texts vary more
-            longest = self.dialect.max_observation_length(
-                self.rules, note_length=note_length, status_length=status_length
-            )
+        longest = self.dialect.max_observation_length(
+            self.rules, note_length=note_length, status_length=status_length
+        )
         self.observation_space = spaces.Text(longest, min_length=1, charset=TEXT_CHARSET)
         self.action_space = spaces.Text(self.max_answer_length, min_length=0, charset=TEXT_CHARSET)
         self._text = ""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 import tracemalloc
+from collections.abc import Sequence
 
 import gymnasium as gym
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from connect4_env.core import Board
-from connect4_env.envs.dialects import DIALECTS, get_dialect
+from connect4_env.envs.dialects import DIALECTS, Dialect, ParseResult, echo, get_dialect
 from connect4_env.envs.text_env import TEXT_CHARSET
 from connect4_env.rules import Rules
 
@@ -192,7 +193,7 @@ def test_options_show_or_hide_the_legal_columns_the_moves_and_the_board() -> Non
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.text(max_size=300), st.sampled_from(DIALECTS))
+@given(st.text(max_size=300), st.sampled_from(tuple(DIALECTS)))
 def test_any_text_parses_to_a_legal_column_or_an_error_without_raising(text: str, dialect: str) -> None:
     parsed = get_dialect(dialect).parse(text, FULL_FIRST)
     assert (parsed.column is None) != (parsed.error is None)
@@ -217,7 +218,9 @@ def test_hostile_answers_are_read_in_bounded_work() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(0, 6), max_size=42), st.sampled_from(DIALECTS), st.booleans(), st.booleans())
+@given(
+    st.lists(st.integers(0, 6), max_size=42), st.sampled_from(tuple(DIALECTS)), st.booleans(), st.booleans()
+)
 def test_observations_fit_the_text_envs_space_in_every_dialect(moves, dialect, history, legal) -> None:
     env = gym.make("Connect4Text-v0", dialect=dialect, history=history, legal_moves=legal).unwrapped
     board, played = Board(), []
@@ -349,3 +352,54 @@ def test_reading_an_answer_takes_memory_bounded_by_a_few_bytes_a_character(diale
         finally:
             tracemalloc.stop()
         assert peak <= 4 * len(text) + 100_000, (text[:20], peak / len(text))
+
+
+class LettersDialect(Dialect):
+    """A toy harness, whole in one class: the legal columns as letters, an answer of one letter."""
+
+    name = "letters"
+    harness = "this test's toy harness"
+    max_retries = 1
+
+    def observation(
+        self,
+        board: Board,
+        player: int,
+        moves: Sequence[int] = (),
+        note: str | None = None,
+        status: str | None = None,
+    ) -> str:
+        legal = " ".join("ABCDEFG"[column] for column in board.legal_moves())
+        status = self.status_line(board, player, status)
+        return f"{status or 'Your move, one of: ' + legal}\n{note or ''}"
+
+    def read(self, text: str, board: Board) -> ParseResult:
+        column = "ABCDEFG".find(text.strip().upper()) if len(text.strip()) == 1 else -1
+        if column < 0 or not board.is_legal(column):
+            return ParseResult(None, f"{echo(text)} is not a legal letter")
+        return ParseResult(column, None)
+
+    def rejection_note(self, answer: str, error: str, tries_left: int, cut_off: bool = False) -> str:
+        return f"Rejected: {error}."
+
+
+def test_a_new_dialect_is_one_class_and_one_registry_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(DIALECTS, LettersDialect.name, LettersDialect)  # the registry line
+    env = gym.make("Connect4Text-v0", dialect="letters", opponent="random", agent_first=True)
+    text, info = env.reset(seed=0)
+    assert info["dialect"] == "letters" and text.startswith("Your move, one of: A B C D E F G")
+    text, reward, done, _, info = env.step("Z")  # the dialect's rule: one retry, with its note
+    assert (reward, done, info["retries_left"]) == (
+        0.0,
+        False,
+        0,
+    ) and "Rejected: 'Z' is not a legal letter" in text
+    while not done:
+        assert env.observation_space.contains(text)
+        text, reward, done, _, info = env.step("ABCDEFG"[env.unwrapped.board.legal_moves()[0]])
+    assert info["outcome"] in ("win", "loss", "draw") and text.startswith("Game over")
+    assert get_dialect("letters", history=True).history and len(env.unwrapped.template_hash) == 8
+    monkeypatch.undo()
+    assert "letters" not in DIALECTS
+    with pytest.raises(ValueError, match="dialect"):
+        gym.make("Connect4Text-v0", dialect="letters")

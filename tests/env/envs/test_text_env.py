@@ -12,16 +12,16 @@ from hypothesis import strategies as st
 
 import connect4_env  # noqa: F401  (registers the ids)
 from connect4_env.core import Board
-from connect4_env.envs.text_env import Connect4TextEnv
-from connect4_env.envs.text_protocol import (
-    ECHO_LENGTH,
-    ParseResult,
+from connect4_env.envs.dialects import ParseResult, echo
+from connect4_env.envs.dialects.base import ECHO_LENGTH
+from connect4_env.envs.dialects.connect4 import (
+    _last_tagged,
     describe_position,
-    echo,
     max_error_length,
     parse_column,
     prompt_messages,
 )
+from connect4_env.envs.text_env import Connect4TextEnv
 
 ACCEPTED = [
     ("4", 3),
@@ -226,16 +226,12 @@ def test_gymnasium_env_checker_and_ansi_render() -> None:
 def test_the_last_tagged_answer_is_read_as_the_lazy_pattern_reads_it(tokens: list[str]) -> None:
     import re
 
-    from connect4_env.envs.text_protocol import _last_tagged
-
     text = "".join(tokens)
     pairs = re.findall(r"<answer>(.*?)</answer>", text, re.IGNORECASE | re.DOTALL)  # the slow reference
     assert _last_tagged(text) == (pairs[-1] if pairs else None)
 
 
 def test_unclosed_tags_are_read_in_linear_time_and_the_length_is_bounded() -> None:
-    from connect4_env.envs.text_protocol import parse_column
-
     text = (
         "<answer>4</answer>" + " <answer>" * 100_000
     )  # 900 KB of unclosed tags: the lazy pattern took minutes

@@ -1,5 +1,5 @@
-"""The text protocol of ``Connect4Text-v0``: a position as text for a language model, a move read back from free
-text, and the prompt that explains both. Pure functions on [`Board`][connect4_env.core.Board]; no env here.
+"""This package's own dialect, ``"connect4"`` (``Connect4Text-v0``'s default): a position as text for a language
+model, a move read back from free text, and the prompt that explains both.
 
 Columns shown to the model are **1-based**: ``1`` is the leftmost column, env column ``c`` (0-based, as in
 ``Connect4-v0``'s ``Discrete`` action) is shown as ``c + 1`` and, on boards of at most 26 columns, as the letter
@@ -32,36 +32,35 @@ full column parses but is an illegal move.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from connect4_env.core import Board, check_board
-from connect4_env.rules import MAX_CELLS, Rules, check_rules
-from connect4_env.validation import check_bool, check_int
+from connect4_env.envs.dialects.base import ECHO_LENGTH, MAX_ANSWER_LENGTH, Dialect, ParseResult, echo
+from connect4_env.rules import MAX_CELLS, Rules
+from connect4_env.validation import check_int
 
 __all__ = [
+    "Connect4Dialect",
     "LETTERS",
-    "MAX_ANSWER_LENGTH",
-    "ECHO_LENGTH",
-    "ParseResult",
-    "echo",
-    "max_error_length",
+    "SYSTEM_PROMPT",
     "parse_column",
+    "max_error_length",
     "column_label",
     "describe_position",
     "max_description_length",
     "rejection_note",
-    "SYSTEM_PROMPT",
     "prompt_messages",
 ]
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
-MAX_ANSWER_LENGTH = 1_000_000
-"""The longest answer read, in characters, by default and at most: ``Connect4Text-v0``, ``connect4
-serve-openenv`` and ``TextPolicy`` all take it (a longer one is a rejected answer). Kaggle's Game Arena harness
-and TextArena cap no answer; this leaves room for the longest answer a model's output limit allows (128 K
-tokens, even at 8 characters a token), while every reader stays linear in time and memory."""
-ECHO_LENGTH = 42
-"""The most characters of a model's answer that a rejection message quotes (see `echo`)."""
+SYSTEM_PROMPT = (
+    "You are playing Connect Four. Stones fall to the lowest empty cell of the column you choose. "
+    "Columns are numbered from 1 at the left (letters a, b, c, ... name the same columns). "
+    "Think briefly if you like, then give your move as <answer>N</answer>, where N is one of the legal columns "
+    "listed, for example <answer>4</answer>."
+)
 
 _OPEN_TAG = re.compile(r"<answer>", re.IGNORECASE)
 _CLOSE_TAG = re.compile(r"</answer>", re.IGNORECASE)
@@ -74,52 +73,72 @@ _ANSWER = re.compile(
 )
 
 
-def echo(text: str, *, quote: bool = True, limit: int = ECHO_LENGTH) -> str:
-    """A piece of a model's answer as a rejection message quotes it: printable ASCII, at most `limit` characters.
-
-    Every part of an answer that a message repeats goes through here, so a message (and the observation or
-    prompt that shows it) stays short and within printable ASCII whatever the model wrote. The text is
-    written as Python's `ascii()` writes it (quoted, with non-ASCII and control characters escaped); with
-    `quote=False`, text that is printable ASCII without quotes or backslashes (a number, a letter) is kept
-    bare. What is longer than `limit` keeps its start, then `"..."` (and the closing quote when quoted).
-
-    Args:
-        text: the piece to quote.
-        quote: False: printable ASCII is shown bare (anything else is still quoted).
-        limit: the most characters returned (at least 5).
-
-    Returns:
-        The quoted text, at most `limit` characters of printable ASCII.
-
-    Raises:
-        TypeError: `text` is not a `str`, `quote` not a bool or `limit` not an integer.
-        ValueError: `limit` below 5.
+@dataclass(frozen=True)
+class Connect4Dialect(Dialect):
+    """This package's own dialect: the grid with numbers above and letters below, ``X`` the model, 1-based
+    columns (or letters), the answer grammar of this module's docstring, two retries a move, then a loss.
+    ``history`` adds a line of both players' moves (``X4 O5``); the legal columns are listed by default.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    quote = check_bool("quote", quote)
-    limit = check_int("limit", limit, 5)
-    # only what can be shown is looked at: ascii() of a megabyte answer would build megabytes
-    head = text[: limit + 1]
-    if not quote and head.isascii() and head.isprintable() and not any(c in head for c in "'\"\\"):
-        return head if len(head) <= limit else head[: limit - 3] + "..."
-    shown = ascii(head)
-    if len(text) > len(head):
-        shown = shown[:-1] + "..." + shown[-1]
-    return shown if len(shown) <= limit else shown[: limit - 4] + "..." + shown[-1]  # the closing quote kept
+
+    legal_moves: bool = True
+
+    name: ClassVar[str] = "connect4"
+    harness: ClassVar[str] = "this package's own prompt and reader (1-based columns, letters too)"
+    base: ClassVar[int] = 1
+    max_retries: ClassVar[int] = 2
+    fallback: ClassVar[str] = "random"
+
+    def system_prompt(self, rules: Rules | None = None, player: int = 0) -> str:
+        """`SYSTEM_PROMPT`, whatever the board and seat."""
+        return SYSTEM_PROMPT
+
+    def observation(
+        self,
+        board: Board,
+        player: int,
+        moves: Sequence[int] = (),
+        note: str | None = None,
+        status: str | None = None,
+    ) -> str:
+        """The position as `describe_position` shows it, the moves so far under ``history``, then ``note``."""
+        last = moves[-1] if moves and len(moves) % 2 == player else None
+        text = describe_position(
+            board,
+            player,
+            last_opponent_column=last,
+            status=status,
+            legal=self.legal_moves,
+            grid=not self.blind,
+        )
+        if self.history:
+            spoken = " ".join(
+                f"{'X' if index % 2 == player else 'O'}{move + 1}" for index, move in enumerate(moves)
+            )
+            text += f"Moves so far, first move first: {spoken or 'none'}.\n"
+        return text + (note + "\n" if note else "")
+
+    def read(self, text: str, board: Board) -> ParseResult:
+        """`parse_column`'s reading; a full column is rejected too."""
+        parsed = parse_column(text, board.rules.columns, max(len(text), 1))
+        if parsed.column is not None and not board.is_legal(parsed.column):
+            return ParseResult(None, f"column {parsed.column + 1} is full: answer one of the legal columns")
+        return parsed
+
+    def rejection_note(self, answer: str, error: str, tries_left: int, cut_off: bool = False) -> str:
+        """`rejection_note`: why, and the tries left for this move."""
+        return rejection_note(error, tries_left)
+
+    def max_observation_length(self, rules: Rules, *, note_length: int = 0, status_length: int = 0) -> int:
+        """The exact longest observation (`max_description_length`) with the default options, else a bound."""
+        if (self.legal_moves, self.history, self.blind) == (True, False, False):
+            return max_description_length(rules, note_length=note_length, status_length=status_length)
+        return super().max_observation_length(rules, note_length=note_length, status_length=status_length)
 
 
 def max_error_length(columns: int, max_length: int = MAX_ANSWER_LENGTH) -> int:
-    """The most characters of a `parse_column` error on a board of
-    `columns` columns reading answers of at most `max_length` characters (or of a text env's full-column
-    message), whatever the answer.
-
-    Raises:
-        TypeError: `columns` or `max_length` is not an integer.
-        ValueError: `columns` or `max_length` below 1.
+    """The most characters of a `parse_column` error on a board of `columns` columns reading answers of at most
+    `max_length` characters (or of a text env's full-column message), whatever the answer.
     """
-    columns = check_int("columns", columns, 1, MAX_CELLS)
-    max_length = check_int("max_length", max_length, 1)
     hint = len(_range_hint(columns))
     return max(
         len("could not read a column from : answer , such as '4'") + ECHO_LENGTH + hint,
@@ -127,21 +146,6 @@ def max_error_length(columns: int, max_length: int = MAX_ANSWER_LENGTH) -> int:
         len("the answer has more than  characters: answer ") + len(str(max_length)) + hint,
         len("column  is full: answer one of the legal columns") + len(str(columns)),
     )
-
-
-@dataclass(frozen=True)
-class ParseResult:
-    """What `parse_column` read: `column` (0-based env column) or
-    `error` (a message for the model).
-    """
-
-    column: int | None
-    error: str | None
-
-    @property
-    def ok(self) -> bool:
-        """True when a column on the board was read."""
-        return self.column is not None
 
 
 def column_label(column: int, columns: int) -> str:
@@ -164,11 +168,9 @@ def parse_column(text: str, columns: int, max_length: int = MAX_ANSWER_LENGTH) -
         max_length: longer texts are rejected unread.
 
     Returns:
-        A `ParseResult`: the 0-based column, or an error message
-        naming what was wrong and what to answer. Never raises for any string. The message quotes at most
-        `ECHO_LENGTH` characters of the answer (through
-        `echo`), so it is at most
-        `max_error_length` characters of printable ASCII.
+        A `ParseResult`: the 0-based column, or an error message naming what was wrong and what to answer.
+        Never raises for any string. The message quotes at most `ECHO_LENGTH` characters of the answer
+        (through `echo`), so it is at most `max_error_length` characters of printable ASCII.
 
     Raises:
         TypeError: `text` is not a `str`, or `columns` / `max_length` not an integer.
@@ -246,10 +248,7 @@ def describe_position(
         if text is not None and not isinstance(text, str):
             raise TypeError(f"{name} must be a str or None, got {type(text).__name__}")
     columns = rules.columns
-    lettered = columns <= len(LETTERS)
-    width = len(str(columns))
-    label_width = len(str(rules.rows))
-    numbers = " ".join(str(c + 1).rjust(width) for c in range(columns))
+    width, label_width = len(str(columns)), len(str(rules.rows))
     pad = " " * (label_width + 2)
     lines = [
         f"Connect Four on {rules.rows} rows x {columns} columns: line up {rules.win_length} of your stones "
@@ -258,12 +257,12 @@ def describe_position(
         "",
     ]
     if grid:
-        lines.append(pad + numbers)
+        lines.append(pad + " ".join(str(c + 1).rjust(width) for c in range(columns)))
         symbols = {player: "X", 1 - player: "O", None: "."}
         for row in range(rules.rows):
             cells = " ".join(symbols[board.cell(row, c)].rjust(width) for c in range(columns))
             lines.append(f"{str(rules.rows - row).rjust(label_width)}  {cells}")
-        if lettered:
+        if columns <= len(LETTERS):
             lines.append(pad + " ".join(LETTERS[c].rjust(width) for c in range(columns)))
         lines.append("")
     if last_opponent_column is not None:
@@ -285,17 +284,9 @@ def describe_position(
 
 
 def max_description_length(rules: Rules, *, note_length: int = 0, status_length: int = 0) -> int:
-    """The most characters `describe_position` returns for a
-    board of `rules`, with a `note` of at most `note_length` characters and a `status` of at most
-    `status_length`, whatever the position.
-
-    Raises:
-        TypeError: `rules` is not a [`Rules`][connect4_env.rules.Rules], or a length not an integer.
-        ValueError: a length below 0.
+    """The most characters `describe_position` returns for a board of `rules`, with a `note` of at most
+    `note_length` characters and a `status` of at most `status_length`, whatever the position.
     """
-    rules = check_rules(rules)
-    note_length = check_int("note_length", note_length, 0)
-    status_length = check_int("status_length", status_length, 0)
     rows, columns = rules.rows, rules.columns
     grid = len(str(rows)) + 2 + columns * len(str(columns)) + columns - 1  # numbers, letters and each row
     everything_legal = sum(len(str(c + 1)) for c in range(columns)) + columns - 1
@@ -323,14 +314,6 @@ def max_description_length(rules: Rules, *, note_length: int = 0, status_length:
 def rejection_note(error: str, tries_left: int) -> str:
     """The line that tells the model why its answer was rejected and how many tries this move has left."""
     return f"Your answer was rejected: {error}. Tries left for this move: {tries_left}."
-
-
-SYSTEM_PROMPT = (
-    "You are playing Connect Four. Stones fall to the lowest empty cell of the column you choose. "
-    "Columns are numbered from 1 at the left (letters a, b, c, ... name the same columns). "
-    "Think briefly if you like, then give your move as <answer>N</answer>, where N is one of the legal columns "
-    "listed, for example <answer>4</answer>."
-)
 
 
 def prompt_messages(observation: str, system_prompt: str = SYSTEM_PROMPT) -> list[dict[str, str]]:
