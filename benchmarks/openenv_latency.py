@@ -21,7 +21,8 @@ import urllib.request
 import numpy as np
 
 from connect4_env.envs.text_env import Connect4TextEnv
-from connect4_env.integrations.openenv.environment import Connect4TextAction, Connect4TextClient
+from connect4_env.integrations.openenv.client import Connect4TextClient
+from connect4_env.integrations.openenv.models import Connect4TextAction
 
 
 def percentiles(name: str, seconds: list[float]) -> float:

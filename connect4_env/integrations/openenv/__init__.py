@@ -1,4 +1,4 @@
-"""OpenEnv on the env side, laid out as OpenEnv's own envs are: `environment` (the models, the environment and its
-client), `server` (the HTTP app), with `websocket` (the `/ws` route), `sessions` (the games it holds) and `guards`
-(what a network client may send).
+"""`Connect4Text-v0` over OpenEnv, laid out as OpenEnv's own envs are: `models` (the wire format),
+`environment` (what the server runs per session), `client` (OpenEnv's `EnvClient`, typed) and `server` (the
+app, `create_app`), with `hardening` (the limits OpenEnv's server lacks).
 """

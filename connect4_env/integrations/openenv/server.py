@@ -1,49 +1,31 @@
-"""An OpenEnv-compatible HTTP server for `Connect4Text-v0` (`connect4 serve-openenv`; the `openenv` extra).
+"""The app of `connect4 serve-openenv` (the `openenv` extra): OpenEnv's (`create_fastapi_app`) for
+[`Connect4TextEnvironment`][connect4_env.integrations.openenv.environment.Connect4TextEnvironment], the routes
+that hold a game served here under the limits of `connect4_env.integrations.openenv.hardening`, and uvicorn
+around it. Errors are JSON, `{"detail": ...}`; the docs page (integrations/text.md) has the limits.
 
-It works with both distributions of OpenEnv's package (`openenv` and `openenv-core`, the same import name).
-The app is OpenEnv's (`openenv.core.env_server.create_fastapi_app`) with its session routes served here, so
-OpenEnv's clients and TRL's rollout helpers talk to it as to any OpenEnv environment:
-
-- `/ws`: a WebSocket session per connection with its own game (what `EnvClient` / `Connect4TextClient` use):
-  messages `reset` / `step` / `state` / `close`; whatever a frame holds, a bad one gets an error frame
-  (`{"type": "error"}`) and the session goes on (`connect4_env.integrations.openenv.websocket` has the protocol and the close
-  codes).
-- `/reset`, `/step`, `/state`, `/health`, `/schema`, `/metadata`: OpenEnv's HTTP routes. OpenEnv makes a new
-  environment for each of these requests, so `/step` there has no game: it answers 409 and says where to play.
-- `/sessions` (added here): stateful HTTP for clients without WebSockets. `POST /sessions` creates a game and
-  answers `{"session_id"}`; `POST /sessions/{id}/reset` (body optional: `{"seed": 0, "dialect": "json"}`, the
-  fields of `connect4_env.integrations.openenv.environment.RESET_FIELDS`),
-  `POST /sessions/{id}/step` (body `{"action": {"message": "4"}}`), `GET /sessions/{id}/state` and
-  `DELETE /sessions/{id}`. An unknown id answers 404.
-- `/mcp` (served here instead of OpenEnv's): a stateless MCP endpoint, JSON-RPC 2.0 over `POST`, that answers
-  `initialize`, `ping` and `tools/list` (no tools: the game is played over `/ws` or `/sessions`) and an error
-  for anything else. It opens no session and builds no game: OpenEnv's own MCP routes opened a session per
-  request and escaped the limits below, which is why they are not served. `openenv validate --url` checks it.
-
-Limits, so that no client exhausts the server:
-
-- an answer is at most `max_answer_length` characters (1,000,000 by default and at most): a longer one is a
-  rejected answer under the session's dialect rule (retried, or lost), with the reason in `parse_error`;
-- at most `max_sessions` games at once, WebSocket and HTTP sessions together (then 503, or an error frame and
-  close code 1013), and new ones at most `session_rate` a second on average (429 with `Retry-After`);
-- a session unused for `session_timeout` seconds is dropped; an idle WebSocket is closed (code 1001);
-- every HTTP body is at most `max_body_bytes` (413, read no further) and every WebSocket message too (an error
-  frame; past 4 times that, uvicorn closes the connection with code 1009); JSON nests at most 32 levels. By
-  default `max_body_bytes` follows from `max_answer_length`
-  ([`body_limit`][connect4_env.integrations.openenv.guards.body_limit]: 12 bytes a character, as JSON may escape
-  it, and 4096 around it), so any answer under the cap arrives and is read;
-- on a loopback address only requests to a loopback name (`Host`) are answered, and a request from another
-  web page (an `Origin` other than the server's own or `allowed_origins`) is refused: 403. So a web page the
-  user has open can neither play nor fill the server, not even by rebinding its DNS name to 127.0.0.1.
-
-Errors are JSON: `{"detail": "<what was wrong>"}`.
+- OpenEnv's `/reset`, `/step`, `/state`, `/health`, `/schema`, `/metadata`. OpenEnv makes an environment per
+  request there, so `/step` has no game: it answers 409 and says where to play.
+- `/ws` (OpenEnv's WebSocket protocol, served here): a game per connection; messages `reset` (its `data` the
+  fields of `RESET_FIELDS`), `step` (`{"message": "4"}`), `state` and `close`; a bad frame gets an error frame
+  (`{"type": "error", "data": {"message", "code"}}`) and the session goes on. Close codes: 1000 `close`; 1001
+  idle for `session_timeout`, or an answer not read within it; 1008 a `session_id` in the URL (this server
+  attaches to none); 1013 no session to be had (after an error frame); 1011 no game could be built; 1007 a
+  text frame that is not UTF-8, 1009 one over 4 times `max_body_bytes` (both by uvicorn).
+- `/sessions` (served here, for clients without WebSockets): `POST /sessions` answers `{"session_id"}`, then
+  `POST /sessions/{id}/reset` (body optional, `{"seed": 0, "dialect": "json"}`), `POST /sessions/{id}/step`
+  (`{"action": {"message": "4"}}`), `GET /sessions/{id}/state`, `DELETE /sessions/{id}`; 404 for an unknown id.
+- `/mcp` (served here instead of OpenEnv's, which opened a session per request past every limit): stateless
+  JSON-RPC 2.0 over `POST` answering `initialize`, `ping` and `tools/list` (no tools), for `openenv validate`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import inspect
 import ipaddress
+import json
 import logging
 import math
 import socket
@@ -52,75 +34,52 @@ from typing import Annotated, Any
 
 import uvicorn
 from fastapi import Body, FastAPI, HTTPException, Request, WebSocket
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from openenv.core.env_server import ConcurrencyConfig, create_fastapi_app, serialize_observation
 from pydantic import ValidationError
 from starlette.routing import WebSocketRoute
+from starlette.websockets import WebSocketDisconnect
 
-from connect4_env.envs.text_env import MAX_ANSWER_LIMIT
-from connect4_env.integrations.openenv.connections import (
-    REQUEST_TIMEOUT,
-    connection_limit,
-    file_limit,
-    guarded_protocol,
-    install_log_filters,
-)
-from connect4_env.integrations.openenv.environment import (
-    RESET_FIELDS,
-    BadResetError,
-    Connect4TextAction,
-    Connect4TextEnvironment,
-    Connect4TextObservation,
-    Connect4TextState,
-    NoGameError,
-)
-from connect4_env.integrations.openenv.guards import (
-    LOOPBACK_HOSTS,
-    MAX_ANSWER_LENGTH,
-    BodyLimit,
-    HostCheck,
-    body_limit,
-    smallest_body_limit,
-    split_authority,
-)
-from connect4_env.integrations.openenv.mcp_endpoint import add_mcp_route
-from connect4_env.integrations.openenv.sessions import SessionLimitError, Sessions, UnknownSessionError
-from connect4_env.integrations.openenv.websocket import serve_websocket
-from connect4_env.validation import check_int, check_number
+from connect4_env.envs.dialects import MAX_ANSWER_LENGTH
+from connect4_env.integrations.openenv import hardening
+from connect4_env.integrations.openenv.environment import BadResetError, Connect4TextEnvironment, NoGameError
+from connect4_env.integrations.openenv.hardening import FrameError, SessionLimitError, Sessions
+from connect4_env.integrations.openenv.models import Connect4TextAction as Action
+from connect4_env.integrations.openenv.models import Connect4TextObservation, Connect4TextState
+from connect4_env.validation import check_int, check_name_list
 
-__all__ = [
-    "create_app",
-    "build_server",
-    "serve",
-    "MAX_BODY_BYTES",
-    "MAX_SESSIONS",
-    "SESSION_TIMEOUT",
-    "SESSION_RATE",
-]
+__all__ = ["create_app", "build_server", "serve", "MAX_SESSIONS", "SESSION_TIMEOUT", "SESSION_RATE"]
 
 logger = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = body_limit(MAX_ANSWER_LENGTH)  # any answer of MAX_ANSWER_LENGTH characters, however escaped
 MAX_SESSIONS = 64
 SESSION_TIMEOUT = 600.0
-# new sessions a second: a client per game, each game many model calls long, needs far fewer
 SESSION_RATE = 20.0
-# uvicorn closes a WebSocket whose message passes this many times max_body_bytes (code 1009) without reading
-# it; a message between the two gets an error frame
+"""New sessions a second: a client per game, each game many model calls long, needs far fewer."""
 WS_HARD_LIMIT_FACTOR = 4
+"""uvicorn closes a WebSocket whose message passes this many times `max_body_bytes` (1009) unread."""
+_MCP_HINT = "this server has no MCP tools: play Connect4Text over /ws (OpenEnv's clients) or /sessions"
+
+
+def _positive(name: str, value: object, unit: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of {unit}, got {value!r:.80} ({type(value).__name__})")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number of {unit} > 0, got {value!r}")
+    return float(value)
 
 
 def _openenv_app(factory: Callable[[], Connect4TextEnvironment], max_sessions: int) -> FastAPI:
-    """OpenEnv's FastAPI app for our environment, without its WebSocket and MCP routes (served here or not at
-    all), from either distribution: `openenv` takes the state model and a name, `openenv-core` does not.
+    """OpenEnv's app without its WebSocket and MCP routes, from either distribution (`openenv` takes the state
+    model and a name, `openenv-core` does not).
     """
     accepted = inspect.signature(create_fastapi_app).parameters
     optional = {"env_name": "connect4_text", "state_cls": Connect4TextState}
     app = create_fastapi_app(
         factory,
-        Connect4TextAction,
+        Action,
         Connect4TextObservation,
-        # OpenEnv's own session table stays empty: its routes that fill it are removed below
+        # OpenEnv's own session table stays empty: the routes that fill it are removed below
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=None),
         **{name: value for name, value in optional.items() if name in accepted},
     )
@@ -129,31 +88,145 @@ def _openenv_app(factory: Callable[[], Connect4TextEnvironment], max_sessions: i
         for route in app.router.routes
         if not isinstance(route, WebSocketRoute) and getattr(route, "path", None) != "/mcp"
     ]
+
+    @app.exception_handler(NoGameError)
+    async def no_game(request: Request, error: NoGameError) -> JSONResponse:
+        return JSONResponse({"detail": str(error)}, status_code=409)
+
+    @app.exception_handler(BadResetError)  # OpenEnv's stateless /reset with a bad argument
+    async def bad_reset(request: Request, error: BadResetError) -> JSONResponse:
+        return JSONResponse({"detail": str(error)}, status_code=422)
+
     return app
 
 
-def _session_error(error: SessionLimitError) -> HTTPException:
-    if error.retry_after is None:
-        return HTTPException(503, str(error))
-    return HTTPException(429, str(error), headers={"Retry-After": str(max(1, math.ceil(error.retry_after)))})
+def _error(message: str, code: str, errors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {
+        "type": "error",
+        "data": {"message": message, "code": code, **({"errors": errors} if errors else {})},
+    }
+
+
+def _action(data: dict[str, Any]) -> Action:
+    try:
+        return Action.model_validate(data)
+    except ValidationError as error:
+        problems = [
+            {"loc": [str(part) for part in p["loc"]], "msg": p["msg"], "type": p["type"]}
+            for p in error.errors()[:5]
+        ]
+        shown = "; ".join(f"{'.'.join(p['loc']) or 'action'}: {p['msg']}" for p in problems)
+        message = f'Invalid action: {shown} (expected {{"message": "<answer>"}})'
+        raise FrameError(message, "VALIDATION_ERROR", problems) from None
+
+
+async def _answer(env: Connect4TextEnvironment, kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    """The reply to one read frame other than `close`; a failure is an error frame, the game as it was."""
+    try:
+        if kind == "state":
+            return {"type": "state", "data": env.state.model_dump()}
+        if kind == "reset":
+            observation = await asyncio.to_thread(env.reset, **data)
+        else:
+            observation = await asyncio.to_thread(env.step, _action(data))
+        return {"type": "observation", "data": serialize_observation(observation)}
+    except FrameError as bad:
+        return _error(str(bad), bad.code, bad.errors)
+    except (NoGameError, TypeError, ValueError) as error:
+        return _error(str(error), "VALIDATION_ERROR" if kind == "reset" else "EXECUTION_ERROR")
+    except Exception as error:  # the game failed (an opponent that cannot move): the client hears why
+        logger.error("connect4 serve-openenv: a %s failed: %s: %s", kind, type(error).__name__, error)
+        return _error(
+            f"the server could not play this {kind}: {type(error).__name__}: {error}", "EXECUTION_ERROR"
+        )
+
+
+async def _send(websocket: WebSocket, payload: dict[str, Any], timeout: float) -> bool:
+    """Send a frame within `timeout` seconds (else `TimeoutError`: a client that stops reading fills the
+    buffers); False when the client has gone.
+    """
+    try:
+        await asyncio.wait_for(websocket.send_text(json.dumps(payload)), timeout)
+    except (WebSocketDisconnect, OSError, RuntimeError):
+        return False
+    return True
+
+
+async def _close(websocket: WebSocket, code: int, reason: str, frame: dict[str, Any] | None = None) -> None:
+    """Close with `code` (after the error `frame`), unless the client has gone."""
+    if frame is not None:
+        with contextlib.suppress(TimeoutError):
+            if not await _send(websocket, frame, 10.0):
+                return
+    with contextlib.suppress(WebSocketDisconnect, OSError, RuntimeError):
+        await websocket.close(code=code, reason=reason)
+
+
+async def _serve_websocket(
+    websocket: WebSocket, sessions: Sessions[Connect4TextEnvironment], max_bytes: int
+) -> None:
+    """Play one connection's session until the client closes it, leaves, or is idle for `sessions.timeout`."""
+    await websocket.accept()
+    timeout, requested = sessions.timeout, websocket.query_params.get("session_id")
+    if requested is not None:
+        message = f"Unknown session_id: {requested[:64]}: this server opens a new game for each connection; "
+        frame = _error(message + "connect to /ws without session_id", "SESSION_ERROR")
+        return await _close(websocket, 1008, "unknown session_id", frame)
+    try:
+        session = await asyncio.to_thread(sessions.open, "ws")
+    except SessionLimitError as refused:
+        frame = _error(str(refused), "CAPACITY_REACHED")
+        return await _close(websocket, 1013, "too many sessions: try again later", frame)
+    except Exception as error:  # the game could not be built
+        logger.error("connect4 serve-openenv: a new game failed: %s: %s", type(error).__name__, error)
+        frame = _error(f"the server could not start a game: {error}", "FACTORY_ERROR")
+        return await _close(websocket, 1011, "the server could not start a game", frame)
+    try:
+        while True:
+            try:
+                message = await asyncio.wait_for(websocket.receive(), timeout)
+            except TimeoutError:
+                return await _close(websocket, 1001, f"idle for {timeout:g} s: the session is closed")
+            except (WebSocketDisconnect, OSError, RuntimeError):
+                return
+            if message["type"] == "websocket.disconnect":
+                return
+            try:
+                kind, data = hardening.read_frame(message, max_bytes)
+                if kind == "close":
+                    return await _close(websocket, 1000, "closed by the client")
+                reply = await _answer(session.game, kind, data)  # type: ignore[arg-type]
+            except FrameError as bad:
+                reply = _error(str(bad), bad.code)
+            try:
+                sent = await _send(websocket, reply, timeout)
+            except TimeoutError:
+                logger.warning(
+                    "connect4 serve-openenv: a client read no answer for %g s; its session is closed", timeout
+                )
+                sessions.close(session.session_id)  # now: closing the connection may wait a while longer
+                return await _close(websocket, 1001, "the client stopped reading: the session is closed")
+            if not sent:
+                logger.warning(
+                    "connect4 serve-openenv: a client left before its answer was sent; its session is closed"
+                )
+                return
+    finally:
+        sessions.close(session.session_id)
 
 
 def _add_session_routes(app: FastAPI, sessions: Sessions[Connect4TextEnvironment]) -> None:
-    def run(session_id: str, work: Callable[[Connect4TextEnvironment], Any]) -> Any:
+    def play(session_id: str, work: Callable[[Connect4TextEnvironment], Any]) -> Any:
         try:
             return sessions.run(session_id, work)
-        except UnknownSessionError:
+        except hardening.UnknownSessionError:
             raise HTTPException(
                 404, f"unknown session {session_id[:64]!r}: create one with POST /sessions"
             ) from None
-
-    def play(work: Callable[[], Connect4TextObservation]) -> dict[str, Any]:
-        try:
-            return serialize_observation(work())
         except NoGameError as error:
-            raise HTTPException(409, str(error)) from error
+            raise HTTPException(409, str(error)) from None
         except (TypeError, ValueError) as error:
-            raise HTTPException(422, str(error)) from error
+            raise HTTPException(422, str(error)) from None
         except Exception as error:  # the game failed (an opponent that cannot move): the client hears why
             logger.error(
                 "connect4 serve-openenv: a session request failed: %s: %s", type(error).__name__, error
@@ -167,30 +240,30 @@ def _add_session_routes(app: FastAPI, sessions: Sessions[Connect4TextEnvironment
         try:
             return {"session_id": sessions.open("http").session_id}
         except SessionLimitError as error:
-            raise _session_error(error) from None
+            wait = (
+                {}
+                if error.retry_after is None
+                else {"Retry-After": str(max(1, math.ceil(error.retry_after)))}
+            )
+            raise HTTPException(503 if error.retry_after is None else 429, str(error), headers=wait) from None
 
     @app.post("/sessions/{session_id}/reset", tags=["Sessions"])
     def reset_session(
         session_id: str, request: Annotated[dict[str, Any] | None, Body()] = None
     ) -> dict[str, Any]:
-        arguments = request or {}
-        unknown = sorted(set(arguments) - set(RESET_FIELDS))
-        if unknown:
-            shown = ", ".join(repr(name)[:40] for name in unknown[:5])
-            raise HTTPException(422, f"reset takes {', '.join(RESET_FIELDS)}; got {shown}")
-        return run(session_id, lambda env: play(lambda: env.reset(**arguments)))
+        return play(session_id, lambda env: serialize_observation(env.reset(**(request or {}))))
 
     @app.post("/sessions/{session_id}/step", tags=["Sessions"])
     def step_session(session_id: str, request: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
         try:
-            action = Connect4TextAction(**request.get("action", {}))
-        except (ValidationError, TypeError) as error:
-            raise HTTPException(422, f'expected {{"action": {{"message": "<answer>"}}}}: {error}') from error
-        return run(session_id, lambda env: play(lambda: env.step(action)))
+            action = Action.model_validate(request.get("action"))
+        except ValidationError as error:
+            raise HTTPException(422, f'expected {{"action": {{"message": "<answer>"}}}}: {error}') from None
+        return play(session_id, lambda env: serialize_observation(env.step(action)))
 
     @app.get("/sessions/{session_id}/state", tags=["Sessions"])
     def session_state(session_id: str) -> dict[str, Any]:
-        return run(session_id, lambda env: env.state.model_dump())
+        return play(session_id, lambda env: env.state.model_dump())
 
     @app.delete("/sessions/{session_id}", tags=["Sessions"])
     def delete_session(session_id: str) -> dict[str, str]:
@@ -199,31 +272,33 @@ def _add_session_routes(app: FastAPI, sessions: Sessions[Connect4TextEnvironment
         return {"deleted": session_id}
 
 
-def _answer_limits(max_answer_length: object, max_body_bytes: object) -> tuple[int, int]:
-    """`(max_answer_length, max_body_bytes)` checked, the body limit following the answer's when None."""
-    answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LIMIT)
-    if max_body_bytes is None:
-        return answer_length, body_limit(answer_length)
-    body_bytes = check_int("max_body_bytes", max_body_bytes, minimum=1)
-    smallest = smallest_body_limit(answer_length)
-    if body_bytes < smallest:
-        raise ValueError(
-            f"max_body_bytes {body_bytes} is too small for answers of up to {answer_length} characters: at least "
-            f"{smallest} (the answer and the JSON around it); lower max_answer_length, or leave max_body_bytes out "
-            f"(it then follows the answers: {body_limit(answer_length)})"
-        )
-    return answer_length, body_bytes
-
-
-def _check_names(name: str, value: object) -> list[str]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Collection):
-        raise TypeError(f"{name} must be a list of strings, got {value!r:.80} ({type(value).__name__})")
-    for item in value:
-        if not isinstance(item, str):
-            raise TypeError(
-                f"{name} must be a list of strings, got an item {item!r:.80} ({type(item).__name__})"
-            )
-    return list(value)
+def _mcp_answer(message: Any) -> dict[str, Any] | None:
+    """The stateless `/mcp`'s JSON-RPC answer to one message: None for a notification (no `id`)."""
+    request_id = message.get("id") if isinstance(message, dict) else None
+    results = {
+        "initialize": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "connect4_text", "version": "1"},
+            "instructions": _MCP_HINT,
+        },
+        "ping": {},
+        "tools/list": {"tools": []},
+    }
+    if not isinstance(message, dict):
+        kind = "a batch" if isinstance(message, list) else type(message).__name__
+        code, error = -32600, f"Invalid Request: expected one JSON-RPC 2.0 object, got {kind}"
+    elif isinstance(request_id, bool) or not isinstance(request_id, (str, int, type(None))):
+        code, error, request_id = -32600, "Invalid Request: id must be a string or an integer", None
+    elif message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
+        code, error = -32600, 'Invalid Request: expected {"jsonrpc": "2.0", "method": "...", "id": ...}'
+    elif "id" not in message:
+        return None
+    elif message["method"] in results:
+        return {"jsonrpc": "2.0", "id": request_id, "result": results[message["method"]]}
+    else:
+        code, error = -32601, f"Method not found: {message['method'][:60]!r}; {_MCP_HINT}"
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": error}}
 
 
 def create_app(
@@ -233,95 +308,77 @@ def create_app(
     *,
     max_answer_length: int = MAX_ANSWER_LENGTH,
     session_rate: float = SESSION_RATE,
-    allowed_hosts: Collection[str] | None = LOOPBACK_HOSTS,
+    allowed_hosts: Collection[str] | None = hardening.LOOPBACK_HOSTS,
     allowed_origins: Collection[str] = (),
     **env_kwargs: Any,
 ) -> Any:
-    """The ASGI app: OpenEnv's FastAPI app for
-    [`Connect4TextEnvironment`][connect4_env.integrations.openenv.environment.Connect4TextEnvironment], the `/ws` and `/sessions`
-    routes, and the limits of the module docstring.
+    """The ASGI app (see the module docstring), for `uvicorn`.
 
     Args:
         max_sessions: the most games at once, WebSocket and HTTP sessions together.
         session_timeout: seconds a session may go unused before it is dropped (an idle WebSocket is closed).
-        max_body_bytes: the largest HTTP body and WebSocket message; None (the default) follows
-            `max_answer_length` ([`body_limit`][connect4_env.integrations.openenv.guards.body_limit]), so that
-            any answer under it arrives. One given must leave room for an answer of `max_answer_length` ASCII
-            characters ([`smallest_body_limit`][connect4_env.integrations.openenv.guards.smallest_body_limit]).
-        max_answer_length: the longest answer read, in characters, 1..1,000,000 (passed to each session's
-            game); a longer one is a rejected answer under the dialect's rule.
-        session_rate: new sessions a second, on average (in bursts of up to `max_sessions` or `session_rate`,
-            whichever is more).
-        allowed_hosts: the host names the server answers to (the `Host` header; the loopback names by
-            default), or None for any (a server on a public address; [`serve`][connect4_env.integrations.openenv.server.serve]
-            chooses).
-        allowed_origins: web origins such as `"http://127.0.0.1:3000"` whose pages may use the server, besides
-            the server's own pages.
-        **env_kwargs: for each session's
-            [`Connect4TextEnvironment`][connect4_env.integrations.openenv.environment.Connect4TextEnvironment]:
-            the game's (`opponent`, `"none"` for one client in both seats; `dialect`, `legal_moves`, `history`,
-            `blind`; `invalid_answer`, `max_retries`, `agent_first`, the board size), the reward's (`reward`,
-            `gamma`) and `session_dialects`.
+        max_body_bytes: the largest HTTP body and WebSocket message; None follows `max_answer_length`
+            ([`body_limit`][connect4_env.integrations.openenv.hardening.body_limit]); one given must leave room
+            for an answer of `max_answer_length` ASCII characters and 4096 bytes around it.
+        max_answer_length: the longest answer read, 1..1,000,000 characters; a longer one is a rejected answer.
+        session_rate: new sessions a second, on average (in bursts of up to `max_sessions` or `session_rate`).
+        allowed_hosts: the host names answered (the `Host` header), or None for any.
+        allowed_origins: web origins (`"http://127.0.0.1:3000"`) whose pages may use the server besides its own.
+        **env_kwargs: each session's
+            [`Connect4TextEnvironment`][connect4_env.integrations.openenv.environment.Connect4TextEnvironment]'s.
 
     Returns:
-        The app: [`HostCheck`][connect4_env.integrations.openenv.guards.HostCheck] around
-        [`BodyLimit`][connect4_env.integrations.openenv.guards.BodyLimit] around the FastAPI app, for `uvicorn`.
+        `HostCheck` around `BodyLimit` around the FastAPI app.
 
     Raises:
-        TypeError: an argument of the wrong type, or bad `env_kwargs` (an environment is built here once to
-            check them).
+        TypeError: an argument of the wrong type, or bad `env_kwargs` (an environment is built here to check).
         ValueError: an argument out of range (`max_body_bytes` too small for `max_answer_length`), or bad
             `env_kwargs`.
     """
-    max_answer_length, max_body_bytes = _answer_limits(max_answer_length, max_body_bytes)
-    env_kwargs["max_answer_length"] = max_answer_length
-    max_sessions = check_int("max_sessions", max_sessions, minimum=1)
-    session_timeout = check_number("session_timeout", session_timeout, 0, above_minimum=True)
-    session_rate = check_number("session_rate", session_rate, 0, above_minimum=True)
-    hosts = None if allowed_hosts is None else _check_names("allowed_hosts", allowed_hosts)
-    origins = _check_names("allowed_origins", allowed_origins)
+    answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LENGTH)
+    smallest, default = answer_length + hardening.FRAME_BYTES, hardening.body_limit(answer_length)
+    if max_body_bytes is not None and check_int("max_body_bytes", max_body_bytes, minimum=1) < smallest:
+        raise ValueError(
+            f"max_body_bytes {max_body_bytes} is too small for answers of up to {answer_length} characters: at least "
+            f"{smallest} (the answer and the JSON around it); lower max_answer_length, or leave max_body_bytes out "
+            f"(it then follows the answers: {default})"
+        )
+    max_body_bytes = max_body_bytes or default
+    limit = check_int("max_sessions", max_sessions, minimum=1)
+    timeout = _positive("session_timeout", session_timeout, "seconds")
+    rate = _positive("session_rate", session_rate, "sessions a second")
+    hosts = None if allowed_hosts is None else check_name_list("allowed_hosts", allowed_hosts, "host names")
+    origins = check_name_list("allowed_origins", allowed_origins, "web origins")
     for origin in origins:
         scheme, _, authority = origin.partition("://")
-        if scheme not in ("http", "https") or split_authority(authority.rstrip("/"))[0] is None:
+        if scheme not in ("http", "https") or hardening.split_authority(authority.rstrip("/"))[0] is None:
             raise ValueError(
                 f"an allowed origin is scheme://host[:port] (http or https), got {origin!r:.100}"
             )
+    env_kwargs["max_answer_length"] = answer_length
     Connect4TextEnvironment(**env_kwargs).close()  # bad arguments fail now, not in every session
     factory = functools.partial(Connect4TextEnvironment, **env_kwargs)
-    app = _openenv_app(factory, max_sessions)
-
-    @app.exception_handler(NoGameError)
-    async def no_game(request: Request, error: NoGameError) -> JSONResponse:
-        return JSONResponse({"detail": str(error)}, status_code=409)
-
-    @app.exception_handler(
-        BadResetError
-    )  # OpenEnv's stateless /reset with a bad argument: the client's fault
-    async def bad_reset(request: Request, error: BadResetError) -> JSONResponse:
-        return JSONResponse({"detail": str(error)}, status_code=422)
-
-    sessions = Sessions(factory, max_sessions, session_timeout, session_rate)
+    app = _openenv_app(factory, limit)
+    sessions = Sessions(factory, limit, timeout, rate)
 
     @app.websocket("/ws")
     async def play_over_websocket(websocket: WebSocket) -> None:
-        await serve_websocket(websocket, sessions, max_body_bytes)
+        await _serve_websocket(websocket, sessions, max_body_bytes)
+
+    @app.post("/mcp", tags=["MCP"])
+    async def mcp(request: Request) -> Response:
+        try:
+            answer = _mcp_answer(json.loads(await request.body()))  # BodyLimit bounded its size and nesting
+        except ValueError:
+            answer = {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {"code": -32700, "message": "Parse error: the body is not JSON"},
+            }
+        return Response(status_code=202) if answer is None else JSONResponse(answer)
 
     _add_session_routes(app, sessions)
-    add_mcp_route(app)
-    return HostCheck(BodyLimit(app, max_body_bytes), hosts, origins)
-
-
-class _ClientFaultInOneLine(logging.Filter):
-    """uvicorn's report of a text frame that is not UTF-8 in one line: its traceback says nothing about the
-    server, and any client could fill the log with it.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and str(record.msg).startswith("Invalid UTF-8"):
-            record.msg = f"{record.msg} (its connection is closed, code 1007)"
-            record.exc_info = None
-            record.exc_text = None
-        return True
+    return hardening.HostCheck(hardening.BodyLimit(app, max_body_bytes), hosts, origins)
 
 
 def build_server(
@@ -330,22 +387,19 @@ def build_server(
     *,
     max_body_bytes: int | None = None,
     max_answer_length: int = MAX_ANSWER_LENGTH,
-    request_timeout: float = REQUEST_TIMEOUT,
+    request_timeout: float = hardening.REQUEST_TIMEOUT,
     max_connections: int | None = None,
     log_level: str = "warning",
     **app_kwargs: Any,
 ) -> tuple[uvicorn.Server, socket.socket, str]:
-    """The uvicorn server for [`create_app`][connect4_env.integrations.openenv.server.create_app], its socket bound and
-    listening (connections wait in the backlog until the server runs).
+    """The uvicorn server for [`create_app`][connect4_env.integrations.openenv.server.create_app]
+    (`app_kwargs`), its socket bound and listening (connections wait in the backlog until it runs).
 
     Bound to a loopback address, the app answers only requests to a loopback name, `host` or that address;
-    otherwise it answers any `Host`. `port=0` picks a free port. `max_body_bytes` and `max_answer_length` are
-    `create_app`'s; uvicorn closes a WebSocket whose message passes 4 times `max_body_bytes` (code 1009).
-
-    Each request's headers and body must arrive within `request_timeout` seconds (else 408 and the connection is
-    closed), and at most `max_connections` connections are open at once, HTTP and WebSocket together (one more
-    is answered 503 and closed); by default the larger of 256 and twice `max_sessions`, within the process's
-    limit of open files (see `connect4_env.integrations.openenv.connections`).
+    otherwise any `Host`. `port=0` picks a free port. Each request's headers and body must arrive within
+    `request_timeout` seconds, and at most `max_connections` connections are open at once (by default the
+    larger of 256 and twice `max_sessions`, within the process's limit of open files; see
+    [`guarded_protocol`][connect4_env.integrations.openenv.hardening.guarded_protocol]).
 
     Returns:
         `(server, sock, url)`: run it with `server.run(sockets=[sock])` (stop it with `server.should_exit =
@@ -354,13 +408,11 @@ def build_server(
     Raises:
         OSError: the address cannot be bound (a host name that does not resolve is named).
         TypeError: `host` is not a str; bad app or connection arguments.
-        ValueError: bad app or connection arguments (`max_connections` beyond the process's limit of open
-            files).
+        ValueError: bad app or connection arguments (`max_connections` beyond the limit of open files).
     """
     if not isinstance(host, str):
         raise TypeError(f"host must be a str such as '127.0.0.1', got {host!r:.80} ({type(host).__name__})")
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -372,34 +424,32 @@ def build_server(
             ) from None
         address, bound_port = sock.getsockname()[:2]
         loopback = ipaddress.ip_address(address.split("%")[0]).is_loopback
-        hosts = (*LOOPBACK_HOSTS, host, address) if loopback else None
-        max_answer_length, max_body_bytes = _answer_limits(max_answer_length, max_body_bytes)
-        request_timeout = check_number("request_timeout", request_timeout, 0, above_minimum=True)
-        if max_connections is not None:
-            max_connections = check_int("max_connections", max_connections, minimum=1)
-        files = file_limit()
-        connections = connection_limit(max_connections, app_kwargs.get("max_sessions", MAX_SESSIONS), files)
         app = create_app(
             max_body_bytes=max_body_bytes,
             max_answer_length=max_answer_length,
-            allowed_hosts=hosts,
+            allowed_hosts=(*hardening.LOOPBACK_HOSTS, host, address) if loopback else None,
             **app_kwargs,
+        )
+        timeout = _positive("request_timeout", request_timeout, "seconds")
+        if max_connections is not None:
+            check_int("max_connections", max_connections)
+        files = hardening.file_limit()
+        connections = hardening.connection_limit(
+            max_connections, app_kwargs.get("max_sessions", MAX_SESSIONS), files
         )
         sock.listen(128)  # connections made from now on wait in the backlog until uvicorn accepts them
     except BaseException:
         sock.close()
         raise
+    body_bytes = max_body_bytes or hardening.body_limit(max_answer_length)  # as create_app checked them
     config = uvicorn.Config(
         app,
-        http=guarded_protocol(request_timeout, connections),
+        http=hardening.guarded_protocol(timeout, connections),
         log_level=log_level,
-        ws_max_size=WS_HARD_LIMIT_FACTOR * max_body_bytes,
+        ws_max_size=WS_HARD_LIMIT_FACTOR * body_bytes,
         lifespan="on",
     )
-    install_log_filters(files)
-    uvicorn_errors = logging.getLogger("uvicorn.error")
-    if not any(isinstance(existing, _ClientFaultInOneLine) for existing in uvicorn_errors.filters):
-        uvicorn_errors.addFilter(_ClientFaultInOneLine())
+    hardening.install_log_filters(files)
     shown = f"[{host}]" if ":" in host else host
     return uvicorn.Server(config), sock, f"http://{shown}:{bound_port}"
 
@@ -411,13 +461,12 @@ def serve(
     on_ready: Callable[[str], None] | None = None,
     **server_kwargs: Any,
 ) -> None:
-    """Serve [`create_app`][connect4_env.integrations.openenv.server.create_app] with uvicorn until interrupted (Ctrl-C or
-    SIGTERM stop it cleanly); the arguments are [`build_server`][connect4_env.integrations.openenv.server.build_server]'s.
-
-    `on_ready(url)` is called with the address once the socket is bound.
+    """Serve [`create_app`][connect4_env.integrations.openenv.server.create_app] until interrupted (Ctrl-C or
+    SIGTERM stop it cleanly), with [`build_server`][connect4_env.integrations.openenv.server.build_server]'s
+    arguments; `on_ready(url)` is called once the socket is bound.
 
     Raises:
-        OSError: the address cannot be bound (a host name that does not resolve is named).
+        OSError: the address cannot be bound.
         TypeError: `host` is not a str; bad app arguments.
         ValueError: bad app arguments.
     """

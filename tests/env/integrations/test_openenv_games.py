@@ -36,13 +36,13 @@ ANSWERS = {
 
 
 def client(url: str) -> Any:
-    from connect4_env.integrations.openenv.environment import Connect4TextClient
+    from connect4_env.integrations.openenv.client import Connect4TextClient
 
     return Connect4TextClient(base_url=url).sync()
 
 
 def action(message: str) -> Any:
-    from connect4_env.integrations.openenv.environment import Connect4TextAction
+    from connect4_env.integrations.openenv.models import Connect4TextAction
 
     return Connect4TextAction(message=message)
 
@@ -208,7 +208,7 @@ def test_the_trajectory_reward_against_an_opponent_is_openenvs_rubric_on_the_mod
 
 
 def test_the_trajectory_reward_refuses_retries_that_would_make_its_step_list_unbounded() -> None:
-    from connect4_env.integrations.openenv.rewards import MAX_TRAJECTORY_STEPS
+    from connect4_env.integrations.openenv.environment import MAX_TRAJECTORY_STEPS
     from connect4_env.integrations.openenv.server import create_app
 
     create_app(reward="trajectory", max_retries=MAX_TRAJECTORY_STEPS // 42 - 1)  # 42 cells: within the bound
@@ -227,7 +227,7 @@ def test_the_trajectory_reward_refuses_retries_that_would_make_its_step_list_unb
 def test_discounted_credits_are_the_rubric_applied_to_each_seats_steps(
     players: list[int], outcome: str, gamma: float
 ) -> None:
-    from connect4_env.integrations.openenv.rewards import discounted_credits
+    from connect4_env.integrations.openenv.environment import discounted_credits
 
     outcomes = [outcome, {"win": "loss", "loss": "win", "draw": "draw"}[outcome]]
     finals = [SCORES[o] for o in outcomes]

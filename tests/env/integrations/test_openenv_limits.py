@@ -21,7 +21,8 @@ import pytest
 from extras import needs
 from openenv_servers import command_server, handshake, http, running_server
 
-from connect4_env.integrations.openenv.guards import MAX_ANSWER_LENGTH, body_limit
+from connect4_env.envs.dialects import MAX_ANSWER_LENGTH
+from connect4_env.integrations.openenv.hardening import body_limit
 
 pytestmark = needs("openenv")
 
@@ -68,7 +69,7 @@ def test_an_idle_websocket_is_closed_with_a_reason_and_its_place_goes_to_a_new_c
 
 
 def test_http_and_websocket_sessions_share_one_cap() -> None:
-    from connect4_env.integrations.openenv.environment import Connect4TextClient
+    from connect4_env.integrations.openenv.client import Connect4TextClient
 
     with running_server(max_sessions=2) as url, Connect4TextClient(base_url=url).sync() as env:
         env.reset(seed=0)
@@ -93,7 +94,8 @@ def test_http_and_websocket_sessions_share_one_cap() -> None:
 
 def test_openenv_mcp_sessions_are_not_served_so_plain_requests_cannot_fill_the_server() -> None:
     """OpenEnv's /mcp opened a session per request, past every limit; ours is stateless and opens none."""
-    from connect4_env.integrations.openenv.environment import Connect4TextAction, Connect4TextClient
+    from connect4_env.integrations.openenv.client import Connect4TextClient
+    from connect4_env.integrations.openenv.models import Connect4TextAction
 
     create = json.dumps(
         {"jsonrpc": "2.0", "method": "openenv/session/create", "params": {}, "id": 1}
@@ -315,13 +317,13 @@ def reasoning(length: int, final: str = "Final Answer: 3") -> str:
 
 
 def step_message(message: str) -> Any:
-    from connect4_env.integrations.openenv.environment import Connect4TextAction
+    from connect4_env.integrations.openenv.models import Connect4TextAction
 
     return Connect4TextAction(message=message)
 
 
 def test_a_long_reasoning_answer_is_played_and_one_over_the_cap_is_a_rejected_answer() -> None:
-    from connect4_env.integrations.openenv.environment import Connect4TextClient
+    from connect4_env.integrations.openenv.client import Connect4TextClient
 
     assert MAX_ANSWER_LENGTH == 1_000_000  # the default: the text env's and TextPolicy's too
     with (
@@ -353,7 +355,7 @@ def test_a_long_reasoning_answer_is_played_and_one_over_the_cap_is_a_rejected_an
 
 
 def test_a_message_over_the_body_limit_is_an_error_and_the_session_goes_on() -> None:
-    from connect4_env.integrations.openenv.environment import Connect4TextClient
+    from connect4_env.integrations.openenv.client import Connect4TextClient
 
     with (
         running_server(dialect="game_arena", max_answer_length=ANSWER) as url,
@@ -425,7 +427,7 @@ def test_the_server_refuses_limits_that_cannot_hold_its_answers(
 
 
 def test_the_command_reads_answers_up_to_its_max_answer_length() -> None:
-    from connect4_env.integrations.openenv.environment import Connect4TextClient
+    from connect4_env.integrations.openenv.client import Connect4TextClient
 
     with (
         command_server("--max-answer-length", "1000", "--dialect", "game_arena") as (url, _),

@@ -16,7 +16,7 @@ import pytest
 from extras import book_installed, needs, needs_book
 from openenv_servers import command_server, handshake
 
-from connect4_env.integrations.openenv.guards import body_limit
+from connect4_env.integrations.openenv.hardening import body_limit
 
 pytestmark = needs("openenv")
 
@@ -47,7 +47,8 @@ def http(url: str, method: str = "GET", body: bytes | None = None) -> tuple[int,
 
 
 def play_game(url: str, seed: int) -> tuple[list[Any], Any]:
-    from connect4_env.integrations.openenv.environment import Connect4TextAction, Connect4TextClient
+    from connect4_env.integrations.openenv.client import Connect4TextClient
+    from connect4_env.integrations.openenv.models import Connect4TextAction
 
     results = []
     with Connect4TextClient(base_url=url).sync() as env:
@@ -72,7 +73,8 @@ def test_a_full_game_against_the_solver_through_openenvs_client(server: str) -> 
 
 
 def test_unreadable_answers_get_the_reason_and_the_game_goes_on(server: str) -> None:
-    from connect4_env.integrations.openenv.environment import Connect4TextAction, Connect4TextClient
+    from connect4_env.integrations.openenv.client import Connect4TextClient
+    from connect4_env.integrations.openenv.models import Connect4TextAction
 
     with Connect4TextClient(base_url=server).sync() as env:
         env.reset(seed=1)

@@ -1,6 +1,7 @@
 """A game of Connect Four in text where one client plays both seats, as OpenEnv's own `connect4_env` does (no
 built-in opponent): each answer is the move of the player to move, read in a dialect, and each observation is
-shown to the next player to move (core only: the `openenv` extra's server runs it when `--opponent none`).
+shown to the next player to move. The text env's twin for self-play; `connect4 serve-openenv --opponent none`
+serves it.
 """
 
 from __future__ import annotations
@@ -10,9 +11,8 @@ from typing import Any
 import numpy as np
 
 from connect4_env.core import Board
-from connect4_env.envs.dialects import dialect_and_retries
-from connect4_env.envs.text_env import INVALID_ANSWER_MODES, LOST_BY_ANSWER, MAX_ANSWER_LIMIT, MAX_RETRIES
-from connect4_env.envs.text_protocol import MAX_ANSWER_LENGTH
+from connect4_env.envs.dialects import MAX_ANSWER_LENGTH, dialect_and_retries
+from connect4_env.envs.text_env import INVALID_ANSWER_MODES, LOST_BY_ANSWER, MAX_RETRIES
 from connect4_env.rules import Rules
 from connect4_env.validation import check_choice, check_int, check_seed
 
@@ -60,7 +60,7 @@ class TwoSeatTextGame:
         self.dialect, self.max_retries = dialect_and_retries(
             dialect, max_retries, MAX_RETRIES, legal_moves=legal_moves, history=history, blind=blind
         )
-        self.max_answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LIMIT)
+        self.max_answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LENGTH)
         self.invalid_answer = invalid_answer
         self.board = Board(self.rules)
         self._moves: list[int] = []
