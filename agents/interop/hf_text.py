@@ -152,41 +152,15 @@ def hf_generate(
             encoder-decoder; ``generate_kwargs`` holds a reserved argument.
         ModuleNotFoundError: torch is not installed (it comes with the model).
     """
-    if not callable(getattr(model, "generate", None)):
-        raise TypeError(f"model must be a transformers causal LM with a generate method, got {model!r:.80}")
-    config = getattr(model, "config", None)
-    if getattr(config, "is_encoder_decoder", False):
-        raise ValueError(
-            "model is an encoder-decoder; hf_generate takes a causal (decoder-only) language model"
-        )
-    if tokenizer is not None and not all(
-        callable(getattr(tokenizer, name, None)) for name in ("encode", "decode")
-    ):
-        raise TypeError(f"tokenizer must be None or have encode and decode methods, got {tokenizer!r:.80}")
+    config = _checked_model(model, tokenizer, chat)
     max_new_tokens = check_int("max_new_tokens", max_new_tokens, 1)
-    chat, truncate = check_bool("chat", chat), check_bool("truncate", truncate)
+    truncate = check_bool("truncate", truncate)
     if prompt_kwargs is not None and not callable(prompt_kwargs):
         raise TypeError(f"prompt_kwargs must be None or a function of the prompt, got {prompt_kwargs!r:.80}")
     _check_reserved(generate_kwargs, "generate_kwargs")
-    if chat and tokenizer is None:
-        raise ValueError(
-            "chat=True needs a tokenizer with a chat template; without one the prompt goes as bytes"
-        )
-    if chat and not (
-        getattr(tokenizer, "chat_template", None)
-        and callable(getattr(tokenizer, "apply_chat_template", None))
-    ):
-        raise ValueError("chat=True needs a tokenizer with a chat template; this one has none")
     eos = _resolve_eos(eos_token_id, model, tokenizer)
-    vocab_size = getattr(config, "vocab_size", None)
     if tokenizer is None:
-        for value in eos:
-            if not BYTE_IDS <= value < (vocab_size if isinstance(vocab_size, int) else value + 1):
-                raise ValueError(
-                    f"eos_token_id {value} cannot end an answer without a tokenizer: ids "
-                    f"0..{BYTE_IDS - 1} are bytes, so it must lie in {BYTE_IDS}.."
-                    f"{vocab_size - 1 if isinstance(vocab_size, int) else ''}"
-                )
+        _check_byte_ends(eos, getattr(config, "vocab_size", None))
     context = getattr(config, "max_position_embeddings", None)
     room = context - max_new_tokens if isinstance(context, int) else None
     if room is not None and room < 1:
@@ -198,13 +172,27 @@ def hf_generate(
     fixed = {"pad_token_id": eos[0], **generate_kwargs}
 
     def encode(prompt: str | list[dict[str, str]]) -> list[int]:
+        _check_prompt(prompt)
         if isinstance(prompt, str) and not chat:
-            return list(prompt.encode("utf-8")) if tokenizer is None else list(tokenizer.encode(prompt))
-        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
-        if tokenizer is None or not getattr(tokenizer, "chat_template", None):
-            raise ValueError("chat messages need a tokenizer with a chat template (pass tokenizer=...)")
-        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        return list(tokenizer.encode(text, add_special_tokens=False))  # the template holds them
+            ids = list(prompt.encode("utf-8")) if tokenizer is None else list(tokenizer.encode(prompt))
+        else:
+            if tokenizer is None or not getattr(tokenizer, "chat_template", None):
+                raise ValueError("chat messages need a tokenizer with a chat template (pass tokenizer=...)")
+            messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+            text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            ids = list(tokenizer.encode(text, add_special_tokens=False))  # the template holds them
+        if not ids:  # the model would fail on an empty input with a RuntimeError of its own
+            raise ValueError(
+                "the prompt is empty: it encodes to no token ids, and the model needs at least one"
+            )
+        if room is None or len(ids) <= room:
+            return ids
+        if not truncate:
+            raise ValueError(
+                f"the prompt is {len(ids)} tokens, and the model's {context} positions less "
+                f"max_new_tokens={max_new_tokens} leave {room}: pass truncate=True to keep its last {room}"
+            )
+        return ids[-room:]
 
     def decode(ids: list[int]) -> str:
         if tokenizer is None:
@@ -212,39 +200,8 @@ def hf_generate(
         return str(tokenizer.decode(ids, skip_special_tokens=True))
 
     def generate(prompt: str | list[dict[str, str]]) -> dict[str, Any]:
-        if not isinstance(prompt, str) and not (
-            isinstance(prompt, list)
-            and all(
-                isinstance(message, dict)
-                and isinstance(message.get("role"), str)
-                and isinstance(message.get("content"), str)
-                for message in prompt
-            )
-        ):
-            raise TypeError(
-                "prompt must be a str or a list of {'role': str, 'content': str} messages, "
-                f"got {prompt!r:.80}"
-            )
         ids = encode(prompt)
-        if not ids:  # the model would fail on an empty input with a RuntimeError of its own
-            raise ValueError(
-                "the prompt is empty: it encodes to no token ids, and the model needs at least one"
-            )
-        if room is not None and len(ids) > room:
-            if not truncate:
-                raise ValueError(
-                    f"the prompt is {len(ids)} tokens, and the model's {context} positions less "
-                    f"max_new_tokens={max_new_tokens} leave {room}: pass truncate=True to keep its last "
-                    f"{room}"
-                )
-            ids = ids[-room:]
-        arguments = dict(fixed)
-        if prompt_kwargs is not None:
-            extra = prompt_kwargs(prompt)
-            if not isinstance(extra, Mapping):
-                raise TypeError(f"prompt_kwargs must return a mapping, got {type(extra).__name__}")
-            _check_reserved(extra, "prompt_kwargs")
-            arguments.update(extra)
+        arguments = {**fixed, **_extra_arguments(prompt_kwargs, prompt)}
         input_ids = torch.tensor([ids], dtype=torch.long, device=getattr(model, "device", None))
         output = model.generate(
             input_ids=input_ids,
@@ -257,13 +214,77 @@ def hf_generate(
         sequences = getattr(output, "sequences", output)
         new = [int(i) for i in sequences[0, input_ids.shape[1] :].tolist()]
         end = next((index for index, token in enumerate(new) if token in eos), None)
-        if end is not None:
-            text, used, finish = decode(new[:end]), end + 1, "stop"
-        else:
-            # fewer than max_new_tokens without an end id: a stopping criterion of the caller's ended it
-            text, used = decode(new), len(new)
-            finish = "length" if used >= max_new_tokens else "stop"
+        # fewer than max_new_tokens without an end id: a stopping criterion of the caller's ended it
+        used = len(new) if end is None else end + 1
+        finish = "length" if end is None and used >= max_new_tokens else "stop"
+        text = decode(new if end is None else new[:end])
         return {"text": text, "prompt_tokens": len(ids), "completion_tokens": used, "finish_reason": finish}
 
     generate.__qualname__ = f"hf_generate({type(model).__name__})"
     return generate
+
+
+def _checked_model(model: Any, tokenizer: Any, chat: object) -> Any:
+    """The model's config, once the model, the tokenizer and ``chat`` fit together."""
+    if not callable(getattr(model, "generate", None)):
+        raise TypeError(f"model must be a transformers causal LM with a generate method, got {model!r:.80}")
+    config = getattr(model, "config", None)
+    if getattr(config, "is_encoder_decoder", False):
+        raise ValueError(
+            "model is an encoder-decoder; hf_generate takes a causal (decoder-only) language model"
+        )
+    if tokenizer is not None and not all(
+        callable(getattr(tokenizer, name, None)) for name in ("encode", "decode")
+    ):
+        raise TypeError(f"tokenizer must be None or have encode and decode methods, got {tokenizer!r:.80}")
+    if check_bool("chat", chat) and tokenizer is None:
+        raise ValueError(
+            "chat=True needs a tokenizer with a chat template; without one the prompt goes as bytes"
+        )
+    if chat and not (
+        getattr(tokenizer, "chat_template", None)
+        and callable(getattr(tokenizer, "apply_chat_template", None))
+    ):
+        raise ValueError("chat=True needs a tokenizer with a chat template; this one has none")
+    return config
+
+
+def _check_byte_ends(eos: tuple[int, ...], vocab_size: object) -> None:
+    """Without a tokenizer, each end id lies above the byte ids and within the vocabulary."""
+    top = vocab_size if isinstance(vocab_size, int) else None
+    for value in eos:
+        if not BYTE_IDS <= value < (value + 1 if top is None else top):
+            raise ValueError(
+                f"eos_token_id {value} cannot end an answer without a tokenizer: ids 0..{BYTE_IDS - 1} are bytes, "
+                f"so it must lie in {BYTE_IDS}..{'' if top is None else top - 1}"
+            )
+
+
+def _check_prompt(prompt: object) -> None:
+    """A prompt is a str or a list of ``{"role": str, "content": str}`` messages."""
+    if isinstance(prompt, str) or (
+        isinstance(prompt, list)
+        and all(
+            isinstance(message, dict)
+            and isinstance(message.get("role"), str)
+            and isinstance(message.get("content"), str)
+            for message in prompt
+        )
+    ):
+        return
+    raise TypeError(
+        f"prompt must be a str or a list of {{'role': str, 'content': str}} messages, got {prompt!r:.80}"
+    )
+
+
+def _extra_arguments(
+    prompt_kwargs: Callable[[Any], Mapping[str, Any]] | None, prompt: Any
+) -> Mapping[str, Any]:
+    """The ``model.generate`` arguments ``prompt_kwargs`` adds for ``prompt`` (none without it)."""
+    if prompt_kwargs is None:
+        return {}
+    extra = prompt_kwargs(prompt)
+    if not isinstance(extra, Mapping):
+        raise TypeError(f"prompt_kwargs must return a mapping, got {type(extra).__name__}")
+    _check_reserved(extra, "prompt_kwargs")
+    return extra
