@@ -45,7 +45,12 @@ from connect4_agents.commands._match_options import (
     MctsVsMctsConfig,
     TrainConfig,
 )
-from connect4_agents.evaluation.matches import model_against_mcts, play_recorded_game, play_recorded_match
+from connect4_agents.evaluation.matches import (
+    Learner,
+    model_against_mcts,
+    play_recorded_game,
+    play_recorded_match,
+)
 from connect4_agents.mcts.agent import MCTSAgent
 from connect4_agents.ntuple.run import NTupleTrainConfig, train_ntuple
 from connect4_agents.qlearning.agent import QLearningAgent
@@ -196,7 +201,8 @@ def train(config: TrainConfig) -> Path:
 
 def match(config: MatchConfig) -> int:
     """A saved model against MCTS; the results printed and written as JSON."""
-    learner, model = ("qlearning", config.table) if config.table is not None else ("ntuple", config.model)
+    learner: Learner = "qlearning" if config.table is not None else "ntuple"
+    model = config.table if config.table is not None else config.model
     default_out = Path("runs/match/match.json") if model is None else Path(model).with_name("match.json")
     out = check_output_file(config.out if config.out else default_out)
     if config.games_out is not None:

@@ -244,17 +244,16 @@ def test_what_cannot_be_read_from_a_word_is_a_type_error() -> None:
 
     with pytest.raises(TypeError, match=r"Pair\.plies: no way to read"):
         add_options(argparse.ArgumentParser(), Pair)
-    with pytest.raises(TypeError, match="must be a dataclass"):
+    # a class that is no dataclass: Python's own TypeError (the commands' configs are dataclasses, trusted)
+    with pytest.raises(TypeError, match="dataclass"):
         add_options(argparse.ArgumentParser(), dict)
-    with pytest.raises(TypeError, match="must be a dataclass"):
-        from_args(Settings(), argparse.Namespace())  # type: ignore[type-var]
 
 
 def test_from_args_needs_every_field_and_ignores_the_rest() -> None:
     args = _parser(Base).parse_args([])
     args.command = "play"  # a dispatcher's own attribute
     assert from_args(Base, args) == Base()
-    with pytest.raises(ValueError, match="'seed', a field of Base"):
+    with pytest.raises(AttributeError, match="'seed'"):  # a parser that is not the config's: a bug, named
         from_args(Base, argparse.Namespace(rows=6))
 
 
