@@ -11,9 +11,9 @@ from gymnasium.wrappers import PassiveEnvChecker
 
 from connect4_env.core import Board
 from connect4_env.encoding import TrackedBoard
+from connect4_env.envs.seats import Seats
 from connect4_env.envs.settings import MatchSettings
 from connect4_env.opponent import opponent_column
-from connect4_env.pool import OpponentPool
 from connect4_env.render import RENDER_MODES, BoardRenderer
 from connect4_env.rules import IllegalMoveError, as_column, short_repr
 from connect4_env.validation import check_seed
@@ -27,10 +27,8 @@ _EPISODE_STATE = (
     "_done",
     "_np_random",
     "_np_random_seed",
-    "_playing",
-    "_playing_pool",
-    "_playing_name",
 )
+_GAME = np.zeros(1, dtype=np.int64)  # the one game's index, for Seats
 
 
 class Connect4Env(gym.Env):
@@ -116,9 +114,7 @@ class Connect4Env(gym.Env):
         self.opponent = self.settings.policy
         # this episode's opponent, fixed at reset: a pool's member is drawn then, and a new `opponent` set
         # mid-episode plays from the next episode on
-        self._playing = self.opponent
-        self._playing_pool: OpponentPool | None = None
-        self._playing_name: str | None = None
+        self._seats = Seats(1, self.opponent)
         self.agent_first = agent_first
         self.illegal_action = illegal_action
         rows, columns = self.rules.rows, self.rules.columns
@@ -156,6 +152,7 @@ class Connect4Env(gym.Env):
         """
         seed = check_seed(seed)
         saved = {name: getattr(self, name) for name in _EPISODE_STATE}
+        seat = self._seats.seat.copy()
         rng_state = None if self._np_random is None else self._np_random.bit_generator.state
         try:
             super().reset(seed=seed)
@@ -165,14 +162,8 @@ class Connect4Env(gym.Env):
                 self._learner = int(rng.integers(2))
             else:
                 self._learner = 0 if self.agent_first else 1
-            opponent = self.opponent
-            if isinstance(opponent, OpponentPool):  # the member drawn now plays the whole episode
-                # name and policy read together: another thread may remove the member meanwhile
-                [(self._playing_name, self._playing)] = opponent.draw_members(rng)
-                self._playing_pool = opponent
-            else:
-                self._playing, self._playing_pool, self._playing_name = opponent, None, None
-            opponent_reset = getattr(self._playing, "reset", None)
+            self._seats.draw(_GAME, self.opponent, rng)  # a pool's member drawn now plays the whole episode
+            opponent_reset = getattr(self._seats.policy(0), "reset", None)
             if callable(opponent_reset):
                 opponent_reset(seed=int(rng.integers(2**63)))
             self._done = False
@@ -181,9 +172,11 @@ class Connect4Env(gym.Env):
         except BaseException:
             for name, value in saved.items():
                 setattr(self, name, value)
+            self._seats.seat[:] = seat
             if rng_state is not None and self._np_random is not None:
                 self._np_random.bit_generator.state = rng_state
             raise
+        self._seats.tidy()
         if self.render_mode == "human":
             self.render()
         return self._game.observation(self._learner), self._info({"action_mask": self._game.mask.copy()})
@@ -193,11 +186,12 @@ class Connect4Env(gym.Env):
         """The name of this episode's pool member (None unless ``opponent`` is an
         [`OpponentPool`][connect4_env.pool.OpponentPool]); also ``info["opponent"]``.
         """
-        return self._playing_name
+        return self._seats.name(0)
 
     def _info(self, info: dict[str, Any]) -> dict[str, Any]:
-        if self._playing_pool is not None:
-            info["opponent"] = self._playing_name
+        name = self._seats.name(0)
+        if name is not None:
+            info["opponent"] = name
         return info
 
     def _opponent_move(self) -> bool:
@@ -206,7 +200,9 @@ class Connect4Env(gym.Env):
         Nothing is played unless the opponent answers a legal column (see `opponent_column`).
         """
         game = self._game
-        column = opponent_column(self._playing, game.views[1 - self._learner].copy(), game.mask.copy())
+        column = opponent_column(
+            self._seats.policy(0), game.views[1 - self._learner].copy(), game.mask.copy()
+        )
         return game.play(column) or game.board.ply == self.rules.cells
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -234,7 +230,7 @@ class Connect4Env(gym.Env):
                 raise IllegalMoveError(f"column {column} is full; legal columns are {board.legal_moves()}")
             self._done = True
             info = {"action_mask": self._no_moves.copy(), "illegal_action": True, "outcome": "loss"}
-            return game.observation(self._learner), -1.0, True, False, self._finish(info)
+            return game.observation(self._learner), -1.0, True, False, self._finish(info, -1.0)
         reward = 0.0
         last_move = board.last_move
         if game.play(column):
@@ -251,7 +247,7 @@ class Connect4Env(gym.Env):
         if self._done:
             outcome = "win" if reward > 0 else "loss" if reward < 0 else "draw"
             info = {"action_mask": self._no_moves.copy(), "outcome": outcome}
-            return game.observation(self._learner), reward, True, False, self._finish(info)
+            return game.observation(self._learner), reward, True, False, self._finish(info, reward)
         if self.render_mode == "human":
             self.render()
         return (
@@ -262,10 +258,9 @@ class Connect4Env(gym.Env):
             self._info({"action_mask": game.mask.copy()}),
         )
 
-    def _finish(self, info: dict[str, Any]) -> dict[str, Any]:
+    def _finish(self, info: dict[str, Any], reward: float) -> dict[str, Any]:
         """The last step's info; the outcome goes to the pool's record of this episode's member."""
-        if self._playing_pool is not None and self._playing_name is not None:
-            self._playing_pool.record(self._playing_name, info["outcome"])
+        self._seats.record(self._seats.seat, np.array([reward]))
         if self.render_mode == "human":
             self.render()
         return self._info(info)

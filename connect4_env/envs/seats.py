@@ -1,17 +1,19 @@
-"""Which opponent each game of a batch faces: fixed when the game starts, kept to its end.
+"""Which opponent each game faces: fixed when the game starts, kept to its end.
 
-[`Seats`][connect4_env.envs.seats.Seats] serves the vector env (and through it the SB3 VecEnv). A game's
-opponent is a pool member drawn when the game starts, or the env's ``opponent`` as it was then; adding,
-removing or re-weighting members, or setting a new ``opponent``, changes only the games that start later.
+[`Seats`][connect4_env.envs.seats.Seats] is "this game's opponent" for both single-agent envs: the vector env's
+games (and through it the SB3 VecEnv) and `Connect4-v0`'s one game. A game's opponent is a pool member drawn
+when the game starts, or the env's ``opponent`` as it was then; adding, removing or re-weighting members, or
+setting a new ``opponent``, changes only the games that start later.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from connect4_env.opponent import opponent_columns
 from connect4_env.pool import OpponentPool
 
 __all__ = ["Seats"]
@@ -60,19 +62,38 @@ class Seats:
         entries = {name: self._entry(opponent, name, policy) for name, policy in dict(drawn).items()}
         self.seat[games] = [entries[name] for name, _ in drawn]
 
-    def only(self) -> Any:
-        """The one opponent every game faces when there is only one, else None."""
-        return self._entries[0][2] if len(self._entries) == 1 else None
+    def policy(self, game: int) -> Any:
+        """The policy game ``game`` faces."""
+        return self._entries[self.seat[game]][2]
 
-    def groups(self, games: np.ndarray) -> Iterator[tuple[Any, np.ndarray]]:
-        """``(policy, facing)`` for each opponent among ``games``: ``facing`` selects the games it answers."""
+    def name(self, game: int) -> str | None:
+        """The pool member game ``game`` faces, None when its opponent is no pool's."""
+        return self._entries[self.seat[game]][1]
+
+    def answer(
+        self,
+        games: np.ndarray,
+        observations: Callable[[np.ndarray], Callable[[], np.ndarray]],
+        masks: Callable[[np.ndarray], np.ndarray],
+    ) -> np.ndarray:
+        """The columns the opponents of ``games`` play there, each checked legal (see
+        [`opponent_columns`][connect4_env.opponent.opponent_columns]); the games facing one opponent are
+        answered by one call. ``observations(games)`` builds those games' planes when asked, ``masks(games)``
+        gives their legal columns.
+
+        Raises:
+            IllegalMoveError: an opponent's answer is illegal or malformed; whatever it raised passes through.
+        """
         seats = self.seat[games]
-        first = seats[0]
-        if (seats == first).all():  # the common case: one opponent for all
-            yield self._entries[first][2], np.ones(games.size, dtype=bool)
-            return
+        if len(self._entries) == 1 or (seats == seats[0]).all():  # the common case: one opponent for all
+            policy = self._entries[seats[0]][2]
+            return opponent_columns(policy, observations(games), masks(games), games)
+        columns = np.empty(games.size, dtype=np.int64)
         for entry in np.unique(seats).tolist():
-            yield self._entries[entry][2], seats == entry
+            facing = seats == entry
+            part = games[facing]
+            columns[facing] = opponent_columns(self._entries[entry][2], observations(part), masks(part), part)
+        return columns
 
     def pooled(self, opponent: Any) -> bool:
         """True when a game faces a pool's member, or ``opponent`` (the next games') is a pool."""
@@ -85,6 +106,8 @@ class Seats:
 
     def record(self, seats: np.ndarray, rewards: np.ndarray) -> None:
         """Count ended games' outcomes (the learner's ``rewards``, one per seat) with their members' pools."""
+        if not self.pooled(None):
+            return
         for entry, reward in zip(seats.tolist(), rewards.tolist()):
             pool, name, _ = self._entries[entry]
             if pool is not None and name is not None:

@@ -1,11 +1,6 @@
-"""Many ``Connect4-v0`` games stepped at once with numpy (one job: the batched env; its class docstring is its manual).
-
-Bitboards in int64 arrays, each game's opponent answered in batches.
-
-``gymnasium.make_vec("Connect4-v0", num_envs=N)`` (or ``vectorization_mode="vector_entry_point"``) returns a
-[`Connect4VectorEnv`][connect4_env.envs.vector_env.Connect4VectorEnv]; `connect4_env.make_sb3_vec_env` wraps the
-same engine as a Stable-Baselines3 ``VecEnv``. Observations, masks, rewards and illegal-action rules are those
-of ``Connect4-v0``.
+"""Many ``Connect4-v0`` games stepped at once with numpy: bitboards in int64 arrays, each game's opponent
+answered in batches (``gymnasium.make_vec("Connect4-v0", num_envs=N)``; `connect4_env.make_sb3_vec_env` wraps
+the same engine as a Stable-Baselines3 ``VecEnv``).
 """
 
 from __future__ import annotations
@@ -22,13 +17,11 @@ from gymnasium.vector.utils import batch_space
 from connect4_env.batched import BatchedBoards
 from connect4_env.envs.seats import Seats
 from connect4_env.envs.settings import MatchSettings
-from connect4_env.opponent import opponent_columns
 from connect4_env.render import BoardRenderer
 from connect4_env.rules import IllegalMoveError, Rules
-from connect4_env.validation import check_bool, check_int, check_seed
+from connect4_env.validation import check_bool, check_choice, check_int, check_seed
 
 __all__ = ["Connect4VectorEnv", "MAX_BATCH_CELLS"]
-
 
 MAX_BATCH_CELLS = 1 << 24
 """The most cells (``num_envs * rows * columns``) one batch may hold. Memory grows ~13 bytes a cell (the
@@ -141,9 +134,8 @@ class Connect4VectorEnv(VectorEnv):
         compiled: bool | None = None,
     ) -> None:
         num_envs = check_int("num_envs", num_envs, 1, 1 << 24)
-        self.rules = Rules(
-            rows, columns, win_length
-        )  # the batch's size is checked before any opponent is built
+        # the batch's size is checked before any opponent is built
+        self.rules = Rules(rows, columns, win_length)
         if num_envs * self.rules.cells > MAX_BATCH_CELLS:
             raise ValueError(
                 f"num_envs={num_envs} boards of {self.rules.rows}x{self.rules.columns} are "
@@ -153,15 +145,9 @@ class Connect4VectorEnv(VectorEnv):
         self.copy = check_bool("copy", copy)
         if compiled is not None:
             check_bool("compiled", compiled)
-        try:
-            self.autoreset_mode = AutoresetMode(autoreset_mode)
-        except ValueError:
-            allowed = [m.value for m in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)]
-            raise ValueError(
-                f"autoreset_mode={autoreset_mode!r} is not supported; allowed: {allowed}"
-            ) from None
-        if self.autoreset_mode == AutoresetMode.DISABLED:
-            raise ValueError("autoreset_mode 'Disabled' is not supported; use 'NextStep' or 'SameStep'")
+        modes = {mode.value: mode for mode in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)}
+        mode = getattr(autoreset_mode, "value", autoreset_mode)
+        self.autoreset_mode = modes[check_choice("autoreset_mode", mode, modes)]
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         if render_mode == "human":
             raise ValueError("the vector env renders 'ansi' or 'rgb_array' only")
@@ -191,15 +177,13 @@ class Connect4VectorEnv(VectorEnv):
         # each game's opponent, fixed when the game starts (a pool's member, or `opponent` as it was then)
         self._seats = Seats(num_envs, self.opponent)
 
-    # -- helpers -------------------------------------------------------------------------------------------
     def _play(
         self, index: np.ndarray, columns: np.ndarray, plane: int, journal: list
     ) -> tuple[np.ndarray, np.ndarray]:
         """Play ``columns`` in the listed games for the learner (plane 0) or the opponent (plane 1).
 
         The moves go into ``journal`` before they are played, with each game's ply before them: a rollback
-        takes back just the moves that were made, even when Ctrl-C lands between the entry and the move (a
-        move journaled after it was played could be missed; one journaled before, undone though never made).
+        takes back just the moves that were made, even when Ctrl-C lands between the entry and the move.
         """
         journal.append((index, columns, plane, self.boards.ply[index]))
         won, full = self.boards.play(index, columns)
@@ -216,23 +200,13 @@ class Connect4VectorEnv(VectorEnv):
         self.boards.undo(index, columns)
 
     def _opponent_moves(self, index: np.ndarray, journal: list) -> tuple[np.ndarray, np.ndarray]:
-        """Let each game's opponent move in the listed games; returns (won, full) for them. The games facing
-        one opponent are answered by one call. Nothing is played unless every answer is legal.
+        """Let each game's opponent move in the listed games (the planes from its side built only when it asks
+        for them); returns (won, full) for them. Nothing is played unless every answer is legal.
         """
-        only = self._seats.only()
-        if only is not None:  # the common case: one opponent for every game
-            columns = opponent_columns(only, self._their_view(index), self.boards.legal(index), index)
-            return self._play(index, columns, 1, journal)
-        columns = np.empty(index.size, dtype=np.int64)
-        for opponent, facing in self._seats.groups(index):
-            games = index[facing]
-            columns[facing] = opponent_columns(
-                opponent, self._their_view(games), self.boards.legal(games), games
-            )
+        columns = self._seats.answer(index, self._their_view, self.boards.legal)
         return self._play(index, columns, 1, journal)
 
     def _their_view(self, games: np.ndarray) -> Callable[[], np.ndarray]:
-        """Builds the listed games' planes from the opponent's side, when an opponent asks for them."""
         return lambda: np.ascontiguousarray(self._obs[games][..., ::-1])
 
     def opponent_names(self) -> np.ndarray:
@@ -257,23 +231,15 @@ class Connect4VectorEnv(VectorEnv):
 
     def _save_games(self, index: np.ndarray, journal: list) -> tuple:
         """What `_reset_games` is about to change in the listed games, for `_rollback`."""
-        rng_state = self.np_random.bit_generator.state
-        return (
-            index,
-            self.boards.snapshot(index),
-            self.learner[index],
-            self._obs[index],
-            rng_state,
-            len(journal),
-            self._seats.seat[index],
-        )
+        games = self.boards.snapshot(index), self.learner[index], self._obs[index], self._seats.seat[index]
+        return index, games, self.np_random.bit_generator.state, len(journal)
 
     def _rollback(self, journal: list, saved: tuple | None) -> None:
         """Undo a failed step: restore the games that were being reset (their new moves go with it), then take
         back the moves played before, last to first.
         """
         if saved is not None:
-            index, boards, learner, obs, rng_state, mark, seats = saved
+            index, (boards, learner, obs, seats), rng_state, mark = saved
             self.boards.restore(index, boards)
             self.learner[index] = learner
             self._seats.seat[index] = seats
@@ -318,7 +284,6 @@ class Connect4VectorEnv(VectorEnv):
         info["_outcome"] = terminated.copy()
         return info
 
-    # -- API -----------------------------------------------------------------------------------------------
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -368,16 +333,37 @@ class Connect4VectorEnv(VectorEnv):
             TypeError: any other type, dtype (float, bool, str) or shape; nothing is cast.
         """
         actions = np.asarray(actions)
-        if (
-            actions.shape != (self.num_envs,)
-            or not np.issubdtype(actions.dtype, np.integer)
-            or actions.dtype == np.bool_
-        ):
+        integers = np.issubdtype(actions.dtype, np.integer) and actions.dtype != np.bool_
+        if actions.shape != (self.num_envs,) or not integers:
             raise TypeError(
                 f"actions must be an integer array of shape ({self.num_envs},), got an array of shape "
                 f"{actions.shape} and dtype {actions.dtype}"
             )
         return actions.astype(np.int64, copy=False)
+
+    def _full_columns(self, actions: np.ndarray, active: np.ndarray) -> np.ndarray:
+        """The ``active`` games whose action is a full column (a loss under ``illegal_action="lose"``).
+
+        Raises:
+            IllegalMoveError: an active game's action is out of range, or a full column under
+                ``illegal_action="raise"``.
+        """
+        columns = self.rules.columns
+        out_of_range = active & ((actions < 0) | (actions >= columns))
+        if out_of_range.any():
+            i = int(np.flatnonzero(out_of_range)[0])
+            raise IllegalMoveError(
+                f"action {actions[i]} in game {i} is out of range: columns are 0..{columns - 1}"
+            )
+        safe_actions = np.where(active, actions, 0)
+        full = active & (self.boards.heights[self._all, safe_actions] >= self.rules.rows)
+        if full.any() and self.illegal_action == "raise":
+            i = int(np.flatnonzero(full)[0])
+            raise IllegalMoveError(
+                f"column {actions[i]} is full in game {i}; legal columns are "
+                f"{np.flatnonzero(self.boards.legal(slice(i, i + 1))[0]).tolist()}"
+            )
+        return full
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Play one column in every game, then the opponent's replies; returns Gymnasium's 5-tuple of arrays.
@@ -397,20 +383,7 @@ class Connect4VectorEnv(VectorEnv):
         next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
         resetting = self._needs_reset if next_step else np.zeros(n, bool)
         active = ~resetting
-        out_of_range = active & ((actions < 0) | (actions >= columns))
-        if out_of_range.any():
-            i = int(np.flatnonzero(out_of_range)[0])
-            raise IllegalMoveError(
-                f"action {actions[i]} in game {i} is out of range: columns are 0..{columns - 1}"
-            )
-        safe_actions = np.where(active, actions, 0)
-        full = active & (self.boards.heights[self._all, safe_actions] >= self.rules.rows)
-        if full.any() and self.illegal_action == "raise":
-            i = int(np.flatnonzero(full)[0])
-            raise IllegalMoveError(
-                f"column {actions[i]} is full in game {i}; legal columns are "
-                f"{np.flatnonzero(self.boards.legal(slice(i, i + 1))[0]).tolist()}"
-            )
+        full = self._full_columns(actions, active)
         rewards[full] = -1.0
         terminated[full] = True
         journal: list = []
@@ -419,8 +392,7 @@ class Connect4VectorEnv(VectorEnv):
         try:
             moving = np.flatnonzero(active & ~full)
             if moving.size:
-                moved = actions[moving]
-                won, board_full = self._play(moving, moved, 0, journal)
+                won, board_full = self._play(moving, actions[moving], 0, journal)
                 rewards[moving[won]] = 1.0
                 terminated[moving[won | board_full]] = True
                 replying = moving[~(won | board_full)]
@@ -442,9 +414,7 @@ class Connect4VectorEnv(VectorEnv):
         except BaseException:
             self._rollback(journal, saved)
             raise
-        if ended.size and self._seats.pooled(self.opponent):
-            self._seats.record(ended_seats, rewards[ended])
-        truncated = np.zeros(n, dtype=bool)
+        self._seats.record(ended_seats, rewards[ended])
         info = self._infos()
         if next_step:
             self._needs_reset = terminated.copy()
@@ -454,8 +424,8 @@ class Connect4VectorEnv(VectorEnv):
             # as Gymnasium's SyncVectorEnv: the ended games' step info goes under "final_info" (a dict of
             # arrays, one mask per key); the top level holds the new games' reset info
             info["final_obs"] = np.full(n, None, dtype=object)
-            for k, game in enumerate(to_reset.tolist()):
-                info["final_obs"][game] = final_obs[k]
+            for game, observation in zip(to_reset.tolist(), final_obs):
+                info["final_obs"][game] = observation
             info["_final_obs"] = terminated.copy()
             final_info = {
                 "action_mask": np.zeros((n, columns), dtype=np.int8),
@@ -468,7 +438,7 @@ class Connect4VectorEnv(VectorEnv):
             info["final_info"] = self._ending_infos(final_info, rewards, terminated, full)
             info["_final_info"] = terminated.copy()
         self._seats.tidy()
-        return self._observations(), rewards, terminated, truncated, info
+        return self._observations(), rewards, terminated, np.zeros(n, dtype=bool), info
 
     def render(self) -> tuple[Any, ...] | None:
         """One rendering per game (``"ansi"`` text or ``"rgb_array"`` image), or None without a render mode."""

@@ -181,7 +181,7 @@ def test_a_gym_episode_keeps_its_member_while_the_pool_changes():
     _, info = env.reset(seed=5)
     for step in range(3000):
         name = info["opponent"]
-        member = env.unwrapped._playing
+        member = env.unwrapped._seats.policy(0)
         board = env.unwrapped.board.copy()
         column = int(rng.choice(np.flatnonzero(info["action_mask"])))
         if step % 7 == 3:  # change the pool mid-episode: the member playing leaves, another joins
