@@ -122,6 +122,8 @@ class TextAnswer:
 
 MAX_KEPT_TEXT = 20_000
 """The most characters of an answer or reasoning text kept in a move's record (its start; the rest is cut)."""
+_REPORTED = ("prompt_tokens", "completion_tokens", "finish_reason")  # what a model reports, kept as it is
+_TRY_FIELDS = ("prompt", "answer", "column", "error", "seconds", "reasoning", *_REPORTED)
 
 
 def _as_answer(value: Any) -> tuple[TextAnswer | None, str | None]:
@@ -363,15 +365,13 @@ class TextPolicy:
         self.stats["moves"] += 1
         self.transcript = []
         tries: list[dict[str, Any]] = []
-        note = None
-        why = "no answer"
-        column: int | None = None
+        note, why, column = None, "no answer", None
         for attempt in range(self.max_retries + 1):
             remaining = deadline - time.monotonic()
+            self._running = [thread for thread in self._running if thread.is_alive()]
             if remaining <= 0:
                 why = f"no answer within {self.time_limit:g} s"
                 break
-            self._running = [thread for thread in self._running if thread.is_alive()]
             if len(self._running) >= MAX_RUNNING_CALLS:
                 why = (
                     f"no answer within {self.time_limit:g} s: the model was not asked, as {len(self._running)} "
@@ -379,84 +379,86 @@ class TextPolicy:
                 )
                 self.stats["timeouts"] += 1
                 break
-            prompt = self._render(board, moves, note, self.chat)
-            started = time.monotonic()
-            raw, why_not = _call_with_deadline(self.generate, prompt, remaining, self._running)
-            seconds = round(time.monotonic() - started, 3)
-            answer, why_bad = (None, why_not) if why_not is not None else _as_answer(raw)
-            shown = prompt if isinstance(prompt, str) else "\n\n".join(m["content"] for m in prompt)
-            entry: dict[str, Any] = {
-                "prompt": shown,
-                "answer": None if answer is None else answer.text[:MAX_KEPT_TEXT],
-                "column": None,
-                "error": None,
-                "seconds": seconds,
-                "reasoning": None,
-                "prompt_tokens": None,
-                "completion_tokens": None,
-                "finish_reason": None,
-            }
+            entry, column, note = self._try(
+                board, moves, note, remaining, legal, self.max_retries - attempt - 1
+            )
             tries.append(entry)
-            self.transcript.append((shown, None if answer is None else answer.text))
-            cut_off = False
-            if answer is None:
-                why = why_bad or "no answer"
-                if why.startswith("no answer within"):
-                    why = (
-                        f"no answer within {self.time_limit:g} s"  # the move's limit, not what was left of it
-                    )
-                    self.stats["timeouts"] += 1
-                    entry["error"] = why
-                    break
-            else:
-                self.stats["answers"] += 1
-                entry.update(
-                    reasoning=None if answer.reasoning is None else answer.reasoning[:MAX_KEPT_TEXT],
-                    prompt_tokens=answer.prompt_tokens,
-                    completion_tokens=answer.completion_tokens,
-                    finish_reason=answer.finish_reason,
-                )
-                cut_off = answer.finish_reason == "length"
-                parsed = self.dialect.parse(answer.text, board, self.max_answer_length)
-                entry["column"] = parsed.column
-                if parsed.column is not None and parsed.column in legal:
-                    column = int(parsed.column)
-                    break
-                why = parsed.error or f"column {self.dialect.column_text(parsed.column or 0)} is full"
-                if cut_off:
-                    why = f"the answer was cut off at the length limit ({why})"
-            entry["error"] = why
+            if column is not None:
+                break
+            why = entry["error"]
+            if note is None:  # the model gave no answer in time
+                self.stats["timeouts"] += 1
+                break
             self.stats["rejected"] += 1
-            tries_left = self.max_retries - attempt - 1
-            text = "" if answer is None else answer.text
-            note = self.dialect.rejection_note(text, why, max(tries_left, 0), cut_off=cut_off)
-        info: dict[str, Any] = {
-            "kind": "text",
-            "dialect": self.dialect.name,
-            "template": self.template_hash,
-            "tries": tries,
-        }
+        info = {"kind": "text", "dialect": self.dialect.name, "template": self.template_hash, "tries": tries}
+        outcome = "answered"
         if column is None:
+            outcome = self.fallback if self.fallback != "random" else "fallback"
+            self._info = {**info, "outcome": outcome}
             if self.fallback == "raise":
-                self._info = {**info, "outcome": "raise"}
                 raise (TimeoutError if why.startswith("no answer within") else ValueError)(
                     f"TextPolicy: {why}"
                 )
             if self.fallback == "forfeit":
                 self.stats["forfeits"] += 1
-                self._info = {**info, "outcome": "forfeit"}
                 raise Forfeit(f"TextPolicy: {why}", dict(self._info))
             self.stats["fallbacks"] += 1
             column = int(self._rng.choice(legal))
-            outcome = "fallback"
-        else:
-            outcome = "answered"
         self._info = {**info, "column": column, "outcome": outcome}
         after = board.copy()
         after.play(column)
         self._after = after
         self._moves = [*moves, column]
         return column
+
+    def _try(
+        self,
+        board: Board,
+        moves: list[int],
+        note: str | None,
+        seconds: float,
+        legal: list[int],
+        tries_left: int,
+    ) -> tuple[dict[str, Any], int | None, str | None]:
+        """Ask the model once: the try's record, the legal column it gave (or None) and, when it gave none, the
+        rejection note for the next try (None when it gave no answer in time: the move ends).
+        """
+        prompt = self._render(board, moves, note, self.chat)
+        started = time.monotonic()
+        raw, why = _call_with_deadline(self.generate, prompt, seconds, self._running)
+        answer, why = (None, why) if why is not None else _as_answer(raw)
+        shown = prompt if isinstance(prompt, str) else "\n\n".join(m["content"] for m in prompt)
+        entry = dict.fromkeys(_TRY_FIELDS) | {
+            "prompt": shown,
+            "seconds": round(time.monotonic() - started, 3),
+        }
+        self.transcript.append((shown, None if answer is None else answer.text))
+        cut_off = False
+        if answer is None:
+            assert why is not None
+            if why.startswith("no answer within"):
+                entry["error"] = (
+                    f"no answer within {self.time_limit:g} s"  # the move's limit, not what was left
+                )
+                return entry, None, None
+        else:
+            self.stats["answers"] += 1
+            entry.update(
+                answer=answer.text[:MAX_KEPT_TEXT],
+                reasoning=answer.reasoning and answer.reasoning[:MAX_KEPT_TEXT],
+            )
+            entry.update({name: getattr(answer, name) for name in _REPORTED})
+            cut_off = answer.finish_reason == "length"
+            parsed = self.dialect.parse(answer.text, board, self.max_answer_length)
+            entry["column"] = parsed.column
+            if parsed.column is not None and parsed.column in legal:
+                return entry, int(parsed.column), None
+            why = parsed.error or f"column {self.dialect.column_text(parsed.column or 0)} is full"
+            if cut_off:
+                why = f"the answer was cut off at the length limit ({why})"
+        entry["error"] = why
+        text = "" if answer is None else answer.text
+        return entry, None, self.dialect.rejection_note(text, why, max(tries_left, 0), cut_off=cut_off)
 
     def __repr__(self) -> str:
         name = getattr(self.generate, "__qualname__", type(self.generate).__name__)

@@ -107,7 +107,7 @@ class Dialect(ABC):
     in [`DIALECTS`][connect4_env.envs.dialects.DIALECTS] (build one with
     [`get_dialect`][connect4_env.envs.dialects.get_dialect]).
 
-    A subclass sets the class attributes below and writes `observation`, `read` and `rejection_note` (and
+    A subclass sets the class attributes below and writes `render`, `read` and `rejection_note` (and
     `system_prompt` when it has one); a subclass redeclares a field to change its default. The constructor is
     the edge: it checks the options, and every method then trusts its typed arguments (a
     [`Board`][connect4_env.core.Board], a player 0 or 1, 0-based columns).
@@ -155,24 +155,10 @@ class Dialect(ABC):
         return ""
 
     @abstractmethod
-    def observation(
-        self,
-        board: Board,
-        player: int,
-        moves: Sequence[int] = (),
-        note: str | None = None,
-        status: str | None = None,
+    def render(
+        self, board: Board, player: int, moves: Sequence[int], note: str | None, status: str | None
     ) -> str:
-        """The position as the user's message for ``player`` (0 = first mover).
-
-        Args:
-            board: the position.
-            player: who the model is (0 or 1).
-            moves: the game's moves so far (0-based columns, first move first), for the history option and
-                the opponent's last move; they are not checked against ``board``.
-            note: a line added at the end (such as why the last answer was rejected), or None.
-            status: replaces the line on whose move it is (a game lost by a rejected answer), or None.
-        """
+        """`observation`'s text, ``status`` given (the closing line of a finished game included)."""
 
     @abstractmethod
     def read(self, text: str, board: Board) -> ParseResult:
@@ -190,6 +176,29 @@ class Dialect(ABC):
         """
 
     # -- shared -----------------------------------------------------------------------------------------
+
+    def observation(
+        self,
+        board: Board,
+        player: int,
+        moves: Sequence[int] = (),
+        note: str | None = None,
+        status: str | None = None,
+    ) -> str:
+        """The position as the user's message for ``player`` (0 = first mover).
+
+        Args:
+            board: the position.
+            player: who the model is (0 or 1).
+            moves: the game's moves so far (0-based columns, first move first), for the history option and
+                the opponent's last move; they are not checked against ``board``.
+            note: a line added at the end (such as why the last answer was rejected), or None.
+            status: replaces the line on whose move it is (a game lost by a rejected answer), or None: the
+                closing line of a finished game, or the turn's line.
+        """
+        if status is None and board.is_terminal:
+            status = game_over(board, player)
+        return self.render(board, player, moves, note, status)
 
     def parse(self, text: str, board: Board, max_length: int = MAX_ANSWER_LENGTH) -> ParseResult:
         """Read a column from ``text`` by this dialect's rule, for ``board``.
@@ -237,10 +246,6 @@ class Dialect(ABC):
     def column_text(self, column: int) -> str:
         """How env column ``column`` (0-based) is written in this dialect's text."""
         return str(column + self.base)
-
-    def status_line(self, board: Board, player: int, status: str | None) -> str | None:
-        """``status``, or the closing line of a finished game, or None while it goes on."""
-        return game_over(board, player) if status is None and board.is_terminal else status
 
     def max_observation_length(self, rules: Rules, *, note_length: int = 0, status_length: int = 0) -> int:
         """An upper bound on the characters of `observation` on ``rules``' board with a note of at most

@@ -92,13 +92,8 @@ class Connect4Dialect(Dialect):
         """`SYSTEM_PROMPT`, whatever the board and seat."""
         return SYSTEM_PROMPT
 
-    def observation(
-        self,
-        board: Board,
-        player: int,
-        moves: Sequence[int] = (),
-        note: str | None = None,
-        status: str | None = None,
+    def render(
+        self, board: Board, player: int, moves: Sequence[int], note: str | None, status: str | None
     ) -> str:
         """The position as `describe_position` shows it, the moves so far under ``history``, then ``note``."""
         last = moves[-1] if moves and len(moves) % 2 == player else None

@@ -68,18 +68,13 @@ class DeepMindGameArenaDialect(Dialect):
     )
     max_retries: ClassVar[int] = 3
 
-    def observation(
-        self,
-        board: Board,
-        player: int,
-        moves: Sequence[int] = (),
-        note: str | None = None,
-        status: str | None = None,
+    def render(
+        self, board: Board, player: int, moves: Sequence[int], note: str | None, status: str | None
     ) -> str:
         """DeepMind's ``PROMPT_TEMPLATE_NO_LEGAL_ACTIONS`` for connect_four: OpenSpiel's rows spaced out, the
         moves as OpenSpiel's action strings, one message.
         """
-        name, status = "xo"[player], self.status_line(board, player, status)
+        name = "xo"[player]
         lines = ["Let's play connect_four."]
         if not self.blind:
             spaced = (" ".join(row) for row in openspiel_board(board).splitlines())

@@ -68,18 +68,13 @@ class GameArenaDialect(Dialect):
     )
     max_retries: ClassVar[int] = 1
 
-    def observation(
-        self,
-        board: Board,
-        player: int,
-        moves: Sequence[int] = (),
-        note: str | None = None,
-        status: str | None = None,
+    def render(
+        self, board: Board, player: int, moves: Sequence[int], note: str | None, status: str | None
     ) -> str:
         """Kaggle's prompt: the rules, the board (unless blind), the moves and legal columns as asked, the
         answer format, then whose move it is (or ``status``) and ``note``.
         """
-        rules, name, status = board.rules, "xo"[player], self.status_line(board, player, status)
+        rules, name = board.rules, "xo"[player]
         lines = [
             "You are a strong Connect X player. Analyze the game state below and choose the best move.",
             "",

@@ -176,18 +176,13 @@ class JsonDialect(Dialect):
             'naming the column, {"column": N}, or call the tool drop_disc with {"column": N}.'
         )
 
-    def observation(
-        self,
-        board: Board,
-        player: int,
-        moves: Sequence[int] = (),
-        note: str | None = None,
-        status: str | None = None,
+    def render(
+        self, board: Board, player: int, moves: Sequence[int], note: str | None, status: str | None
     ) -> str:
         """A JSON object: ``board`` (rows top first, 1 the first mover, -1, 0), ``player``, and as asked
         ``legal_actions``, ``moves``, ``status`` and ``note``.
         """
-        rules, status = board.rules, self.status_line(board, player, status)
+        rules = board.rules
         state: dict[str, object] = {}
         if not self.blind:
             state["board"] = [

@@ -48,16 +48,11 @@ class TextArenaDialect(Dialect):
             "For example: '[col 4]' or '[col 1]'."
         )
 
-    def observation(
-        self,
-        board: Board,
-        player: int,
-        moves: Sequence[int] = (),
-        note: str | None = None,
-        status: str | None = None,
+    def render(
+        self, board: Board, player: int, moves: Sequence[int], note: str | None, status: str | None
     ) -> str:
         """TextArena's ``[GAME]`` messages: the moves, the board (or that it is hidden), then status and note."""
-        rules, status = board.rules, self.status_line(board, player, status)
+        rules = board.rules
         lines = []
         if self.history:
             lines += [

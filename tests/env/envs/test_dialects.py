@@ -361,16 +361,10 @@ class LettersDialect(Dialect):
     harness = "this test's toy harness"
     max_retries = 1
 
-    def observation(
-        self,
-        board: Board,
-        player: int,
-        moves: Sequence[int] = (),
-        note: str | None = None,
-        status: str | None = None,
+    def render(
+        self, board: Board, player: int, moves: Sequence[int], note: str | None, status: str | None
     ) -> str:
         legal = " ".join("ABCDEFG"[column] for column in board.legal_moves())
-        status = self.status_line(board, player, status)
         return f"{status or 'Your move, one of: ' + legal}\n{note or ''}"
 
     def read(self, text: str, board: Board) -> ParseResult:
