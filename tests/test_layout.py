@@ -65,13 +65,75 @@ FAMILY_MEASURES = {
     "connect4_agents.qlearning.train": "training saves the learning curve (evaluation.curves)",
     "connect4_agents.ntuple.train": "training scores the network on the test sets (evaluation.accuracy)",
     "connect4_agents.ntuple.run": "a run measures its curve against perfect play (evaluation.perfect_play)",
-    "connect4_agents.sb3.train": "training evaluates against reference opponents (evaluation.arena)",
+    "connect4_agents.sb3.callbacks": "training evaluates against reference opponents (evaluation.arena)",
     "connect4_agents.sb3.league": "a league plays rating matches and rates them on the ladder (evaluation.*)",
     "connect4_agents.rllib.train": "training plays and rates the ladder (evaluation.arena, evaluation.ratings)",
     "connect4_agents.alphazero.monitor": "the training monitor measures accuracy and Elo (evaluation.*)",
     "connect4_agents.alphazero.teacher": "the solver teacher runs on the measurements' worker pools and test sets",
     "connect4_agents.alphazero.selfplay": "self-play runs on the measurements' worker pools (evaluation.backends)",
     "connect4_agents.alphazero.train": "training runs on the worker pools and reads test-set positions",
+}
+# Where outside input enters (issue 51): env constructors and reset/step, agent constructors, config dataclasses,
+# file readers and the network server turn it into typed values (Rules, MatchSettings, a bound policy, a
+# dialect, a command config), and only these modules import a `check_*` validator; the code behind them takes
+# those types unchecked. One line each says what enters there. A key ending in "." names a package's modules.
+BOUNDARIES = {
+    # the rules core: its public constructors and functions take what a user types
+    "connect4_env.rules": "Rules(rows, columns, win_length): the board's size",
+    "connect4_env.core": "Board's constructors (from_stones, from_ascii) and its moves, cells and undo",
+    "connect4_env.encoding": "observation_planes and action_mask take a user's board and player",
+    "connect4_env.render": "the renderers' boards, tiles and modes",
+    "connect4_env.svg": "draw_svg takes plain data (owners, cells, tile)",
+    "connect4_env.pool": "OpponentPool's members, weights, window and seeds",
+    # the envs: constructors and reset/step
+    "connect4_env.envs.settings": "the match settings every env's constructor takes (MatchSettings)",
+    "connect4_env.envs.gym_env": "reset(seed=...)",
+    "connect4_env.envs.vector_env": "the vector env's constructor, reset and step (actions, seeds)",
+    "connect4_env.envs.pettingzoo_env": "the AEC env's reset(seed=...)",
+    "connect4_env.envs.parallel_env": "the Parallel env's constructor",
+    "connect4_env.envs.text_env": "the text env's constructor and reset",
+    "connect4_env.envs.two_seats": "the two-seat text game's constructor and reset",
+    "connect4_env.envs.dialects.": "each dialect reads a model's answer and its own settings",
+    # integrations: another library's calls and the network
+    "connect4_env.integrations.sb3": "the SB3 VecEnv's constructor, seeds and set_attr",
+    "connect4_env.integrations.openspiel.": "OpenSpiel games and states handed in",
+    "connect4_env.integrations.openenv.": "the OpenEnv server: requests from the network, its settings",
+    # agents: constructors, spec values, bind and act (observations and masks from any env)
+    "connect4_agents.base": "bind(rules), spec values and masks, shared by every agent",
+    "connect4_agents.random_agent": "act's mask",
+    "connect4_agents.human": "the human player's constructor and mask",
+    "connect4_agents.shield": "the shield's spec and board",
+    "connect4_agents.mcts.agent": "MCTSAgent's constructor and spec",
+    "connect4_agents.solver.agent": "SolverAgent's constructor and boards",
+    "connect4_agents.qlearning.agent": "QLearningAgent's constructor and spec",
+    "connect4_agents.ntuple.agent": "NTupleAgent's spec and masks",
+    "connect4_agents.ntuple.network": "the network's size (tuples and their length: memory)",
+    "connect4_agents.alphazero.agent": "AlphaZeroAgent's constructor and spec",
+    "connect4_agents.alphazero.network": "PolicyValueNet's size and the evaluator's settings",
+    "connect4_agents.sb3.agent": "SB3Agent's spec",
+    "connect4_agents.rllib.agent": "the RLlib agent's masks",
+    "connect4_agents.interop.": "players across the boundary: Kaggle's calls, OpenSpiel bots, torch networks, text",
+    # config dataclasses of the trainers
+    "connect4_agents.alphazero.config": "AlphaZeroTrainConfig",
+    "connect4_agents.sb3.train": "SB3TrainConfig",
+    "connect4_agents.sb3.hyperparameters": "SB3TrainConfig's hyperparameters",
+    "connect4_agents.sb3.league": "LeagueSettings",
+    "connect4_agents.ntuple.train": "the n-tuple trainer's settings",
+    "connect4_agents.ntuple.run": "a train-ntuple run's settings",
+    "connect4_agents.qlearning.learning": "train_agent's episodes",
+    "connect4_agents.rllib.train": "RLlibTrainConfig",
+    # file readers
+    "connect4_agents.alphazero.files": "AlphaZero model files",
+    "connect4_agents.ntuple.files": "n-tuple network files",
+    "connect4_agents.qlearning.files": "Q-table files",
+    "connect4_agents.sb3.files": "SB3 model files",
+    "connect4_agents.sb3.league_file": "league.json, to resume a run",
+    # measurement: the public functions a user calls with agents, counts and sets
+    "connect4_agents.evaluation.": "matches, test sets, accuracy, ratings and tournaments called with a user's values",
+    # the command line
+    "connect4_agents.commands.": "each command's arguments become its config",
+    "connect4_agents._support.cli": "command-line paths",
+    "connect4_agents.ui.terminal": "what a person types at the terminal",
 }
 ARCHITECTURE = ROOT / "docs" / "design" / "architecture.md"
 
@@ -310,6 +372,35 @@ def test_a_family_imports_the_measurements_only_where_it_says_why() -> None:
         f"unlisted: {sorted(measuring - set(FAMILY_MEASURES))}; listed but no longer: "
         f"{sorted(set(FAMILY_MEASURES) - measuring)}"
     )
+
+
+def _validators_imported(path: Path) -> set[str]:
+    """The ``check_*`` validators a module imports from this project (at any level, ``TYPE_CHECKING`` too)."""
+    return {
+        alias.name
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in PACKAGES
+        for alias in node.names
+        if alias.name.startswith("check_")
+    }
+
+
+def _covers(key: str, module: str) -> bool:
+    """Whether the BOUNDARIES key names ``module``: the module itself, or a package and its modules."""
+    return module == key or (key.endswith(".") and f"{module}.".startswith(key))
+
+
+def test_only_the_boundary_modules_import_validators() -> None:
+    """Input is checked once, where it enters: a module that is not a boundary takes typed values and imports
+    no validator (``check_int``, ``check_rules``, ``check_board``, ...). The list stays true both ways."""
+    importing = {module for module, path in MODULES.items() if _validators_imported(path)}
+    unlisted = sorted(module for module in importing if not any(_covers(key, module) for key in BOUNDARIES))
+    stale = sorted(key for key in BOUNDARIES if not any(_covers(key, module) for module in importing))
+    assert not unlisted, (
+        f"{unlisted} import check_* validators but are no boundary: trust the typed values they are given, or "
+        "add the module to BOUNDARIES with what enters there"
+    )
+    assert not stale, f"BOUNDARIES lists {stale}, which import no validator now: take them off the list"
 
 
 def test_interop_modules_name_their_env_side_twin_in_their_first_line() -> None:

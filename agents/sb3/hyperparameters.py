@@ -4,8 +4,10 @@ buffer and network sizes they imply, all worked out before anything is built (SB
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from connect4_agents.sb3.files import policy_parameters
@@ -18,7 +20,9 @@ __all__ = [
     "DEFAULT_HYPERPARAMETERS",
     "HYPERPARAMETERS",
     "MAX_BUFFER_BYTES",
+    "algorithm_arguments",
     "check_hyperparameters",
+    "cnn_policy_kwargs",
     "linear_schedule",
     "plain_cnn_policy_kwargs",
     "policy_kwargs_of",
@@ -242,3 +246,27 @@ def check_hyperparameters(config: SB3TrainConfig) -> None:
             f"{size / 2**30:,.1f} GiB of buffers; allowed: at most {MAX_BUFFER_BYTES / 2**30:.0f} GiB "
             "(use fewer steps, envs or a smaller buffer)"
         )
+
+
+def cnn_policy_kwargs(channels: int = 64, features: int = 256) -> dict[str, Any]:
+    """``policy_kwargs`` for `connect4_agents.sb3.features.BoardCNN` over the ``(rows, columns, 2)``
+    planes.
+    """
+    from connect4_agents.sb3.features import BoardCNN
+
+    return {"features_extractor_class": BoardCNN, **plain_cnn_policy_kwargs(channels, features)}
+
+
+def algorithm_arguments(config: SB3TrainConfig, out: Path) -> dict[str, Any]:
+    """The keyword arguments for the algorithm: our defaults, the checked hyperparameters over them."""
+    arguments = {**DEFAULT_HYPERPARAMETERS[config.algo], **config.hyperparameters}
+    policy_kwargs = policy_kwargs_of(config)
+    if config.features == "cnn":
+        policy_kwargs = {**cnn_policy_kwargs(), **policy_kwargs}
+    if policy_kwargs or "policy_kwargs" in arguments:
+        arguments["policy_kwargs"] = policy_kwargs
+    if isinstance(arguments.get("train_freq"), list):  # JSON has no tuples; SB3 takes (count, unit)
+        arguments["train_freq"] = tuple(arguments["train_freq"])
+    if importlib.util.find_spec("tensorboard") is not None:
+        arguments.setdefault("tensorboard_log", str(out / "tensorboard"))
+    return arguments

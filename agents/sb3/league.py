@@ -28,17 +28,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from connect4_agents._support.files import atomic_write, atomic_write_json, parse_json
+from connect4_agents._support.files import atomic_write, atomic_write_json
 from connect4_agents.evaluation.arena import play_match
 from connect4_agents.evaluation.league_ratings import LeagueRatings, fixed_pairings_to_play, rate_league
 from connect4_agents.evaluation.ratings import PairingCounts, reference_ladder
 from connect4_agents.sb3.agent import SB3Agent
+from connect4_agents.sb3.league_file import league_dict, restore_league
 from connect4_env.policy import policy_from_spec
 from connect4_env.pool import OpponentPool
 from connect4_env.rules import Rules
@@ -51,8 +51,6 @@ __all__ = [
     "LEAGUE_FILE",
     "CHECKPOINT_FILE",
     "PREVIOUS_CHECKPOINT_FILE",
-    "MAX_LEAGUE_FILE_BYTES",
-    "MAX_PAIRING_GAMES",
     "PICTURE_MEMBERS",
 ]
 
@@ -62,12 +60,8 @@ CHECKPOINT_FILE = "checkpoint.zip"
 """The learner's latest checkpoint in the run folder."""
 PREVIOUS_CHECKPOINT_FILE = "checkpoint.previous.zip"
 """The checkpoint before it, kept until ``league.json`` names the latest."""
-MAX_PAIRING_GAMES = 10_000
-"""The most games one pairing of members may have in ``league.json``: the most ``rating_games`` allows."""
 PICTURE_MEMBERS = 16
 """How many members ``league.png`` shows: the fixed ones, then the latest snapshots."""
-MAX_LEAGUE_FILE_BYTES = 16 << 20
-"""The largest ``league.json`` read back."""
 
 
 @dataclass(frozen=True)
@@ -246,34 +240,7 @@ class League:
 
     def to_dict(self) -> dict[str, Any]:
         """The league as plain JSON values (what ``league.json`` holds), with the ratings of the last fit."""
-        ratings = self.last_ratings
-        return {
-            "board": [self.rules.rows, self.rules.columns, self.rules.win_length],
-            "settings": {
-                "fixed": list(self.settings.fixed),
-                "snapshot_freq": self.settings.snapshot_freq,
-                "win_rate": self.settings.win_rate,
-                "max_snapshots": self.settings.max_snapshots,
-                "sampling": self.settings.sampling,
-                "rating_games": self.settings.rating_games,
-            },
-            "seed": self.seed,
-            "timesteps": self.timesteps,
-            "seconds": self.seconds,
-            "cpu_seconds": self.cpu_seconds,
-            "last_snapshot_step": self.last_snapshot_step,
-            "snapshots": [
-                {"name": name, "step": step, "in_pool": name in self.pool} for name, step in self.snapshots
-            ],
-            "learner_records": self.pool.stats(),
-            "results": [
-                {"a": a, "b": b, "wins": w, "draws": d, "losses": lo}
-                for (a, b), (w, d, lo) in self.results.items()
-            ],
-            "ratings": None if ratings is None else ratings.to_dict()["ratings"],
-            "rating_method": None if ratings is None else ratings.method,
-            "checkpoint": self.checkpoint,
-        }
+        return league_dict(self)
 
     def picture_members(self, count: int = PICTURE_MEMBERS) -> list[str]:
         """The members ``league.png`` shows: the fixed ones and the latest snapshots, ``count`` in all."""
@@ -378,82 +345,16 @@ class League:
         Raises:
             ValueError: ``league.json`` is malformed (truncated, or not JSON), too large, of another board, or
                 inconsistent as a whole (a result naming no member or pairing one with itself, a pairing of
-                no games or more than `MAX_PAIRING_GAMES`, snapshots out of order, results that cannot be
+                no games or more than [`MAX_PAIRING_GAMES`][connect4_agents.sb3.league_file.MAX_PAIRING_GAMES], snapshots out of order, results that cannot be
                 rated), each message naming the file; a snapshot's file the pool needs is missing or not a
                 model file.
             OSError: the file cannot be read.
         """
         league = cls(folder, rules, settings, seed)
-        path = league.folder / LEAGUE_FILE
-        with open(path, "rb") as stream:
-            raw = stream.read(MAX_LEAGUE_FILE_BYTES + 1)
-        if len(raw) > MAX_LEAGUE_FILE_BYTES:
-            raise ValueError(f"{path} is over {MAX_LEAGUE_FILE_BYTES} bytes: not a league file")
-        try:
-            data = parse_json(raw, "the league file")
-        except ValueError as error:  # a truncated file (a disk full) is named with what is wrong
-            raise ValueError(f"{path} is not a league file: {error}") from None
-        if not isinstance(data, dict) or data.get("board") != [rules.rows, rules.columns, rules.win_length]:
-            raise ValueError(
-                f"{path} is not a league of a {rules.rows}x{rules.columns} board with {rules.win_length} in a row"
-            )
-        try:
-            league._read(data)
-        except (KeyError, TypeError, ValueError) as error:
-            shown = error.args[0] if isinstance(error, ValueError) and error.args else repr(error)
-            raise ValueError(f"{path} is not a league file: {str(shown)[:300]}") from None
+        restore_league(league, league.folder / LEAGUE_FILE)
         for name, step in league.snapshots[-settings.max_snapshots :]:  # only the files the pool holds
             league._join(name, league.folder / "snapshots" / f"{name}.zip", step)
         return league
-
-    def _read(self, data: dict[str, Any]) -> None:
-        """The league's snapshots (not yet loaded), results, records and steps from ``league.json``, each checked
-        and the whole consistent: every name a member's, no member paired with itself, no pairing beyond
-        `MAX_PAIRING_GAMES` or without games, and the results rated as the run will rate them.
-        """
-        steps: set[int] = set()
-        for entry in data["snapshots"]:
-            name, step = entry["name"], check_int("snapshot step", entry["step"], 0, 10**15)
-            if not isinstance(name, str) or name != f"self@{step}":
-                raise ValueError(f"bad snapshot name {name!r:.40} (snapshot of step {step}: self@{step})")
-            if self.snapshots and step <= self.snapshots[-1][1]:
-                raise ValueError(f"snapshot {name} is not later than {self.snapshots[-1][0]}")
-            self.snapshots.append((name, step))
-            steps.add(step)
-        saved_fixed = data.get("settings", {}).get("fixed", [])
-        members = {*self.settings.fixed, *(n for n in saved_fixed if isinstance(n, str))}
-        members |= {name for name, _ in self.snapshots}
-        for entry in data["results"]:
-            a, b = entry["a"], entry["b"]
-            for name in (a, b):
-                if name not in members:
-                    raise ValueError(f"results name {name!r:.60}, no member of the league")
-            if a == b:
-                raise ValueError(f"results pair {a!r} with itself")
-            counts = [check_int(key, entry[key], 0, MAX_PAIRING_GAMES) for key in ("wins", "draws", "losses")]
-            if not 0 < sum(counts) <= MAX_PAIRING_GAMES:
-                raise ValueError(
-                    f"results of {a} against {b} count {sum(counts)} games; a pairing has 1..{MAX_PAIRING_GAMES}"
-                )
-            self.results[(a, b)] = counts
-        self.pool.load_stats(data["learner_records"])
-        self.last_snapshot_step = check_int("last_snapshot_step", data["last_snapshot_step"], 0, 10**15)
-        self.timesteps = check_int("timesteps", data["timesteps"], 0, 10**15)
-        for key in ("seconds", "cpu_seconds"):  # absent from league files written before they were kept
-            value = data.get(key)
-            setattr(self, key, None if value is None else check_number(key, value, 0.0, 10.0**12))
-        checkpoint = data.get("checkpoint")
-        if checkpoint is not None:
-            step = check_int("checkpoint step", checkpoint["step"], 0, 10**15)
-            digest = checkpoint["sha256"]
-            if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest):
-                raise ValueError(f"checkpoint sha256 {digest!r:.80} is not a SHA-256 in hex")
-            if step != self.timesteps:
-                raise ValueError(f"checkpoint step {step} is not the league's timesteps {self.timesteps}")
-            self.checkpoint = {"step": step, "sha256": digest}
-        self.last_ratings = (
-            self.ratings()
-        )  # what the run's first evaluation does, so that it cannot fail there
 
 
 def remove_league_files(folder: str | os.PathLike[str]) -> list[Path]:

@@ -11,29 +11,20 @@ when tensorboard is installed, ``tensorboard/``; a league's files besides (`conn
 
 from __future__ import annotations
 
-import csv
 import importlib.util
-import io
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connect4_agents._support.cli import positive_int
 from connect4_agents._support.config_cli import option
 from connect4_agents._support.figures import pyplot, save_figure
 from connect4_agents._support.files import atomic_write, atomic_write_json
-from connect4_agents._support.progress import progress_bar
-from connect4_agents.evaluation.arena import play_match
-from connect4_agents.sb3.agent import SB3Agent, algorithm_class
+from connect4_agents.sb3.agent import algorithm_class
 from connect4_agents.sb3.files import ALGORITHMS, load_policy, sidecar_architecture
-from connect4_agents.sb3.hyperparameters import (
-    DEFAULT_HYPERPARAMETERS,
-    check_hyperparameters,
-    plain_cnn_policy_kwargs,
-    policy_kwargs_of,
-)
+from connect4_agents.sb3.hyperparameters import algorithm_arguments, check_hyperparameters
 from connect4_agents.sb3.league import (
     CHECKPOINT_FILE,
     LEAGUE_FILE,
@@ -44,20 +35,20 @@ from connect4_agents.sb3.league import (
 )
 from connect4_agents.sb3.report import banner, opponent_text, resume_line
 from connect4_env.policy import policy_from_spec as policy_from_spec
-from connect4_env.pool import OpponentPool
 from connect4_env.rules import Rules
-from connect4_env.validation import check_int, check_number
+from connect4_env.validation import check_bool, check_choice, check_int, check_number
+
+if TYPE_CHECKING:
+    from connect4_agents.sb3.callbacks import Run
 
 __all__ = [
     "SB3TrainConfig",
     "TrainResult",
     "train_baseline",
-    "evaluate_policy_wdl",
     "MAX_THREADS",
     "MAX_TIMESTEPS",
     "DEFAULT_TIMESTEPS",
     "DEFAULT_LEAGUE_CPU_MINUTES",
-    "cnn_policy_kwargs",
 ]
 
 MAX_THREADS = 1024
@@ -158,10 +149,7 @@ class SB3TrainConfig:
             self.timesteps = MAX_TIMESTEPS if self.league else DEFAULT_TIMESTEPS
         if self.cpu_minutes is None:
             self.cpu_minutes = DEFAULT_LEAGUE_CPU_MINUTES if self.league else 0.0
-        if self.algo not in ALGORITHMS:
-            raise ValueError(f"algo={self.algo!r} is not supported; allowed: {', '.join(ALGORITHMS)}")
-        if self.features not in ("mlp", "cnn"):
-            raise ValueError(f"features={self.features!r} is not supported; allowed: mlp, cnn")
+        check_choice("algo", self.algo, ALGORITHMS), check_choice("features", self.features, ("mlp", "cnn"))
         # upper bounds keep a typed number from running for ever (SB3 plays n_envs x n_steps steps a rollout)
         for name, high in (
             ("timesteps", MAX_TIMESTEPS),
@@ -174,9 +162,7 @@ class SB3TrainConfig:
         check_int("seed", self.seed, 0, 2**32 - 1)  # SB3's (and numpy's legacy) seed range
         check_int("threads", self.threads, 1, MAX_THREADS)
         check_number("cpu_minutes", self.cpu_minutes, 0.0, 10.0**7)
-        for name in ("league", "fresh"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r:.40}")
+        check_bool("league", self.league), check_bool("fresh", self.fresh)
         Rules(self.rows, self.columns, self.win_length)
         if not isinstance(self.hyperparameters, dict):
             raise TypeError(f"hyperparameters must be a dict, got {self.hyperparameters!r}")
@@ -243,30 +229,6 @@ def run_settings(config: SB3TrainConfig) -> dict[str, Any]:
     return settings
 
 
-def cnn_policy_kwargs(channels: int = 64, features: int = 256) -> dict[str, Any]:
-    """``policy_kwargs`` for `connect4_agents.sb3.features.BoardCNN` over the ``(rows, columns, 2)``
-    planes.
-    """
-    from connect4_agents.sb3.features import BoardCNN
-
-    return {"features_extractor_class": BoardCNN, **plain_cnn_policy_kwargs(channels, features)}
-
-
-def _algorithm_arguments(config: SB3TrainConfig, out: Path) -> dict[str, Any]:
-    """The keyword arguments for the algorithm: our defaults, the checked hyperparameters over them."""
-    arguments = {**DEFAULT_HYPERPARAMETERS[config.algo], **config.hyperparameters}
-    policy_kwargs = policy_kwargs_of(config)
-    if config.features == "cnn":
-        policy_kwargs = {**cnn_policy_kwargs(), **policy_kwargs}
-    if policy_kwargs or "policy_kwargs" in arguments:
-        arguments["policy_kwargs"] = policy_kwargs
-    if isinstance(arguments.get("train_freq"), list):  # JSON has no tuples; SB3 takes (count, unit)
-        arguments["train_freq"] = tuple(arguments["train_freq"])
-    if importlib.util.find_spec("tensorboard") is not None:
-        arguments.setdefault("tensorboard_log", str(out / "tensorboard"))
-    return arguments
-
-
 def save_model(model: Any, path: Path, config: SB3TrainConfig, timesteps: int) -> Path:
     """``model.save`` through a temporary file, plus a ``.json`` sidecar naming the algorithm and board."""
     atomic_write(path, model.save)
@@ -283,216 +245,6 @@ def save_model(model: Any, path: Path, config: SB3TrainConfig, timesteps: int) -
     }
     atomic_write_json(path.with_suffix(".json"), meta)
     return path
-
-
-def evaluate_policy_wdl(
-    policy: Any, opponents: dict[str, Any], games: int, rules: Rules
-) -> list[dict[str, Any]]:
-    """W/D/L of ``policy`` (an SB3 policy) against each opponent, alternating sides."""
-    agent = SB3Agent(policy)
-    rows = []
-    for name, opponent in opponents.items():
-        result = play_match(agent, opponent, games, rules)
-        rows.append(
-            {
-                "opponent": name,
-                "games": games,
-                "wins": result.wins,
-                "draws": result.draws,
-                "losses": result.losses,
-                "win_rate": result.wins / games,
-                "score": result.score,
-            }
-        )
-    return rows
-
-
-class _SelfPlay:
-    """The opponents of ``self``: a pool holding one frozen snapshot of the learner, replaced by a new one every
-    ``snapshot_freq`` steps; each game keeps the snapshot it started against.
-    """
-
-    def __init__(self, seed: int) -> None:
-        self.pool = OpponentPool(seed=seed)
-        self.name: str | None = None
-
-    def refresh(self, policy: Any, step: int) -> None:
-        """A frozen copy of ``policy`` becomes the only snapshot new games draw."""
-        name = f"self@{step}"
-        if name == self.name:
-            return
-        self.pool.add(name, policy)  # the pool copies and freezes it
-        if self.name is not None:
-            self.pool.remove(self.name)
-        self.name = name
-
-
-@dataclass
-class _Clock:
-    """This part's start, and the whole run's wall and CPU seconds before it (a resumed run's earlier parts)."""
-
-    seconds_before: float = 0.0
-    cpu_before: float = 0.0
-    start: float = field(default_factory=time.perf_counter)
-    cpu_start: float = field(default_factory=time.process_time)
-
-    def part(self) -> tuple[float, float]:
-        """Wall and CPU seconds of this part."""
-        return time.perf_counter() - self.start, time.process_time() - self.cpu_start
-
-    def total(self) -> tuple[float, float]:
-        """Wall and CPU seconds of the whole run."""
-        seconds, cpu_seconds = self.part()
-        return self.seconds_before + seconds, self.cpu_before + cpu_seconds
-
-
-def _budget_left(config: SB3TrainConfig, cpu_seconds: float) -> bool:
-    """Whether the whole run's CPU budget (``cpu_minutes``, 0: none) has time left after ``cpu_seconds``."""
-    return not config.cpu_minutes or cpu_seconds < 60.0 * config.cpu_minutes
-
-
-def _callbacks(
-    config: SB3TrainConfig,
-    rules: Rules,
-    out: Path,
-    evaluations: list[dict[str, Any]],
-    opponents: dict[str, Any],
-    self_play: _SelfPlay | None,
-    league: League | None,
-    clock: _Clock,
-    on_evaluation: Callable[[Any, list[dict[str, Any]]], None] | None = None,
-) -> list[Any]:
-    from stable_baselines3.common.callbacks import BaseCallback
-
-    limit = step_limit(config)
-
-    class Evaluate(BaseCallback):
-        def __init__(self) -> None:
-            super().__init__()
-            self.next_eval = config.eval_freq
-
-        def _on_training_start(self) -> None:  # a resumed run goes on from its steps
-            self.next_eval = (self.num_timesteps // config.eval_freq + 1) * config.eval_freq
-
-        def _on_step(self) -> bool:
-            if self.num_timesteps >= self.next_eval:
-                self.next_eval += config.eval_freq
-                self.evaluate()
-            return True
-
-        def evaluate(self) -> None:
-            seconds, cpu_seconds = clock.total()  # the whole run so far: training and earlier evaluations
-            steps = self.model.num_timesteps
-            rows = []
-            for row in evaluate_policy_wdl(self.model.policy, opponents, config.eval_games, rules):
-                row = {
-                    "timesteps": steps,
-                    "seconds": round(seconds, 1),
-                    "cpu_seconds": round(cpu_seconds, 1),
-                    **row,
-                }
-                evaluations.append(row)
-                rows.append(row)
-                self.logger.record(f"eval/{row['opponent']}_win_rate", row["win_rate"])
-            _write_csv(out / "eval.csv", evaluations)
-            if on_evaluation is not None:
-                on_evaluation(self.model, rows)
-            if league is None:
-                save_model(self.model, out / CHECKPOINT_FILE, config, steps)
-            else:  # the league as of this checkpoint, in step with it: a resumed run starts from both
-                seconds, cpu_seconds = clock.total()
-                league.save_checkpoint(
-                    lambda path: save_model(self.model, path, config, steps),
-                    steps,
-                    seconds=round(seconds, 1),
-                    cpu_seconds=round(cpu_seconds, 1),
-                )
-
-    class Snapshot(BaseCallback):
-        def __init__(self) -> None:
-            super().__init__()
-            self.next_snapshot = config.snapshot_freq
-
-        def _on_training_start(self) -> None:
-            self.next_snapshot = (self.num_timesteps // config.snapshot_freq + 1) * config.snapshot_freq
-
-        def _on_step(self) -> bool:
-            if league is not None and league.due(self.num_timesteps):
-                league.add_snapshot(self.model.policy, self.num_timesteps)
-            if self_play is not None and self.num_timesteps >= self.next_snapshot:
-                self.next_snapshot += config.snapshot_freq
-                self_play.refresh(self.model.policy, self.num_timesteps)
-            return True
-
-    class Progress(BaseCallback):
-        """Steps against the step limit, or the share of the run done (per mille of its steps or of its CPU
-        budget, whichever is further) when CPU-minutes may end it: a total, so tqdm shows an ETA.
-        """
-
-        def _on_training_start(self) -> None:
-            self.per_mille = bool(config.cpu_minutes)
-            if self.per_mille:
-                self.bar = progress_bar(1000, "training", unit="‰", initial=self.done())
-            else:
-                self.bar = progress_bar(limit, "steps", unit="step", initial=self.num_timesteps)
-
-        def done(self) -> int:
-            share = clock.total()[1] / (60.0 * config.cpu_minutes) if config.cpu_minutes else 0.0
-            if limit is not None:
-                share = max(share, self.num_timesteps / limit)
-            return min(1000, int(1000 * share))
-
-        def _on_step(self) -> bool:
-            self.bar.n = self.done() if self.per_mille else self.num_timesteps
-            postfix = {"steps": f"{self.num_timesteps:,}"} if self.per_mille else {}
-            if evaluations:
-                postfix |= {
-                    row["opponent"]: f"{row['win_rate']:.2f}" for row in evaluations[-len(opponents) :]
-                }
-            self.bar.set_postfix(postfix, refresh=False)
-            self.bar.update(0)
-            return True
-
-        def _on_training_end(self) -> None:
-            self.bar.close()
-
-    class CPUBudget(BaseCallback):
-        def _on_step(self) -> bool:  # False stops SB3's learn
-            return _budget_left(config, clock.total()[1])
-
-    callbacks: list[Any] = [Evaluate(), Snapshot(), CPUBudget()]
-    if config.progress and importlib.util.find_spec("tqdm") is not None:  # progress_bar gives None without it
-        callbacks.append(Progress())
-    return callbacks
-
-
-def _read_evaluations(path: Path) -> list[dict[str, Any]]:
-    """The rows of an ``eval.csv`` written by an earlier part of a resumed run (numbers as numbers)."""
-    if not path.is_file():
-        return []
-    with open(path, newline="", encoding="utf-8") as stream:
-        rows: list[dict[str, Any]] = list(csv.DictReader(stream))
-    for row in rows:
-        for key, value in row.items():
-            for kind in (int, float):
-                try:
-                    row[key] = kind(value)
-                    break
-                except (TypeError, ValueError):
-                    continue
-    return rows
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    def write(stream: Any) -> None:
-        text = io.TextIOWrapper(stream, newline="", encoding="utf-8")
-        writer = csv.DictWriter(text, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-        text.flush()
-        text.detach()
-
-    atomic_write(path, write)
 
 
 def plot_evaluations(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
@@ -532,115 +284,70 @@ def train_baseline(
     CPU-seconds; a run whose budget is spent trains no further.
 
     Raises:
-        TypeError: a bad setting or opponent spec, or hyperparameters that SB3 refuses (its
-            AssertionError, RuntimeError, ValueError or TypeError while building the model, turned into a
-            ValueError naming the hyperparameters); nothing is written then.
-        ValueError: a bad setting or opponent spec, or hyperparameters that SB3 refuses (its
-            AssertionError, RuntimeError, ValueError or TypeError while building the model, turned into a
-            ValueError naming the hyperparameters), or a league in ``out`` that cannot be resumed (named);
-            nothing is written then.
+        TypeError: a setting or opponent spec of the wrong type; nothing is written then.
+        ValueError: a bad setting or opponent spec, hyperparameters that SB3 refuses (its AssertionError,
+            RuntimeError, ValueError or TypeError while building the model, turned into a ValueError naming
+            the hyperparameters), or a league in ``out`` that cannot be resumed (named); nothing is written
+            then.
     """
     import torch
 
-    from connect4_env.integrations.sb3 import make_sb3_vec_env
+    from connect4_agents.sb3.callbacks import Clock, Run, budget_left, callbacks
 
     config.__post_init__()  # the fields may have changed since the config was made
     rules = Rules(config.rows, config.columns, config.win_length)
     out = Path(config.out)
-    limit = step_limit(config)
-    league = None
-    resumed = False
-    if config.league:
-        settings = config.league_settings()
-        resumed = (
-            not config.fresh
-            and (out / LEAGUE_FILE).is_file()
-            and any((out / name).is_file() for name in (CHECKPOINT_FILE, PREVIOUS_CHECKPOINT_FILE))
-        )
-        if resumed:
-            league = League.load(out, rules, settings, seed=config.seed)
-            checkpoint = league.checkpoint_path()  # the one in step with league.json, checked before any work
-        else:
-            league = League(out, rules, settings, seed=config.seed)
-    self_play = _SelfPlay(config.seed + 1) if config.opponent == "self" and league is None else None
-    if league is not None:
-        opponent: Any = league.pool
-    elif self_play is not None:
-        opponent = self_play.pool
-    else:
-        opponent = policy_from_spec(config.opponent, seed=config.seed + 1, rules=rules)
-    eval_opponents = {
-        spec: policy_from_spec(spec, seed=config.seed + 100, rules=rules) for spec in config.eval_opponents
-    }
-    venv = make_sb3_vec_env(
-        config.n_envs,
-        rows=rules.rows,
-        columns=rules.columns,
-        win_length=rules.win_length,
-        opponent=opponent,
-        agent_first=None,
-        illegal_action="lose",
+    run = Run(
+        config,
+        rules,
+        out,
+        lambda model, path, steps: save_model(model, path, config, steps),
+        {spec: policy_from_spec(spec, seed=config.seed + 100, rules=rules) for spec in config.eval_opponents},
+        Clock(),
+        step_limit(config),
+        on_evaluation=on_evaluation,
     )
-    venv.seed(config.seed)
-    try:
-        model = algorithm_class(config.algo)(
-            "MlpPolicy", venv, seed=config.seed, device="cpu", verbose=0, **_algorithm_arguments(config, out)
-        )
-    except (AssertionError, RuntimeError, ValueError, TypeError) as error:
-        venv.close()
-        raise ValueError(
-            f"hyperparameters {config.hyperparameters!r} do not make a {config.algo} model: {error}"
-        ) from None
+    checkpoint = _league(run)
+    model, venv = _model(run)
     torch.set_num_threads(config.threads)
-    evaluations: list[dict[str, Any]] = []
-    clock = _Clock()
-    if league is not None and resumed:  # the checkpoint's weights (read without unpickling) and its curve
-        model.policy.load_state_dict(load_policy(checkpoint, config.algo).state_dict())
-        model.num_timesteps = league.timesteps
-        # rows past the checkpoint (a run killed between a checkpoint and the league.json naming it) are gone
-        evaluations = [r for r in _read_evaluations(out / "eval.csv") if r["timesteps"] <= league.timesteps]
-        earlier = [r for r in evaluations if r["timesteps"] == league.timesteps][-1:]
-        clock.seconds_before = league.seconds if league.seconds is not None else _column(earlier, "seconds")
-        clock.cpu_before = (
-            league.cpu_seconds if league.cpu_seconds is not None else _column(earlier, "cpu_seconds")
-        )
-    elif league is not None:  # a league run starting afresh leaves nothing of an earlier one in out
+    if checkpoint is not None:  # the checkpoint's weights (read without unpickling) and its curve
+        _resume(run, model, checkpoint)
+    elif run.league is not None:  # a league run starting afresh leaves nothing of an earlier one in out
         remove_league_files(out)
-    if self_play is not None:
-        self_play.refresh(model.policy, 0)
+    if run.self_play is not None:
+        run.self_play.refresh(model.policy, 0)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_json(out / "config.json", run_settings(config))
     start_timesteps = int(model.num_timesteps)
-    left = _budget_left(config, clock.cpu_before) and (limit is None or start_timesteps < limit)
+    left = budget_left(config, run.clock.cpu_before) and (run.limit is None or start_timesteps < run.limit)
     if say is not None:
-        say(banner(config, limit, out))
-        if league is not None and resumed:
-            say(resume_line(config, league, clock.cpu_before, limit, left))
-    clock.start, clock.cpu_start = time.perf_counter(), time.process_time()
+        say(banner(config, run.limit, out))
+        if checkpoint is not None and run.league is not None:
+            say(resume_line(config, run.league, run.clock.cpu_before, run.limit, left))
+    run.clock.start, run.clock.cpu_start = time.perf_counter(), time.process_time()
     interrupted = False
-    callbacks = _callbacks(
-        config, rules, out, evaluations, eval_opponents, self_play, league, clock, on_evaluation
-    )
+    steps_callbacks = callbacks(run)
     try:
         model.learn(
-            total_timesteps=max((limit or MAX_TIMESTEPS) - start_timesteps, 0) if left else 0,
-            callback=callbacks,
-            reset_num_timesteps=not resumed,
+            total_timesteps=max((run.limit or MAX_TIMESTEPS) - start_timesteps, 0) if left else 0,
+            callback=steps_callbacks,
+            reset_num_timesteps=checkpoint is None,
         )
     except KeyboardInterrupt:
         interrupted = True
+    evaluations = run.evaluations
     if not interrupted and (not evaluations or evaluations[-1]["timesteps"] != model.num_timesteps):
-        callbacks[0].evaluate()
+        steps_callbacks[0].evaluate()
     model_path = save_model(model, out / "model.zip", config, model.num_timesteps)
-    if league is not None:  # the ratings with their intervals, and the picture, once at the end
+    if run.league is not None:  # the ratings with their intervals, and the picture, once at the end
         if not interrupted:  # in step with the final evaluation's checkpoint: the time since counts too
-            league.seconds, league.cpu_seconds = (round(value, 1) for value in clock.total())
+            run.league.seconds, run.league.cpu_seconds = (round(value, 1) for value in run.clock.total())
         # interrupted, league.json keeps the last checkpoint's steps and times: a resumed run starts from both
-        league.save(rate=True, bootstrap=LEAGUE_BOOTSTRAP, picture=True)
+        run.league.save(rate=True, bootstrap=LEAGUE_BOOTSTRAP, picture=True)
     if evaluations and importlib.util.find_spec("matplotlib") is not None:
         plot_evaluations(evaluations, out / "curve.png", f"{config.algo} against {opponent_text(config)}")
     venv.close()
-    seconds, cpu_seconds = clock.part()
+    seconds, cpu_seconds = run.clock.part()
     return TrainResult(
         model_path,
         interrupted,
@@ -649,9 +356,80 @@ def train_baseline(
         evaluations,
         start_timesteps=start_timesteps,
         cpu_seconds=cpu_seconds,
-        total_cpu_seconds=clock.cpu_before + cpu_seconds,
-        files=_written(out, league is not None),
-        league=league,
+        total_cpu_seconds=run.clock.cpu_before + cpu_seconds,
+        files=_written(out, run.league is not None),
+        league=run.league,
+    )
+
+
+def _league(run: Run) -> Path | None:
+    """Set the run's league (loaded when it resumes) or self-play; the checkpoint to resume from, if any."""
+    from connect4_agents.sb3.callbacks import SelfPlay
+
+    config, out = run.config, run.out
+    if not config.league:
+        run.self_play = SelfPlay(config.seed + 1) if config.opponent == "self" else None
+        return None
+    settings = config.league_settings()
+    resumes = (
+        not config.fresh
+        and (out / LEAGUE_FILE).is_file()
+        and any((out / name).is_file() for name in (CHECKPOINT_FILE, PREVIOUS_CHECKPOINT_FILE))
+    )
+    if not resumes:
+        run.league = League(out, run.rules, settings, seed=config.seed)
+        return None
+    run.league = League.load(out, run.rules, settings, seed=config.seed)
+    return run.league.checkpoint_path()  # the one in step with league.json, checked before any work
+
+
+def _model(run: Run) -> tuple[Any, Any]:
+    """The SB3 model and its batched env, playing the league, self-play or the configured opponent."""
+    from connect4_env.integrations.sb3 import make_sb3_vec_env
+
+    config, rules = run.config, run.rules
+    if run.league is not None:
+        opponent: Any = run.league.pool
+    elif run.self_play is not None:
+        opponent = run.self_play.pool
+    else:
+        opponent = policy_from_spec(config.opponent, seed=config.seed + 1, rules=rules)
+    size = {"rows": rules.rows, "columns": rules.columns, "win_length": rules.win_length}
+    venv = make_sb3_vec_env(config.n_envs, opponent=opponent, agent_first=None, illegal_action="lose", **size)
+    venv.seed(config.seed)
+    try:
+        model = algorithm_class(config.algo)(
+            "MlpPolicy",
+            venv,
+            seed=config.seed,
+            device="cpu",
+            verbose=0,
+            **algorithm_arguments(config, run.out),
+        )
+    except (AssertionError, RuntimeError, ValueError, TypeError) as error:
+        venv.close()
+        raise ValueError(
+            f"hyperparameters {config.hyperparameters!r} do not make a {config.algo} model: {error}"
+        ) from None
+    return model, venv
+
+
+def _resume(run: Run, model: Any, checkpoint: Path) -> None:
+    """Load the checkpoint's weights and steps, and the run's rows and times up to it."""
+    from connect4_agents.sb3.callbacks import read_evaluations
+
+    league = run.league
+    assert league is not None  # a checkpoint is a league's
+    model.policy.load_state_dict(load_policy(checkpoint, run.config.algo).state_dict())
+    model.num_timesteps = league.timesteps
+    # rows past the checkpoint (a run killed between a checkpoint and the league.json naming it) are gone
+    steps = league.timesteps
+    run.evaluations[:] = [r for r in read_evaluations(run.out / "eval.csv") if r["timesteps"] <= steps]
+    earlier = [r for r in run.evaluations if r["timesteps"] == steps][-1:]
+    clock = run.clock
+    clock.seconds_before = league.seconds if league.seconds is not None else _column(earlier, "seconds")
+    clock.cpu_before = (
+        league.cpu_seconds if league.cpu_seconds is not None else _column(earlier, "cpu_seconds")
     )
 
 

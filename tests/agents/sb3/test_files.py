@@ -20,7 +20,7 @@ from stable_baselines3 import DQN, PPO  # noqa: E402
 import connect4_env  # noqa: E402
 from connect4_agents.sb3.agent import SB3Agent  # noqa: E402
 from connect4_agents.sb3.files import load_policy, policy_parameters, sidecar_architecture  # noqa: E402
-from connect4_agents.sb3.train import cnn_policy_kwargs  # noqa: E402
+from connect4_agents.sb3.hyperparameters import cnn_policy_kwargs  # noqa: E402
 from connect4_env import Board, Rules  # noqa: E402
 from connect4_env.encoding import action_mask, observation_planes  # noqa: E402
 

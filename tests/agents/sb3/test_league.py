@@ -13,6 +13,7 @@ from extras import importorskip
 for _module in ("stable_baselines3", "sb3_contrib", "torch"):
     importorskip(_module)
 
+from connect4_agents.sb3 import callbacks as callbacks_module  # noqa: E402
 from connect4_agents.sb3 import train as train_module  # noqa: E402
 from connect4_agents.sb3.league import LEAGUE_FILE, League, LeagueSettings  # noqa: E402
 from connect4_agents.sb3.train import SB3TrainConfig, train_baseline  # noqa: E402
@@ -415,13 +416,13 @@ def test_a_resumed_league_says_what_it_resumes_from_counts_this_part_apart_and_f
     from connect4_agents.sb3.report import summary_lines
 
     bars: list[tuple[Any, str, int]] = []
-    original_bar = train_module.progress_bar
+    original_bar = callbacks_module.progress_bar
 
     def recorded_bar(total, description, unit="it", initial=0):
         bars.append((total, unit, initial))
         return original_bar(total, description, unit, initial)
 
-    monkeypatch.setattr(train_module, "progress_bar", recorded_bar)
+    monkeypatch.setattr(callbacks_module, "progress_bar", recorded_bar)
     config = _config(
         tmp_path,
         league=True,

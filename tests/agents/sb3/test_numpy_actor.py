@@ -16,7 +16,7 @@ from sb3_contrib import MaskablePPO  # noqa: E402
 from stable_baselines3 import PPO  # noqa: E402
 
 from connect4_agents.sb3.agent import SB3Agent  # noqa: E402
-from connect4_agents.sb3.train import cnn_policy_kwargs  # noqa: E402
+from connect4_agents.sb3.hyperparameters import cnn_policy_kwargs  # noqa: E402
 from connect4_env import make_sb3_vec_env  # noqa: E402
 
 
