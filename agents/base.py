@@ -178,15 +178,13 @@ class RulesBound(RulesAware):
         else:
             planes, mask = unpack(observation, action_mask)
             planes = np.asarray(planes)
-        if planes.ndim != 3 or planes.shape[2] != 2:
-            raise ValueError(f"observation must have shape (rows, columns, 2), got {planes.shape}")
+        board = board_from_observation(planes, self.win_length)  # checks the planes' shape and values
         rules = self.rules
         if rules is not None and planes.shape[:2] != (rules.rows, rules.columns):
             raise ValueError(
                 f"{type(self).__name__} is bound to a {rules.rows}x{rules.columns} game, "
                 f"got a {planes.shape[0]}x{planes.shape[1]} observation"
             )
-        board = board_from_observation(planes, self.win_length)
         if mask is None:
             return board, board.legal_moves()
         check_mask_width(mask, planes.shape[1])

@@ -122,8 +122,8 @@ def register_policy(name: str, entry_point: str | Callable[..., Any]) -> None:
     A factory with a ``from_spec(value, **kwargs)`` classmethod also serves specs such as ``"name:value"``.
 
     Raises:
-        TypeError: ``name`` is not a string or ``entry_point`` neither a string nor callable. ValueError: an
-            empty name, a name with ``":"``, or a string that is not ``"module:attr"``.
+        TypeError: ``name`` is not a string or ``entry_point`` neither a string nor callable.
+        ValueError: an empty name, a name with ``":"``, or a string that is not ``"module:attr"``.
     """
     if not isinstance(name, str):
         raise TypeError(f"a policy name must be a string, got {name!r} ({type(name).__name__})")
@@ -249,8 +249,9 @@ def make_policy(name: str, **kwargs: Any) -> Any:
     """Build the policy registered as ``name`` with ``kwargs``.
 
     Raises:
-        TypeError: ``name`` is not a str. ValueError: no policy has that name (the message lists the known
-            ones), or its ``"module:attr"`` names no module or attribute; the factory's own errors.
+        TypeError: ``name`` is not a str.
+        ValueError: no policy has that name (the message lists the known ones), or its ``"module:attr"`` names
+            no module or attribute; the factory's own errors.
     """
     return _factory(name)(**kwargs)
 
@@ -263,10 +264,10 @@ def policy_from_spec(spec: str, seed: int | None = None, rules: Rules | None = N
     that take one.
 
     Raises:
-        TypeError: ``spec`` is not a string. ValueError: an unknown name, a value missing where the policy
-            needs one or that it cannot take (the message shows the spec's forms, such as
-            ``text:<module>:<function>``), a number written with digits other than ASCII 0-9 (``mcts:٥``), or a
-            policy that cannot play ``rules``.
+        TypeError: ``spec`` is not a string.
+        ValueError: an unknown name, a value missing where the policy needs one or that it cannot take (the
+            message shows the spec's forms, such as ``text:<module>:<function>``), a number written with digits
+            other than ASCII 0-9 (``mcts:٥``), or a policy that cannot play ``rules``.
     """
     if not isinstance(spec, str):
         raise TypeError(f"an agent spec must be a string such as 'mcts:200', got {spec!r}")
@@ -373,7 +374,8 @@ def resolve_opponent(
 
     Raises:
         TypeError: ``opponent`` is neither a name nor an object with ``act``, or ``opponent_kwargs`` is not a
-            dict. ValueError: an unknown name, kwargs with a spec or an object, or an opponent that cannot play
+            dict.
+        ValueError: an unknown name, kwargs with a spec or an object, or an opponent that cannot play
             ``rules``.
     """
     if opponent_kwargs is not None and not isinstance(opponent_kwargs, dict):

@@ -75,13 +75,10 @@ def check_number(
     try:
         result = float(value)
     except OverflowError:  # an int past float's range (10**400)
-        raise ValueError(f"{name} must be {allowed}, got {shown_value(value)}") from None
-    if not math.isfinite(result):
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")
-    if minimum is not None and (result < minimum or (above_minimum and result == minimum)):
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")
-    if maximum is not None and result > maximum:
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+        result = math.inf
+    below = minimum is not None and (result < minimum or (above_minimum and result == minimum))
+    if not math.isfinite(result) or below or (maximum is not None and result > maximum):
+        raise ValueError(f"{name} must be {allowed}, got {shown_value(value)}")
     return result
 
 

@@ -322,7 +322,8 @@ class NTupleKaggleAgent:
         """The column to play (0-based, legal).
 
         Raises:
-            TypeError, ValueError: a malformed call (see `read_kaggle_call`).
+            TypeError: a value of a malformed call of the wrong type (see `read_kaggle_call`).
+            ValueError: a value of a malformed call out of range (see `read_kaggle_call`).
         """
         size, first, second = read_kaggle_call(observation, configuration)
         self.moves += 1

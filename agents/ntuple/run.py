@@ -94,7 +94,8 @@ class NTupleTrainConfig:
         """Check every setting (the learner's through `LearnerSettings`).
 
         Raises:
-            TypeError, ValueError: a setting of the wrong type or out of range (named).
+            TypeError: a setting of the wrong type (named).
+            ValueError: a setting out of range (named).
         """
         check_network_size(Rules(self.rows, self.columns, self.win_length), self.tuples, self.length)
         self.settings()
@@ -187,7 +188,8 @@ def train_ntuple(
         games or off 6x7).
 
     Raises:
-        TypeError, ValueError: a bad setting, or a checkpoint in ``out`` that cannot be resumed (named).
+        TypeError: a setting of the wrong type (named).
+        ValueError: a setting out of range, or a checkpoint in ``out`` that cannot be resumed (named).
     """
     config.check()
     out = Path(config.out)
