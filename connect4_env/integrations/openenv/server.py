@@ -7,10 +7,7 @@ around it. Errors are JSON, `{"detail": ...}`; the docs page (integrations/text.
   request there, so `/step` has no game: it answers 409 and says where to play.
 - `/ws` (OpenEnv's WebSocket protocol, served here): a game per connection; messages `reset` (its `data` the
   fields of `RESET_FIELDS`), `step` (`{"message": "4"}`), `state` and `close`; a bad frame gets an error frame
-  (`{"type": "error", "data": {"message", "code"}}`) and the session goes on. Close codes: 1000 `close`; 1001
-  idle for `session_timeout`, or an answer not read within it; 1008 a `session_id` in the URL (this server
-  attaches to none); 1013 no session to be had (after an error frame); 1011 no game could be built; 1007 a
-  text frame that is not UTF-8, 1009 one over 4 times `max_body_bytes` (both by uvicorn).
+  (`{"type": "error", "data": {"message", "code"}}`) and the session goes on (close codes: the docs page).
 - `/sessions` (served here, for clients without WebSockets): `POST /sessions` answers `{"session_id"}`, then
   `POST /sessions/{id}/reset` (body optional, `{"seed": 0, "dialect": "json"}`), `POST /sessions/{id}/step`
   (`{"action": {"message": "4"}}`), `GET /sessions/{id}/state`, `DELETE /sessions/{id}`; 404 for an unknown id.
@@ -41,12 +38,12 @@ from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocketDisconnect
 
 from connect4_env.envs.dialects import MAX_ANSWER_LENGTH
-from connect4_env.integrations.openenv import hardening
+from connect4_env.integrations.openenv import connections, hardening
 from connect4_env.integrations.openenv.environment import BadResetError, Connect4TextEnvironment, NoGameError
 from connect4_env.integrations.openenv.hardening import FrameError, SessionLimitError, Sessions
 from connect4_env.integrations.openenv.models import Connect4TextAction as Action
 from connect4_env.integrations.openenv.models import Connect4TextObservation, Connect4TextState
-from connect4_env.validation import check_int, check_name_list
+from connect4_env.validation import check_int, check_name_list, check_number
 
 __all__ = ["create_app", "build_server", "serve", "MAX_SESSIONS", "SESSION_TIMEOUT", "SESSION_RATE"]
 
@@ -61,18 +58,8 @@ WS_HARD_LIMIT_FACTOR = 4
 _MCP_HINT = "this server has no MCP tools: play Connect4Text over /ws (OpenEnv's clients) or /sessions"
 
 
-def _positive(name: str, value: object, unit: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number of {unit}, got {value!r:.80} ({type(value).__name__})")
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number of {unit} > 0, got {value!r}")
-    return float(value)
-
-
 def _openenv_app(factory: Callable[[], Connect4TextEnvironment], max_sessions: int) -> FastAPI:
-    """OpenEnv's app without its WebSocket and MCP routes, from either distribution (`openenv` takes the state
-    model and a name, `openenv-core` does not).
-    """
+    """OpenEnv's app, from either distribution (`openenv-core` takes no state model or name), less `/ws`, `/mcp`."""
     accepted = inspect.signature(create_fastapi_app).parameters
     optional = {"env_name": "connect4_text", "state_cls": Connect4TextState}
     app = create_fastapi_app(
@@ -101,10 +88,8 @@ def _openenv_app(factory: Callable[[], Connect4TextEnvironment], max_sessions: i
 
 
 def _error(message: str, code: str, errors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    return {
-        "type": "error",
-        "data": {"message": message, "code": code, **({"errors": errors} if errors else {})},
-    }
+    data = {"message": message, "code": code}
+    return {"type": "error", "data": {**data, "errors": errors} if errors else data}
 
 
 def _action(data: dict[str, Any]) -> Action:
@@ -142,9 +127,7 @@ async def _answer(env: Connect4TextEnvironment, kind: str, data: dict[str, Any])
 
 
 async def _send(websocket: WebSocket, payload: dict[str, Any], timeout: float) -> bool:
-    """Send a frame within `timeout` seconds (else `TimeoutError`: a client that stops reading fills the
-    buffers); False when the client has gone.
-    """
+    """Send a frame within `timeout` seconds (else `asyncio.TimeoutError`); False when the client has gone."""
     try:
         await asyncio.wait_for(websocket.send_text(json.dumps(payload)), timeout)
     except (WebSocketDisconnect, OSError, RuntimeError):
@@ -155,7 +138,7 @@ async def _send(websocket: WebSocket, payload: dict[str, Any], timeout: float) -
 async def _close(websocket: WebSocket, code: int, reason: str, frame: dict[str, Any] | None = None) -> None:
     """Close with `code` (after the error `frame`), unless the client has gone."""
     if frame is not None:
-        with contextlib.suppress(TimeoutError):
+        with contextlib.suppress(asyncio.TimeoutError):
             if not await _send(websocket, frame, 10.0):
                 return
     with contextlib.suppress(WebSocketDisconnect, OSError, RuntimeError):
@@ -185,7 +168,7 @@ async def _serve_websocket(
         while True:
             try:
                 message = await asyncio.wait_for(websocket.receive(), timeout)
-            except TimeoutError:
+            except asyncio.TimeoutError:
                 return await _close(websocket, 1001, f"idle for {timeout:g} s: the session is closed")
             except (WebSocketDisconnect, OSError, RuntimeError):
                 return
@@ -200,7 +183,7 @@ async def _serve_websocket(
                 reply = _error(str(bad), bad.code)
             try:
                 sent = await _send(websocket, reply, timeout)
-            except TimeoutError:
+            except asyncio.TimeoutError:
                 logger.warning(
                     "connect4 serve-openenv: a client read no answer for %g s; its session is closed", timeout
                 )
@@ -298,7 +281,11 @@ def _mcp_answer(message: Any) -> dict[str, Any] | None:
         return {"jsonrpc": "2.0", "id": request_id, "result": results[message["method"]]}
     else:
         code, error = -32601, f"Method not found: {message['method'][:60]!r}; {_MCP_HINT}"
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": error}}
+    return _rpc_error(request_id, code, error)
+
+
+def _rpc_error(request_id: object, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
 def create_app(
@@ -312,7 +299,7 @@ def create_app(
     allowed_origins: Collection[str] = (),
     **env_kwargs: Any,
 ) -> Any:
-    """The ASGI app (see the module docstring), for `uvicorn`.
+    """The ASGI app of the module docstring: `HostCheck` around `BodyLimit` around the FastAPI app.
 
     Args:
         max_sessions: the most games at once, WebSocket and HTTP sessions together.
@@ -324,11 +311,7 @@ def create_app(
         session_rate: new sessions a second, on average (in bursts of up to `max_sessions` or `session_rate`).
         allowed_hosts: the host names answered (the `Host` header), or None for any.
         allowed_origins: web origins (`"http://127.0.0.1:3000"`) whose pages may use the server besides its own.
-        **env_kwargs: each session's
-            [`Connect4TextEnvironment`][connect4_env.integrations.openenv.environment.Connect4TextEnvironment]'s.
-
-    Returns:
-        `HostCheck` around `BodyLimit` around the FastAPI app.
+        **env_kwargs: each session's `Connect4TextEnvironment`'s.
 
     Raises:
         TypeError: an argument of the wrong type, or bad `env_kwargs` (an environment is built here to check).
@@ -345,8 +328,8 @@ def create_app(
         )
     max_body_bytes = max_body_bytes or default
     limit = check_int("max_sessions", max_sessions, minimum=1)
-    timeout = _positive("session_timeout", session_timeout, "seconds")
-    rate = _positive("session_rate", session_rate, "sessions a second")
+    timeout = check_number("session_timeout", session_timeout, 0, above_minimum=True)
+    rate = check_number("session_rate", session_rate, 0, above_minimum=True)
     hosts = None if allowed_hosts is None else check_name_list("allowed_hosts", allowed_hosts, "host names")
     origins = check_name_list("allowed_origins", allowed_origins, "web origins")
     for origin in origins:
@@ -370,11 +353,7 @@ def create_app(
         try:
             answer = _mcp_answer(json.loads(await request.body()))  # BodyLimit bounded its size and nesting
         except ValueError:
-            answer = {
-                "jsonrpc": "2.0",
-                "id": None,
-                "error": {"code": -32700, "message": "Parse error: the body is not JSON"},
-            }
+            answer = _rpc_error(None, -32700, "Parse error: the body is not JSON")
         return Response(status_code=202) if answer is None else JSONResponse(answer)
 
     _add_session_routes(app, sessions)
@@ -387,7 +366,7 @@ def build_server(
     *,
     max_body_bytes: int | None = None,
     max_answer_length: int = MAX_ANSWER_LENGTH,
-    request_timeout: float = hardening.REQUEST_TIMEOUT,
+    request_timeout: float = connections.REQUEST_TIMEOUT,
     max_connections: int | None = None,
     log_level: str = "warning",
     **app_kwargs: Any,
@@ -399,7 +378,7 @@ def build_server(
     otherwise any `Host`. `port=0` picks a free port. Each request's headers and body must arrive within
     `request_timeout` seconds, and at most `max_connections` connections are open at once (by default the
     larger of 256 and twice `max_sessions`, within the process's limit of open files; see
-    [`guarded_protocol`][connect4_env.integrations.openenv.hardening.guarded_protocol]).
+    [`uvicorn_config`][connect4_env.integrations.openenv.connections.uvicorn_config]).
 
     Returns:
         `(server, sock, url)`: run it with `server.run(sockets=[sock])` (stop it with `server.should_exit =
@@ -430,36 +409,25 @@ def build_server(
             allowed_hosts=(*hardening.LOOPBACK_HOSTS, host, address) if loopback else None,
             **app_kwargs,
         )
-        timeout = _positive("request_timeout", request_timeout, "seconds")
-        if max_connections is not None:
-            check_int("max_connections", max_connections)
-        files = hardening.file_limit()
-        connections = hardening.connection_limit(
-            max_connections, app_kwargs.get("max_sessions", MAX_SESSIONS), files
+        body_bytes = max_body_bytes or hardening.body_limit(max_answer_length)  # as create_app checked them
+        config = connections.uvicorn_config(
+            app,
+            request_timeout=request_timeout,
+            max_connections=max_connections,
+            max_sessions=app_kwargs.get("max_sessions", MAX_SESSIONS),
+            log_level=log_level,
+            ws_max_size=WS_HARD_LIMIT_FACTOR * body_bytes,
         )
         sock.listen(128)  # connections made from now on wait in the backlog until uvicorn accepts them
     except BaseException:
         sock.close()
         raise
-    body_bytes = max_body_bytes or hardening.body_limit(max_answer_length)  # as create_app checked them
-    config = uvicorn.Config(
-        app,
-        http=hardening.guarded_protocol(timeout, connections),
-        log_level=log_level,
-        ws_max_size=WS_HARD_LIMIT_FACTOR * body_bytes,
-        lifespan="on",
-    )
-    hardening.install_log_filters(files)
     shown = f"[{host}]" if ":" in host else host
     return uvicorn.Server(config), sock, f"http://{shown}:{bound_port}"
 
 
 def serve(
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    *,
-    on_ready: Callable[[str], None] | None = None,
-    **server_kwargs: Any,
+    host: str = "127.0.0.1", port: int = 8000, *, on_ready: Callable[[str], None] | None = None, **kwargs: Any
 ) -> None:
     """Serve [`create_app`][connect4_env.integrations.openenv.server.create_app] until interrupted (Ctrl-C or
     SIGTERM stop it cleanly), with [`build_server`][connect4_env.integrations.openenv.server.build_server]'s
@@ -470,7 +438,7 @@ def serve(
         TypeError: `host` is not a str; bad app arguments.
         ValueError: bad app arguments.
     """
-    server, sock, url = build_server(host, port, **server_kwargs)
+    server, sock, url = build_server(host, port, **kwargs)
     try:
         if on_ready is not None:
             on_ready(url)

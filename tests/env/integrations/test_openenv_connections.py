@@ -81,7 +81,7 @@ def test_connections_past_the_cap_are_answered_503_and_a_freed_place_serves_agai
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     with (
-        caplog.at_level(logging.WARNING, "connect4_env.integrations.openenv.hardening"),
+        caplog.at_level(logging.WARNING, "connect4_env.integrations.openenv.connections"),
         running_server(max_connections=3) as url,
     ):
         idle = [_connect(url) for _ in range(3)]
@@ -102,7 +102,7 @@ def test_connections_past_the_cap_are_answered_503_and_a_freed_place_serves_agai
 
 
 def test_the_connection_cap_fits_the_file_limit_and_an_explicit_one_that_cannot_is_refused() -> None:
-    from connect4_env.integrations.openenv.hardening import RESERVED_FILES, connection_limit
+    from connect4_env.integrations.openenv.connections import RESERVED_FILES, connection_limit
 
     assert connection_limit(None, 64, None) == 256
     assert connection_limit(None, 500, None) == 1000
@@ -115,7 +115,7 @@ def test_the_connection_cap_fits_the_file_limit_and_an_explicit_one_that_cannot_
 
 
 def test_a_server_out_of_files_says_so_once_a_minute_not_every_second() -> None:
-    from connect4_env.integrations.openenv.hardening import OncePerInterval, QuietLog
+    from connect4_env.integrations.openenv.connections import OncePerInterval, QuietLog
 
     now = [0.0]
     flood = QuietLog(1024, OncePerInterval(60.0, clock=lambda: now[0]))

@@ -1,6 +1,6 @@
-"""The server's checks that need no server (standard library only, so they run on a core install too): the
-nesting depth of JSON read without parsing, against the depth of what `json` parses (hypothesis), and the
-session table's cap, rate and idle drop on a clock the test moves."""
+"""The server's checks that need no server (no OpenEnv, so they run on a core install too): the nesting depth of
+JSON that the server reads without parsing (`scan_json`), against the depth of what `json` parses
+(hypothesis), and the session table's cap, rate and idle drop on a clock the test moves."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from connect4_env.envs.dialects import scan_json
 from connect4_env.integrations.openenv.hardening import (
     HostCheck,
     SessionLimitError,
     Sessions,
     UnknownSessionError,
-    json_depth,
     split_authority,
 )
 
@@ -27,6 +27,11 @@ JSON = st.recursive(
     ),
     max_leaves=30,
 )
+
+
+def json_depth(text: str | bytes, limit: int | None = None) -> int:
+    """The nesting the server checks in a body or frame."""
+    return scan_json(text, max_depth=limit)[0]
 
 
 def depth_of(value: Any) -> int:
