@@ -1,17 +1,14 @@
-"""Opponent pools for self-play and leagues (one job: a pool's members, their sampling and their records).
-
-A set of named opponents that an env draws from when an episode starts.
+"""Opponent pools for self-play and leagues: named opponents that an env draws from when an episode starts.
 
 An [`OpponentPool`][connect4_env.pool.OpponentPool] is accepted wherever ``opponent=`` is (``Connect4-v0``, its
 vector env, the SB3 VecEnv). Each game draws one member when it starts and keeps that member's policy until it
 ends, whatever is added, removed or re-weighted meanwhile; ``info["opponent"]`` names the member; the env records
-each finished game's outcome with the pool, and the sampling rule reads those records.
+each finished game's outcome with the pool (`connect4_env.pool_records`), and the sampling rule reads them.
 
 A pool is one process's object. An env in another process (an async ``gym.make_vec``, SB3's ``SubprocVecEnv``)
 holds a copy: outcomes recorded there stay in that copy (which warns once), and members added to the original
-do not reach it. Record the games in the original from the envs' infos with
-[`record_infos`][connect4_env.pool.OpponentPool.record_infos]; a synchronous vector env (``Connect4-v0``'s own,
-``make_sb3_vec_env``) shares the pool and needs none of this.
+do not reach it. Record the games in the original with [`record_infos`][connect4_env.pool.OpponentPool.record_infos];
+a synchronous vector env (``Connect4-v0``'s own, ``make_sb3_vec_env``) shares the pool and needs none of this.
 """
 
 from __future__ import annotations
@@ -20,64 +17,23 @@ import copy
 import os
 import threading
 import warnings
-from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from connect4_env.policy import bind_policy, make_policy, resolve_opponent
+from connect4_env.pool_records import OUTCOMES, MemberRecord, ended_games, restored_records
 from connect4_env.rules import Rules, short_repr
-from connect4_env.validation import check_int, check_number, check_seed
+from connect4_env.validation import check_choice, check_int, check_number, check_seed
 
-__all__ = ["OpponentPool", "MemberRecord", "SAMPLING_RULES", "OUTCOMES"]
+__all__ = ["OpponentPool", "SAMPLING_RULES"]
 
 SAMPLING_RULES = ("uniform", "weights", "pfsp")
 """``uniform``: every member alike; ``weights``: in proportion to each member's weight; ``pfsp``: prioritised
 fictitious self-play, each member's weight times a function of the learner's recent score against it."""
 PFSP_RULES = ("hard", "variance", "even")
-OUTCOMES = ("win", "draw", "loss")
-"""A finished game's outcome, from the learner's side (as ``info["outcome"]``)."""
-
-
-@dataclass
-class MemberRecord:
-    """The learner's games against one member: totals, and the outcomes of the most recent ``window`` games."""
-
-    wins: int = 0
-    """Games the learner won against the member."""
-    draws: int = 0
-    """Drawn games."""
-    losses: int = 0
-    """Games the learner lost."""
-    recent: deque[float] = field(default_factory=deque)
-    """The learner's scores (1 win, 0.5 draw, 0 loss) in the latest games, oldest first, at most ``window``."""
-
-    @property
-    def games(self) -> int:
-        """All recorded games against the member."""
-        return self.wins + self.draws + self.losses
-
-    def score(self) -> float:
-        """The learner's recent score against the member, ``(points + 1) / (games + 2)`` over the window: 0.5
-        before any game, so a new member is neither favoured nor neglected.
-        """
-        return (sum(self.recent) + 1.0) / (len(self.recent) + 2.0)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The record as plain JSON values: games, wins, draws, losses, win_rate (totals) and recent_score."""
-        games = self.games
-        return {
-            "games": games,
-            "wins": self.wins,
-            "draws": self.draws,
-            "losses": self.losses,
-            "win_rate": self.wins / games if games else None,
-            "recent_score": self.score(),
-            "recent": list(self.recent),
-        }
 
 
 class OpponentPool:
@@ -138,14 +94,8 @@ class OpponentPool:
         power: float = 2.0,
         window: int = 100,
     ) -> None:
-        if sampling not in SAMPLING_RULES:
-            raise ValueError(
-                f"sampling={short_repr(sampling)} is not a sampling rule; allowed: {SAMPLING_RULES}"
-            )
-        if pfsp not in PFSP_RULES:
-            raise ValueError(f"pfsp={short_repr(pfsp)} is not a PFSP weighting; allowed: {PFSP_RULES}")
-        self.sampling = sampling
-        self.pfsp = pfsp
+        self.sampling = check_choice("sampling", sampling, SAMPLING_RULES)
+        self.pfsp = check_choice("pfsp", pfsp, PFSP_RULES)
         self.power = check_number("power", power, 0)
         self.window = check_int("window", window, 1)
         self.rules: Rules | None = None
@@ -338,16 +288,7 @@ class OpponentPool:
         if outcome not in OUTCOMES:
             raise ValueError(f"outcome={short_repr(outcome)} is not an outcome; allowed: {OUTCOMES}")
         with self._lock:
-            record = self.record_of(name)
-            if outcome == "win":
-                record.wins += 1
-            elif outcome == "draw":
-                record.draws += 1
-            else:
-                record.losses += 1
-            record.recent.append(1.0 if outcome == "win" else 0.5 if outcome == "draw" else 0.0)
-            if len(record.recent) > self.window:
-                record.recent.popleft()
+            self.record_of(name).add(outcome, self.window)
             warn = self._origin != os.getpid() and not self._warned_copy
             self._warned_copy = self._warned_copy or warn
         if warn:
@@ -366,10 +307,8 @@ class OpponentPool:
         caller's never hears from. An env in this process records by itself: do not call this for it too.
 
         Args:
-            infos: a Gymnasium vector env's info dict (``info["outcome"]`` with its ``_outcome`` mask, and
-                ``final_info`` under ``SameStep`` autoreset), or SB3's list of one info dict per env. Entries
-                without both ``opponent`` and ``outcome`` (games still playing, opponents of no pool) are
-                skipped.
+            infos: a Gymnasium vector env's info dict or SB3's list of one per env (see
+                [`ended_games`][connect4_env.pool_records.ended_games]).
 
         Returns:
             How many games were recorded.
@@ -379,31 +318,10 @@ class OpponentPool:
             KeyError: an ended game's opponent never was a member of this pool.
             ValueError: an unknown outcome.
         """
-        ended: list[tuple[Any, Any]] = []
-        if isinstance(infos, Mapping):
-            for source in (infos, infos.get("final_info")):
-                if not isinstance(source, Mapping) or "outcome" not in source or "opponent" not in source:
-                    continue
-                mask = source.get("_outcome", np.ones(len(source["outcome"]), dtype=bool))
-                ended.extend(
-                    (source["opponent"][i], source["outcome"][i]) for i in np.flatnonzero(np.asarray(mask))
-                )
-        elif isinstance(infos, Sequence) and not isinstance(infos, (str, bytes)):
-            for info in infos:
-                if not isinstance(info, Mapping):
-                    raise TypeError(f"infos must hold one dict per env, got {short_repr(info)}")
-                if info.get("outcome") is not None and info.get("opponent") is not None:
-                    ended.append((info["opponent"], info["outcome"]))
-        else:
-            raise TypeError(
-                f"infos must be a vector env's info dict or a list of info dicts, got {short_repr(infos)}"
-            )
-        recorded = 0
+        ended = ended_games(infos)
         for name, outcome in ended:
-            if name is not None and outcome is not None:
-                self.record(name, outcome)
-                recorded += 1
-        return recorded
+            self.record(name, outcome)
+        return len(ended)
 
     def record_of(self, name: str) -> MemberRecord:
         """The learner's record against ``name`` (a current or removed member); read it, do not change it.
@@ -426,20 +344,7 @@ class OpponentPool:
             ValueError: negative counts, or recent scores other than 0, 0.5 and 1.
             KeyError: an entry without ``wins``, ``draws``, ``losses`` or ``recent``.
         """
-        restored: dict[str, MemberRecord] = {}
-        for name, entry in stats.items():
-            if not isinstance(name, str) or not isinstance(entry, Mapping):
-                raise TypeError(f"stats map member names to their records, got {short_repr(name)}")
-            counts = [check_int(key, entry[key], 0, 10**15) for key in ("wins", "draws", "losses")]
-            recent = entry["recent"]
-            if isinstance(recent, (str, bytes)) or not isinstance(recent, Iterable):
-                raise TypeError(f"recent scores of {name!r} must be a list, got {short_repr(recent)}")
-            scores = list(recent)[-self.window :]
-            if any(score not in (0, 0.5, 1) or isinstance(score, bool) for score in scores):
-                raise ValueError(f"recent scores of {name!r} must be 0, 0.5 or 1, got {short_repr(scores)}")
-            restored[name] = MemberRecord(
-                wins=counts[0], draws=counts[1], losses=counts[2], recent=deque(float(s) for s in scores)
-            )
+        restored = restored_records(stats, self.window)
         with self._lock:
             self._records.update(restored)
 
@@ -508,8 +413,7 @@ class OpponentPool:
         return (
             self.names == other.names
             and self._weights == other._weights
-            and {k: (v.as_dict(), list(v.recent)) for k, v in self._records.items()}
-            == {k: (v.as_dict(), list(v.recent)) for k, v in other._records.items()}
+            and self._records == other._records
             and (self.sampling, self.pfsp, self.power, self.window)
             == (other.sampling, other.pfsp, other.power, other.window)
         )
@@ -518,13 +422,9 @@ class OpponentPool:
 
     def __getstate__(self) -> dict[str, Any]:
         with self._lock:
-            state = self.__dict__.copy()
-        del state["_lock"]
-        return state
+            return {key: value for key, value in self.__dict__.items() if key != "_lock"}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        state.setdefault("_origin", os.getpid())  # a pool pickled before copies were told apart
-        state.setdefault("_warned_copy", False)
         self.__dict__.update(state)
         self._lock = threading.RLock()
 

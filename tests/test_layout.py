@@ -85,6 +85,7 @@ BOUNDARIES = {
     "connect4_env.render": "the renderers' boards, tiles and modes",
     "connect4_env.svg": "draw_svg takes plain data (owners, cells, tile)",
     "connect4_env.pool": "OpponentPool's members, weights, window and seeds",
+    "connect4_env.pool_records": "a pool's records restored from a saved run's stats",
     # the envs: constructors and reset/step
     "connect4_env.envs.settings": "the match settings every env's constructor takes (MatchSettings)",
     "connect4_env.envs.gym_env": "reset(seed=...)",
