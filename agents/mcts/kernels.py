@@ -5,9 +5,8 @@ for boards up to 63 bits, where the rule functions imported from `connect4_env.k
 ones. [`connect4_agents.MCTSAgent`][connect4_agents.mcts.agent.MCTSAgent] owns the tree arrays and calls
 `mcts_playouts` and `compact_subtree`.
 
-The kernels share one context tuple, built by `make_context` and read by the ``CTX_*`` places:
-``(cur, msk, parent, move, first_child, n_children, value, visits, lower, upper, depth, meta, geo, board_mask,
-c, prior, solver, symmetry)``:
+The kernels share one context, a `Context` named tuple (numba takes named tuples as arguments and reads their
+fields by name):
 
 - the tree, one array entry per node: ``cur``/``msk`` (the position: the stones of the player to move, all
   stones), ``parent``, ``move`` (the column played into the node), ``first_child``/``n_children`` (children
@@ -27,6 +26,9 @@ A tree's arrays are replaced when it grows: its context is then built again.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
+
+import numpy as np
 
 from connect4_env.kernels import COLUMNS, has_won, mirror, move_bit, xorshift32
 
@@ -34,7 +36,7 @@ __all__ = [
     "LOSS",
     "DRAW",
     "WIN",
-    "make_context",
+    "Context",
     "rollout",
     "mcts_playouts",
     "propagate_bounds",
@@ -44,77 +46,50 @@ __all__ = [
 # MCTS bounds on a node's game value for the player who moved into it.
 LOSS, DRAW, WIN = 0, 1, 2
 
-# Places in the context tuple: the tree's arrays (in `Tree.arrays` order), then the search's fixed inputs.
-CTX_CUR, CTX_MSK, CTX_PARENT, CTX_MOVE, CTX_FIRST_CHILD, CTX_N_CHILDREN = 0, 1, 2, 3, 4, 5
-CTX_VALUE, CTX_VISITS, CTX_LOWER, CTX_UPPER, CTX_DEPTH = 6, 7, 8, 9, 10
-CTX_META, CTX_GEO, CTX_BOARD_MASK, CTX_C, CTX_PRIOR, CTX_SOLVER, CTX_SYMMETRY = 11, 12, 13, 14, 15, 16, 17
 
+class Context(NamedTuple):
+    """The tree and the search's fixed inputs, as the kernels read them (see the module docstring). The tree's
+    arrays come first, in `Tree.arrays` order; each has one entry per node.
 
-def make_context(
-    cur,
-    msk,
-    parent,
-    move,
-    first_child,
-    n_children,
-    value,
-    visits,
-    lower,
-    upper,
-    depth,
-    meta,
-    geo,
-    board_mask,
-    c,
-    prior,
-    solver,
-    symmetry,
-):
-    """The context tuple the kernels read (see the module docstring), in its fixed order.
-
-    Args:
-        cur (np.ndarray): per node, the stones of the player to move (bitboards).
-        msk (np.ndarray): per node, all stones.
-        parent (np.ndarray): per node, its parent's index (-1 at the root).
-        move (np.ndarray): per node, the column played into it.
-        first_child (np.ndarray): per node, its first child's index (-1: not expanded).
-        n_children (np.ndarray): per node, its number of children.
-        value (np.ndarray): per node, the results summed for the player who moved into it, plus ``prior``.
-        visits (np.ndarray): per node, the playouts through it.
-        lower (np.ndarray): per node, the lower bound on its game value for the player who moved into it.
-        upper (np.ndarray): per node, the upper bound.
-        depth (np.ndarray): per node, the plies of its proven line to the end.
-        meta (np.ndarray): ``[n_nodes, rng_state, may_grow]``, updated in place.
-        geo (tuple): the geometry tuple (see `connect4_env.kernels`).
-        board_mask (int): the bitboard of every cell.
-        c (float): the UCB1 exploration constant.
-        prior (float): the virtual wins of a new node (out of ``2 * prior`` virtual visits).
-        solver (bool): whether proven values propagate (MCTS-Solver).
-        symmetry (bool): whether a left-right symmetric position expands one of each pair of mirror moves.
-
-    Returns:
-        context (tuple): The arguments as one tuple, each at its ``CTX_*`` place.
+    Attributes:
+        cur: the stones of the player to move (bitboards).
+        msk: all stones.
+        parent: the parent's index (-1 at the root).
+        move: the column played into the node.
+        first_child: the first child's index (-1: not expanded).
+        n_children: the number of children.
+        value: the results summed for the player who moved into the node, plus ``prior``.
+        visits: the playouts through the node.
+        lower: the lower bound on the node's game value for the player who moved into it.
+        upper: the upper bound.
+        depth: the plies of the node's proven line to the end.
+        meta: ``[n_nodes, rng_state, may_grow]``, updated in place.
+        geo: the geometry tuple (see `connect4_env.kernels`).
+        board_mask: the bitboard of every cell.
+        c: the UCB1 exploration constant.
+        prior: the virtual wins of a new node (out of ``2 * prior`` virtual visits).
+        solver: whether proven values propagate (MCTS-Solver).
+        symmetry: whether a left-right symmetric position expands one of each pair of mirror moves.
     """
-    return (
-        cur,
-        msk,
-        parent,
-        move,
-        first_child,
-        n_children,
-        value,
-        visits,
-        lower,
-        upper,
-        depth,
-        meta,
-        geo,
-        board_mask,
-        c,
-        prior,
-        solver,
-        symmetry,
-    )
+
+    cur: np.ndarray
+    msk: np.ndarray
+    parent: np.ndarray
+    move: np.ndarray
+    first_child: np.ndarray
+    n_children: np.ndarray
+    value: np.ndarray
+    visits: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    depth: np.ndarray
+    meta: np.ndarray
+    geo: tuple[int, ...]
+    board_mask: int
+    c: float
+    prior: float
+    solver: bool
+    symmetry: bool
 
 
 def rollout(current, mask, ctx):
@@ -123,14 +98,14 @@ def rollout(current, mask, ctx):
     Args:
         current (int): the stones of the player to move.
         mask (int): all stones.
-        ctx (tuple): the context (see the module docstring); its generator state (``meta[1]``) is advanced in place.
+        ctx (Context): the context (see the module docstring); its generator state (``meta[1]``) is advanced in place.
 
     Returns:
         result (float): The result for the player who is *not* to move at the start: 1 win, 0.5 draw, 0 loss.
     """
-    geo = ctx[CTX_GEO]
-    board_mask = ctx[CTX_BOARD_MASK]
-    meta = ctx[CTX_META]
+    geo = ctx.geo
+    board_mask = ctx.board_mask
+    meta = ctx.meta
     columns = geo[COLUMNS]
     state = meta[1]
     side = 0  # 0: the player to move at the start
@@ -170,31 +145,31 @@ def mcts_playouts(n_playouts, root, ctx):
     Args:
         n_playouts (int): the most playouts to run (0: none, which loads a compiled build).
         root (int): the index of the node to search from.
-        ctx (tuple): the context (see the module docstring); the tree and ``meta`` are updated in place.
+        ctx (Context): the context (see the module docstring); the tree and ``meta`` are updated in place.
 
     Returns:
         playouts (int): How many playouts ran.
     """
     # The arrays are bound to locals once: this loop returns in one place, and plain Python reads a local
     # faster than a tuple item.
-    cur = ctx[CTX_CUR]
-    msk = ctx[CTX_MSK]
-    parent = ctx[CTX_PARENT]
-    move = ctx[CTX_MOVE]
-    first_child = ctx[CTX_FIRST_CHILD]
-    n_children = ctx[CTX_N_CHILDREN]
-    value = ctx[CTX_VALUE]
-    visits = ctx[CTX_VISITS]
-    lower = ctx[CTX_LOWER]
-    upper = ctx[CTX_UPPER]
-    depth = ctx[CTX_DEPTH]
-    meta = ctx[CTX_META]
-    geo = ctx[CTX_GEO]
-    board_mask = ctx[CTX_BOARD_MASK]
-    c = ctx[CTX_C]
-    prior = ctx[CTX_PRIOR]
-    solver = ctx[CTX_SOLVER]
-    symmetry = ctx[CTX_SYMMETRY]
+    cur = ctx.cur
+    msk = ctx.msk
+    parent = ctx.parent
+    move = ctx.move
+    first_child = ctx.first_child
+    n_children = ctx.n_children
+    value = ctx.value
+    visits = ctx.visits
+    lower = ctx.lower
+    upper = ctx.upper
+    depth = ctx.depth
+    meta = ctx.meta
+    geo = ctx.geo
+    board_mask = ctx.board_mask
+    c = ctx.c
+    prior = ctx.prior
+    solver = ctx.solver
+    symmetry = ctx.symmetry
     columns = geo[COLUMNS]
     capacity = cur.shape[0]
     done = 0
@@ -313,14 +288,14 @@ def propagate_bounds(node, root, ctx):
     Args:
         node (int): the index of an expanded node whose children's bounds changed.
         root (int): the index of the search's root, the last node updated.
-        ctx (tuple): the context (see the module docstring); ``lower``, ``upper`` and ``depth`` are updated in place.
+        ctx (Context): the context (see the module docstring); ``lower``, ``upper`` and ``depth`` are updated in place.
     """
-    parent = ctx[CTX_PARENT]
-    first_child = ctx[CTX_FIRST_CHILD]
-    n_children = ctx[CTX_N_CHILDREN]
-    lower = ctx[CTX_LOWER]
-    upper = ctx[CTX_UPPER]
-    depth = ctx[CTX_DEPTH]
+    parent = ctx.parent
+    first_child = ctx.first_child
+    n_children = ctx.n_children
+    lower = ctx.lower
+    upper = ctx.upper
+    depth = ctx.depth
     while True:
         fc = first_child[node]
         best_lower = 0
@@ -364,33 +339,33 @@ def compact_subtree(new_root, source, target):
 
     Args:
         new_root (int): the index in ``source`` of the subtree's root.
-        source (tuple): the context of the tree to copy from, unchanged.
-        target (tuple): the context of the tree to copy into; its first nodes are overwritten.
+        source (Context): the context of the tree to copy from, unchanged.
+        target (Context): the context of the tree to copy into; its first nodes are overwritten.
 
     Returns:
         nodes (int): The subtree's node count, the target's nodes in use.
     """
-    cur = source[CTX_CUR]
-    msk = source[CTX_MSK]
-    move = source[CTX_MOVE]
-    first_child = source[CTX_FIRST_CHILD]
-    n_children = source[CTX_N_CHILDREN]
-    value = source[CTX_VALUE]
-    visits = source[CTX_VISITS]
-    lower = source[CTX_LOWER]
-    upper = source[CTX_UPPER]
-    depth = source[CTX_DEPTH]
-    o_cur = target[CTX_CUR]
-    o_msk = target[CTX_MSK]
-    o_parent = target[CTX_PARENT]
-    o_move = target[CTX_MOVE]
-    o_first_child = target[CTX_FIRST_CHILD]
-    o_n_children = target[CTX_N_CHILDREN]
-    o_value = target[CTX_VALUE]
-    o_visits = target[CTX_VISITS]
-    o_lower = target[CTX_LOWER]
-    o_upper = target[CTX_UPPER]
-    o_depth = target[CTX_DEPTH]
+    cur = source.cur
+    msk = source.msk
+    move = source.move
+    first_child = source.first_child
+    n_children = source.n_children
+    value = source.value
+    visits = source.visits
+    lower = source.lower
+    upper = source.upper
+    depth = source.depth
+    o_cur = target.cur
+    o_msk = target.msk
+    o_parent = target.parent
+    o_move = target.move
+    o_first_child = target.first_child
+    o_n_children = target.n_children
+    o_value = target.value
+    o_visits = target.visits
+    o_lower = target.lower
+    o_upper = target.upper
+    o_depth = target.depth
     # A copied node's ``o_first_child`` holds its index in the source until the node's turn in the queue comes:
     # the breadth-first queue lives in the target, with no array of its own.
     o_cur[0] = cur[new_root]

@@ -121,7 +121,7 @@ class Tree:
         low = int(self.lower[node])
         return low if low == int(self.upper[node]) else None
 
-    def context(self, settings: tuple[Any, ...]) -> tuple[Any, ...]:
+    def context(self, settings: tuple[Any, ...]) -> uct_kernels.Context:
         """The kernels' context of the arrays as they are now (see `connect4_agents.mcts.kernels`).
 
         Args:
@@ -129,7 +129,6 @@ class Tree:
                 ``(meta, geo, board_mask, c, prior, solver, symmetry)``.
 
         Returns:
-            The tuple ``make_context`` builds from `arrays` and ``settings``.
+            The `Context` of `arrays` and ``settings``.
         """
-        context: tuple[Any, ...] = uct_kernels.make_context(*self.arrays(), *settings)
-        return context
+        return uct_kernels.Context(*self.arrays(), *settings)

@@ -1,8 +1,7 @@
-"""The UCT kernels' context (one tuple in a fixed order) and the subtree copy, in both builds."""
+"""The UCT kernels' context (a named tuple that opens with the tree's arrays) and the subtree copy, in both builds."""
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import numpy as np
@@ -17,16 +16,11 @@ from connect4_env.compiled import kernels_for
 BUILDS = [False, None]  # plain Python; numba when installed
 
 
-def test_the_context_holds_each_argument_at_the_place_named_after_it() -> None:
-    names = list(inspect.signature(uct_kernels.make_context).parameters)
-    context = uct_kernels.make_context(*range(len(names)))
-    assert len(context) == len(names)
-    for position, name in enumerate(names):
-        place = getattr(uct_kernels, f"CTX_{name.upper()}")
-        assert place == position and context[place] == position, name
-    # a tree's arrays open the context, in their order
-    for position, name in enumerate(("cur", "msk", *Tree.FIELDS)):
-        assert getattr(uct_kernels, f"CTX_{name.upper()}") == position, name
+def test_a_trees_arrays_open_the_context_in_their_order() -> None:
+    fields = uct_kernels.Context._fields
+    assert fields[: len(Tree.FIELDS) + 2] == ("cur", "msk", *Tree.FIELDS)
+    context = uct_kernels.Context(*range(len(fields)))
+    assert [getattr(context, name) for name in fields] == list(range(len(fields)))
 
 
 def node_row(tree: Tree, node: int) -> tuple[Any, ...]:

@@ -154,7 +154,7 @@ def puct_twin(
 def kernel_context(arrays: dict[str, np.ndarray]) -> tuple:
     """The UCT kernels' context of a `build_tree` tree: its arrays, and zeros for what bounds do not read."""
     unread = np.zeros(len(arrays["parent"]), np.int64)  # positions, moves, values and visits
-    return uct_kernels.make_context(
+    return uct_kernels.Context(
         unread,
         unread,
         arrays["parent"],
