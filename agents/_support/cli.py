@@ -1,6 +1,6 @@
-"""What every script shares: one error handler, argument types, and output checks made before any work.
+"""What every command shares: one error handler, argument types, and output checks made before any work.
 
-A script's ``main`` returns ``run_cli(work, args)``: a bad value or file prints ``error: ...`` and exits 2
+A command runs through ``run_cli(work, args)``: a bad value or file prints ``error: ...`` and exits 2
 (argparse's code for usage errors), Ctrl-C exits 130 (the shell's code for SIGINT) after the work's own
 handler has saved what it can, and nothing prints a traceback for a user's mistake.
 """

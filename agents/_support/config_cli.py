@@ -37,9 +37,18 @@ import typing
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar, Union
 
-from connect4_agents._support.cli import json_object, run_cli
+from connect4_agents._support.cli import command_parser, json_object, run_cli, with_agent_specs
 
-__all__ = ["Option", "option", "field_docs", "add_options", "from_args", "run_config", "options_markdown"]
+__all__ = [
+    "Option",
+    "option",
+    "field_docs",
+    "add_options",
+    "config_parser",
+    "from_args",
+    "run_config",
+    "options_markdown",
+]
 
 T = TypeVar("T")
 
@@ -312,6 +321,24 @@ def add_options(parser: argparse.ArgumentParser, config_class: type) -> argparse
                 **hidden,
             )
     return parser
+
+
+def config_parser(
+    config_class: type,
+    doc: str | None,
+    parser: argparse.ArgumentParser | None = None,
+    *,
+    agent_specs: bool = False,
+) -> argparse.ArgumentParser:
+    """A command's parser: ``parser`` (a subcommand's) or a new one whose help shows ``doc``, with one option per
+    field of ``config_class`` (see [`add_options`][connect4_agents._support.config_cli.add_options]); with
+    ``agent_specs``, the paragraph on agent specs ends its help.
+
+    Returns:
+        The parser.
+    """
+    filled = add_options(command_parser(parser, doc), config_class)
+    return with_agent_specs(filled) if agent_specs else filled
 
 
 def from_args(config_class: type[T], args: argparse.Namespace) -> T:

@@ -1,4 +1,4 @@
-"""Figures for the scripts' plots: matplotlib without a display, saved atomically (the ``train`` extra)."""
+"""Figures for the commands' plots: matplotlib without a display, saved atomically (the ``train`` extra)."""
 
 from __future__ import annotations
 

@@ -25,13 +25,11 @@ from typing import Any
 from connect4_agents._support.cli import (
     check_output_file,
     check_outputs_spare_inputs,
-    command_parser,
     ply_range,
     positive_int,
     spec_files,
-    with_agent_specs,
 )
-from connect4_agents._support.config_cli import add_options, option, run_config
+from connect4_agents._support.config_cli import config_parser, option, run_config
 from connect4_agents._support.figures import check_figure_path
 from connect4_agents._support.files import atomic_write_json
 from connect4_agents.evaluation.accuracy import AccuracyReport, evaluate_agents, plot_reports
@@ -75,15 +73,22 @@ class EvaluateConfig:
     no_progress: bool = False
     """No progress bar."""
 
+    def __post_init__(self) -> None:
+        """Check the picture's name.
 
-CONFIG = EvaluateConfig  # the dataclass the options are built from (see connect4_agents.commands)
+        Raises:
+            ValueError: a ``--plot`` name whose suffix names no picture format.
+        """
+        if self.plot:
+            check_figure_path("--plot", Path(self.plot))
+
+
+CONFIG = EvaluateConfig  # the options (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options (one per [`EvaluateConfig`][connect4_agents.commands.evaluate.EvaluateConfig]
-    field), added to ``parser`` (a subcommand's) or to a new parser; returns it.
-    """
-    return with_agent_specs(add_options(command_parser(parser, __doc__), EvaluateConfig))
+    """The options of `EvaluateConfig`, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    return config_parser(EvaluateConfig, __doc__, parser, agent_specs=True)
 
 
 def run(config: EvaluateConfig) -> int:
@@ -95,7 +100,7 @@ def run(config: EvaluateConfig) -> int:
         MissingExtraError: ``--plot`` without matplotlib, ``--backend ray`` without Ray.
     """
     out = check_output_file(config.json) if config.json else None
-    plot = check_output_file(check_figure_path("--plot", Path(config.plot))) if config.plot else None
+    plot = check_output_file(config.plot) if config.plot else None
     check_outputs_spare_inputs({"--json": out, "--plot": plot}, spec_files(config.agents))
     # checked before any position is searched, so no result is lost to a missing optional dependency
     if plot is not None:

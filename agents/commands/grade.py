@@ -25,12 +25,10 @@ from dataclasses import dataclass, field
 from connect4_agents._support.cli import (
     check_output_dir,
     check_outputs_spare_inputs,
-    command_parser,
     positive_int,
     spec_files,
-    with_agent_specs,
 )
-from connect4_agents._support.config_cli import add_options, option, run_config
+from connect4_agents._support.config_cli import config_parser, option, run_config
 from connect4_agents.evaluation.arena import MatchResult
 from connect4_agents.evaluation.grading import MAX_GAMES, grade_match
 from connect4_agents.evaluation.verdicts import SOLVABLE_CELLS
@@ -98,14 +96,12 @@ class GradeConfig:
         self.rules = Rules(self.rows, self.columns, self.win_length)
 
 
-CONFIG = GradeConfig  # the dataclass the options are built from (see connect4_agents.commands)
+CONFIG = GradeConfig  # the options (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options (one per [`GradeConfig`][connect4_agents.commands.grade.GradeConfig] field),
-    added to ``parser`` (a subcommand's) or to a new parser; returns it.
-    """
-    return with_agent_specs(add_options(command_parser(parser, __doc__), GradeConfig))
+    """The options of `GradeConfig`, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    return config_parser(GradeConfig, __doc__, parser, agent_specs=True)
 
 
 def run(config: GradeConfig) -> int:

@@ -24,11 +24,9 @@ from dataclasses import dataclass, field
 
 from connect4_agents._support.cli import (
     check_output_file,
-    command_parser,
     shown_path,
-    with_agent_specs,
 )
-from connect4_agents._support.config_cli import add_options, option, run_config
+from connect4_agents._support.config_cli import config_parser, option, run_config
 from connect4_agents.interop.kaggle_submission import write_kaggle_submission
 
 __all__ = ["KaggleSubmissionConfig", "build_parser", "run", "main"]
@@ -62,15 +60,12 @@ class KaggleSubmissionConfig:
     ``--no-endgame``: the agent plays every move itself."""
 
 
-CONFIG = KaggleSubmissionConfig  # the dataclass the options are built from (see connect4_agents.commands)
+CONFIG = KaggleSubmissionConfig  # the options (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options (one per
-    [`KaggleSubmissionConfig`][connect4_agents.commands.kaggle_submission.KaggleSubmissionConfig] field),
-    added to ``parser`` (a subcommand's) or to a new parser; returns it.
-    """
-    return with_agent_specs(add_options(command_parser(parser, __doc__), KaggleSubmissionConfig))
+    """The options of `KaggleSubmissionConfig`, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    return config_parser(KaggleSubmissionConfig, __doc__, parser, agent_specs=True)
 
 
 def run(config: KaggleSubmissionConfig) -> int:

@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from connect4_agents._support.cli import check_output_dir, command_parser
-from connect4_agents._support.config_cli import add_options, option, run_config
+from connect4_agents._support.cli import check_output_dir
+from connect4_agents._support.config_cli import config_parser, option, run_config
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.test_sets import DATA_DIR, TEST_SET_SPECS, generate_test_set, write_test_set
 
@@ -34,15 +34,12 @@ class MakeTestSetsConfig:
     """Folder for the files and ``manifest.json`` (default: the package's own, where the shipped sets are)."""
 
 
-CONFIG = MakeTestSetsConfig  # the dataclass the options are built from (see connect4_agents.commands)
+CONFIG = MakeTestSetsConfig  # the options (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options (one per
-    [`MakeTestSetsConfig`][connect4_agents.commands.make_test_sets.MakeTestSetsConfig] field), added to
-    ``parser`` (a subcommand's) or to a new parser; returns it.
-    """
-    return add_options(command_parser(parser, __doc__), MakeTestSetsConfig)
+    """The options of `MakeTestSetsConfig`, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    return config_parser(MakeTestSetsConfig, __doc__, parser)
 
 
 def run(config: MakeTestSetsConfig) -> int:

@@ -20,11 +20,9 @@ from dataclasses import dataclass, field
 from connect4_agents._support.cli import (
     check_output_dir,
     check_outputs_spare_inputs,
-    command_parser,
     spec_files,
-    with_agent_specs,
 )
-from connect4_agents._support.config_cli import add_options, option, run_config
+from connect4_agents._support.config_cli import config_parser, option, run_config
 from connect4_agents.evaluation.perfect_play import MAX_GAMES, play_against_perfect
 from connect4_env import Rules
 
@@ -85,14 +83,12 @@ class PerfectConfig:
         return self.games if self.second_games is None else self.second_games
 
 
-CONFIG = PerfectConfig  # the dataclass the options are built from (see connect4_agents.commands)
+CONFIG = PerfectConfig  # the options (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options (one per [`PerfectConfig`][connect4_agents.commands.perfect.PerfectConfig] field),
-    added to ``parser`` (a subcommand's) or to a new parser; returns it.
-    """
-    return with_agent_specs(add_options(command_parser(parser, __doc__), PerfectConfig))
+    """The options of `PerfectConfig`, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    return config_parser(PerfectConfig, __doc__, parser, agent_specs=True)
 
 
 def run(config: PerfectConfig) -> int:

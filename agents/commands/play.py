@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from connect4_agents import policy_from_spec
-from connect4_agents._support.cli import check_output_file, command_parser, with_agent_specs
-from connect4_agents._support.config_cli import add_options, option, run_config
+from connect4_agents._support.cli import check_output_file
+from connect4_agents._support.config_cli import config_parser, option, run_config
 from connect4_agents.evaluation.records import GameLog, write_games
 from connect4_agents.solver.agent import SolverAgent
 from connect4_agents.ui.play_window import PlayWindow, display_available
@@ -77,14 +77,12 @@ class PlayConfig:
         check_number("--delay", self.delay, 0.0, 60.0)
 
 
-CONFIG = PlayConfig  # the dataclass the options are built from (see connect4_agents.commands)
+CONFIG = PlayConfig  # the options (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options (one per [`PlayConfig`][connect4_agents.commands.play.PlayConfig] field), added
-    to ``parser`` (a subcommand's) or to a new parser; returns it.
-    """
-    return with_agent_specs(add_options(command_parser(parser, __doc__), PlayConfig))
+    """The options of `PlayConfig`, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    return config_parser(PlayConfig, __doc__, parser, agent_specs=True)
 
 
 def run(config: PlayConfig) -> int:

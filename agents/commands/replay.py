@@ -17,9 +17,8 @@ from pathlib import Path
 from connect4_agents._support.cli import (
     check_output_file,
     check_outputs_spare_inputs,
-    command_parser,
 )
-from connect4_agents._support.config_cli import add_options, option, run_config
+from connect4_agents._support.config_cli import config_parser, option, run_config
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.records import read_games
 from connect4_agents.ui.replay import write_replay
@@ -43,14 +42,12 @@ class ReplayConfig:
     """No progress bar."""
 
 
-CONFIG = ReplayConfig  # the dataclass the options are built from (see connect4_agents.commands)
+CONFIG = ReplayConfig  # the options (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options (one per [`ReplayConfig`][connect4_agents.commands.replay.ReplayConfig] field),
-    added to ``parser`` (a subcommand's) or to a new parser; returns it.
-    """
-    return add_options(command_parser(parser, __doc__), ReplayConfig)
+    """The options of `ReplayConfig`, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    return config_parser(ReplayConfig, __doc__, parser)
 
 
 def run(config: ReplayConfig) -> int:

@@ -30,8 +30,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Literal
 
-from connect4_agents._support.cli import command_parser, positive_int, with_agent_specs
-from connect4_agents._support.config_cli import add_options, option, run_config
+from connect4_agents._support.cli import positive_int
+from connect4_agents._support.config_cli import config_parser, option, run_config
 from connect4_env.envs.dialects import DIALECTS, MAX_ANSWER_LENGTH
 from connect4_env.extras import MissingExtraError, require
 
@@ -224,15 +224,12 @@ class ServeOpenEnvConfig:
                 raise ValueError(f"{flag} must be a finite number of {unit} > 0, got {value}")
 
 
-CONFIG = ServeOpenEnvConfig  # the dataclass the options are built from (see connect4_agents.commands)
+CONFIG = ServeOpenEnvConfig  # the options (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options (one per
-    [`ServeOpenEnvConfig`][connect4_agents.commands.serve_openenv.ServeOpenEnvConfig] field), added to
-    ``parser`` (a subcommand's) or to a new parser; returns it.
-    """
-    return with_agent_specs(add_options(command_parser(parser, __doc__), ServeOpenEnvConfig))
+    """The options of `ServeOpenEnvConfig`, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    return config_parser(ServeOpenEnvConfig, __doc__, parser, agent_specs=True)
 
 
 def run(config: ServeOpenEnvConfig) -> int:

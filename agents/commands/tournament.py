@@ -27,12 +27,10 @@ from pathlib import Path
 from connect4_agents._support.cli import (
     check_output_file,
     check_outputs_spare_inputs,
-    command_parser,
     positive_int,
     spec_files,
-    with_agent_specs,
 )
-from connect4_agents._support.config_cli import add_options, option, run_config
+from connect4_agents._support.config_cli import config_parser, option, run_config
 from connect4_agents._support.figures import check_figure_path
 from connect4_agents._support.progress import write_line
 from connect4_agents.evaluation.backends import BACKENDS
@@ -89,8 +87,8 @@ class TournamentConfig:
         """Check the settings.
 
         Raises:
-            ValueError: ``--anchor`` with ``--gauntlet``, fewer than two agents without ``--gauntlet``, a bad
-                board.
+            ValueError: ``--anchor`` with ``--gauntlet``, fewer than two agents without ``--gauntlet``, a
+                picture's name that names no picture format, two outputs that name one file, a bad board.
         """
         if self.gauntlet is not None and self.anchor is not None:
             # a gauntlet is rated on the ladder's fixed scale, so that its Elo compares with the ladder's
@@ -100,36 +98,34 @@ class TournamentConfig:
             )
         if self.gauntlet is None and len(self.agents) < 2:
             raise ValueError("give at least two agents (or --gauntlet SPEC)")
+        if self.plot is not None:
+            check_figure_path("--plot", Path(self.plot))
+        named = [Path(path).resolve() for path in (self.json, self.plot, self.games_out) if path is not None]
+        if len(set(named)) < len(named):  # one file would overwrite the other
+            raise ValueError("--json, --games-out and --plot must name different files")
         self.rules = Rules(self.rows, self.columns, self.win_length)
 
 
-CONFIG = TournamentConfig  # the dataclass the options are built from (see connect4_agents.commands)
+CONFIG = TournamentConfig  # the options (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options (one per [`TournamentConfig`][connect4_agents.commands.tournament.TournamentConfig]
-    field), added to ``parser`` (a subcommand's) or to a new parser; returns it.
-    """
-    return with_agent_specs(add_options(command_parser(parser, __doc__), TournamentConfig))
+    """The options of `TournamentConfig`, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    return config_parser(TournamentConfig, __doc__, parser, agent_specs=True)
 
 
 def run(config: TournamentConfig) -> int:
     """Play, print each pairing as it ends and the ratings, write the files asked for.
 
     Raises:
-        ValueError: a bad spec or ladder, two outputs that name one file.
+        ValueError: a bad spec or ladder, an output that is a folder or an input.
         TypeError: a spec of the wrong type.
         OSError: an unreadable ladder or an unwritable output path.
         MissingExtraError: the rating fit or ``--plot`` without the ``train`` extra, Ray without its extra.
     """
     out = check_output_file(config.json) if config.json is not None else None
-    plot = (
-        check_output_file(check_figure_path("--plot", Path(config.plot))) if config.plot is not None else None
-    )
+    plot = check_output_file(config.plot) if config.plot is not None else None
     games_out = check_output_file(config.games_out) if config.games_out is not None else None
-    named = [path.resolve() for path in (out, plot, games_out) if path is not None]
-    if len(set(named)) < len(named):  # one file would overwrite the other
-        raise ValueError("--json, --games-out and --plot must name different files")
     check_outputs_spare_inputs(
         {"--json": out, "--plot": plot, "--games-out": games_out},
         [*spec_files([*config.agents, config.gauntlet or ""]), config.ladder],

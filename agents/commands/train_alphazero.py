@@ -20,8 +20,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from connect4_agents._support.cli import check_output_dir, command_parser
-from connect4_agents._support.config_cli import add_options, option, run_config
+from connect4_agents._support.cli import check_output_dir
+from connect4_agents._support.config_cli import config_parser, option, run_config
 from connect4_agents.alphazero.config import AlphaZeroTrainConfig
 from connect4_agents.evaluation.backends import BACKENDS
 from connect4_env.extras import require
@@ -65,15 +65,12 @@ class TrainAlphaZeroConfig(AlphaZeroTrainConfig):
         return AlphaZeroTrainConfig(**{item.name: getattr(self, item.name) for item in base})
 
 
-CONFIG = TrainAlphaZeroConfig  # the dataclass the options are built from (see connect4_agents.commands)
+CONFIG = TrainAlphaZeroConfig  # the options (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options (one per
-    [`TrainAlphaZeroConfig`][connect4_agents.commands.train_alphazero.TrainAlphaZeroConfig] field), added to
-    ``parser`` (a subcommand's) or to a new parser; returns it.
-    """
-    return add_options(command_parser(parser, __doc__), TrainAlphaZeroConfig)
+    """The options of `TrainAlphaZeroConfig`, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    return config_parser(TrainAlphaZeroConfig, __doc__, parser)
 
 
 def run(config: TrainAlphaZeroConfig) -> int:

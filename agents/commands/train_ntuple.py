@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from connect4_agents._support.cli import check_output_dir, command_parser
-from connect4_agents._support.config_cli import add_options, run_config
+from connect4_agents._support.cli import check_output_dir
+from connect4_agents._support.config_cli import config_parser, run_config
 from connect4_agents.ntuple.run import NTupleTrainConfig, train_ntuple
 
 __all__ = ["TrainNTupleConfig", "build_parser", "run", "main"]
@@ -38,15 +38,12 @@ class TrainNTupleConfig(NTupleTrainConfig):
         self.check()
 
 
-CONFIG = TrainNTupleConfig  # the dataclass the options are built from (see connect4_agents.commands)
+CONFIG = TrainNTupleConfig  # the options (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options (one per
-    [`TrainNTupleConfig`][connect4_agents.commands.train_ntuple.TrainNTupleConfig] field), added to
-    ``parser`` (a subcommand's) or to a new parser; returns it.
-    """
-    return add_options(command_parser(parser, __doc__), TrainNTupleConfig)
+    """The options of `TrainNTupleConfig`, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    return config_parser(TrainNTupleConfig, __doc__, parser)
 
 
 def run(config: TrainNTupleConfig) -> int:

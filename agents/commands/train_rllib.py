@@ -20,11 +20,9 @@ from dataclasses import dataclass, field
 
 from connect4_agents._support.cli import (
     check_output_dir,
-    command_parser,
     positive_int,
-    with_agent_specs,
 )
-from connect4_agents._support.config_cli import add_options, option, run_config
+from connect4_agents._support.config_cli import config_parser, option, run_config
 from connect4_agents.evaluation.arena import MatchResult
 from connect4_agents.rllib import train as rllib_train
 from connect4_agents.rllib.train import NoEpisodesError, RLlibTrainConfig, train_rllib
@@ -66,14 +64,12 @@ class TrainRLlibConfig(RLlibTrainConfig):
         self.check()
 
 
-CONFIG = TrainRLlibConfig  # the dataclass the options are built from (see connect4_agents.commands)
+CONFIG = TrainRLlibConfig  # the options (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options (one per [`TrainRLlibConfig`][connect4_agents.commands.train_rllib.TrainRLlibConfig]
-    field), added to ``parser`` (a subcommand's) or to a new parser; returns it.
-    """
-    return with_agent_specs(add_options(command_parser(parser, __doc__), TrainRLlibConfig))
+    """The options of `TrainRLlibConfig`, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    return config_parser(TrainRLlibConfig, __doc__, parser, agent_specs=True)
 
 
 def run(config: TrainRLlibConfig) -> int:

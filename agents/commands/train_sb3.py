@@ -20,10 +20,8 @@ import argparse
 from connect4_agents._support.cli import (
     EXIT_INTERRUPTED,
     check_output_dir,
-    command_parser,
-    with_agent_specs,
 )
-from connect4_agents._support.config_cli import add_options, run_config
+from connect4_agents._support.config_cli import config_parser, run_config
 from connect4_agents._support.progress import write_line
 from connect4_agents.sb3.report import summary_lines
 from connect4_agents.sb3.train import SB3TrainConfig, train_baseline
@@ -32,14 +30,12 @@ from connect4_env.extras import require
 __all__ = ["build_parser", "run", "main"]
 
 
-CONFIG = SB3TrainConfig  # the dataclass the options are built from (see connect4_agents.commands)
+CONFIG = SB3TrainConfig  # the options (see connect4_agents.commands)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The command's options (one per [`SB3TrainConfig`][connect4_agents.sb3.train.SB3TrainConfig] field),
-    added to ``parser`` (a subcommand's) or to a new parser; returns it.
-    """
-    return with_agent_specs(add_options(command_parser(parser, __doc__), SB3TrainConfig))
+    """The options of `SB3TrainConfig`, added to ``parser`` (a subcommand's) or to a new parser; returns it."""
+    return config_parser(SB3TrainConfig, __doc__, parser, agent_specs=True)
 
 
 def run(config: SB3TrainConfig) -> int:

@@ -89,7 +89,7 @@ class SolverAgent(RulesBound):
 
     Args:
         rules: the game (observations do not carry ``win_length``). None (default): the bound rules'
-            (``bind(rules)``, which every env, the arena and the scripts call), else 6x7 with 4 in a row.
+            (``bind(rules)``, which every env, the arena and the commands call), else 6x7 with 4 in a row.
         seed: ``act`` then draws uniformly from the equally good columns (None: the most central one). The
             envs reseed their opponent at every ``reset``, so ``opponent="solver"`` varies its play.
         node_budget: the most nodes one call may search of ``score``/``evaluate``/``act``. ``"auto"`` (default): 50 million
