@@ -1,6 +1,7 @@
-"""Inputs a fuzz pass found answered with another library's words (zipfile, numpy, the resolver, argparse's
-"missing argument"), or accepted where they should not be: each now gets an error naming the value and what
-is allowed, and a failed call changes nothing."""
+"""A bad input (a folder for a model file, a host that is no address, a damaged Q-table or model, a text spec
+without its function, digits that are not ASCII, a setting through SB3's set_attr) is answered in this
+project's words, not another library's (zipfile, numpy, the resolver, argparse's "missing argument"): an
+error naming the value and what is allowed, and a failed call changes nothing."""
 
 from __future__ import annotations
 
