@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from connect4_agents.base import check_spec_value, legal_columns
 from connect4_env.core import Board
 from connect4_env.encoding import board_from_observation, split_observation
@@ -231,7 +233,6 @@ class TextPolicy:
         self.win_length = 4
         self.stats = {"moves": 0, "answers": 0, "rejected": 0, "timeouts": 0, "fallbacks": 0, "forfeits": 0}
         self.transcript: list[tuple[str, str | None]] = []
-        self._tries: list[dict[str, Any]] = []
         self._info: dict[str, Any] | None = None
         self._rng = seeded_rng(seed)
         self._moves: list[int] = []
@@ -321,20 +322,18 @@ class TextPolicy:
             raise TypeError(f"note must be None or a str, got {type(note).__name__}")
         planes, _ = split_observation(observation, action_mask)
         board = board_from_observation(planes, self.win_length)
-        return self._render(board, self._moves if self._moves_fit(board) else [], note, chat=False)
-
-    def _moves_fit(self, board: Board) -> bool:
-        return len(self._moves) == board.ply
+        return self._render(board, self._moves if len(self._moves) == board.ply else [], note, chat=False)
 
     def _render(self, board: Board, moves: list[int], note: str | None, chat: bool) -> Any:
-        if self.system_prompt is None:
-            if chat:
-                return self.dialect.messages(board, board.to_move, moves, note)
-            return self.dialect.prompt(board, board.to_move, moves, note)
         text = self.dialect.observation(board, board.to_move, moves, note)
+        system = self.system_prompt
+        if system is None:  # the dialect's instructions, where it has any
+            system = self.dialect.system_prompt(board.rules, board.to_move) or None
         if chat:
-            return [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": text}]
-        return f"{self.system_prompt}\n\n{text}"
+            return ([] if system is None else [{"role": "system", "content": system}]) + [
+                {"role": "user", "content": text}
+            ]
+        return text if system is None else f"{system}\n\n{text}"
 
     def move_info(self) -> dict[str, Any] | None:
         """The last move's record for game records (`play_game(record_search=True)` keeps it): ``kind`` "text",
@@ -417,7 +416,7 @@ class TextPolicy:
         moves: list[int],
         note: str | None,
         seconds: float,
-        legal: list[int],
+        legal: np.ndarray,
         tries_left: int,
     ) -> tuple[dict[str, Any], int | None, str | None]:
         """Ask the model once: the try's record, the legal column it gave (or None) and, when it gave none, the

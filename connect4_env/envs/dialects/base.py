@@ -108,7 +108,8 @@ class Dialect(ABC):
     [`get_dialect`][connect4_env.envs.dialects.get_dialect]).
 
     A subclass sets the class attributes below and writes `render`, `read` and `rejection_note` (and
-    `system_prompt` when it has one); a subclass redeclares a field to change its default. The constructor is
+    `system_prompt` when it has one, `max_observation_length` when its text can pass the shared bound); a
+    subclass redeclares a field (as a frozen dataclass) to change its default. The constructor is
     the edge: it checks the options, and every method then trusts its typed arguments (a
     [`Board`][connect4_env.core.Board], a player 0 or 1, 0-based columns).
 
