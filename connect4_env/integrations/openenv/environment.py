@@ -21,26 +21,12 @@ from openenv.core.env_server import Environment
 from connect4_env.envs.dialects import DIALECTS, Dialect, get_dialect
 from connect4_env.envs.text_env import Connect4TextEnv
 from connect4_env.envs.two_seats import TwoSeatTextGame
-from connect4_env.integrations.openenv.models import (
-    Connect4TextAction,
-    Connect4TextObservation,
-    Connect4TextState,
-)
+from connect4_env.integrations.openenv.models import Connect4TextAction as Action
+from connect4_env.integrations.openenv.models import Connect4TextObservation as Observation
+from connect4_env.integrations.openenv.models import Connect4TextState as State
 from connect4_env.validation import check_choice, check_name_list, check_number, check_seed
 
-__all__ = [
-    "Connect4TextEnvironment",
-    "NoGameError",
-    "BadResetError",
-    "ResetTypeError",
-    "ResetValueError",
-    "discounted_credits",
-    "NO_OPPONENT",
-    "RESET_FIELDS",
-    "MAX_EPISODE_ID_LENGTH",
-    "MAX_TRAJECTORY_STEPS",
-    "GAMMA",
-]
+__all__ = ["Connect4TextEnvironment", "NoGameError", "BadResetError", "discounted_credits", "RESET_FIELDS"]
 
 NO_OPPONENT = "none"
 """The `opponent` that makes a session two-seat: one client plays both sides."""
@@ -85,7 +71,7 @@ def discounted_credits(step_players: Sequence[int], finals: Sequence[float], gam
     return credits
 
 
-class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObservation, Connect4TextState]):
+class Connect4TextEnvironment(Environment[Action, Observation, State]):
     """One session's game: [`Connect4TextEnv`][connect4_env.envs.text_env.Connect4TextEnv] against the
     opponent, or with ``opponent="none"`` (or None) a
     [`TwoSeatTextGame`][connect4_env.envs.two_seats.TwoSeatTextGame], the client in both seats.
@@ -137,7 +123,7 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
                 f"{self.env.rules.cells} cells a game may take {steps} steps, more than {MAX_TRAJECTORY_STEPS}; "
                 "lower max_retries"
             )
-        offered = DIALECTS
+        offered: Collection[str] = DIALECTS
         if session_dialects is not None:
             offered = tuple(check_name_list("session_dialects", session_dialects, "dialect names"))
         unknown = [name for name in offered if name not in DIALECTS]
@@ -147,7 +133,7 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
             )
         self.session_dialects = tuple(d for d in DIALECTS if d in offered or d == self.env.dialect.name)
         self._server_dialect = self.env.dialect.name
-        self._state = Connect4TextState()
+        self._state = State()
         self._playing = False
         self._step_players: list[int] = []
 
@@ -195,7 +181,7 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
         history: bool | None = None,
         blind: bool | None = None,
         **kwargs: Any,
-    ) -> Connect4TextObservation:
+    ) -> Observation:
         """Start a game (`seed` makes it reproducible) in the dialect and options named (None: the server's);
         returns the first observation. A reset that fails leaves the session as it was, its game included.
 
@@ -223,7 +209,7 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
         text, info = game.reset(seed=seed)  # a new game that fails to start is dropped; the session's stays
         self.env = game
         learner = game.game.learner if isinstance(game, Connect4TextEnv) else None
-        self._state = Connect4TextState(
+        self._state = State(
             episode_id=episode_id or str(uuid.uuid4()),
             learner=learner,
             dialect=game.dialect.name,
@@ -234,9 +220,7 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
         self._playing = True
         return self._observation(text, None, False, info)
 
-    def step(
-        self, action: Connect4TextAction, timeout_s: float | None = None, **kwargs: Any
-    ) -> Connect4TextObservation:
+    def step(self, action: Action, timeout_s: float | None = None, **kwargs: Any) -> Observation:
         """Play the answer (for the player to move, with two seats); returns the observation.
 
         Raises:
@@ -248,7 +232,7 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
                 "/step are stateless (a new env per request); play a game over the /ws session (OpenEnv's "
                 "EnvClient) or the /sessions routes"
             )
-        if not isinstance(action, Connect4TextAction):
+        if not isinstance(action, Action):
             raise TypeError(f"expected a Connect4TextAction, got {type(action).__name__}")
         mover = self._mover()
         text, reward, terminated, truncated, info = self.env.step(action.message)
@@ -260,9 +244,7 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
     def _mover(self) -> int:
         return self.env.game.learner if isinstance(self.env, Connect4TextEnv) else self.env.board.to_move
 
-    def _observation(
-        self, text: str, reward: float | None, done: bool, info: dict[str, Any]
-    ) -> Connect4TextObservation:
+    def _observation(self, text: str, reward: float | None, done: bool, info: dict[str, Any]) -> Observation:
         player = int(info["player"]) if done and self.two_seats else self._mover()
         board, state = self.env.board, self._state
         state.board, state.ply, state.moves = board.to_ascii(column_numbers=False), board.ply, self.env.moves
@@ -278,7 +260,7 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
         elif reward is not None and self.reward == "trajectory":
             reward = 0.0  # the rubric's intermediate reward
         env = self.env
-        return Connect4TextObservation(
+        return Observation(
             text=text,
             system_prompt=env.system_prompt
             if isinstance(env, Connect4TextEnv)
@@ -298,7 +280,7 @@ class Connect4TextEnvironment(Environment[Connect4TextAction, Connect4TextObserv
         )
 
     @property
-    def state(self) -> Connect4TextState:
+    def state(self) -> State:
         """The session's game (see [`Connect4TextState`][connect4_env.integrations.openenv.models.Connect4TextState])."""
         return self._state
 

@@ -152,8 +152,8 @@ async def _serve_websocket(
     await websocket.accept()
     timeout, requested = sessions.timeout, websocket.query_params.get("session_id")
     if requested is not None:
-        message = f"Unknown session_id: {requested[:64]}: this server opens a new game for each connection; "
-        frame = _error(message + "connect to /ws without session_id", "SESSION_ERROR")
+        refusal = f"Unknown session_id: {requested[:64]}: this server opens a new game for each connection; "
+        frame = _error(refusal + "connect to /ws without session_id", "SESSION_ERROR")
         return await _close(websocket, 1008, "unknown session_id", frame)
     try:
         session = await asyncio.to_thread(sessions.open, "ws")
