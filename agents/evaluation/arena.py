@@ -109,6 +109,18 @@ def play_game(
             raise ValueError(f"play_game needs one seed per player, got {len(seeds)}")
     check_bool("record_search", record_search)
     check_callable("on_move", on_move)
+    return _play(players, rules, labels, seeds, record_search, on_move)
+
+
+def _play(
+    players: Sequence[Any],
+    rules: Rules,
+    labels: tuple[str, str],
+    seeds: Sequence[int | None] | None = None,
+    record_search: bool = False,
+    on_move: Callable[[Board, int, int], None] | None = None,
+) -> GameLog:
+    """`play_game` on checked arguments."""
     game = TrackedBoard(rules)
     for index, player in enumerate(players):
         bind_policy(player, rules)
@@ -127,7 +139,11 @@ def play_game(
         try:
             action = players[mover].act(game.observation(mover), game.mask.copy())
         except Forfeit as given_up:
-            forfeit = {"player": mover, "reason": given_up.reason, "info": given_up.info}
+            forfeit = {
+                "player": mover,
+                "reason": given_up.reason,
+                "info": given_up.info if record_search else None,
+            }
             break
         column = as_column(action)
         try:
@@ -144,8 +160,6 @@ def play_game(
             on_move(board, mover, column)
     if forfeit is not None:
         result = RESULTS[1 - forfeit["player"]]
-        if not record_search:
-            forfeit["info"] = None
     else:
         result = "draw" if board.winner is None else RESULTS[board.winner]
     return GameLog(
@@ -326,8 +340,7 @@ def play_match(
         a_first = index % 2 == 0
         players = (player_a, player_b) if a_first else (player_b, player_a)
         seats = labels if a_first else labels[::-1]
-        record = play_game(players, rules, record_search=record_search, names=seats)
-        record = dataclasses.replace(record, game=index)
+        record = dataclasses.replace(_play(players, rules, seats, record_search=record_search), game=index)
         a_seat = 0 if a_first else 1
         result.add(0 if record.winner is None else 1 if record.winner == a_seat else -1, a_first)
         if keep_games:

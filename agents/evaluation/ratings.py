@@ -1,6 +1,4 @@
-"""Elo ratings from game results (one job: Bradley-Terry ratings, their fit, intervals, files and picture).
-
-Bradley-Terry maximum likelihood with bootstrap intervals.
+"""Elo ratings from game results: Bradley-Terry maximum likelihood with bootstrap intervals, files and picture.
 
 Model: player ``i`` scores against ``j`` with probability ``1 / (1 + 10 ** ((R_j - R_i) / 400))``. A draw counts
 as half a win and half a loss (half points), the usual convention of chess ratings; Davidson's draw model is not
@@ -28,7 +26,7 @@ import numpy as np
 
 from connect4_agents._support.figures import pyplot, save_figure
 from connect4_agents._support.files import parse_json, read_text_limited
-from connect4_env.extras import require
+from connect4_agents.evaluation.bradley_terry import MAX_COUNT, fit_strengths
 from connect4_env.rules import Rules
 from connect4_env.validation import check_int, check_number
 
@@ -57,7 +55,6 @@ REFERENCE_LADDER = Path(__file__).resolve().parent.parent / "data" / "ladder_6x7
 
 _MAX_RATINGS_BYTES = 16 << 20  # a ladder of thousands of agents is well under 1 MB
 MAX_ELO = 100_000  # a rating file's Elo values: far beyond any real ladder, and no overflow in the fit
-MAX_COUNT = 10**12  # games of one result in one pairing: far beyond any run, and exact in a float64
 
 
 def read_ladder(path: str | os.PathLike[str]) -> tuple[tuple[int, int, int], dict[str, float]]:
@@ -209,8 +206,7 @@ class Ratings:
                 of snapshots would take gigabytes).
         """
         chosen = list(self.elo) if players is None else [p for p in players if p in self.elo]
-        chosen = sorted(chosen, key=lambda p: self.elo[p])[-MAX_PLOTTED:]
-        players = chosen
+        players = sorted(chosen, key=lambda p: self.elo[p])[-MAX_PLOTTED:]
         index = {p: i for i, p in enumerate(players)}
         score = np.full((len(players), len(players)), np.nan)
         for pairing in self.pairings:
@@ -242,85 +238,6 @@ class Ratings:
         save_figure(figure, path, dpi=110)
 
 
-def _fit(
-    players: list[str],
-    pairs: np.ndarray,
-    points: np.ndarray,
-    games: np.ndarray,
-    free: np.ndarray,
-    fixed_values: np.ndarray,
-    guess: np.ndarray,
-) -> np.ndarray:
-    """Maximum-likelihood strengths (natural units) of the ``free`` players, starting from ``guess``; the
-    others keep ``fixed_values``.
-    """
-    minimize = require("scipy.optimize", "train", "the rating fit").minimize
-
-    i, j = pairs[:, 0], pairs[:, 1]
-    if not np.any(free[i] & free[j]):  # a gauntlet: each free player's likelihood is its own
-        return _fit_separately(pairs, points, games, free, fixed_values)
-    n = len(players)
-
-    def theta_of(x: np.ndarray) -> np.ndarray:
-        theta = fixed_values.copy()
-        theta[free] = x
-        return theta
-
-    def negative_log_likelihood(x: np.ndarray) -> tuple[float, np.ndarray]:
-        diff = (theta := theta_of(x))[i] - theta[j]
-        # log sigma(d) = -logaddexp(0, -d): stable for any d
-        value = (points * np.logaddexp(0, -diff) + (games - points) * np.logaddexp(0, diff)).sum()
-        residual = games / (1 + np.exp(-diff)) - points  # d(-loglik)/d(diff)
-        gradient = np.bincount(i, residual, n) - np.bincount(j, residual, n)
-        return float(value), gradient[free]
-
-    def hessian(x: np.ndarray) -> np.ndarray:
-        diff = (theta := theta_of(x))[i] - theta[j]
-        p = 1 / (1 + np.exp(-diff))
-        weight = games * p * (1 - p)
-        matrix = np.zeros((n, n))
-        np.add.at(matrix, (i, i), weight)
-        np.add.at(matrix, (j, j), weight)
-        np.add.at(matrix, (i, j), -weight)
-        np.add.at(matrix, (j, i), -weight)
-        result: np.ndarray = matrix[np.ix_(free, free)]
-        return result
-
-    # the log-likelihood is concave with this Hessian: Newton's steps (trust-exact) converge in a few
-    result = minimize(negative_log_likelihood, guess[free], jac=True, hess=hessian, method="trust-exact")
-    return theta_of(result.x)
-
-
-def _fit_separately(
-    pairs: np.ndarray, points: np.ndarray, games: np.ndarray, free: np.ndarray, fixed_values: np.ndarray
-) -> np.ndarray:
-    """`_fit` when every pairing has one fixed player (a gauntlet, a league's snapshots): each free player's
-    strength is the root of its own increasing residual, found for all at once by Newton steps kept inside a
-    shrinking bracket (a dense fit of 640 snapshots took 10 CPU-seconds, its 200 resamples over 15 minutes).
-    """
-    theta, i, j = fixed_values.copy(), pairs[:, 0], pairs[:, 1]
-    slot = np.cumsum(free) - 1  # a free player's index among the free ones
-    k, opponent = slot[np.where(free[i], i, j)], theta[np.where(free[i], j, i)]
-    mine = np.where(free[i], points, games - points)  # the free player's points in each pairing
-    count = int(free.sum())
-    margin = math.log(2 * MAX_COUNT + 2) + 1.0  # the prior bounds any log-odds: the root is this near a rival
-    low, high = np.full(count, np.inf), np.full(count, -np.inf)
-    np.minimum.at(low, k, opponent - margin)
-    np.maximum.at(high, k, opponent + margin)
-    x = np.clip(theta[free], low, high)
-    for _ in range(200):
-        expected = games / (1 + np.exp(opponent - x[k]))
-        residual = np.bincount(k, expected - mine, count)
-        curvature = np.bincount(k, expected * (1 - expected / games), count)
-        high, low = np.where(residual > 0, x, high), np.where(residual < 0, x, low)
-        step = x - residual / np.maximum(curvature, 1e-300)
-        x, before = np.where((step > low) & (step < high), step, 0.5 * (low + high)), x
-        if np.all(np.abs(x - before) <= 1e-12 * np.maximum(1.0, np.abs(x))):
-            break
-    theta[free] = x
-    return theta
-
-
 def fit_ratings(
     pairings: Sequence[PairingCounts],
     *,
@@ -349,22 +266,7 @@ def fit_ratings(
             with no games linking it to the anchor or the fixed players, a fixed player who did not play, or a
             bad number.
     """
-    if isinstance(pairings, (str, bytes)) or not isinstance(pairings, Sequence):
-        raise TypeError(f"pairings must be a list of PairingCounts, got {type(pairings).__name__}")
-    for pairing in pairings:
-        if not isinstance(pairing, PairingCounts):
-            raise TypeError(f"pairings must hold PairingCounts, got {type(pairing).__name__}")
-        for name in (pairing.a, pairing.b):
-            if not isinstance(name, str):
-                raise TypeError(
-                    f"a player's name must be a str, got {name!r:.80} ({type(name).__name__}) in {pairing!r:.160}"
-                )
-        for field_name in ("wins", "draws", "losses"):
-            check_int(
-                f"{field_name} of {pairing.a} vs {pairing.b}", getattr(pairing, field_name), 0, MAX_COUNT
-            )
-        if pairing.a == pairing.b:
-            raise ValueError(f"{pairing.a!r} cannot be paired with itself")
+    _check_pairings(pairings)
     bootstrap = check_fit_settings(anchor, bootstrap)
     # with no prior a perfect record has no finite maximum-likelihood rating: the fit would stop anywhere
     prior_draws = check_number("prior_draws", prior_draws, 0.0, above_minimum=True)
@@ -378,19 +280,7 @@ def fit_ratings(
         raise ValueError("no games to rate")
     index = {name: k for k, name in enumerate(players)}
     start = np.zeros(len(players))
-    if fixed:
-        unknown = sorted(set(fixed) - set(players))
-        if unknown:
-            raise ValueError(f"fixed ratings for players who did not play: {unknown}")
-        for name, rating in fixed.items():
-            start[index[name]] = check_number(f"fixed[{name!r}]", rating) / ELO_PER_NATURAL_UNIT
-        roots = [index[name] for name in fixed]
-        if len(roots) == len(players):
-            raise ValueError("fixed holds every player's rating: nobody is left to fit")
-        anchor_name = "fixed: " + ", ".join(fixed)
-    else:
-        anchor_name = anchor if anchor in index else players[0]
-        roots = [index[anchor_name]]
+    roots, anchor_name = _roots(players, index, start, fixed, anchor)
     _check_connected(players, pairings, roots)
     free = np.array([k not in roots for k in range(len(players))])
     pairs = np.array([[index[p.a], index[p.b]] for p in pairings], dtype=np.int64)
@@ -399,7 +289,7 @@ def fit_ratings(
     def solve(wdl: np.ndarray) -> np.ndarray:
         points = wdl[:, 0] + 0.5 * wdl[:, 1] + 0.5 * prior_draws
         games = wdl.sum(axis=1) + prior_draws
-        return _fit(players, pairs, points, games, free, start, guess) * ELO_PER_NATURAL_UNIT
+        return fit_strengths(pairs, points, games, free, start, guess) * ELO_PER_NATURAL_UNIT
 
     guess = start
     elo = solve(counts)
@@ -426,6 +316,46 @@ def fit_ratings(
         prior_draws=prior_draws,
         bootstrap=bootstrap,
     )
+
+
+def _check_pairings(pairings: object) -> None:
+    if isinstance(pairings, (str, bytes)) or not isinstance(pairings, Sequence):
+        raise TypeError(f"pairings must be a list of PairingCounts, got {type(pairings).__name__}")
+    for pairing in pairings:
+        if not isinstance(pairing, PairingCounts):
+            raise TypeError(f"pairings must hold PairingCounts, got {type(pairing).__name__}")
+        for name in (pairing.a, pairing.b):
+            if not isinstance(name, str):
+                raise TypeError(
+                    f"a player's name must be a str, got {name!r:.80} ({type(name).__name__}) in {pairing!r:.160}"
+                )
+        for field_name in ("wins", "draws", "losses"):
+            check_int(
+                f"{field_name} of {pairing.a} vs {pairing.b}", getattr(pairing, field_name), 0, MAX_COUNT
+            )
+        if pairing.a == pairing.b:
+            raise ValueError(f"{pairing.a!r} cannot be paired with itself")
+
+
+def _roots(
+    players: list[str],
+    index: dict[str, int],
+    start: np.ndarray,
+    fixed: Mapping[str, float] | None,
+    anchor: str | None,
+) -> tuple[list[int], str]:
+    """The players whose ratings are given (``start`` holds them, in natural units) and the anchor's name."""
+    if not fixed:
+        anchor_name = anchor if anchor in index else players[0]
+        return [index[anchor_name]], anchor_name
+    unknown = sorted(set(fixed) - set(players))
+    if unknown:
+        raise ValueError(f"fixed ratings for players who did not play: {unknown}")
+    for name, rating in fixed.items():
+        start[index[name]] = check_number(f"fixed[{name!r}]", rating) / ELO_PER_NATURAL_UNIT
+    if len(fixed) == len(players):
+        raise ValueError("fixed holds every player's rating: nobody is left to fit")
+    return [index[name] for name in fixed], "fixed: " + ", ".join(fixed)
 
 
 def check_fit_settings(anchor: object, bootstrap: object) -> int:
