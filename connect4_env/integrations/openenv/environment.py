@@ -125,12 +125,9 @@ class Connect4TextEnvironment(Environment[Action, Observation, State]):
             )
         offered: Collection[str] = DIALECTS
         if session_dialects is not None:
-            offered = tuple(check_name_list("session_dialects", session_dialects, "dialect names"))
-        unknown = [name for name in offered if name not in DIALECTS]
-        if unknown:
-            raise ValueError(
-                f"unknown dialect {unknown[0][:40]!r} in session_dialects; dialects: {', '.join(DIALECTS)}"
-            )
+            offered = check_name_list("session_dialects", session_dialects, "dialect names")
+            for name in offered:
+                check_choice("session_dialects", name[:40], tuple(DIALECTS))
         self.session_dialects = tuple(d for d in DIALECTS if d in offered or d == self.env.dialect.name)
         self._server_dialect = self.env.dialect.name
         self._state = State()
@@ -150,11 +147,11 @@ class Connect4TextEnvironment(Environment[Action, Observation, State]):
             )
         if dialect is not None and dialect not in self.session_dialects:
             offered = ", ".join(self.session_dialects)
-            if dialect in DIALECTS:
-                raise ValueError(
-                    f"dialect {dialect!r} is not offered by this server; choose one of {offered}"
-                )
-            raise ValueError(f"unknown dialect {dialect[:40]!r}; this server offers {offered}")
+            raise ValueError(
+                f"dialect {dialect!r} is not offered by this server; choose one of {offered}"
+                if dialect in DIALECTS
+                else f"unknown dialect {dialect[:40]!r}; this server offers {offered}"
+            )
         settings = {
             name: self._kwargs.get(name) if value is None else value for name, value in options.items()
         }

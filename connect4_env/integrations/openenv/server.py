@@ -55,6 +55,8 @@ SESSION_RATE = 20.0
 """New sessions a second: a client per game, each game many model calls long, needs far fewer."""
 WS_HARD_LIMIT_FACTOR = 4
 """uvicorn closes a WebSocket whose message passes this many times `max_body_bytes` (1009) unread."""
+_STATUS = ((hardening.UnknownSessionError, 404), (NoGameError, 409), (TypeError, 422), (ValueError, 422))
+"""The status of each failure of a `/sessions` request; any other is the server's (500)."""
 _MCP_HINT = "this server has no MCP tools: play Connect4Text over /ws (OpenEnv's clients) or /sessions"
 
 
@@ -202,21 +204,19 @@ def _add_session_routes(app: FastAPI, sessions: Sessions[Connect4TextEnvironment
     def play(session_id: str, work: Callable[[Connect4TextEnvironment], Any]) -> Any:
         try:
             return sessions.run(session_id, work)
-        except hardening.UnknownSessionError:
-            raise HTTPException(
-                404, f"unknown session {session_id[:64]!r}: create one with POST /sessions"
-            ) from None
-        except NoGameError as error:
-            raise HTTPException(409, str(error)) from None
-        except (TypeError, ValueError) as error:
-            raise HTTPException(422, str(error)) from None
-        except Exception as error:  # the game failed (an opponent that cannot move): the client hears why
-            logger.error(
-                "connect4 serve-openenv: a session request failed: %s: %s", type(error).__name__, error
+        except Exception as error:  # each failure as its status; a game that failed (500) is logged
+            status = next((code for kind, code in _STATUS if isinstance(error, kind)), 500)
+            detail = (
+                f"unknown session {session_id[:64]!r}: create one with POST /sessions"
+                if status == 404
+                else str(error)
             )
-            raise HTTPException(
-                500, f"the server could not play this: {type(error).__name__}: {error}"
-            ) from None
+            if status == 500:  # the game failed (an opponent that cannot move): the client hears why
+                logger.error(
+                    "connect4 serve-openenv: a session request failed: %s: %s", type(error).__name__, error
+                )
+                detail = f"the server could not play this: {type(error).__name__}: {error}"
+            raise HTTPException(status, detail) from None
 
     @app.post("/sessions", status_code=201, tags=["Sessions"])
     def create_session() -> dict[str, str]:
