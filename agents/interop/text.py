@@ -325,15 +325,10 @@ class TextPolicy:
         return self._render(board, self._moves if len(self._moves) == board.ply else [], note, chat=False)
 
     def _render(self, board: Board, moves: list[int], note: str | None, chat: bool) -> Any:
-        text = self.dialect.observation(board, board.to_move, moves, note)
-        system = self.system_prompt
-        if system is None:  # the dialect's instructions, where it has any
-            system = self.dialect.system_prompt(board.rules, board.to_move) or None
-        if chat:
-            return ([] if system is None else [{"role": "system", "content": system}]) + [
-                {"role": "user", "content": text}
-            ]
-        return text if system is None else f"{system}\n\n{text}"
+        messages = self.dialect.messages(board, board.to_move, moves, note)
+        if self.system_prompt is not None:
+            messages = [{"role": "system", "content": self.system_prompt}, messages[-1]]
+        return messages if chat else "\n\n".join(message["content"] for message in messages)
 
     def move_info(self) -> dict[str, Any] | None:
         """The last move's record for game records (`play_game(record_search=True)` keeps it): ``kind`` "text",

@@ -215,9 +215,7 @@ class Dialect(ABC):
 
     def prompt(self, board: Board, player: int, moves: Sequence[int] = (), note: str | None = None) -> str:
         """The whole prompt as one string: the system prompt, a blank line and the observation."""
-        text = self.observation(board, player, moves, note)
-        system = self.system_prompt(board.rules, player)
-        return f"{system}\n\n{text}" if system else text
+        return "\n\n".join(message["content"] for message in self.messages(board, player, moves, note))
 
     def messages(
         self, board: Board, player: int, moves: Sequence[int] = (), note: str | None = None
