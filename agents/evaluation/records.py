@@ -1,8 +1,8 @@
 """Game records: one JSON object per line, one line per finished game, for replays and analysis.
 
-Written by ``scripts/tournament.py --games-out``, ``scripts/play.py --record`` and the match modes of
-``scripts/mcts_vs_qlearning.py --games-out``; read back, every field checked, by `read_games`; turned into
-an HTML replay by ``scripts/replay.py``. A line::
+Written by ``connect4 tournament --games-out``, ``connect4 play --record`` and the match modes of
+``connect4 match --games-out``; read back, every field checked, by `read_games`; turned into an
+HTML replay by ``connect4 replay``. A line::
 
     {"format": "connect4-game", "version": 1, "rows": 6, "columns": 7, "win_length": 4,
      "players": ["mcts:1000", "random"], "seed": 0, "moves": [3, 3, 4, ...], "result": "player0",
@@ -55,21 +55,9 @@ FORMAT = "connect4-game"
 VERSION = 1
 RESULTS = ("player0", "player1", "draw")
 MAX_FILE_BYTES = 256 << 20  # a records file larger than this (decompressed) is refused
-_KNOWN = {
-    "format",
-    "version",
-    "rows",
-    "columns",
-    "win_length",
-    "players",
-    "seed",
-    "seeds",
-    "game",
-    "moves",
-    "result",
-    "search",
-    "forfeit",
-}
+# the fields a record's own code reads; any other is kept as it is (GameLog.extra)
+_KNOWN = {"format", "version", "rows", "columns", "win_length", "players", "seed", "seeds", "game", "moves"}
+_KNOWN |= {"result", "search", "forfeit"}
 
 
 class _BoardAt:
@@ -217,21 +205,7 @@ class GameLog:
         if not (isinstance(players, list) and len(players) == 2 and all(isinstance(p, str) for p in players)):
             raise ValueError(f"players must be a list of two agent specs, got {players!r:.80}")
         moves = data["moves"]
-        if not isinstance(moves, list) or not all(type(m) is int for m in moves):
-            raise ValueError(f"moves must be a list of integer columns, got {moves!r:.80}")
-        if len(moves) > rules.cells:
-            raise ValueError(f"{len(moves)} moves do not fit a board of {rules.cells} cells")
-        board = Board(rules)
-        for index, column in enumerate(moves):
-            if board.is_terminal:
-                raise ValueError(f"move {index} ({column}) comes after the end of the game")
-            try:
-                board.play(column)
-            except IllegalMoveError as error:
-                raise ValueError(f"move {index}: {error}") from None
-        forfeit = _check_forfeit(data.get("forfeit"), board)
-        if forfeit is None and not board.is_terminal:
-            raise ValueError(f"the game is not finished after its {len(moves)} moves")
+        board, forfeit = _replay(rules, moves, data.get("forfeit"))
         result = data["result"]
         if result not in RESULTS:
             raise ValueError(f"result {result!r:.40} is not one of {list(RESULTS)}")
@@ -241,24 +215,7 @@ class GameLog:
             actual = "draw" if board.winner is None else RESULTS[board.winner]
         if result != actual:
             raise ValueError(f"result {result!r} disagrees with the moves, which give {actual!r}")
-        seed = data.get("seed")
-        if seed is not None and type(seed) is not int:
-            raise ValueError(f"seed must be an integer or null, got {seed!r:.40}")
-        seeds = data.get("seeds")
-        if seeds is not None and not (
-            isinstance(seeds, list) and len(seeds) == 2 and all(s is None or type(s) is int for s in seeds)
-        ):
-            raise ValueError(f"seeds must be a list of two integers (or nulls), got {seeds!r:.80}")
-        game = data.get("game")
-        if game is not None and (type(game) is not int or game < 0):
-            raise ValueError(f"game must be an integer >= 0, got {game!r:.40}")
-        search = data.get("search")
-        if search is not None:
-            if not isinstance(search, list) or len(search) != len(moves):
-                raise ValueError(f"search must be a list with one entry per move ({len(moves)})")
-            for index, entry in enumerate(search):
-                if entry is not None:
-                    _check_search(entry, rules, moves[index], index)
+        seed, seeds, game, search = _optional_fields(data, rules, moves)
         return cls(
             rules.rows,
             rules.columns,
@@ -273,6 +230,51 @@ class GameLog:
             {key: value for key, value in data.items() if key not in _KNOWN},
             forfeit,
         )
+
+
+def _replay(rules: Rules, moves: Any, forfeit_entry: Any) -> tuple[Board, dict[str, Any] | None]:
+    """The position a record's ``moves`` reach and its checked ``forfeit``: the moves are legal, none comes
+    after the end, and the game is finished (or forfeited where they stop).
+    """
+    if not isinstance(moves, list) or not all(type(m) is int for m in moves):
+        raise ValueError(f"moves must be a list of integer columns, got {moves!r:.80}")
+    if len(moves) > rules.cells:
+        raise ValueError(f"{len(moves)} moves do not fit a board of {rules.cells} cells")
+    board = Board(rules)
+    for index, column in enumerate(moves):
+        if board.is_terminal:
+            raise ValueError(f"move {index} ({column}) comes after the end of the game")
+        try:
+            board.play(column)
+        except IllegalMoveError as error:
+            raise ValueError(f"move {index}: {error}") from None
+    forfeit = _check_forfeit(forfeit_entry, board)
+    if forfeit is None and not board.is_terminal:
+        raise ValueError(f"the game is not finished after its {len(moves)} moves")
+    return board, forfeit
+
+
+def _optional_fields(data: dict[str, Any], rules: Rules, moves: list[int]) -> tuple[Any, Any, Any, Any]:
+    """A record's ``seed``, ``seeds``, ``game`` and ``search``, checked (each may be absent: None)."""
+    seed = data.get("seed")
+    if seed is not None and type(seed) is not int:
+        raise ValueError(f"seed must be an integer or null, got {seed!r:.40}")
+    seeds = data.get("seeds")
+    if seeds is not None and not (
+        isinstance(seeds, list) and len(seeds) == 2 and all(s is None or type(s) is int for s in seeds)
+    ):
+        raise ValueError(f"seeds must be a list of two integers (or nulls), got {seeds!r:.80}")
+    game = data.get("game")
+    if game is not None and (type(game) is not int or game < 0):
+        raise ValueError(f"game must be an integer >= 0, got {game!r:.40}")
+    search = data.get("search")
+    if search is not None:
+        if not isinstance(search, list) or len(search) != len(moves):
+            raise ValueError(f"search must be a list with one entry per move ({len(moves)})")
+        for index, entry in enumerate(search):
+            if entry is not None:
+                _check_search(entry, rules, moves[index], index)
+    return seed, seeds, game, search
 
 
 def _check_forfeit(entry: Any, board: Board) -> dict[str, Any] | None:
