@@ -32,7 +32,8 @@ from connect4_agents._support.cli import (
 from connect4_agents._support.config_cli import config_parser, option, run_config
 from connect4_agents._support.figures import check_figure_path
 from connect4_agents._support.files import atomic_write_json
-from connect4_agents.evaluation.accuracy import AccuracyReport, evaluate_agents, plot_reports
+from connect4_agents.evaluation.accuracy import evaluate_agents
+from connect4_agents.evaluation.accuracy_report import AccuracyReport, plot_reports
 from connect4_agents.evaluation.backends import BACKENDS
 from connect4_agents.evaluation.test_sets import test_set_names
 from connect4_env.extras import require

@@ -4,7 +4,7 @@
   [`load_test_set`][connect4_agents.evaluation.test_sets.load_test_set]: the shipped positions, every move
   scored by the solver.
 - [`evaluate_accuracy`][connect4_agents.evaluation.accuracy.evaluate_accuracy] ->
-  [`AccuracyReport`][connect4_agents.evaluation.accuracy.AccuracyReport]: how often an agent's move keeps the
+  [`AccuracyReport`][connect4_agents.evaluation.accuracy_report.AccuracyReport]: how often an agent's move keeps the
   best outcome.
 - [`run_tournament`][connect4_agents.evaluation.tournament.run_tournament],
   [`fit_ratings`][connect4_agents.evaluation.ratings.fit_ratings]: games between agent specs on a process pool
@@ -13,7 +13,8 @@
 
 from __future__ import annotations
 
-from connect4_agents.evaluation.accuracy import AccuracyReport, SetAccuracy, evaluate_accuracy
+from connect4_agents.evaluation.accuracy import evaluate_accuracy
+from connect4_agents.evaluation.accuracy_report import AccuracyReport, SetAccuracy
 from connect4_agents.evaluation.backends import BACKENDS, WorkerPool, run_batches
 from connect4_agents.evaluation.ratings import PairingCounts, Ratings, fit_ratings
 from connect4_agents.evaluation.test_sets import Position, load_test_set, read_positions, test_set_names

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from connect4_agents.evaluation.accuracy import AccuracyReport, SetAccuracy
+from connect4_agents.evaluation.accuracy_report import AccuracyReport, SetAccuracy
 from connect4_agents.evaluation.test_sets import select_labelled_positions, select_test_sets
 from connect4_agents.ntuple.agent import NTupleAgent
 from connect4_agents.ntuple.network import NTupleNetwork
@@ -230,7 +230,7 @@ def test_set_errors(network: NTupleNetwork, sets: str = "6x7") -> AccuracyReport
     """The network's greedy moves on the shipped test sets of its board, scored by their exact values.
 
     Returns:
-        An [`AccuracyReport`][connect4_agents.evaluation.accuracy.AccuracyReport] per set (its
+        An [`AccuracyReport`][connect4_agents.evaluation.accuracy_report.AccuracyReport] per set (its
         ``nontrivial_rate`` is the share of non-trivial positions kept; one minus it, the errors).
     """
     agent = NTupleAgent(network, seed=0)
