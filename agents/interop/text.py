@@ -75,7 +75,6 @@ def _call_with_deadline(
 ) -> tuple[Any, str | None]:
     """``(answer, None)`` (whatever ``generate`` returned), or ``(None, why)`` when it raised or timed out (``why``
     quotes the model's exception through ``echo``, so a huge or non-ASCII message stays out of the next prompt).
-
     The call runs in a daemon thread: one that overruns is abandoned (Python cannot stop it), added to
     ``running``, and its answer dropped whenever it comes.
     """
@@ -104,8 +103,7 @@ class TextAnswer:
 
     ``generate`` may return a plain ``str`` (the text) or one of these (or a dict with these keys); the
     extra fields are kept in the game record. A reply cut off at the token limit (``finish_reason="length"``)
-    is read like any other, as Game Arena reads it; if no legal column comes from it, the rejection says it was
-    cut off (Game Arena's retry text then asks for a shorter answer).
+    is read like any other, as Game Arena reads it; when it gives no legal column, the rejection says so.
 
     Attributes:
         text: the answer the move is read from.
@@ -141,24 +139,21 @@ def _as_answer(value: Any) -> tuple[TextAnswer | None, str | None]:
         return None, f"the model answered {echo(type(value).__name__, quote=False)}, not str"
     if not isinstance(value.text, str):
         return None, f"the model's text is {echo(type(value.text).__name__, quote=False)}, not str"
-    for name in ("prompt_tokens", "completion_tokens"):
-        count = getattr(value, name)
-        if count is not None and (type(count) is not int or count < 0):
-            return None, f"the model's {name} is not a count"
-    for name in ("reasoning", "finish_reason"):
-        if getattr(value, name) is not None and not isinstance(getattr(value, name), str):
-            return None, f"the model's {name} is not a str"
+    for name in ("prompt_tokens", "completion_tokens", "reasoning", "finish_reason"):
+        field, count = getattr(value, name), name.endswith("_tokens")
+        if field is not None and not (
+            (type(field) is int and field >= 0) if count else isinstance(field, str)
+        ):
+            return None, f"the model's {name} is not {'a count' if count else 'a str'}"
     return value, None
 
 
 class TextPolicy:
     """A ``generate(prompt) -> answer`` function as a `connect4_env.policy.Policy`, in any dialect.
 
-    Each move, the prompt is the dialect's ([`get_dialect`][connect4_env.envs.dialects.get_dialect]): for
-    the default ``"connect4"``, the system prompt, a blank line and the position as ``Connect4Text-v0`` shows
-    it; for ``"game_arena"`` (Kaggle's Game Arena), ``"deepmind_game_arena"`` (DeepMind's ``game_arena``
-    package), ``"textarena"`` and ``"json"``, what those harnesses show, read back by their rules. With
-    ``chat=True``, ``generate`` gets the chat messages (``[{"role", "content"}, ...]``) instead of one
+    Each move, the prompt is the dialect's ([`get_dialect`][connect4_env.envs.dialects.get_dialect]): its
+    system prompt (where it has one), a blank line and the position as its harness shows it (``Connect4Text-v0``'s
+    text for the default ``"connect4"``), and the answer is read back by its rule. With ``chat=True``, ``generate`` gets the chat messages (``[{"role", "content"}, ...]``) instead of one
     string. ``generate`` returns the answer as a ``str`` or a `TextAnswer` (or a dict of its
     fields), which adds reasoning, token counts and a finish reason to the record.
 
@@ -170,17 +165,15 @@ class TextPolicy:
     history option); a policy that joins a game midway shows no moves before it.
 
     Each call of ``generate`` runs in a thread of its own; one still running at the move's time limit is
-    abandoned (Python cannot stop it). While `MAX_RUNNING_CALLS` abandoned calls are still running, a move
-    does not call the model at all and gets no answer (``fallback`` decides, as after a timeout), so a model
-    that hangs never holds more threads than that.
+    abandoned (Python cannot stop it), and a model that hangs holds at most `MAX_RUNNING_CALLS` threads (a move
+    then asks nothing, and ``fallback`` decides as after a timeout).
 
     After each move, `move_info` gives the record of the move (every prompt, raw answer, parsed column,
     rejection, time, and what the model reported); counts are kept in `stats`.
 
     Args:
         generate: the model: a prompt in, an answer out.
-        dialect: a dialect name, one of `DIALECTS` (``"connect4"``, ``"game_arena"``,
-            ``"deepmind_game_arena"``, ``"textarena"``, ``"json"``).
+        dialect: a dialect's name, a key of [`DIALECTS`][connect4_env.envs.dialects.DIALECTS].
         time_limit: seconds per move, all tries together (more than 0, at most a week).
         max_retries: rejected answers asked again per move (0 to 1,000); None: the dialect's rule (2, 1, 3, 1, 0).
         fallback: ``"random"``, ``"raise"`` or ``"forfeit"``; None: the dialect's
@@ -220,16 +213,14 @@ class TextPolicy:
         )
         self.generate = generate
         self.time_limit = check_number("time_limit", time_limit, 0.0, MAX_TIME_LIMIT, above_minimum=True)
-        self.fallback = check_choice(
-            "fallback", self.dialect.fallback if fallback is None else fallback, FALLBACKS
-        )
+        chosen = self.dialect.fallback if fallback is None else fallback
+        self.fallback = check_choice("fallback", chosen, FALLBACKS)
         if system_prompt is not None and not isinstance(system_prompt, str):
             raise TypeError(f"system_prompt must be a str or None, got {type(system_prompt).__name__}")
         self.system_prompt = system_prompt
         self.chat = check_bool("chat", chat)
-        if max_answer_length is None:
-            max_answer_length = self.dialect.answer_length
-        self.max_answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LENGTH)
+        length = self.dialect.answer_length if max_answer_length is None else max_answer_length
+        self.max_answer_length = check_int("max_answer_length", length, 1, MAX_ANSWER_LENGTH)
         self.win_length = 4
         self.stats = {"moves": 0, "answers": 0, "rejected": 0, "timeouts": 0, "fallbacks": 0, "forfeits": 0}
         self.transcript: list[tuple[str, str | None]] = []
