@@ -40,6 +40,11 @@ from connect4_env.validation import check_choice, check_int
 __all__ = [
     "DIALECTS",
     "Dialect",
+    "Connect4Dialect",
+    "GameArenaDialect",
+    "DeepMindGameArenaDialect",
+    "TextArenaDialect",
+    "JsonDialect",
     "ParseResult",
     "get_dialect",
     "dialect_and_retries",
