@@ -38,7 +38,8 @@ from connect4_agents.alphazero.train import train
 from connect4_agents.evaluation import evaluate_accuracy
 from connect4_agents.evaluation.arena import wilson_interval
 from connect4_agents.evaluation.backends import run_batches
-from connect4_agents.evaluation.test_sets import Position, TestSetSpec, generate_test_set
+from connect4_agents.evaluation.test_set_generation import generate_test_set
+from connect4_agents.evaluation.test_sets import Position, TestSetSpec
 
 BASE: dict[str, Any] = {
     "rows": 4,

@@ -17,7 +17,8 @@ from typing import Any
 from connect4_agents._support.cli import check_output_dir
 from connect4_agents._support.config_cli import config_parser, option, run_config
 from connect4_agents._support.progress import progress_bar
-from connect4_agents.evaluation.test_sets import DATA_DIR, TEST_SET_SPECS, generate_test_set, write_test_set
+from connect4_agents.evaluation.test_set_generation import generate_test_set, write_test_set
+from connect4_agents.evaluation.test_sets import DATA_DIR, TEST_SET_SPECS
 
 __all__ = ["MakeTestSetsConfig", "build_parser", "run", "main"]
 
