@@ -298,3 +298,20 @@ def _empty_position() -> tuple:
 
     board = Board()
     return observation_planes(board), action_mask(board)
+
+
+def test_a_registered_dialect_plays_through_text_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    from connect4_env.envs.dialects import DIALECTS, GameArenaDialect
+
+    class NoRethink(GameArenaDialect):  # Game Arena's prompt and reader, without its second chance
+        name = "game_arena_no_rethink"
+        max_retries = 0
+
+    monkeypatch.setitem(DIALECTS, NoRethink.name, NoRethink)
+    policy = TextPolicy(lambda prompt: "no idea", dialect="game_arena_no_rethink")
+    assert (policy.dialect.max_retries, policy.max_retries, policy.fallback) == (0, 0, "forfeit")
+    with pytest.raises(Forfeit):
+        policy.act(*_empty_position())
+    info = policy.move_info()
+    assert info["dialect"] == "game_arena_no_rethink" and len(info["tries"]) == 1
+    assert "Final Answer: <column_index>" in info["tries"][0]["prompt"]
