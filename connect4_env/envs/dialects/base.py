@@ -118,7 +118,6 @@ class Dialect(ABC):
         history: both players' moves so far are shown.
         blind: no board is shown (the moves are; needs ``history``).
         name: the dialect's name in records and in ``dialect=`` arguments.
-        harness: the harness whose prompt, reader and retry rule it follows.
         base: how columns are numbered in text, 0 (the harnesses) or 1 (this package's own).
         max_retries: rejected answers forgiven a move by the harness's rule (then the game is lost).
         fallback: what `TextPolicy` does by default when no legal column comes (``"forfeit"``, the harnesses'
@@ -135,7 +134,6 @@ class Dialect(ABC):
     blind: bool = False
 
     name: ClassVar[str]
-    harness: ClassVar[str]
     base: ClassVar[int] = 0
     max_retries: ClassVar[int]
     fallback: ClassVar[str] = "forfeit"

@@ -83,7 +83,6 @@ class Connect4Dialect(Dialect):
     legal_moves: bool = True
 
     name: ClassVar[str] = "connect4"
-    harness: ClassVar[str] = "this package's own prompt and reader (1-based columns, letters too)"
     base: ClassVar[int] = 1
     max_retries: ClassVar[int] = 2
     fallback: ClassVar[str] = "random"

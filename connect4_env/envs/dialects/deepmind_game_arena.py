@@ -62,10 +62,6 @@ class DeepMindGameArenaDialect(Dialect):
     history: bool = True
 
     name: ClassVar[str] = "deepmind_game_arena"
-    harness: ClassVar[str] = (
-        "DeepMind's game_arena package (0.1.0: RuleBasedMoveParser then "
-        "SoftMoveParser('connect_four'), strict: only what follows the last ':' or 'is')"
-    )
     max_retries: ClassVar[int] = 3
 
     def render(

@@ -62,10 +62,6 @@ class GameArenaDialect(Dialect):
     """
 
     name: ClassVar[str] = "game_arena"
-    harness: ClassVar[str] = (
-        "Kaggle's Game Arena harness in kaggle-environments (open_spiel_env's connect_four, lenient: "
-        "the last 'Final Answer: N', else the last legal number)"
-    )
     max_retries: ClassVar[int] = 1
 
     def render(

@@ -162,7 +162,6 @@ class JsonDialect(Dialect):
     legal_moves: bool = True
 
     name: ClassVar[str] = "json"
-    harness: ClassVar[str] = 'OpenEnv\'s connect4_env action ({"column": N}) and drop_disc tool calls'
     max_retries: ClassVar[int] = 0
 
     def system_prompt(self, rules: Rules | None = None, player: int = 0) -> str:

@@ -31,7 +31,6 @@ class TextArenaDialect(Dialect):
     history: bool = True
 
     name: ClassVar[str] = "textarena"
-    harness: ClassVar[str] = "TextArena's ConnectFour env ('[col N]')"
     max_retries: ClassVar[int] = 1
 
     def system_prompt(self, rules: Rules | None = None, player: int = 0) -> str:

@@ -358,7 +358,6 @@ class LettersDialect(Dialect):
     """A toy harness, whole in one class: the legal columns as letters, an answer of one letter."""
 
     name = "letters"
-    harness = "this test's toy harness"
     max_retries = 1
 
     def render(
