@@ -262,13 +262,10 @@ def test_the_mcp_endpoint_serves_the_mcp_client_and_opens_no_session() -> None:
     import asyncio
 
     from mcp import ClientSession
-    from mcp.client.streamable_http import streamablehttp_client
+    from mcp.client.streamable_http import streamable_http_client  # mcp 1.x yields 3 streams, 2.x two
 
     async def talk(url: str) -> tuple[str, list[object]]:
-        async with (
-            streamablehttp_client(url + "/mcp") as (read, write, _),
-            ClientSession(read, write) as session,
-        ):
+        async with streamable_http_client(url + "/mcp") as streams, ClientSession(*streams[:2]) as session:
             started = await session.initialize()
             tools = (await session.list_tools()).tools
             await session.send_ping()
