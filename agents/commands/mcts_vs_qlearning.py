@@ -32,9 +32,8 @@ from connect4_agents._support.cli import (
     check_outputs_spare_inputs,
     command_parser,
     shown_path,
-    with_agent_specs,
 )
-from connect4_agents._support.config_cli import add_options, run_config
+from connect4_agents._support.config_cli import config_parser, run_config
 from connect4_agents.commands._match_options import (
     DEFAULTS,
     DEMO_EPISODES,
@@ -312,9 +311,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     modes = parser.add_subparsers(dest="mode", required=True, metavar="MODE")
     for mode, config_class in MODE_CONFIGS.items():
         summary, description = _MODE_HELP[mode]
-        sub = add_options(modes.add_parser(mode, help=summary, description=description), config_class)
-        if "opponent" in {item.name for item in dataclasses.fields(config_class)}:  # Q-learning's: any spec
-            with_agent_specs(sub)
+        sub = modes.add_parser(mode, help=summary, description=description)
+        specs = "opponent" in {item.name for item in dataclasses.fields(config_class)}  # Q-learning: any spec
+        config_parser(config_class, None, sub, agent_specs=specs)
     return parser
 
 
