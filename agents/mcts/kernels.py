@@ -6,19 +6,10 @@ ones. [`connect4_agents.MCTSAgent`][connect4_agents.mcts.agent.MCTSAgent] owns t
 `mcts_playouts` and `compact_subtree`.
 
 The kernels share one context, a `Context` named tuple (numba takes named tuples as arguments and reads their
-fields by name):
-
-- the tree, one array entry per node: ``cur``/``msk`` (the position: the stones of the player to move, all
-  stones), ``parent``, ``move`` (the column played into the node), ``first_child``/``n_children`` (children
-  are contiguous; ``first_child`` -1: not expanded), ``value``/``visits`` (the results summed for the player
-  who moved into the node, win 1, draw 1/2, and the playouts through it), ``lower``/``upper`` (bounds on the
-  node's game value for the player who moved into it: ``LOSS``, ``DRAW``, ``WIN``) and ``depth`` (plies of a
-  proven line to the end). The arrays' length is the tree's capacity;
-- ``meta = [n_nodes, rng_state, may_grow]``: the nodes in use, the state of the search's ``xorshift32``
-  generator and whether the caller grows full arrays (1) or the search goes on without expanding (0);
-- ``geo``, ``board_mask``: the board (see `connect4_env.kernels`);
-- ``c``, ``prior``, ``solver``, ``symmetry``: the search's settings (see `mcts_playouts`).
-
+fields by name): the tree, one array entry per node (children are contiguous; values are summed and bounded
+for the player who moved into the node: ``LOSS``, ``DRAW``, ``WIN``), then ``meta = [n_nodes, rng_state,
+may_grow]`` (the nodes in use, the search's ``xorshift32`` state, whether the caller grows full arrays) and the
+search's fixed inputs (the board, ``c``, ``prior``, ``solver``, ``symmetry``: see `mcts_playouts`).
 A tree's arrays are replaced when it grows: its context is then built again.
 """
 
