@@ -18,7 +18,7 @@ from connect4_agents.alphazero.network import NetworkEvaluator, PolicyValueNet
 from connect4_agents.base import RulesBound, check_search_settings, check_spec_value
 from connect4_agents.mcts.agent import MAX_TIME_LIMIT
 from connect4_agents.mcts.puct import PUCTResult, PUCTSearch
-from connect4_env.core import Board
+from connect4_env.core import Board, check_board
 from connect4_env.rules import Rules
 from connect4_env.validation import check_bool, check_int, check_number, seeded_rng
 
@@ -222,9 +222,7 @@ class AlphaZeroAgent(RulesBound):
             ValueError: the game is over, the board is not the model's size, or a ``time_limit`` set after
                 construction is out of range.
         """
-        if not isinstance(board, Board):
-            raise TypeError(f"board must be a connect4_env.Board, got {type(board).__name__}")
-        self._check_rules(board.rules)
+        self._check_rules(check_board(board).rules)
         if board.is_terminal:
             raise ValueError("the game is over: there is no move to choose")
         # the attribute can be changed after construction (the Kaggle wrapper sets it each move): check it

@@ -22,7 +22,7 @@ from connect4_agents.base import RulesBound, check_spec_value, unpack
 from connect4_agents.evaluation.curves import LearningCurve
 from connect4_agents.qlearning.files import DEFAULT_MAX_BYTES, load_qtable, save_qtable
 from connect4_agents.qlearning.learning import REWARD_SCHEMES, train_agent
-from connect4_env.core import Board
+from connect4_env.core import Board, check_board
 from connect4_env.rules import Rules, check_rules
 from connect4_env.validation import check_bool, check_choice, check_int, check_number, seeded_rng
 
@@ -165,9 +165,7 @@ class QLearningAgent(RulesBound):
             TypeError: ``board`` is not a [`Board`][connect4_env.core.Board].
             ValueError: ``board`` is not of the table's rules (size or win length).
         """
-        if not isinstance(board, Board):
-            raise TypeError(f"board must be a connect4_env.Board, got {type(board).__name__}")
-        if board.rules != self.rules:
+        if check_board(board).rules != self.rules:
             raise ValueError(f"this Q-table plays {self.rules}, not {board.rules}")
         key, mirrored = canonical_key(board)
         values = self.q.get(key)

@@ -201,27 +201,20 @@ def _mlp(inputs: int, layers: list[int], outputs: int) -> int:
 def policy_parameters(
     algo: str, rows: int, columns: int, policy_kwargs: dict[str, Any], features: str = "mlp"
 ) -> int:
-    """The number of parameters of ``algo``'s ``MlpPolicy`` for a ``rows`` x ``columns`` board with these
-    ``policy_kwargs`` (plain values: ``features`` names the extractor, ``mlp`` or ``cnn``), worked out without
-    building anything, after checking every size in them.
+    """The number of parameters of ``algo``'s ``MlpPolicy`` (one of `ALGORITHMS`) for a ``rows`` x ``columns``
+    board with these ``policy_kwargs`` (a dict of plain values: ``features`` names the extractor, ``mlp`` or
+    ``cnn``), worked out without building anything, after checking every size in them. Its callers (the model
+    file reader, the trainer's settings) have checked the algorithm, the board and ``features``.
 
     Returns:
         The count, as ``sum(p.numel() for p in policy.parameters())`` gives for the built policy.
 
     Raises:
         TypeError: ``net_arch`` or ``features_extractor_kwargs`` of the wrong type (a string, a float).
-        ValueError: an unknown ``algo`` or ``features``, a board beyond the package's limits, a layer size
-            outside 1..`MAX_UNITS`, more than `MAX_LAYERS` layers, ``channels`` outside
-            1..`MAX_CHANNELS`, a ``features_extractor_class`` (named by ``features`` instead), or more
-            than `MAX_PARAMETERS` parameters in all.
+        ValueError: a layer size outside 1..`MAX_UNITS`, more than `MAX_LAYERS` layers, ``channels`` outside
+            1..`MAX_CHANNELS`, a ``features_extractor_class`` (named by ``features`` instead), or more than
+            `MAX_PARAMETERS` parameters in all.
     """
-    if algo not in ALGORITHMS:
-        raise ValueError(f"unknown algorithm {algo!r}; allowed: {', '.join(ALGORITHMS)}")
-    if features != "mlp" and features not in _FEATURES:
-        raise ValueError(f"unknown features {features!r}; allowed: mlp, {', '.join(_FEATURES)}")
-    rows, columns, _ = check_size(rows, columns, 2)
-    if not isinstance(policy_kwargs, dict):
-        raise TypeError(f"policy_kwargs must be a dict, got {policy_kwargs!r}")
     if "features_extractor_class" in policy_kwargs:
         raise ValueError(
             "policy_kwargs name a features_extractor_class; only the built-in ones (mlp, cnn) load"
