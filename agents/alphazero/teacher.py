@@ -31,7 +31,8 @@ import numpy as np
 from connect4_agents.alphazero.config import AlphaZeroTrainConfig
 from connect4_agents.alphazero.selfplay import join_parts
 from connect4_agents.evaluation.backends import WorkerPool, run_batches
-from connect4_agents.evaluation.test_sets import _position_key, load_test_set, test_set_names
+from connect4_agents.evaluation.test_set_generation import _position_key
+from connect4_agents.evaluation.test_sets import load_test_set, test_set_names
 from connect4_agents.solver import SolverAgent
 from connect4_env.core import Board
 from connect4_env.encoding import observation_planes

@@ -17,7 +17,8 @@ from connect4_agents.alphazero.config import AlphaZeroTrainConfig  # noqa: E402
 from connect4_agents.alphazero.files import load_model, save_model  # noqa: E402
 from connect4_agents.alphazero.network import PolicyValueNet  # noqa: E402
 from connect4_agents.alphazero.teacher import held_out_keys, teacher_games  # noqa: E402
-from connect4_agents.evaluation.test_sets import _position_key, load_test_set  # noqa: E402
+from connect4_agents.evaluation.test_set_generation import _position_key  # noqa: E402
+from connect4_agents.evaluation.test_sets import load_test_set  # noqa: E402
 from connect4_env import Board, Rules  # noqa: E402
 from connect4_env.encoding import observation_planes  # noqa: E402
 
