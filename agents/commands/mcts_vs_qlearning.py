@@ -56,7 +56,7 @@ from connect4_agents.qlearning.agent import QLearningAgent
 from connect4_agents.qlearning.train import CURVE_JSON, CURVE_PNG, TABLE_FILE, train_and_save
 from connect4_env import Board
 
-__all__ = ["MODE_CONFIGS", "build_parser", "run", "main"]
+__all__ = ["build_parser", "run", "main"]
 
 _CURVE_POINTS, _CURVE_GAMES = 4, 10  # the n-tuple run's curve: points, and games against perfect play at each
 
