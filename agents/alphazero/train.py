@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -150,9 +151,7 @@ def train(
     out = Path(out)
     rules = config.rules
     ladder_path = out / "ladder-model.zip"
-    model_path, buffer_path, state_path, log_path = (
-        out / n for n in ("model.zip", "buffer.npz", "state.json", "log.csv")
-    )
+    model_path, buffer_path = out / "model.zip", out / "buffer.npz"
     check_resumable(out, resume)
     # the workers of every generation's games, kept from one to the next (started and loaded once)
     pool = WorkerPool(config.workers) if backend == "process" and config.workers > 1 else None
@@ -166,33 +165,10 @@ def train(
         net.load_state_dict(_initial_model(config, net).net.state_dict())
     optimiser = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     if resume:
-        model = load_model(model_path)
-        if model.rules != rules or model.net.config() != net.config():
-            raise ValueError(f"{model_path} is another board or network than the settings given")
-        net = model.net
-        optimiser = torch.optim.Adam(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-        start = int(model.info.get("generation", 0))
-        if buffer_path.exists():
-            buffer.load(buffer_path)
-        rng = np.random.default_rng([config.seed, start])
-        torch.manual_seed(config.seed + start)
+        net, optimiser, start, rng = _resume(config, net, buffer, model_path, buffer_path)
     positions = evaluation_positions(rules, config.eval_positions, config.seed)
     board = _tensorboard(out / "tensorboard")
     bar = progress_bar(config.generations, "generations", unit="gen") if progress else None
-
-    def save(generation: int, log: GenerationLog) -> None:
-        _write(buffer_path, buffer.to_bytes())
-        save_model(model_path, net, rules, {"generation": generation, "config": asdict(config)})
-        _write(
-            state_path, json.dumps({"generation": generation, "config": asdict(config)}, indent=2).encode()
-        )
-        _append_row(log_path, asdict(log))
-        if board is not None:
-            for key, value in asdict(log).items():
-                if key != "generation":
-                    board.add_scalar(key, value, generation)
-            board.flush()
-        plot_curve(log_path, out / "curve.png")
 
     try:
         for generation in range(start + 1, start + config.generations + 1):
@@ -200,13 +176,9 @@ def train(
                 generation, net, optimiser, buffer, config, rng, positions, backend, address, device, pool
             )
             if rules == Rules() and config.ladder_every and generation % config.ladder_every == 0:
-                with _interrupt_after():
-                    save_model(ladder_path, net, rules, {"generation": generation})
-                log.elo, log.elo_low, log.elo_high = ladder_elo(
-                    ladder_path, config, generation, backend, address
-                )
+                _rate_on_ladder(log, net, config, generation, ladder_path, backend, address)
             with _interrupt_after():  # a Ctrl-C here waits until the whole checkpoint is written
-                save(generation, log)
+                _save_generation(out, generation, log, net, buffer, config, board)
             if bar is not None:
                 bar.update(1)
             if on_generation is not None:
@@ -223,6 +195,69 @@ def train(
         if board is not None:
             board.close()
     return model_path
+
+
+def _save_generation(
+    out: Path,
+    generation: int,
+    log: GenerationLog,
+    net: PolicyValueNet,
+    buffer: ReplayBuffer,
+    config: AlphaZeroTrainConfig,
+    board: Any,
+) -> None:
+    """Write a generation's checkpoint in ``out``: the buffer, the model, the state, a line of the log, the
+    TensorBoard scalars (``board``, when there is one) and the curve.
+    """
+    _write(out / "buffer.npz", buffer.to_bytes())
+    save_model(out / "model.zip", net, config.rules, {"generation": generation, "config": asdict(config)})
+    _write(
+        out / "state.json",
+        json.dumps({"generation": generation, "config": asdict(config)}, indent=2).encode(),
+    )
+    _append_row(out / "log.csv", asdict(log))
+    if board is not None:
+        for key, value in asdict(log).items():
+            if key != "generation":
+                board.add_scalar(key, value, generation)
+        board.flush()
+    plot_curve(out / "log.csv", out / "curve.png")
+
+
+def _resume(
+    config: AlphaZeroTrainConfig,
+    net: PolicyValueNet,
+    buffer: ReplayBuffer,
+    model_path: Path,
+    buffer_path: Path,
+) -> tuple[PolicyValueNet, torch.optim.Optimizer, int, np.random.Generator]:
+    """The network, a fresh optimiser, the last generation and the random generator of a run going on from
+    ``model_path`` (and ``buffer_path``, loaded into ``buffer`` when it exists).
+    """
+    model = load_model(model_path)
+    if model.rules != config.rules or model.net.config() != net.config():
+        raise ValueError(f"{model_path} is another board or network than the settings given")
+    optimiser = torch.optim.Adam(model.net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    start = int(model.info.get("generation", 0))
+    if buffer_path.exists():
+        buffer.load(buffer_path)
+    torch.manual_seed(config.seed + start)
+    return model.net, optimiser, start, np.random.default_rng([config.seed, start])
+
+
+def _rate_on_ladder(
+    log: GenerationLog,
+    net: PolicyValueNet,
+    config: AlphaZeroTrainConfig,
+    generation: int,
+    ladder_path: Path,
+    backend: str,
+    address: str | None,
+) -> None:
+    """Save the network to ``ladder_path`` and write its Elo on the reference ladder into ``log``."""
+    with _interrupt_after():
+        save_model(ladder_path, net, config.rules, {"generation": generation})
+    log.elo, log.elo_low, log.elo_high = ladder_elo(ladder_path, config, generation, backend, address)
 
 
 def _initial_model(config: AlphaZeroTrainConfig, net: PolicyValueNet) -> ModelFile:

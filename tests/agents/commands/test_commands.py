@@ -156,7 +156,8 @@ def test_the_bundled_match_script_is_connect4_match(tmp_path: Path) -> None:
 
 # every place a user reads a command: the docs, the README, docstrings and help texts
 SPELLED_IN = ("README.md", "docs", "agents", "connect4_env", "recipes", "benchmarks", "tools", "Makefile")
-BUNDLED = "scripts/mcts_vs_qlearning.py"  # the card's bundled match script (make run), a shim over connect4 match
+# the card's bundled match script (make run), a shim over connect4 match
+BUNDLED = "scripts/mcts_vs_qlearning.py"
 
 
 def test_every_command_has_one_spelling_connect4_command() -> None:
