@@ -119,5 +119,6 @@ def restored_records(stats: Mapping[str, Mapping[str, Any]], window: int) -> dic
         scores = list(recent)[-window:]
         if any(score not in (0, 0.5, 1) or isinstance(score, bool) for score in scores):
             raise ValueError(f"recent scores of {name!r} must be 0, 0.5 or 1, got {short_repr(scores)}")
-        restored[name] = MemberRecord(*counts, recent=deque(float(s) for s in scores))
+        wins, draws, losses = counts
+        restored[name] = MemberRecord(wins, draws, losses, recent=deque(float(s) for s in scores))
     return restored

@@ -38,7 +38,7 @@ if "SB3_LOGDIR" not in os.environ:
 def sb3_model() -> Iterator[Callable[[], Path]]:
     """A function returning a tiny trained MaskablePPO model file, trained on first use only, once per
     process (the examples that load ``runs/sb3/model.zip`` get a copy; see examples.py)."""
-    from examples import sb3_model_folder
+    from helpers.examples import sb3_model_folder
 
     folder = Path(tempfile.mkdtemp(prefix="sb3-model-"))
     made: list[Path] = []

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from extras import importorskip, needs_book
+from helpers.extras import importorskip, needs_book
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from examples import FENCE, Block, blocks, params, run_block
-from extras import needs
+from helpers.examples import FENCE, Block, blocks, params, run_block
+from helpers.extras import needs
 
 # The site is built with the docs extra (make docs); its examples are checked where the site can be built,
 # except RLlib's, which run in .venv-rllib (make test-rllib) where the docs extra is not installed.

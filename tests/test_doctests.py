@@ -10,7 +10,7 @@ import importlib
 import pkgutil
 
 import pytest
-from extras import EXTRAS
+from helpers.extras import EXTRAS
 
 import connect4_agents
 import connect4_env

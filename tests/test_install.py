@@ -8,7 +8,7 @@ import venv
 from pathlib import Path
 
 import pytest
-from wheels import PIP_INSTALL, built_wheel, run
+from helpers.wheels import PIP_INSTALL, built_wheel, run
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser import require_chromium
-from extras import installed, needs
+from helpers.browser import require_chromium
+from helpers.extras import installed, needs
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "tools" / "pictures"

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from examples import Block, blocks, params, run_block
+from helpers.examples import Block, blocks, params, run_block
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCKS = blocks(README, "README.md")

@@ -4,7 +4,7 @@ page gives them. On every built page: the table of contents lists each section, 
 Markdown (cross-references as links, doctests as highlighted code, no reST role left as text).
 
 The site is built strictly and served on a local port by tools/pictures/docs_site.py's functions (the ones that
-also take the site's screenshots); Chromium is headless (tests/browser.py: on CI a missing Chromium fails the
+also take the site's screenshots); Chromium is headless (tests/helpers/browser.py: on CI a missing Chromium fails the
 test, elsewhere it skips).
 """
 
@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser import browser, site_tools
-from extras import needs
+from helpers.browser import browser, site_tools
+from helpers.extras import needs
 
 pytestmark = [needs("docs"), pytest.mark.slow]  # a site build and a browser: make test-slow (CI runs it)
 

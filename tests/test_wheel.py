@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from wheels import PIP_INSTALL, ROOT, built_wheel, run
+from helpers.wheels import PIP_INSTALL, ROOT, built_wheel, run
 
 import connect4_env
 from connect4_agents.commands import COMMANDS, SUBCOMMANDS

@@ -230,7 +230,7 @@ def _resume(
     buffer: ReplayBuffer,
     model_path: Path,
     buffer_path: Path,
-) -> tuple[PolicyValueNet, torch.optim.Optimizer, int, np.random.Generator]:
+) -> tuple[PolicyValueNet, torch.optim.Adam, int, np.random.Generator]:
     """The network, a fresh optimiser, the last generation and the random generator of a run going on from
     ``model_path`` (and ``buffer_path``, loaded into ``buffer`` when it exists).
     """

@@ -131,4 +131,4 @@ class Tree:
         Returns:
             The `Context` of `arrays` and ``settings``.
         """
-        return uct_kernels.Context(*self.arrays(), *settings)
+        return uct_kernels.Context(*self.arrays(), *settings)  # type: ignore[arg-type]  # fields in order

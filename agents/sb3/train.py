@@ -337,7 +337,7 @@ def train_baseline(
         interrupted = True
     evaluations = run.evaluations
     if not interrupted and (not evaluations or evaluations[-1]["timesteps"] != model.num_timesteps):
-        steps_callbacks[0].evaluate()
+        steps_callbacks[0].evaluate()  # type: ignore[attr-defined]  # the first is the evaluation callback
     model_path = save_model(model, out / "model.zip", config, model.num_timesteps)
     if run.league is not None:  # the ratings with their intervals, and the picture, once at the end
         if not interrupted:  # in step with the final evaluation's checkpoint: the time since counts too
@@ -394,7 +394,7 @@ def _model(run: Run) -> tuple[Any, Any]:
         opponent = run.self_play.pool
     else:
         opponent = policy_from_spec(config.opponent, seed=config.seed + 1, rules=rules)
-    size = {"rows": rules.rows, "columns": rules.columns, "win_length": rules.win_length}
+    size: dict[str, Any] = {"rows": rules.rows, "columns": rules.columns, "win_length": rules.win_length}
     venv = make_sb3_vec_env(config.n_envs, opponent=opponent, agent_first=None, illegal_action="lose", **size)
     venv.seed(config.seed)
     try:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
 
 from connect4_agents import QLearningAgent
 from connect4_env import Rules

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from extras import importorskip, needs
+from helpers.extras import importorskip, needs
 
 from connect4_env.policy import policy_from_spec, resolve_opponent
 from connect4_env.rules import Rules

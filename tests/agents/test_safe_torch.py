@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import tomllib
-from extras import importorskip
+from helpers.extras import importorskip
 
 torch = importorskip("torch")
 from connect4_agents._support.files import SAFE_TORCH, require_safe_torch  # noqa: E402

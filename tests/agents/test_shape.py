@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
 
 from connect4_agents import HumanAgent, MCTSAgent, QLearningAgent, RandomAgent, SolverAgent
 from connect4_env import Board, Rules

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers.reference import ReferenceGame
+from helpers.strategies import board_sizes
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import ReferenceGame
-from strategies import board_sizes
 
 from connect4_agents import MCTSAgent, RandomAgent
 from connect4_agents.shield import SHIELD_RULES, Shield, shield_columns

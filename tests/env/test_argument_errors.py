@@ -7,7 +7,7 @@ import tracemalloc
 import gymnasium as gym
 import numpy as np
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
 
 import connect4_env  # noqa: F401  (registers Connect4-v0)
 from connect4_agents import MCTSAgent, QLearningAgent, RandomAgent, SolverAgent

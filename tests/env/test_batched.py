@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -7,10 +7,10 @@ import pickle
 
 import numpy as np
 import pytest
+from helpers.reference import ReferenceGame
+from helpers.strategies import board_sizes
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import ReferenceGame
-from strategies import board_sizes
 
 from connect4_env.core import Board
 from connect4_env.rules import IllegalMoveError, Rules, as_column, check_size

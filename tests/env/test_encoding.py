@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers.reference import ReferenceGame
+from helpers.strategies import board_sizes
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import ReferenceGame
-from strategies import board_sizes
 
 from connect4_env import Rules, board_from_observation, observation_planes
 from connect4_env.encoding import TrackedBoard, action_mask, split_observation

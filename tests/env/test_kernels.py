@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
+from helpers.reference import ReferenceGame
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import ReferenceGame
 
 from connect4_env import kernels
 from connect4_env.compiled import (

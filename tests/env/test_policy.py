@@ -11,7 +11,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
-from extras import needs, needs_book
+from helpers.extras import needs, needs_book
 
 import connect4_env  # noqa: F401  (registers Connect4-v0)
 from connect4_agents import MCTSAgent, QLearningAgent, RandomAgent, SolverAgent, make_policy, policy_from_spec

@@ -7,10 +7,10 @@ import xml.etree.ElementTree as ET
 import gymnasium as gym
 import numpy as np
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
+from helpers.reference import ReferenceGame
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import ReferenceGame
 
 from connect4_env import Board, Rules
 from connect4_env.render import to_svg

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from extras import importorskip
 from gymnasium.vector import AutoresetMode
+from helpers.extras import importorskip
 
 from connect4_agents import RandomAgent
 from connect4_env.envs.gym_env import Connect4Env

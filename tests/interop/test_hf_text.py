@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # nothing may be downloaded: the models are built from configs here
 torch = importorskip("torch")

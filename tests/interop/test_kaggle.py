@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
 
 from connect4_agents.commands import kaggle_submission as command
 from connect4_agents.interop.kaggle import make_kaggle_agent

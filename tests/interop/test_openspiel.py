@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
 
 pyspiel = importorskip("pyspiel")
 
@@ -269,7 +269,7 @@ def test_openspiels_alphazero_evaluator_and_training_step_run_on_our_5x6_game(tm
 
 
 def test_without_openspiel_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from extras import absent
+    from helpers.extras import absent
 
     from connect4_env.extras import MissingExtraError
 

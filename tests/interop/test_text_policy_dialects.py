@@ -7,7 +7,7 @@ import json
 import random
 
 import pytest
-from extras import needs
+from helpers.extras import needs
 
 from connect4_agents.evaluation.arena import play_game, play_match
 from connect4_agents.evaluation.records import GameLog, match_logs, read_games, write_games

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import gymnasium
 import pytest
-from extras import absent
+from helpers.extras import absent
 
 import connect4_agents
 import connect4_env

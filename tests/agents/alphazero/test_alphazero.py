@@ -13,12 +13,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from extras import importorskip, needs_book
+from helpers.extras import importorskip, needs_book
 
 torch = importorskip("torch")
 
-from networks import net_with_batch_norm_statistics  # noqa: E402
-from reference import random_board  # noqa: E402
+from helpers.networks import net_with_batch_norm_statistics  # noqa: E402
+from helpers.reference import random_board  # noqa: E402
 
 from connect4_agents import SolverAgent  # noqa: E402
 from connect4_agents.alphazero import AlphaZeroAgent, PolicyValueNet, load_model, save_model  # noqa: E402

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
 
 torch = importorskip("torch")
 
-from reference import random_board  # noqa: E402
+from helpers.reference import random_board  # noqa: E402
 
 from connect4_agents.alphazero import PolicyValueNet  # noqa: E402
 from connect4_agents.alphazero.config import AlphaZeroTrainConfig  # noqa: E402

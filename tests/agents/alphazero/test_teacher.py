@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from extras import importorskip, needs
+from helpers.extras import importorskip, needs
 
 torch = importorskip("torch")
 
-from reference import ReferenceGame, reference_scores  # noqa: E402
+from helpers.reference import ReferenceGame, reference_scores  # noqa: E402
 
 from connect4_agents.alphazero.config import AlphaZeroTrainConfig  # noqa: E402
 from connect4_agents.alphazero.files import load_model, save_model  # noqa: E402

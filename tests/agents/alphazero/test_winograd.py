@@ -6,12 +6,12 @@ import sys
 
 import numpy as np
 import pytest
-from extras import importorskip, needs
+from helpers.extras import importorskip, needs
 
 torch = importorskip("torch")
 
-from networks import net_with_batch_norm_statistics  # noqa: E402
-from reference import random_board  # noqa: E402
+from helpers.networks import net_with_batch_norm_statistics  # noqa: E402
+from helpers.reference import random_board  # noqa: E402
 
 from connect4_agents.alphazero import PolicyValueNet  # noqa: E402
 from connect4_agents.alphazero.network import NetworkEvaluator  # noqa: E402

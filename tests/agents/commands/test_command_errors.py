@@ -9,8 +9,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from extras import importorskip, needs
 from helpers.commands import HANG_GUARD, read_until, run, start
+from helpers.extras import importorskip, needs
 
 from connect4_agents import QLearningAgent, RandomAgent
 from connect4_env import Rules

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from extras import installed
 from helpers.commands import ROOT, run
+from helpers.extras import installed
 
 from connect4_agents.evaluation.records import read_games
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from extras import absent
+from helpers.extras import absent
 
 from connect4_agents.commands import evaluate, play, tournament, train_alphazero, train_sb3
 

@@ -8,8 +8,8 @@ import signal
 import subprocess
 
 import pytest
-from extras import importorskip, needs, needs_book
 from helpers.commands import CONNECT4, HANG_GUARD, ROOT, read_until, run, start, wait_gone
+from helpers.extras import importorskip, needs, needs_book
 
 from connect4_agents.qlearning.agent import QLearningAgent
 from connect4_agents.random_agent import RandomAgent

@@ -9,7 +9,7 @@ import signal
 
 import numpy as np
 import pytest
-from extras import heavy_without_numba, needs
+from helpers.extras import heavy_without_numba, needs
 
 from connect4_agents.evaluation import (
     PairingCounts,

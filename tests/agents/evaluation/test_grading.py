@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from extras import installed, needs
+from helpers.extras import installed, needs
 
 from connect4_agents import RandomAgent, SolverAgent
 from connect4_agents.commands import grade as grade_command

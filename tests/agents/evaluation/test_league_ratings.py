@@ -4,7 +4,7 @@ lift them above a fixed member they lose to (issue 53), and every rating says ho
 from __future__ import annotations
 
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
 
 importorskip("scipy")
 

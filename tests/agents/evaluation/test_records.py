@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from extras import heavy_without_numba, needs
 from helpers.commands import run
+from helpers.extras import heavy_without_numba, needs
 
 from connect4_agents import MCTSAgent, RandomAgent, SolverAgent
 from connect4_agents.evaluation.arena import play_game

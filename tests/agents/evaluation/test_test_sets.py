@@ -8,9 +8,9 @@ import json
 
 import numpy as np
 import pytest
-from extras import heavy_without_numba, needs, skip_without_book
 from helpers.commands import run
-from reference import ReferenceGame, reference_scores
+from helpers.extras import heavy_without_numba, needs, skip_without_book
+from helpers.reference import ReferenceGame, reference_scores
 
 # aliases: pytest would collect functions named test_* as tests
 from connect4_agents.evaluation import Position, load_test_set, read_positions
@@ -109,7 +109,7 @@ def test_a_sample_re_solved(name):
 
 @pytest.mark.parametrize("name", ["4x4-w3", "4x5", "5x4", "5x5-w3"])
 def test_late_positions_match_plain_minimax(name):
-    """The scores' scale and signs from an independent, obviously-correct minimax (tests/reference.py)."""
+    """The scores' scale and signs from an independent, obviously-correct minimax (tests/helpers/reference.py)."""
     checked = 0
     for position in load_test_set(name):
         if position.rows * position.columns - position.ply > 11:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from reference import ReferenceGame, reference_scores
+from helpers.reference import ReferenceGame, reference_scores
 
 from connect4_agents import RandomAgent
 from connect4_agents.evaluation.arena import play_game

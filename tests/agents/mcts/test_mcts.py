@@ -10,8 +10,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from extras import heavy_without_numba, installed, needs
-from reference import random_board
+from helpers.extras import heavy_without_numba, installed, needs
+from helpers.reference import random_board
 
 import connect4_env  # noqa: F401  (registers Connect4-v0)
 from connect4_agents import RandomAgent, make_policy

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from extras import heavy_without_numba
+from helpers.extras import heavy_without_numba
+from helpers.reference import random_board
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import random_board
 
 from connect4_agents.evaluation.test_sets import load_test_set
 from connect4_agents.mcts import kernels as uct_kernels

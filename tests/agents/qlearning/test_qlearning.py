@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from extras import needs
+from helpers.extras import needs
 
 from connect4_agents import RandomAgent, make_policy, policy_from_spec
 from connect4_agents.evaluation.arena import play_match

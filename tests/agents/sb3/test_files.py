@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
 
 importorskip("stable_baselines3")
 import torch  # noqa: E402

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
 
 for _module in ("stable_baselines3", "sb3_contrib", "torch"):
     importorskip(_module)

@@ -6,7 +6,7 @@ import pickle
 
 import numpy as np
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
 
 for _module in ("stable_baselines3", "sb3_contrib", "torch"):
     importorskip(_module)

@@ -10,8 +10,8 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
-from extras import importorskip
 from helpers.commands import CONNECT4, HANG_GUARD, start, wait_for
+from helpers.extras import importorskip
 
 import connect4_env
 from connect4_agents import RandomAgent, make_policy

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from extras import importorskip
+from helpers.extras import importorskip
 
 for _module in ("stable_baselines3", "sb3_contrib", "torch"):
     importorskip(_module)

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
 
 from connect4_agents.sb3.train import MAX_THREADS, SB3TrainConfig
 

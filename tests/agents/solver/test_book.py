@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from extras import needs_book
-from reference import random_board
+from helpers.extras import needs_book
+from helpers.reference import random_board
 
 from connect4_agents.solver.agent import SolverAgent
 from connect4_agents.solver.book import BOOK_PLY, OpeningBook, load_book

@@ -8,11 +8,11 @@ import sys
 
 import numpy as np
 import pytest
-from extras import absent, installed, needs, needs_book
 from helpers.commands import HANG_GUARD
+from helpers.extras import absent, installed, needs, needs_book
+from helpers.reference import ReferenceGame, random_board, reference_scores
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import ReferenceGame, random_board, reference_scores
 
 from connect4_agents import make_policy
 from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
-from browser import browser
-from extras import importorskip
+from helpers.browser import browser
+from helpers.extras import importorskip
 
 import connect4_env  # noqa: F401  (registers Connect4-v0)
 from connect4_agents.evaluation.arena import play_game

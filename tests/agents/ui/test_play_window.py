@@ -8,8 +8,8 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
-from extras import importorskip, needs, needs_book
 from helpers.commands import run
+from helpers.extras import importorskip, needs, needs_book
 
 pygame = importorskip("pygame")
 

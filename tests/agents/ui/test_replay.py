@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser import browser
-from extras import importorskip, skip_without_book
+from helpers.browser import browser
 from helpers.commands import run
+from helpers.extras import importorskip, skip_without_book
 
 from connect4_agents import MCTSAgent, RandomAgent, SolverAgent
 from connect4_agents.evaluation.arena import play_game

@@ -8,7 +8,7 @@ import warnings
 
 import gymnasium as gym
 import numpy as np
-from extras import importorskip
+from helpers.extras import importorskip
 
 from connect4_env.envs.gym_env import make_flat_env
 

@@ -8,7 +8,7 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
-from extras import needs
+from helpers.extras import needs
 
 import connect4_env  # noqa: F401  (registers Connect4-v0)
 from connect4_agents import RandomAgent

@@ -10,14 +10,14 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers.pettingzoo_games import SIZES, random_moves, size_id
+from helpers.strategies import board_sizes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pettingzoo.test import api_test, parallel_api_test
 from pettingzoo.test.seed_test import parallel_seed_test
 from pettingzoo.test.state_test import test_parallel_env as pettingzoo_parallel_state_test
 from pettingzoo.utils.conversions import parallel_to_aec
-from pettingzoo_games import SIZES, random_moves, size_id
-from strategies import board_sizes
 
 from connect4_env import Board, IllegalMoveError, Rules, connect4_v0
 from connect4_env.encoding import observation_planes

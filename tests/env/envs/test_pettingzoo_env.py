@@ -8,10 +8,10 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers.pettingzoo_games import SIZES, random_moves, size_id
+from helpers.reference import ReferenceGame
 from pettingzoo.test import api_test, render_test, seed_test
 from pettingzoo.test.state_test import test_state as pettingzoo_state_test
-from pettingzoo_games import SIZES, random_moves, size_id
-from reference import ReferenceGame
 
 from connect4_env import IllegalMoveError, connect4_v0
 

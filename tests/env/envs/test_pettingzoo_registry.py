@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pettingzoo
 import pytest
-from extras import importorskip
+from helpers.extras import importorskip
 
 import connect4_env
 

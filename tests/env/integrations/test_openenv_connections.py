@@ -17,8 +17,8 @@ import time
 from urllib.parse import urlsplit
 
 import pytest
-from extras import needs
-from openenv_servers import http, running_server, stop
+from helpers.extras import needs
+from helpers.openenv_servers import http, running_server, stop
 
 pytestmark = needs("openenv")
 

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from extras import needs
+from helpers.extras import needs
+from helpers.openenv_servers import command_server, http, running_server
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from openenv_servers import command_server, http, running_server
 
 from connect4_env.core import Board
 from connect4_env.envs.dialects import get_dialect

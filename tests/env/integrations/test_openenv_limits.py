@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
-from extras import needs
-from openenv_servers import command_server, handshake, http, running_server
+from helpers.extras import needs
+from helpers.openenv_servers import command_server, handshake, http, running_server
 
 from connect4_env.envs.dialects import MAX_ANSWER_LENGTH
 from connect4_env.integrations.openenv.hardening import body_limit

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from extras import book_installed, needs, needs_book
-from openenv_servers import command_server, handshake
+from helpers.extras import book_installed, needs, needs_book
+from helpers.openenv_servers import command_server, handshake
 
 from connect4_env.integrations.openenv.hardening import body_limit
 

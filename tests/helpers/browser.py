@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-_SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "pictures" / "docs_site.py"
+_SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "pictures" / "docs_site.py"
 _SPEC = importlib.util.spec_from_file_location("docs_site", _SCRIPT)
 assert _SPEC is not None and _SPEC.loader is not None
 site_tools = importlib.util.module_from_spec(_SPEC)

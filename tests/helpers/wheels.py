@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # pip's arguments for installing into a fresh venv: quiet, through the constraints (the CPU torch)
 PIP_INSTALL = ("-m", "pip", "install", "--quiet", "--constraint", str(ROOT / "constraints.txt"))
 

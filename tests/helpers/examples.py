@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from extras import EXTRAS, MODULES, book_installed, installed, reason
+
+from helpers.extras import EXTRAS, MODULES, book_installed, installed, reason
 
 FENCE = re.compile(r"^(?:(<!-- test: (\w+) -->)\n)?```python\n(.*?)^```", flags=re.S | re.M)
 INTERACTIVE = "wait_on_player=True"
