@@ -81,9 +81,11 @@ def test_the_extras_checks_read_what_they_should() -> None:
 def test_the_tests_section_names_what_ci_runs() -> None:
     ci = set(
         re.findall(
-            r"^stage make (test[\w-]*|lint|type|docs)\b", (ROOT / ".ci" / "run").read_text(), re.MULTILINE
+            r"^stage make (test[\w-]*|lint|type|docs|check)\b",
+            (ROOT / ".ci" / "run").read_text(),
+            re.MULTILINE,
         )
     )
     text = README.read_text()
     section = text[text.index("\n## Tests\n") :].split("\n## ")[1]
-    assert set(re.findall(r"`make (test[\w-]*|lint|type|docs)`", section)) | {"test"} == ci
+    assert set(re.findall(r"`make (test[\w-]*|lint|type|docs|check)`", section)) | {"test"} == ci

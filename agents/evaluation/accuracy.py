@@ -235,7 +235,7 @@ def evaluate_agents(
     on_report: Callable[[AccuracyReport], None] | None = None,
 ) -> list[AccuracyReport]:
     """[`evaluate_accuracy`][connect4_agents.evaluation.accuracy.evaluate_accuracy] of each agent spec on the
-    sets among ``test_sets`` that it can play (what ``scripts/evaluate.py`` runs).
+    sets among ``test_sets`` that it can play (what ``connect4 evaluate`` runs).
 
     Args:
         agents: agent specs (``"mcts:1000"``).

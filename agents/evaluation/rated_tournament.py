@@ -1,6 +1,6 @@
 """A tournament with its outputs: Elo ratings, the results file and the game records, kept when interrupted.
 
-What ``scripts/tournament.py`` runs: `gauntlet_ratings` picks the fixed ratings a ``--gauntlet`` is rated
+What ``connect4 tournament`` runs: `gauntlet_ratings` picks the fixed ratings a ``--gauntlet`` is rated
 against, `run_rated_tournament` plays (through
 [`run_tournament`][connect4_agents.evaluation.tournament.run_tournament]), rates and writes.
 """

@@ -49,7 +49,7 @@ MAX_PLOTTED = 40
 """The most players `Ratings.plot` draws (the highest-rated of those asked for)."""
 
 ELO_PER_NATURAL_UNIT = 400 / math.log(10)
-# measured with scripts/tournament.py on 6x7 (see the README); --gauntlet rates a new agent against it
+# measured with connect4 tournament on 6x7 (see the README); --gauntlet rates a new agent against it
 REFERENCE_LADDER = Path(__file__).resolve().parent.parent / "data" / "ladder_6x7.json"
 
 
@@ -59,7 +59,7 @@ MAX_ELO = 100_000  # a rating file's Elo values: far beyond any real ladder, and
 
 def read_ladder(path: str | os.PathLike[str]) -> tuple[tuple[int, int, int], dict[str, float]]:
     """The board ``(rows, columns, win_length)`` and the ratings (spec -> Elo) of a ratings file written by
-    ``scripts/tournament.py --json``, read and checked once (what a gauntlet's ``--ladder`` needs).
+    ``connect4 tournament --json``, read and checked once (what a gauntlet's ``--ladder`` needs).
 
     Raises:
         TypeError: ``path`` is not a str or os.PathLike.
@@ -72,7 +72,7 @@ def read_ladder(path: str | os.PathLike[str]) -> tuple[tuple[int, int, int], dic
 
 
 def read_ratings(path: str | os.PathLike[str]) -> dict[str, float]:
-    """The ``{"ratings": {spec: {"elo": x, ...}}}`` of a file written by ``scripts/tournament.py --json``.
+    """The ``{"ratings": {spec: {"elo": x, ...}}}`` of a file written by ``connect4 tournament --json``.
 
     Raises:
         TypeError: ``path`` is not a str or os.PathLike.
