@@ -127,13 +127,14 @@ def test_batched_random_refuses_masks_of_another_width() -> None:
 
 
 @pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
-def test_scripts_bind_their_agents(tmp_path: Path) -> None:
-    script = Path(__file__).resolve().parents[2] / "scripts" / "tournament.py"
+def test_commands_bind_their_agents(tmp_path: Path) -> None:
     out = tmp_path / "t.json"
     result = subprocess.run(
         [
             sys.executable,
-            str(script),
+            "-m",
+            "connect4_agents.commands",
+            "tournament",
             "mcts:30",
             "solver",
             "--rows",
@@ -155,7 +156,16 @@ def test_scripts_bind_their_agents(tmp_path: Path) -> None:
     table = tmp_path / "q.npz"
     QLearningAgent(Rules(4, 5, 4)).save(table)
     bad = subprocess.run(
-        [sys.executable, str(script), f"qlearning:{table}", "random", "--games", "2"],
+        [
+            sys.executable,
+            "-m",
+            "connect4_agents.commands",
+            "tournament",
+            f"qlearning:{table}",
+            "random",
+            "--games",
+            "2",
+        ],
         capture_output=True,
         text=True,
         timeout=120,
