@@ -50,3 +50,21 @@ def sb3_model() -> Iterator[Callable[[], Path]]:
 
     yield get
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _no_loading_thread_outlives_its_test() -> Iterator[None]:
+    """A Kaggle submission loads its kernels and policy in daemon threads, which set Python's switch interval
+    while they run and set it back when the last one ends. One left running after its test (compiling for
+    minutes where numba is cold) made the next test in its worker see a loading process, and a test that
+    changed the interval meanwhile restored the loading one for good: three Kaggle tests failed by the order
+    xdist gave them. Each test's loading threads end before the next test starts, and the interval is set back."""
+    import threading
+
+    interval = sys.getswitchinterval()
+    yield
+    for thread in threading.enumerate():
+        if getattr(thread, "connect4_kaggle_loading", False):
+            thread.join(600)  # bounded: a test that failed may leave a thread waiting on its event
+    if sys.getswitchinterval() != interval:
+        sys.setswitchinterval(interval)
