@@ -120,7 +120,8 @@ def grade_move(scores: Sequence[int | None], column: int) -> MoveGrade:
 
 def reward_supported(rules: Rules) -> bool:
     """Whether a `SolverRubric` grades moves on ``rules``: 6x7 with four in a row and the opening book
-    installed, or at most `REWARD_CELLS` cells."""
+    installed, or at most `REWARD_CELLS` cells.
+    """
     return (rules == BOOK_RULES and book_available()) or rules.cells <= REWARD_CELLS
 
 

@@ -1,0 +1,144 @@
+"""Per-move rewards from perfect play (connect4_agents.evaluation.rewards), checked against a slow negamax."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from connect4_agents.evaluation.rewards import (
+    REWARD_CELLS,
+    REWARD_SCALE,
+    SolverRubric,
+    grade_move,
+    reward_supported,
+    score_ranks,
+)
+from connect4_env.core import Board
+from connect4_env.rules import Rules
+
+SMALL = Rules(3, 4, 3)  # small enough for a negamax over the whole tree, large enough for every kind of move
+SMALL_RUBRIC = SolverRubric(SMALL)
+
+
+def slow_scores(moves: tuple[int, ...], rules: Rules = SMALL) -> tuple[int | None, ...]:
+    """Every column's exact score by plain negamax over the whole tree: a win by the board's w-th stone
+    scores cells + 1 - w for its player, a draw 0, a loss the negative of the opponent's win."""
+    return _slow_scores(Board.from_moves(moves, rules))
+
+
+@cache
+def _slow_scores(board: Board) -> tuple[int | None, ...]:
+    rules = board.rules
+    result: list[int | None] = []
+    for column in range(rules.columns):
+        if not board.is_legal(column):
+            result.append(None)
+            continue
+        after = board.copy()
+        after.play(column)
+        if after.winner is not None:
+            result.append(rules.cells + 1 - after.ply)
+        elif after.ply == rules.cells:
+            result.append(0)
+        else:
+            result.append(-max(s for s in _slow_scores(after) if s is not None))
+    return tuple(result)
+
+
+def random_position(data: st.DataObject, rules: Rules) -> tuple[int, ...]:
+    board, moves = Board(rules), []
+    for _ in range(data.draw(st.integers(0, rules.cells - 1))):
+        if board.is_terminal:
+            break
+        column = data.draw(st.sampled_from(board.legal_moves()))
+        board.play(column)
+        moves.append(column)
+    if board.is_terminal:
+        moves.pop()
+    return tuple(moves)
+
+
+@given(st.data())
+def test_the_rubrics_scores_are_the_slow_negamaxs_on_any_position(data: st.DataObject) -> None:
+    moves = random_position(data, SMALL)
+    rubric = SMALL_RUBRIC
+    board = Board.from_moves(moves, SMALL)
+    expected = slow_scores(moves)
+    assert rubric.scores(board) == expected
+    column = data.draw(st.sampled_from(board.legal_moves()))
+    grade = rubric.grade(board, column)
+    best = max(s for s in expected if s is not None)
+    assert (grade.reward == 1.0) == (expected[column] == best) == (grade.rank == 1)
+
+
+@given(st.lists(st.one_of(st.none(), st.integers(-20, 20)), min_size=1, max_size=9), st.data())
+def test_a_better_score_never_gets_a_smaller_reward_or_a_worse_rank(
+    scores: list[int | None], data: st.DataObject
+) -> None:
+    legal = [column for column, score in enumerate(scores) if score is not None]
+    if not legal:
+        return
+    first, second = data.draw(st.sampled_from(legal)), data.draw(st.sampled_from(legal))
+    a, b = grade_move(scores, first), grade_move(scores, second)
+    if scores[first] >= scores[second]:  # type: ignore[operator]
+        assert a.reward >= b.reward and a.rank <= b.rank and a.classes_lost <= b.classes_lost
+    assert a.reward in REWARD_SCALE.values() and 0 <= a.classes_lost <= 2
+    assert a.verdict == {1.0: "best", 0.5: "keeps"}.get(a.reward, "mistake")
+
+
+def test_each_step_of_the_scale_on_a_board() -> None:
+    # X to move (7 stones each... ): column 4 wins at once, 1 draws at best, the others lose
+    scores = [0, -3, -3, 9, -3, 2, None]
+    assert [grade_move(scores, c).reward for c in (3, 5, 0, 1)] == [1.0, 0.5, -0.5, -1.0]
+    assert score_ranks(scores) == [3, 4, 4, 1, 4, 2, None]
+
+
+def test_the_top_three_counts_moves_that_throw_a_win_away_where_few_scores_are_distinct() -> None:
+    board = Board.from_ascii(
+        """
+        . . . . . . .
+        . . . . . . .
+        . . . . . X .
+        . . . . . X .
+        . . . . O O .
+        X . O O X O X
+        """
+    )
+    rubric = SolverRubric()
+    assert rubric.scores(board) == (-29, -29, -3, 2, -29, -3, -3)  # X wins only by column 4 (d)
+    grades = [rubric.grade(board, column) for column in range(7)]
+    assert [grade.verdict for grade in grades].count("mistake") == 6
+    assert all(grade.top3 for grade in grades)  # three distinct scores: every move is in the top 3
+    assert [grade.reward for grade in grades] == [-1.0, -1.0, -1.0, 1.0, -1.0, -1.0, -1.0]
+
+
+def test_a_board_the_solver_cannot_answer_in_seconds_is_refused_when_the_rubric_is_built() -> None:
+    assert reward_supported(Rules(5, 6, 4)) and not reward_supported(Rules(5, 7, 4))
+    with pytest.raises(ValueError, match=f"at most {REWARD_CELLS} cells; this 5x7 board has 35 cells"):
+        SolverRubric(Rules(5, 7, 4))
+    with pytest.raises(TypeError):
+        SolverRubric("6x7")  # type: ignore[arg-type]
+
+
+def test_a_move_the_board_does_not_allow_is_a_value_error_naming_the_legal_columns() -> None:
+    rubric = SolverRubric(Rules(4, 5, 4))
+    board = Board.from_moves([0, 0, 0, 0], Rules(4, 5, 4))
+    with pytest.raises(
+        ValueError, match=r"column 0 is not a legal move here: legal columns are \[1, 2, 3, 4\]"
+    ):
+        rubric.grade(board, 0)
+    with pytest.raises(ValueError, match="grades"):
+        rubric.scores(Board(Rules(4, 4, 3)))
+
+
+def test_the_completions_of_one_prompt_cost_one_solve() -> None:
+    rubric = SolverRubric(Rules(4, 5, 4))
+    board = Board.from_moves([2, 2], Rules(4, 5, 4))
+    rubric.scores(board)
+    solved = rubric._solver.last_nodes
+    rubric._solver.last_nodes = -1
+    assert [rubric(board, column) for column in range(5)] and rubric._solver.last_nodes == -1
+    assert solved > 0
