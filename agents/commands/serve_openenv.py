@@ -4,6 +4,7 @@ or openenv-core installed in its place).
     connect4 serve-openenv                          # http://127.0.0.1:8000, opponent random
     connect4 serve-openenv --opponent solver --port 8001 --invalid-answer lose
     connect4 serve-openenv --opponent none --dialect game_arena --reward trajectory   # both seats
+    connect4 serve-openenv --opponent mcts:200 --reward solver  # every move graded by perfect play
     connect4 serve-openenv --port 0                 # a free port, printed once listening
 
 OpenEnv's clients play it over /ws (one game per connection, e.g. connect4_env.integrations.openenv.environment.Connect4TextClient);
@@ -37,8 +38,12 @@ from connect4_env.extras import MissingExtraError, require
 
 # the standard library's only: no OpenEnv loaded here
 from connect4_env.integrations.openenv.hardening import BYTES_PER_CHARACTER, FRAME_BYTES
+from connect4_env.rewards import OUTCOME, rubric_names
 
 __all__ = ["ServeOpenEnvConfig", "build_parser", "run", "main", "check_openenv", "OPENENV_DISTRIBUTIONS"]
+
+REWARD_CHOICES = (OUTCOME, "trajectory", *rubric_names())
+"""``--reward``'s: the outcome, OpenEnv's trajectory rubric, and the per-move rubrics installed (``solver``)."""
 
 
 def _port(text: str) -> int:
@@ -162,9 +167,12 @@ class ServeOpenEnvConfig:
     )
     """The dialects a session may choose at reset (OpenEnv's ``client.reset(dialect="json")``), with the
     options above; ``--dialect`` is always one of them."""
-    reward: Literal["outcome", "trajectory"] = "outcome"
+    reward: str = field(default="outcome", metadata=option(choices=REWARD_CHOICES))
     """``outcome``: +1 win, -1 loss, 0 draw and every other step; ``trajectory``: OpenEnv's discounted
-    trajectory rubric (0 until the end, then 1 win, 0.5 draw, 0 loss, and every step's discounted credit)."""
+    trajectory rubric (0 until the end, then 1 win, 0.5 draw, 0 loss, and every step's discounted credit);
+    ``solver``: every move graded by perfect play for the seat that made it (+1 best, +0.5 keeps the outcome, -0.5
+    gives a class up, -1 a win for a loss; -1 a rejected answer; nothing at the end), on 6x7 with the opening book
+    (the ``book`` extra) or boards of at most 30 cells."""
     gamma: float = 0.99
     """The trajectory reward's discount, 0..1 (``--reward trajectory``)."""
     invalid_answer: Literal["retry", "lose"] = "retry"

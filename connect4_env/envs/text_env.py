@@ -14,6 +14,7 @@ from connect4_env.envs.dialects import MAX_ANSWER_LENGTH, dialect_and_retries
 from connect4_env.envs.dialects.connect4 import max_error_length, rejection_note
 from connect4_env.envs.gym_env import Connect4Env, RetryableEnvChecker
 from connect4_env.envs.settings import MatchSettings
+from connect4_env.rewards import OUTCOME, MoveRubric, grade_report, make_move_rubric
 from connect4_env.validation import check_choice, check_int, check_seed
 
 __all__ = ["Connect4TextEnv", "make_text_env", "INVALID_ANSWER_MODES", "TEXT_CHARSET", "LOST_BY_ANSWER"]
@@ -64,9 +65,28 @@ class Connect4TextEnv(gym.Env):
     that harness's text, and its `Text` space's `max_length` a bound on it rather than the exact longest.
 
     ## Rewards
-    As `Connect4-v0`: +1 win, -1 loss, 0 draw and every other step. A rejected answer (unreadable, off the
-    board, or a full column) under `invalid_answer="retry"` gives 0 and leaves the position as it was; once
-    the retries are spent, or at once under `"lose"`, it loses: -1.
+    With `reward="outcome"` (the default), as `Connect4-v0`: +1 win, -1 loss, 0 draw and every other step. A
+    rejected answer (unreadable, off the board, or a full column) under `invalid_answer="retry"` gives 0 and
+    leaves the position as it was; once the retries are spent, or at once under `"lose"`, it loses: -1.
+
+    With a per-move reward (`reward="solver"`, another registered name, or a rubric object: see
+    [`connect4_env.rewards`][connect4_env.rewards]) every accepted answer is paid the rubric's grade of the
+    model's move on the position before it (the opponent's reply is not graded), and the end of the game adds
+    nothing: the grade already says what perfect play makes of the move. Every rejected answer is paid the
+    dialect's `rejected_answer_reward` (-1.0 for every built-in dialect), whether the game goes on (under
+    `"retry"`) or ends with it. `"solver"`'s scale:
+
+    | the model's move | reward |
+    |---|---|
+    | has the best exact score (the quickest win, the slowest loss, or a draw) | +1.0 |
+    | keeps the best outcome class (win, draw or loss), not the best score | +0.5 |
+    | gives one class up (a win for a draw, a draw for a loss) | -0.5 |
+    | gives a win up for a loss | -1.0 |
+    | a rejected answer (no move) | -1.0 |
+
+    Each graded step's `info["move_grade"]` has the grade: `reward`, and under `"solver"` `verdict`
+    (`"best"`, `"keeps"` or `"mistake"`), `rank` (the move's dense rank by exact score, 1 the best) and
+    `classes_lost` (0, 1 or 2).
 
     ## Starting State
     As `Connect4-v0` (an empty board, or after the opponent's first move when the model moves second;
@@ -74,7 +94,7 @@ class Connect4TextEnv(gym.Env):
 
     ## Episode End
     As `Connect4-v0`: terminated on a win, a loss, a draw, or a rejected answer that loses; never truncated.
-    `info["outcome"]` is then `"win"`, `"loss"` or `"draw"`, and `info["illegal_action"]` is True when a
+    `info["outcome"]` is then `"win"`, `"loss"` or `"draw"` (under every reward), and `info["illegal_action"]` is True when a
     rejected answer lost. Every step's `info` has the parse: `info["parsed_column"]` (the 0-based column
     read, or None) and `info["parse_error"]` (None, or the message also shown in the observation's last
     line), and `info["retries_left"]` for this move.
@@ -82,6 +102,7 @@ class Connect4TextEnv(gym.Env):
     ## Arguments
     | argument | default | meaning |
     |---|---|---|
+    | `reward` | `"outcome"` | `"outcome"`: the game's result at its end; `"solver"` (or another name registered under the `connect4_env.rewards` entry points): each move graded by perfect play, built here, so a board it cannot grade (`"solver"`: 6x7 without the `book` extra, or another board over 30 cells) raises `ValueError` now; or any `rubric(board, column) -> float` ([`connect4_env.rewards`][connect4_env.rewards]) |
     | `invalid_answer` | `"retry"` | `"retry"`: a rejected answer costs 0 and is explained in the next observation, up to `max_retries` times a move, then loses; `"lose"`: it loses at once |
     | `max_retries` | None | rejected answers forgiven per move under `"retry"` (at most 1,000,000); None: the dialect's rule (2 for `"connect4"`, 1 for `"game_arena"` and `"textarena"`, 3 for `"deepmind_game_arena"`, 0 for `"json"`) |
     | `dialect` | `"connect4"` | how the position is shown and the answer read: this package's own, or Game Arena's (Kaggle's harness or DeepMind's package), TextArena's or OpenEnv's JSON ([`connect4_env.envs.dialects`][connect4_env.envs.dialects]); the observation and the grammar described here are `"connect4"`'s |
@@ -91,7 +112,7 @@ class Connect4TextEnv(gym.Env):
     | `render_mode` | None | `"ansi"` returns the observation text |
 
     ## Version History
-    * v0: initial release.
+    * v0: initial release; later the `reward` argument, whose default keeps the rewards as they were.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 2}
@@ -112,6 +133,7 @@ class Connect4TextEnv(gym.Env):
         legal_moves: bool | None = None,
         history: bool | None = None,
         blind: bool | None = None,
+        reward: str | MoveRubric = OUTCOME,
     ) -> None:
         check_choice("invalid_answer", invalid_answer, INVALID_ANSWER_MODES)
         self.dialect, self.max_retries = dialect_and_retries(
@@ -128,6 +150,8 @@ class Connect4TextEnv(gym.Env):
         )
         self.rules = self.game.rules
         self.settings = self.game.settings
+        self.reward = reward
+        self.rubric = make_move_rubric(reward, self.rules)
         # the longest observation: the board's text with the longest rejection message, whatever the answer
         error = max_error_length(self.rules.columns, self.max_answer_length)
         note_length = len(rejection_note("", self.max_retries)) + error
@@ -200,7 +224,9 @@ class Connect4TextEnv(gym.Env):
             TypeError: ``action`` is not a ``str`` (nothing changes).
             RuntimeError: the episode is over.
             Exception: whatever the opponent raised, with the game as before the call (see
-                [`Connect4Env.step`][connect4_env.envs.gym_env.Connect4Env.step]).
+                [`Connect4Env.step`][connect4_env.envs.gym_env.Connect4Env.step]), or the rubric raised (the move
+                is graded before it is played; a reward that is not a finite number is a `TypeError` or
+                `ValueError`).
         """
         if not isinstance(action, str):
             raise TypeError(
@@ -210,10 +236,16 @@ class Connect4TextEnv(gym.Env):
             raise RuntimeError("step() called on a finished episode: call reset() first")
         parsed = self.dialect.parse(action, self.board, self.max_answer_length)
         error = parsed.error
+        rejected_reward = -1.0 if self.rubric is None else self.dialect.rejected_answer_reward
         if error is None:
             assert parsed.column is not None
+            # graded before the move is played: a rubric that fails leaves the game as it was
+            grade = None if self.rubric is None else grade_report(self.rubric, self.board, parsed.column)
             ply = self.board.ply
             _, reward, terminated, truncated, info = self.game.step(parsed.column)
+            if grade is not None:
+                reward = grade["reward"]
+                info["move_grade"] = grade
             self._moves.append(parsed.column)
             reply = self.board.last_move
             if self.board.ply == ply + 2 and reply is not None:  # the opponent replied
@@ -224,10 +256,10 @@ class Connect4TextEnv(gym.Env):
             note = self.dialect.rejection_note(action, error, self._retries_left)
             info = {"action_mask": self.game.action_masks().astype(np.int8)}
             info.update(parsed_column=parsed.column, parse_error=error, retries_left=self._retries_left)
-            return self._describe(note), 0.0, False, False, info
+            return self._describe(note), 0.0 if self.rubric is None else rejected_reward, False, False, info
         else:
             # a rejected answer that loses: Connect4-v0's illegal-move ending, without a stone played
-            reward, terminated, truncated = -1.0, True, False
+            reward, terminated, truncated = rejected_reward, True, False
             no_moves = np.zeros(self.rules.columns, dtype=np.int8)
             info = {"action_mask": no_moves, "illegal_action": True, "outcome": "loss"}
         self._done = terminated or truncated

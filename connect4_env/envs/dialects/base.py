@@ -123,6 +123,9 @@ class Dialect(ABC):
         fallback: what `TextPolicy` does by default when no legal column comes (``"forfeit"``, the harnesses'
             rule, or ``"random"``).
         answer_length: the default longest answer read (at most `MAX_ANSWER_LENGTH`).
+        rejected_answer_reward: the format reward of a rejected answer under a per-move reward
+            (``Connect4Text-v0(reward="solver")``, see `connect4_env.rewards`): -1.0 for every built-in dialect,
+            the reward of the worst move, so that no answer is worth less than a legal one.
 
     Raises:
         TypeError: an option is not a bool.
@@ -138,6 +141,7 @@ class Dialect(ABC):
     max_retries: ClassVar[int]
     fallback: ClassVar[str] = "forfeit"
     answer_length: ClassVar[int] = MAX_ANSWER_LENGTH
+    rejected_answer_reward: ClassVar[float] = -1.0
 
     def __post_init__(self) -> None:
         for option in ("legal_moves", "history", "blind"):

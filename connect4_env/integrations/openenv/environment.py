@@ -4,10 +4,14 @@ A session plays against the server's opponent or, with ``opponent="none"``, one 
 OpenEnv's own `connect4_env`), each step the move of the player to move. The text is in a dialect chosen by the
 server, or by the session at reset (``reset(dialect="json")``) among those the server offers.
 
-The reward is the text env's (``reward="outcome"``: +1 / -1 / 0 for the player who made the step) or OpenEnv's
+The reward is the text env's (``reward="outcome"``: +1 / -1 / 0 for the player who made the step), OpenEnv's
 discounted trajectory credit (``"trajectory"``, RFC 004's `ExponentialDiscountingTrajectoryRubric` applied to
 each seat's own steps): 0 until the end, then the mover's score, 1 win, 0.5 draw, 0 loss; at the end every step
-`t` of a seat that made `k` more steps after it gets ``gamma ** k * score`` (`step_rewards`).
+`t` of a seat that made `k` more steps after it gets ``gamma ** k * score`` (`step_rewards`); or a per-move
+reward (``"solver"``, another name registered under the ``connect4_env.rewards`` entry points, or a rubric
+object: see `connect4_env.rewards`): every step's reward is the rubric's grade of the move for the seat that
+made it, both seats' moves when one client plays both, the dialect's ``rejected_answer_reward`` (-1) for a
+rejected answer, and nothing added at the end (`move_grade` has the grade).
 """
 
 from __future__ import annotations
@@ -19,11 +23,14 @@ from typing import Any
 from openenv.core.env_server import Environment
 
 from connect4_env.envs.dialects import DIALECTS, Dialect, get_dialect
+from connect4_env.envs.settings import MatchSettings
 from connect4_env.envs.text_env import Connect4TextEnv
 from connect4_env.envs.two_seats import TwoSeatTextGame
 from connect4_env.integrations.openenv.models import Connect4TextAction as Action
 from connect4_env.integrations.openenv.models import Connect4TextObservation as Observation
 from connect4_env.integrations.openenv.models import Connect4TextState as State
+from connect4_env.rewards import MoveRubric, grade_report, make_move_rubric, rubric_names
+from connect4_env.rules import Rules
 from connect4_env.validation import check_choice, check_name_list, check_number, check_seed
 
 __all__ = ["Connect4TextEnvironment", "NoGameError", "BadResetError", "discounted_credits", "RESET_FIELDS"]
@@ -77,7 +84,8 @@ class Connect4TextEnvironment(Environment[Action, Observation, State]):
     [`TwoSeatTextGame`][connect4_env.envs.two_seats.TwoSeatTextGame], the client in both seats.
 
     Args:
-        reward: ``"outcome"`` or ``"trajectory"`` (see the module docstring).
+        reward: ``"outcome"``, ``"trajectory"``, a registered rubric's name such as ``"solver"`` (built here),
+            or a rubric object (see the module docstring).
         gamma: the trajectory discount, ``0..1``.
         session_dialects: the dialects a session may choose at reset (None: all); the server's own
             (``env_kwargs["dialect"]``) is always allowed.
@@ -85,9 +93,10 @@ class Connect4TextEnvironment(Environment[Action, Observation, State]):
 
     Raises:
         TypeError: a bad argument's type (as the game's).
-        ValueError: a bad argument's value; with two seats, `agent_first` other than True or
-            `opponent_kwargs`; under ``reward="trajectory"``, a `max_retries` that lets a game take more than
-            `MAX_TRAJECTORY_STEPS` steps.
+        ValueError: a bad argument's value; an unknown reward (the message lists the known ones) or a rubric
+            that cannot grade the board (``"solver"`` on 6x7 without the opening book, or over 30 cells); with
+            two seats, `agent_first` other than True or `opponent_kwargs`; under ``reward="trajectory"``, a
+            `max_retries` that lets a game take more than `MAX_TRAJECTORY_STEPS` steps.
     """
 
     SUPPORTS_CONCURRENT_SESSIONS = True
@@ -95,16 +104,29 @@ class Connect4TextEnvironment(Environment[Action, Observation, State]):
     def __init__(
         self,
         *,
-        reward: str = "outcome",
+        reward: str | MoveRubric = "outcome",
         gamma: float = GAMMA,
         session_dialects: Collection[str] | None = None,
         **env_kwargs: Any,
     ) -> None:
         super().__init__()
-        if not isinstance(reward, str):
-            raise TypeError(f"reward must be a str, one of {list(REWARDS)}, got {type(reward).__name__}")
-        self.reward = check_choice("reward", reward[:40], tuple(REWARDS))
+        known = [*REWARDS, *rubric_names()]
+        if isinstance(reward, str):
+            self.reward = check_choice("reward", reward[:40], tuple(known))
+        elif callable(reward):
+            self.reward = str(getattr(reward, "name", type(reward).__name__))
+        else:
+            raise TypeError(
+                f"reward must be a str, one of {known}, or a rubric(board, column) -> float; got "
+                f"{type(reward).__name__}"
+            )
         self.gamma = check_number("gamma", gamma, 0.0, 1.0)
+        sizes = {name: env_kwargs.get(name, getattr(MatchSettings, name)) for name in ("rows", "columns")}
+        rules = Rules(**sizes, win_length=env_kwargs.get("win_length", MatchSettings.win_length))
+        # built once, before the game: a board the rubric cannot grade fails here
+        self.rubric = (
+            None if isinstance(reward, str) and reward in REWARDS else make_move_rubric(reward, rules)
+        )
         opponent = env_kwargs.get("opponent", "random")
         self.two_seats = opponent is None or (isinstance(opponent, str) and opponent == NO_OPPONENT)
         if self.two_seats:
@@ -117,7 +139,7 @@ class Connect4TextEnvironment(Environment[Action, Observation, State]):
         self._kwargs = env_kwargs
         self.env: Connect4TextEnv | TwoSeatTextGame = self._build(env_kwargs)
         steps = self.env.rules.cells * (self.env.max_retries + 1 if self.env.invalid_answer == "retry" else 1)
-        if self.reward == "trajectory" and steps > MAX_TRAJECTORY_STEPS:
+        if self.rubric is None and self.reward == "trajectory" and steps > MAX_TRAJECTORY_STEPS:
             raise ValueError(
                 f"reward='trajectory' keeps every step of a game: with max_retries={self.env.max_retries} on "
                 f"{self.env.rules.cells} cells a game may take {steps} steps, more than {MAX_TRAJECTORY_STEPS}; "
@@ -135,7 +157,9 @@ class Connect4TextEnvironment(Environment[Action, Observation, State]):
         self._step_players: list[int] = []
 
     def _build(self, kwargs: dict[str, Any]) -> Connect4TextEnv | TwoSeatTextGame:
-        return TwoSeatTextGame(**kwargs) if self.two_seats else Connect4TextEnv(**kwargs)
+        if self.two_seats:
+            return TwoSeatTextGame(**kwargs)  # this environment grades both seats' moves (see `step`)
+        return Connect4TextEnv(**kwargs, reward=self.rubric if self.rubric is not None else "outcome")
 
     def _game_for(self, dialect: object, options: dict[str, Any]) -> Connect4TextEnv | TwoSeatTextGame:
         """The game a reset plays: the session's own when the dialect and options are its, else a new one
@@ -232,11 +256,29 @@ class Connect4TextEnvironment(Environment[Action, Observation, State]):
         if not isinstance(action, Action):
             raise TypeError(f"expected a Connect4TextAction, got {type(action).__name__}")
         mover = self._mover()
+        grade = self._two_seat_grade(action.message)  # before the move: a rubric that fails changes nothing
         text, reward, terminated, truncated, info = self.env.step(action.message)
+        if self.rubric is not None and isinstance(self.env, TwoSeatTextGame):
+            if grade is not None:
+                reward, info["move_grade"] = grade["reward"], grade
+            else:
+                reward = self.env.dialect.rejected_answer_reward
         self._step_players.append(mover)
         self._state.step_count += 1
         self._playing = not (terminated or truncated)
         return self._observation(text, float(reward), not self._playing, info)
+
+    def _two_seat_grade(self, message: str) -> dict[str, Any] | None:
+        """With two seats under a rubric, the grade of the move ``message`` names for the player to move (read as
+        the game will read it), or None (no rubric, another game, or a rejected answer).
+        """
+        game = self.env
+        if self.rubric is None or not isinstance(game, TwoSeatTextGame):
+            return None
+        parsed = game.dialect.parse(message, game.board, game.max_answer_length)
+        if parsed.error is not None or parsed.column is None:
+            return None
+        return grade_report(self.rubric, game.board, parsed.column)
 
     def _mover(self) -> int:
         return self.env.game.learner if isinstance(self.env, Connect4TextEnv) else self.env.board.to_move
@@ -249,12 +291,14 @@ class Connect4TextEnvironment(Environment[Action, Observation, State]):
         state.outcome = info.get("outcome")
         seat_rewards = step_rewards = None
         if done:
-            state.outcomes = [info["outcome"], _OTHER_SIDE[info["outcome"]]][:: 1 if player == 0 else -1]
-            seat_rewards = [REWARDS[self.reward][outcome] for outcome in state.outcomes]
+            outcomes = [info["outcome"], _OTHER_SIDE[info["outcome"]]][:: 1 if player == 0 else -1]
+            state.outcomes = outcomes
+        if done and self.rubric is None:  # under a rubric, every step's reward was its move's grade
+            seat_rewards = [REWARDS[self.reward][outcome] for outcome in outcomes]
             if self.reward == "trajectory":
                 step_rewards = discounted_credits(self._step_players, seat_rewards, self.gamma)
                 reward = seat_rewards[player]
-        elif reward is not None and self.reward == "trajectory":
+        elif reward is not None and self.rubric is None and self.reward == "trajectory":
             reward = 0.0  # the rubric's intermediate reward
         env = self.env
         return Observation(
@@ -270,6 +314,7 @@ class Connect4TextEnvironment(Environment[Action, Observation, State]):
             parse_error=info.get("parse_error"),
             outcome=info.get("outcome"),
             retries_left=info.get("retries_left"),
+            move_grade=info.get("move_grade"),
             seat_rewards=seat_rewards,
             step_rewards=step_rewards,
             reward=reward,

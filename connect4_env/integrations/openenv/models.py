@@ -5,6 +5,7 @@ extra: `openenv`, or `openenv-core` in its place).
     observation  {"text", "system_prompt", "player",        the position shown to `player` (0 = first mover)
                   "legal_columns", "parsed_column",         numbered as the text numbers them; the 0-based read
                   "parse_error", "outcome", "retries_left", "win" / "loss" / "draw" (player's) at the end
+                  "move_grade",                             under a per-move reward: the move's grade
                   "seat_rewards", "step_rewards"}           at the end: each seat's reward, each step's credit
                  + "reward" and "done" beside it
     state        {"episode_id", "step_count", "board", "ply", "learner", "to_move", "moves", "outcome",
@@ -12,6 +13,8 @@ extra: `openenv`, or `openenv-core` in its place).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from openenv.core.env_server import Action, Observation, State
 from pydantic import Field
@@ -33,7 +36,8 @@ class Connect4TextAction(Action):
 class Connect4TextObservation(Observation):
     """The position as text for `player`, with the parse of the last answer (`reward` and `done` are
     OpenEnv's); at the end of a game, each seat's final reward and, under ``reward="trajectory"``, every step's
-    credit.
+    credit. Under a per-move reward (``reward="solver"``), `reward` is the grade of the move just made for the
+    seat that made it, `move_grade` says why, and `seat_rewards` and `step_rewards` are None.
     """
 
     text: str = Field(description="the position as text for `player` (the dialect's user message)")
@@ -50,8 +54,15 @@ class Connect4TextObservation(Observation):
     parse_error: str | None = Field(default=None, description="why the last answer was rejected, if it was")
     outcome: str | None = Field(default=None, description="'win', 'loss' or 'draw' for `player` at the end")
     retries_left: int | None = Field(default=None, description="rejected answers still forgiven this move")
+    move_grade: dict[str, Any] | None = Field(
+        default=None,
+        description="under a per-move reward (reward='solver'), the grade of the move just made: 'reward', and "
+        "the solver's 'verdict' ('best', 'keeps' or 'mistake'), 'rank' (1 the best) and 'classes_lost'; None "
+        "for a rejected answer or under 'outcome' and 'trajectory'",
+    )
     seat_rewards: list[float] | None = Field(
-        default=None, description="at the end: [first mover's, second mover's] final reward"
+        default=None,
+        description="at the end, under 'outcome' and 'trajectory': [first mover's, second mover's] final reward",
     )
     step_rewards: list[float] | None = Field(
         default=None, description="reward='trajectory', at the end: every step's discounted credit, in order"
@@ -77,3 +88,4 @@ class Connect4TextState(State):
     template: str = ""
     """The dialect's `template_hash`: the prompt template and options of this game."""
     reward: str = "outcome"
+    """The server's reward: ``outcome``, ``trajectory`` or a per-move rubric's name (``solver``)."""
