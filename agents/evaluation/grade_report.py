@@ -122,6 +122,8 @@ class GradeReport:
             ("best class\nin games", games.best_class, "share"),
             ("best class\nin games,\nnon-trivial", games.nontrivial_best_class, "share"),
         ]
+        if games.top3 is not None:
+            bars.append(("top 3 by\nscore\n(SPIN-Bench)", games.top3, "share"))
         bars += [
             (_set_label(name), grade.nontrivial_best_class, "share") for name, grade in self.sets.items()
         ]
@@ -177,7 +179,9 @@ class GradeReport:
         return save_figure(figure, path, dpi=110)
 
     def table(self) -> str:
-        """The report as a few lines of text: results, then each figure with its count and interval."""
+        """The report as a few lines of text: results, then each figure with its count and interval (the
+        top-3 share, SPIN-Bench's, beside the outcome class, ``not measured`` in a report that predates it).
+        """
         games = self.games
         against = f" against {self.opponent}" if self.opponent is not None else ""
         score = games.score
@@ -194,6 +198,10 @@ class GradeReport:
 
         row("moves keeping the best outcome", games.best_class)
         row("  in non-trivial positions", games.nontrivial_best_class)
+        if games.top3 is not None:  # a report written before it was measured has none
+            row("top-3 moves by score (SPIN-Bench)", games.top3)
+        else:
+            lines.append(f"  {'top-3 moves by score (SPIN-Bench)':38} {'':>6}  not measured")
         row("moves with the best score", games.exact)
         row("blunders (a win or draw given up)", games.blunders)
         lines.append(

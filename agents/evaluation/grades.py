@@ -112,6 +112,10 @@ class GameGrade:
         forfeits: games the player forfeited, over ``games``.
         verdicts: per game, the verdict of each of the player's moves in order (``"best"``, ``"keeps"``,
             ``"mistake"``, or None where not judged or played by the fallback).
+        top3: SPIN-Bench's measure: moves whose dense rank among the legal columns by exact score is at most 3
+            (ties share a rank), over the judged moves; None where not measured (a report written before it
+            was). Where few scores are distinct the top 3 holds losing moves, so it counts moves that give a
+            win away as good, which ``best_class`` never does.
     """
 
     player: str
@@ -132,6 +136,7 @@ class GameGrade:
     fallbacks: Rate
     forfeits: Rate
     verdicts: tuple[tuple[str | None, ...], ...] = ()
+    top3: Rate | None = None
 
     @property
     def score(self) -> Rate:
@@ -139,19 +144,20 @@ class GameGrade:
         return Rate(self.wins + 0.5 * self.draws, self.games)
 
     def to_dict(self) -> dict[str, Any]:
-        """The grade as a JSON-ready dict: the counts, each rate as `Rate.to_dict`, ``score`` and the
-        verdicts.
+        """The grade as a JSON-ready dict: the counts, each rate as `Rate.to_dict`, ``score``, the verdicts and
+        ``top3`` (null when not measured).
         """
         data: dict[str, Any] = {"player": self.player}
         data.update({name: getattr(self, name) for name in _COUNTS})
         data["score"] = self.score.to_dict()
         data.update({name: getattr(self, name).to_dict() for name in _RATES})
         data["verdicts"] = [list(game) for game in self.verdicts]
+        data["top3"] = None if self.top3 is None else self.top3.to_dict()
         return data
 
     @classmethod
     def from_dict(cls, data: Any) -> GameGrade:
-        """Read `to_dict`'s form back.
+        """Read `to_dict`'s form back (``top3`` absent or null: not measured, as in reports written before it).
 
         Raises:
             ValueError: a field missing or of the wrong kind.
@@ -173,11 +179,13 @@ class GameGrade:
             for game in verdicts
         ):
             raise ValueError("games.verdicts must be lists of 'best', 'keeps', 'mistake' or null")
+        top3 = data.get("top3")
         return cls(
             player=data["player"],
             **counts,
             **rates,
             verdicts=tuple(tuple(game) for game in verdicts),
+            top3=None if top3 is None else Rate.from_dict(top3, "games.top3"),
         )
 
 

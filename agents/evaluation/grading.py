@@ -9,6 +9,10 @@ win or a draw given up, a *blunder*). The report gives, each with its 95 % Wilso
   the *non-trivial* positions only (some legal move there loses the outcome class: the figure that tells
   players apart, as in `connect4_agents.evaluation.accuracy`);
 - the blunder rate (``mistake`` over judged moves), with the blunders that gave up a win and a draw counted;
+- SPIN-Bench's measure beside them: the share of judged moves whose dense rank among the legal columns by exact
+  score is at most 3 (ties sharing a rank). Where few scores are distinct the top 3 holds losing moves (scores
+  ``(-3, -3, -3, 2, -3, -3, -3)``: every losing column ranks 2), so it counts a move that throws a win away as
+  good, which the outcome class never does;
 - for a text policy (moves recorded with ``search`` entries of kind ``"text"``): the illegal-answer rate
   (rejected tries over all tries, those of a forfeited move included) and the share of moves the fallback
   played (a fallback's move is not the player's: it is left out of every verdict rate, in games and on the
@@ -27,11 +31,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, TypeGuard
+from typing import Any
 
 from connect4_agents._support.progress import progress_bar
 from connect4_agents.evaluation.accuracy import evaluate_agents
 from connect4_agents.evaluation.arena import MatchResult, check_agent, play_match
+from connect4_agents.evaluation.audit import game_forfeit, is_text_record, text_tries
 from connect4_agents.evaluation.grade_report import GradeReport
 from connect4_agents.evaluation.grades import GameGrade, Rate, SetGrade
 from connect4_agents.evaluation.records import GameLog, game_log, match_logs
@@ -48,40 +53,6 @@ MAX_GAMES = 1000  # games per grading run: each is tens of model calls for a lan
 
 
 # -- grading games ------------------------------------------------------------------------------------------
-def _forfeit(game: GameLog, index: int) -> dict[str, Any] | None:
-    """The game's forfeit record (its ``forfeit`` field), checked: a record built by hand is not."""
-    forfeit = game.forfeit
-    if forfeit is None:
-        return None
-    if (
-        not isinstance(forfeit, dict)
-        or forfeit.get("player") not in (0, 1)
-        or type(forfeit["player"]) is not int
-    ):
-        raise ValueError(f"game {index}: forfeit must be an object with player 0 or 1, got {forfeit!r:.80}")
-    return forfeit
-
-
-def _tries(entry: dict[str, Any], where: str) -> tuple[int, int]:
-    """``(tries, rejected)`` of a text policy's move record."""
-    tries = entry.get("tries")
-    if not isinstance(tries, list) or not all(isinstance(attempt, dict) for attempt in tries):
-        raise ValueError(f"{where}: a text record's tries must be a list of objects, got {tries!r:.80}")
-    rejected = 0
-    for attempt in tries:
-        column, error = attempt.get("column"), attempt.get("error")
-        if not (column is None or type(column) is int) or not (error is None or isinstance(error, str)):
-            raise ValueError(
-                f"{where}: a try's column must be an integer or null and its error a str or null"
-            )
-        rejected += column is None or error is not None
-    return len(tries), rejected
-
-
-def _is_text(entry: Any) -> TypeGuard[dict[str, Any]]:
-    return isinstance(entry, dict) and entry.get("kind") == "text"
-
-
 def _check_games(games: object, player: object, solver: object) -> list[GameLog]:
     if isinstance(games, (str, bytes)) or not isinstance(games, Sequence):
         raise TypeError(f"games must be a list of GameLog records, got {type(games).__name__}")
@@ -125,9 +96,8 @@ def grade_games(games: Sequence[GameLog], player: str, solver: SolverAgent | Non
     """
     games = _check_games(games, player, solver)
     solvers: dict[Rules, SolverAgent] = {}
-    counts = dict.fromkeys(
-        ("judged", "best", "keeps", "mistake", "from_win", "from_draw", "nontrivial", "nontrivial_kept"), 0
-    )
+    kinds = ("judged", "best", "keeps", "mistake", "top3", "from_win", "from_draw")
+    counts = dict.fromkeys((*kinds, "nontrivial", "nontrivial_kept"), 0)
     results = [0, 0, 0]  # wins, draws, losses
     seats_held = moves = unjudged = text_moves = tries = rejected = fallbacks = forfeits = 0
     verdicts: list[tuple[str | None, ...]] = []
@@ -144,9 +114,9 @@ def grade_games(games: Sequence[GameLog], player: str, solver: SolverAgent | Non
             moves += 1
             entry = game.search[ply] if game.search is not None else None
             fell_back = False
-            if _is_text(entry):
+            if is_text_record(entry):
                 text_moves += 1
-                made, refused = _tries(entry, f"game {index}, move {ply}")
+                made, refused = text_tries(entry, f"game {index}, move {ply}")
                 tries, rejected = tries + made, rejected + refused
                 fell_back = entry.get("outcome") == "fallback"
                 fallbacks += fell_back
@@ -163,17 +133,18 @@ def grade_games(games: Sequence[GameLog], player: str, solver: SolverAgent | Non
             best = score_outcome(max(s for s in scores if s is not None))
             counts["judged"] += 1
             counts[kind] += 1
+            counts["top3"] += verdict["top3"]
             if kind == "mistake":
                 counts["from_win" if best > 0 else "from_draw"] += 1
             if any(s is not None and score_outcome(s) < best for s in scores):
                 counts["nontrivial"] += 1
                 counts["nontrivial_kept"] += kind != "mistake"
         verdicts.append(tuple(mine))
-        forfeit = _forfeit(game, index)
+        forfeit = game_forfeit(game, f"game {index}")
         if forfeit is not None and forfeit["player"] in seats:
             forfeits += 1
-            if _is_text(forfeit.get("info")):
-                made, refused = _tries(forfeit["info"], f"game {index}, forfeit")
+            if is_text_record(forfeit.get("info")):
+                made, refused = text_tries(forfeit["info"], f"game {index}, forfeit")
                 tries, rejected = tries + made, rejected + refused
         for seat in seats:
             seats_held += 1
@@ -198,6 +169,7 @@ def grade_games(games: Sequence[GameLog], player: str, solver: SolverAgent | Non
         fallbacks=Rate(fallbacks, text_moves),
         forfeits=Rate(forfeits, seats_held),
         verdicts=tuple(verdicts),
+        top3=Rate(counts["top3"], judged_moves),
     )
 
 

@@ -1,5 +1,7 @@
 """Each move of a recorded game judged by perfect play: ``best`` (the best score), ``keeps`` (not the best
-score, the same outcome) or ``mistake`` (a worse outcome), on the boards the solver can judge.
+score, the same outcome) or ``mistake`` (a worse outcome), on the boards the solver can judge; beside it,
+SPIN-Bench's looser measure, the move's dense rank by score and whether it is in the top 3 (see
+`connect4_agents.evaluation.rewards`).
 """
 
 from __future__ import annotations
@@ -7,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from connect4_agents.evaluation.records import GameLog
-from connect4_agents.evaluation.test_sets import score_outcome
+from connect4_agents.evaluation.rewards import grade_move
 from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded, describe_score
 from connect4_agents.solver.book import BOOK_RULES, book_available
 from connect4_env.core import Board
@@ -28,8 +30,9 @@ def can_judge(rules: Rules) -> bool:
 
 def move_verdicts(game: GameLog, solver: SolverAgent | None = None) -> list[dict[str, Any] | None]:
     """Per move of ``game``: the exact score of every column before it and the verdict on the move played
-    (``{"verdict": "best" | "keeps" | "mistake", "text", "scores"}``), or None where the position needs more
-    than `VERDICT_NODES` solver nodes.
+    (``{"verdict": "best" | "keeps" | "mistake", "text", "scores", "rank", "top3"}``: ``rank`` the move's dense
+    rank among the legal columns by score, 1 the best, ties sharing a rank; ``top3`` whether that rank is at
+    most 3, SPIN-Bench's "good move"), or None where the position needs more than `VERDICT_NODES` solver nodes.
 
     Raises:
         ValueError: a move plays a full column.
@@ -46,24 +49,27 @@ def move_verdicts(game: GameLog, solver: SolverAgent | None = None) -> list[dict
             verdicts.append(None)
             board.play(column)
             continue
-        best = max(s for s in scores if s is not None)
-        played = scores[column]
-        if played is None:
+        if not 0 <= column < len(scores) or scores[column] is None:
             raise ValueError(f"move {board.ply} plays the full column {column}")
-        if played == best:
-            kind, text = "best", f"best: {describe_score(played, rules, board.ply)}"
-        elif score_outcome(played) == score_outcome(best):
-            kind = "keeps"
+        grade = grade_move(scores, column)
+        played = scores[column]
+        assert played is not None
+        best = max(s for s in scores if s is not None)
+        kind = grade.verdict
+        if kind == "best":
+            text = f"best: {describe_score(played, rules, board.ply)}"
+        elif kind == "keeps":
             text = (
                 f"keeps the result: {describe_score(played, rules, board.ply)} "
                 f"(best: {describe_score(best, rules, board.ply)})"
             )
         else:
-            kind = "mistake"
             text = (
                 f"mistake: {describe_score(played, rules, board.ply)}, "
                 f"where {describe_score(best, rules, board.ply)} was possible"
             )
-        verdicts.append({"verdict": kind, "text": text, "scores": scores})
+        verdicts.append(
+            {"verdict": kind, "text": text, "scores": scores, "rank": grade.rank, "top3": grade.top3}
+        )
         board.play(column)
     return verdicts

@@ -1,0 +1,146 @@
+"""SPIN-Bench's top-3 share beside the outcome class: dense ranks with ties, losing moves in the top 3, a recorded
+game's verdicts carrying rank and top3, the grade against a brute-force reference, and the report showing the
+share, reading it back, and reading an old report without it."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from connect4_agents import RandomAgent
+from connect4_agents.evaluation.arena import play_game
+from connect4_agents.evaluation.grade_report import GradeReport, read_report
+from connect4_agents.evaluation.grades import GameGrade, Rate
+from connect4_agents.evaluation.grading import grade_games
+from connect4_agents.evaluation.records import GameLog
+from connect4_agents.evaluation.rewards import grade_move, score_ranks
+from connect4_agents.evaluation.verdicts import move_verdicts
+from connect4_env import Board, Rules
+
+# One row of four cells, two in a row wins. X 0 gives up the win for a draw, O 2 the draw for a loss, X 3 the
+# win for a loss (1 wins at once), O 1 wins:
+#     X O O X
+ROW_GAME = GameLog(1, 4, 2, ("first", "second"), (0, 2, 3, 1), "player1")
+WIDE = Rules(3, 5, 3)  # five columns: random moves here leave the top 3 now and then
+
+
+# -- ranks -------------------------------------------------------------------------------------------------------
+def test_ties_share_a_rank_and_the_next_score_takes_the_next_rank() -> None:
+    assert score_ranks([3, 3, 1, -2, None]) == [1, 1, 2, 3, None]
+    scores = [5, 4, 3, 2, 1, 0, None]  # seven distinct scores: only the three best are in the top 3
+    assert [grade_move(scores, column).top3 for column in range(6)] == [True] * 3 + [False] * 3
+
+
+def test_where_few_scores_are_distinct_every_losing_move_is_in_the_top_3() -> None:
+    # one winning column, six losing ones of one score: the losers share rank 2
+    scores = (-3, -3, -3, 2, -3, -3, -3)
+    assert score_ranks(scores) == [2, 2, 2, 1, 2, 2, 2]
+    thrown = grade_move(scores, 0)
+    assert (thrown.verdict, thrown.classes_lost, thrown.rank, thrown.top3) == ("mistake", 2, 2, True)
+
+
+# -- verdicts of a recorded game -----------------------------------------------------------------------------------
+def test_a_recorded_games_verdicts_carry_the_rank_and_top3() -> None:
+    verdicts = move_verdicts(ROW_GAME)
+    assert [v["scores"] for v in verdicts if v is not None] == [
+        [0, 2, 2, 0],
+        [None, 0, -2, -2],
+        [None, 2, None, -1],
+        [None, 1, None, None],
+    ]
+    for column, verdict in zip(ROW_GAME.moves, verdicts):
+        assert verdict is not None
+        assert verdict["rank"] == score_ranks(verdict["scores"])[column]
+        assert verdict["top3"] == (verdict["rank"] <= 3)
+    # X 3 throws a win away for a loss, and still ranks 2 of 2 distinct scores: "good" by the top 3
+    assert (verdicts[2]["verdict"], verdicts[2]["rank"], verdicts[2]["top3"]) == ("mistake", 2, True)
+
+
+def test_the_top3_share_counts_mistakes_the_outcome_class_does_not() -> None:
+    first = grade_games([ROW_GAME], "first")
+    assert first.best_class == Rate(0, 2) and first.top3 == Rate(2, 2)
+    second = grade_games([ROW_GAME], "second")
+    assert second.best_class == Rate(1, 2) and second.top3 == Rate(2, 2)
+
+
+# A slow, obviously correct reference: plain negamax, a move's value for its mover +(cells + 1 - end) for a win
+# ending after `end` stones, the negation for a loss, 0 a draw: the order of the solver's scores.
+@cache
+def _position_value(rules: Rules, first: int, second: int) -> int:
+    board = Board.from_stones(rules, first, second)
+    return max(_move_value(board, column) for column in board.legal_moves())
+
+
+def _move_value(board: Board, column: int) -> int:
+    after = board.copy()
+    after.play(column)
+    if after.is_terminal:
+        return 0 if after.winner is None else after.rules.cells + 1 - after.ply
+    return -_position_value(after.rules, after.stones[0], after.stones[1])
+
+
+def test_the_top3_share_agrees_with_ranks_from_a_brute_force_reference() -> None:
+    games = [
+        play_game([RandomAgent(seed=2 * k), RandomAgent(seed=2 * k + 1)], WIDE, names=("a", "b"))
+        for k in range(8)
+    ]
+    in_top3 = total = 0
+    for game in games:
+        board = Board(WIDE)
+        for ply, column in enumerate(game.moves):
+            if ply % 2 == 0:  # a's moves
+                values = sorted({_move_value(board, c) for c in board.legal_moves()}, reverse=True)
+                in_top3 += values.index(_move_value(board, column)) < 3
+                total += 1
+            board.play(column)
+    graded = grade_games(games, "a")
+    assert graded.top3 == Rate(in_top3, total)
+    assert 0 < in_top3 < total  # random play leaves the top 3 here: the test compares real counts
+
+
+# -- the report ----------------------------------------------------------------------------------------------------
+def _report() -> GradeReport:
+    return GradeReport("first", "second", 1, 4, 2, 0, grade_games([ROW_GAME], "first"))
+
+
+def test_the_report_shows_the_top3_share_beside_the_outcome_class_and_reads_back(tmp_path: Path) -> None:
+    report = _report()
+    table = report.table()
+    lines = table.splitlines()
+    kept = next(index for index, line in enumerate(lines) if "moves keeping the best outcome" in line)
+    top3 = next(index for index, line in enumerate(lines) if "top-3 moves by score (SPIN-Bench)" in line)
+    assert top3 == kept + 2  # after the non-trivial line of the outcome class
+    assert lines[top3].endswith(f" 2  {Rate(2, 2)}")  # n, then the share with its interval
+    assert report.to_dict()["games"]["top3"] == {
+        "count": 2,
+        "n": 2,
+        "rate": 1.0,
+        "ci95": list(Rate(2, 2).ci95),
+    }
+    assert any(rate == Rate(2, 2) and "SPIN-Bench" in label for label, rate, _ in report.bars())
+    path = report.write(tmp_path / "report.json")
+    assert read_report(path) == report
+
+
+def test_an_old_report_without_the_top3_share_reads_as_not_measured(tmp_path: Path) -> None:
+    data = _report().to_dict()
+    del data["games"]["top3"]  # what a report written before the field holds
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data))
+    old = read_report(path)
+    assert old.games.top3 is None
+    assert "top-3 moves by score (SPIN-Bench)" in old.table() and "not measured" in old.table()
+    assert not any("SPIN-Bench" in label for label, _, _ in old.bars())
+    assert old.to_dict()["games"]["top3"] is None
+    assert GameGrade.from_dict(old.to_dict()["games"]) == old.games  # null reads back as not measured
+
+
+@pytest.mark.parametrize("bad", [{"count": 3, "n": 2}, "all", {"n": -1, "count": 0}])
+def test_a_malformed_top3_share_is_refused_by_name(bad: object) -> None:
+    data = _report().to_dict()["games"]
+    data["top3"] = bad
+    with pytest.raises(ValueError, match="games.top3"):
+        GameGrade.from_dict(data)
