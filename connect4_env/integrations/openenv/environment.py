@@ -29,11 +29,18 @@ from connect4_env.envs.two_seats import TwoSeatTextGame
 from connect4_env.integrations.openenv.models import Connect4TextAction as Action
 from connect4_env.integrations.openenv.models import Connect4TextObservation as Observation
 from connect4_env.integrations.openenv.models import Connect4TextState as State
-from connect4_env.rewards import MoveRubric, grade_report, make_move_rubric, rubric_names
+from connect4_env.rewards import MoveRubric, SharedRubric, grade_report, make_move_rubric, rubric_names
 from connect4_env.rules import Rules
 from connect4_env.validation import check_choice, check_name_list, check_number, check_seed
 
-__all__ = ["Connect4TextEnvironment", "NoGameError", "BadResetError", "discounted_credits", "RESET_FIELDS"]
+__all__ = [
+    "Connect4TextEnvironment",
+    "NoGameError",
+    "BadResetError",
+    "discounted_credits",
+    "session_kwargs",
+    "RESET_FIELDS",
+]
 
 NO_OPPONENT = "none"
 """The `opponent` that makes a session two-seat: one client plays both sides."""
@@ -329,3 +336,19 @@ class Connect4TextEnvironment(Environment[Action, Observation, State]):
     def close(self) -> None:
         """Close the session's game (called when the session ends)."""
         self.env.close()
+
+
+def session_kwargs(env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The server's sessions' arguments: ``env_kwargs`` checked by building one environment, with a per-move
+    reward (``reward="solver"``) built once, as a `SharedRubric`, so every session grades with one rubric (one
+    solver, the scores it found kept once), a move at a time.
+
+    Raises:
+        TypeError: a bad argument's type (as `Connect4TextEnvironment`).
+        ValueError: a bad argument's value (as `Connect4TextEnvironment`).
+    """
+    probe = Connect4TextEnvironment(**env_kwargs)
+    probe.close()
+    if probe.rubric is None or isinstance(probe.rubric, SharedRubric):
+        return env_kwargs
+    return {**env_kwargs, "reward": SharedRubric(probe.rubric, probe.reward)}

@@ -38,12 +38,11 @@ from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocketDisconnect
 
 from connect4_env.envs.dialects import MAX_ANSWER_LENGTH
-from connect4_env.integrations.openenv import connections, hardening
+from connect4_env.integrations.openenv import connections, environment, hardening
 from connect4_env.integrations.openenv.environment import BadResetError, Connect4TextEnvironment, NoGameError
 from connect4_env.integrations.openenv.hardening import FrameError, SessionLimitError, Sessions
 from connect4_env.integrations.openenv.models import Connect4TextAction as Action
 from connect4_env.integrations.openenv.models import Connect4TextObservation, Connect4TextState
-from connect4_env.rewards import SharedRubric
 from connect4_env.validation import check_int, check_name_list, check_number
 
 __all__ = ["create_app", "build_server", "serve", "MAX_SESSIONS", "SESSION_TIMEOUT", "SESSION_RATE"]
@@ -312,8 +311,7 @@ def create_app(
         session_rate: new sessions a second, on average (in bursts of up to `max_sessions` or `session_rate`).
         allowed_hosts: the host names answered (the `Host` header), or None for any.
         allowed_origins: web origins (`"http://127.0.0.1:3000"`) whose pages may use the server besides its own.
-        **env_kwargs: each session's `Connect4TextEnvironment`'s; a per-move reward (``reward="solver"``) is
-            built once here and shared by the sessions, one grade at a time.
+        **env_kwargs: each session's `Connect4TextEnvironment`'s (see `environment.session_kwargs`: one rubric for all).
 
     Raises:
         TypeError: an argument of the wrong type, or bad `env_kwargs` (an environment is built here to check).
@@ -341,11 +339,7 @@ def create_app(
                 f"an allowed origin is scheme://host[:port] (http or https), got {origin!r:.100}"
             )
     env_kwargs["max_answer_length"] = answer_length
-    probe = Connect4TextEnvironment(**env_kwargs)  # bad arguments fail now, not in every session
-    probe.close()
-    if probe.rubric is not None and not isinstance(probe.rubric, SharedRubric):
-        # one rubric for every session (one solver, its scores kept once), grading a move at a time
-        env_kwargs["reward"] = SharedRubric(probe.rubric, probe.reward)
+    env_kwargs = environment.session_kwargs(env_kwargs)  # bad arguments fail now, not in every session
     factory = functools.partial(Connect4TextEnvironment, **env_kwargs)
     app = _openenv_app(factory, limit)
     sessions = Sessions(factory, limit, timeout, rate)

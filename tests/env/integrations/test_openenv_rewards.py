@@ -181,3 +181,16 @@ def test_a_python_caller_gets_the_known_rewards_named_and_may_pass_a_rubric() ->
     assert env.step(Connect4TextAction(message="1")).reward == -1.0
     assert env.step(Connect4TextAction(message="3")).reward == 0.0
     assert env.state.reward == "function"
+
+
+def test_the_sessions_share_one_rubric_built_once() -> None:
+    from connect4_env.integrations.openenv.environment import Connect4TextEnvironment, session_kwargs
+    from connect4_env.rewards import SharedRubric
+
+    kwargs = session_kwargs({"reward": "solver", "opponent": "none", **SMALL})
+    shared = kwargs["reward"]
+    assert isinstance(shared, SharedRubric) and shared.name == "solver"
+    sessions = [Connect4TextEnvironment(**kwargs) for _ in range(2)]
+    assert all(session.rubric is shared and session.reward == "solver" for session in sessions)
+    assert session_kwargs(kwargs) == kwargs  # shared already: kept
+    assert session_kwargs({"reward": "outcome"}) == {"reward": "outcome"}
