@@ -112,7 +112,7 @@ class Connect4TextEnv(gym.Env):
     | `render_mode` | None | `"ansi"` returns the observation text |
 
     ## Version History
-    * v0: initial release; later the `reward` argument, whose default keeps the rewards as they were.
+    * v0: initial release.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 2}
