@@ -94,10 +94,10 @@ class Connect4TextEnv(gym.Env):
 
     ## Episode End
     As `Connect4-v0`: terminated on a win, a loss, a draw, or a rejected answer that loses; never truncated.
-    `info["outcome"]` is then `"win"`, `"loss"` or `"draw"` (under every reward), and `info["illegal_action"]` is True when a
-    rejected answer lost. Every step's `info` has the parse: `info["parsed_column"]` (the 0-based column
-    read, or None) and `info["parse_error"]` (None, or the message also shown in the observation's last
-    line), and `info["retries_left"]` for this move.
+    `info["outcome"]` is then `"win"`, `"loss"` or `"draw"` (under every reward), and `info["illegal_action"]`
+    is True when a rejected answer lost. Every step's `info` has the parse: `info["parsed_column"]` (the
+    0-based column read, or None) and `info["parse_error"]` (None, or the message also shown in the
+    observation's last line), and `info["retries_left"]` for this move.
 
     ## Arguments
     | argument | default | meaning |
