@@ -34,6 +34,7 @@ COMMANDS = (
     "tournament",
     "evaluate",
     "grade",
+    "audit",
     "perfect",
     "exploit",
     "train_sb3",

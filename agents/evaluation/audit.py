@@ -184,15 +184,16 @@ class HarnessAudit:
 
     def table(self, listed: int = 20) -> str:
         """The audit as text: a row per player and dialect, then the first ``listed`` flagged seats."""
+        width = max([len("player"), *(len(row.player) for row in self.players)])
         lines = [
-            f"{self.games} games; per player (the model) and dialect, games by what the harness did:",
-            f"  {'player':32} {'dialect':10} {'games':>5} {'clean':>5} {'forfeit':>7} {'fallbk':>6} "
-            f"{'retry':>5}  {'rejected/tries':>14} {'fallback/text moves':>19}",
+            f"{self.games} games, per player (the model) and dialect:",
+            f"  {'player':{width}} {'dialect':10} {'games':>5} {'clean':>5} {'forfeit':>7} {'fallback':>8} "
+            f"{'retried':>7}  {'rejected/tries':>14} {'fallback/text moves':>19}",
         ]
         for row in self.players:
             lines.append(
-                f"  {row.player:32.32} {row.dialect or '-':10.10} {row.games:>5} {row.clean:>5} "
-                f"{row.forfeits:>7} {row.fallback_games:>6} {row.retry_games:>5}  "
+                f"  {row.player:{width}} {row.dialect or '-':10} {row.games:>5} {row.clean:>5} "
+                f"{row.forfeits:>7} {row.fallback_games:>8} {row.retry_games:>7}  "
                 f"{f'{row.rejected}/{row.tries}':>14} {f'{row.fallback_moves}/{row.text_moves}':>19}"
             )
         decided = sum(game.decided_by_harness for game in self.flagged)
@@ -205,13 +206,17 @@ class HarnessAudit:
             if game.forfeit is not None:
                 what.append(f"forfeit ({game.forfeit})")
             if game.fallback_moves:
-                what.append(f"{game.fallback_moves} fallback moves")
+                what.append(_counted(game.fallback_moves, "fallback move"))
             if game.rejected:
-                what.append(f"{game.rejected} rejected answers")
+                what.append(_counted(game.rejected, "rejected answer"))
             lines.append(f"  {game.label}: {game.player} (seat {game.seat}): {', '.join(what)}")
         if len(self.flagged) > listed:
             lines.append(f"  ... and {len(self.flagged) - listed} more (the JSON lists them all)")
         return "\n".join(lines)
+
+
+def _counted(number: int, thing: str) -> str:
+    return f"{number} {thing}" + ("" if number == 1 else "s")
 
 
 def audit_games(games: Sequence[GameLog], labels: Sequence[str] | None = None) -> HarnessAudit:

@@ -170,7 +170,7 @@ class GradeReport:
         handles = [plt.Rectangle((0, 0), 1, 1, color=colours[k]) for k in ("share", "rate")]
         axis.legend(
             handles,
-            ["kept the best outcome (higher is better)", "lower is better"],
+            ["shares: higher is better", "rates: lower is better"],
             fontsize=7,
             loc="upper right",
             ncol=2,

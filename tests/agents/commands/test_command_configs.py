@@ -29,6 +29,7 @@ END = "<!-- options: end -->"
 REQUIRED = {
     "evaluate": ["random"],
     "grade": ["random"],
+    "audit": ["games.jsonl"],
     "perfect": ["random"],
     "exploit": ["random"],
     "replay": ["games.jsonl"],
@@ -45,6 +46,7 @@ SPELLINGS = {
     "evaluate": "--test-sets --plies --sample --seed --backend --workers --address --json --plot --no-progress",
     "grade": "--opponent --games --rows --columns --win-length --sets --no-sets --sample --seed --workers --out "
     "--no-plot --no-progress",
+    "audit": "--json --listed",
     "perfect": "--games --second-games --rows --columns --win-length --seed --out --no-progress",
     "exploit": "--cpu-minutes --timesteps --rows --columns --win-length --n-envs --eval-freq --eval-games "
     "--confirm-games --features --hyperparameters --seed --out --quiet",

@@ -216,6 +216,7 @@ def test_the_dispatcher_mounts_every_command_once_with_a_one_line_summary(
         "tournament",
         "evaluate",
         "grade",
+        "audit",
         "perfect",
         "exploit",
         "train-sb3",
