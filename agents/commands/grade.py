@@ -7,12 +7,13 @@
 
 Plays the player against the opponent with paired seats (it moves first in half of the games), and judges
 every move it made with the exact solver: the share of moves that keep the best outcome (win, draw, loss),
-over all judged moves and over the non-trivial positions (where some move loses the outcome), blunders (a
-win or a draw given up), and for a text policy the illegal-answer rate (rejected tries over all tries), the
+over all judged moves and over the non-trivial positions (where some move loses the outcome), SPIN-Bench's
+top-3 share beside it (moves ranked among the 3 best scores, ties sharing a rank), blunders (a win or a draw
+given up), and for a text policy the illegal-answer rate (rejected tries over all tries), the
 moves its fallback played (left out of every other figure: they are not the player's) and the forfeits per game;
 then the share of non-trivial positions of each test set where its move keeps the best outcome. Every figure comes
 with its 95 % Wilson interval. Writes, in --out, games.jsonl (the game records, a text policy's prompts and answers
-included: connect4 replay reads them; each game appended and flushed as it ends, so a killed run keeps the games it
+included: connect4 replay shows them, connect4 audit says which the harness decided; each game appended and flushed as it ends, so a killed run keeps the games it
 finished), report.json and report.png. Boards the solver cannot judge (6x7 without the book extra, more than 35 cells)
 leave the moves unjudged and say so.
 """
