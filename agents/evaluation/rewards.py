@@ -55,8 +55,10 @@ REWARD_SCALE = {"best": 1.0, "keeps": 0.5, "one_class": -0.5, "two_classes": -1.
 """The reward of a move by what it keeps of the best outcome (see the module docstring)."""
 REJECTED_ANSWER_REWARD = -1.0
 """The reward of an answer the dialect rejects: that of the worst move."""
-REWARD_CELLS = 30  # boards graded without the book: the solver answers their empty board in seconds
-TOP_RANKS = 3  # SPIN-Bench counts a move among the 3 best-ranked as good
+REWARD_CELLS = 30
+"""The most cells of a board graded without the book: the solver answers its empty board in seconds."""
+TOP_RANKS = 3
+"""SPIN-Bench counts a move among the 3 best-ranked as good."""
 _CACHE_POSITIONS = 200_000  # positions whose scores a rubric keeps: a few hundred bytes each
 
 
