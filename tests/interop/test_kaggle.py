@@ -825,17 +825,20 @@ def test_a_cold_move_first_waits_for_mctss_kernels_and_plays_warm_when_they_load
 
     monkeypatch.setattr(kaggle, "kernel_loader", kernel_loader)
     no_other_loading(monkeypatch)
-    agent = make_kaggle_agent("mcts:300", seed=0, move_seconds=0.2)
-    observation, rules = {"board": kaggle_board(EARLY), "mark": 2}, Board.from_ascii(EARLY).rules
-    assert agent(observation, CONFIG) in range(7)
-    (timeout,) = loader.mcts_ready.timeouts  # type: ignore[attr-defined]
-    assert timeout is not None and 0 <= timeout <= 0.3 * 0.2
-    policy = agent.policy_for(rules)
-    assert agent.cold_moves == 0 and agent.fallbacks == 0 and policy.last_search.playouts == 300
-    assert policy.compiled is None and policy.time_limit <= 0.1  # compiled MCTS, half the move
-    assert agent._endgame.solvers[rules].compiled is False  # the solver's kernels are still loading
-    assert "cold start" not in capsys.readouterr().err
-    solver_stage.set()
+    try:
+        agent = make_kaggle_agent("mcts:300", seed=0, move_seconds=0.2)
+        observation, rules = {"board": kaggle_board(EARLY), "mark": 2}, Board.from_ascii(EARLY).rules
+        assert agent(observation, CONFIG) in range(7)
+        (timeout,) = loader.mcts_ready.timeouts  # type: ignore[attr-defined]
+        assert timeout is not None and 0 <= timeout <= 0.3 * 0.2
+        policy = agent.policy_for(rules)
+        # the policy searched (how many playouts fit in its 0.1 s depends on the machine: not asserted)
+        assert agent.cold_moves == 0 and agent.fallbacks == 0 and policy.last_search.playouts >= 1
+        assert policy.compiled is None and policy.time_limit <= 0.1  # compiled MCTS, half the move
+        assert agent._endgame.solvers[rules].compiled is False  # the solver's kernels are still loading
+        assert "cold start" not in capsys.readouterr().err
+    finally:  # a failed assertion must not leave the loading thread waiting (it would mark the process loading)
+        solver_stage.set()
     assert loader.wait(60)
     agent(observation, CONFIG)
     assert agent._endgame.solvers[rules].compiled is None and policy.time_limit > 0.1
