@@ -12,6 +12,7 @@ from typing import Any
 
 from connect4_agents._support.figures import pyplot, save_figure
 from connect4_agents.evaluation.arena import wilson_interval
+from connect4_agents.evaluation.rewards import TOP_RANKS, score_ranks
 from connect4_agents.evaluation.test_sets import Position, score_outcome
 
 __all__ = ["AccuracyReport", "SetAccuracy", "plot_reports"]
@@ -28,6 +29,8 @@ class SetAccuracy:
         regret: the sum over positions of the best score minus the move's score.
         nontrivial: non-trivial positions counted.
         nontrivial_optimal_class: non-trivial positions where the move kept the best outcome.
+        nontrivial_top3: non-trivial positions where the move's score ranked among the 3 best (SPIN-Bench's
+            measure: dense ranks, ties sharing one; a forfeit is not).
         forfeits: positions the agent gave up (counted in the others as a loss right there).
         fallbacks: positions where the agent's fallback played, not the agent (in none of the others).
     """
@@ -38,6 +41,7 @@ class SetAccuracy:
     regret: float = 0.0
     nontrivial: int = 0
     nontrivial_optimal_class: int = 0
+    nontrivial_top3: int = 0
     forfeits: int = 0
     fallbacks: int = 0
 
@@ -63,6 +67,9 @@ class SetAccuracy:
         if position.nontrivial:
             self.nontrivial += 1
             self.nontrivial_optimal_class += kept
+            if column is not None:
+                rank = score_ranks(position.move_scores)[column]
+                self.nontrivial_top3 += rank is not None and rank <= TOP_RANKS
 
     @property
     def optimal_class_rate(self) -> float:
@@ -113,8 +120,8 @@ class SetAccuracy:
     def to_dict(self) -> dict[str, Any]:
         """The counts' rates and intervals as a JSON-ready dict: ``n``, ``optimal_class_rate``,
         ``optimal_class_ci95``, ``exact_rate``, ``exact_ci95``, ``mean_regret``, ``nontrivial_n``,
-        ``nontrivial_optimal_class_rate``, ``nontrivial_optimal_class_ci95`` (intervals as two-item lists,
-        an empty group's rates as NaN), ``forfeits`` and ``fallbacks``.
+        ``nontrivial_optimal_class_rate``, ``nontrivial_optimal_class_ci95``, ``nontrivial_top3_rate``
+        (intervals as two-item lists, an empty group's rates as NaN), ``forfeits`` and ``fallbacks``.
         """
         return {
             "n": self.n,
@@ -126,6 +133,7 @@ class SetAccuracy:
             "nontrivial_n": self.nontrivial,
             "nontrivial_optimal_class_rate": self.nontrivial_rate,
             "nontrivial_optimal_class_ci95": list(self.nontrivial_ci95),
+            "nontrivial_top3_rate": self.nontrivial_top3 / self.nontrivial if self.nontrivial else math.nan,
             "forfeits": self.forfeits,
             "fallbacks": self.fallbacks,
         }

@@ -219,6 +219,11 @@ class GradeReport:
                     lines[-1] += f"  ({grade.forfeits} positions forfeited)"
                 if grade.fallbacks:
                     lines[-1] += f"  ({grade.fallbacks} played by the fallback, not rated)"
+            if any(grade.nontrivial_top3 is not None for grade in self.sets.values()):
+                lines.append("  test sets, non-trivial positions: top-3 moves by score (SPIN-Bench)")
+                for name, grade in self.sets.items():
+                    if grade.nontrivial_top3 is not None:
+                        row(f"  {name}", grade.nontrivial_top3)
         return "\n".join(lines)
 
 

@@ -198,18 +198,24 @@ class SetGrade:
         nontrivial_best_class: the same over the non-trivial positions (the figure that tells players apart).
         forfeits: positions the player gave up (counted as lost in both rates).
         fallbacks: positions its fallback played (a text policy's random column): in neither rate.
+        nontrivial_top3: the non-trivial positions where the move ranked among the 3 best scores
+            (SPIN-Bench's measure); None in a report written before it was measured.
     """
 
     best_class: Rate
     nontrivial_best_class: Rate
     forfeits: int = 0
     fallbacks: int = 0
+    nontrivial_top3: Rate | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Both rates as `Rate.to_dict`, ``forfeits`` and ``fallbacks``."""
+        """The rates as `Rate.to_dict` (``nontrivial_top3`` null when not measured), ``forfeits`` and
+        ``fallbacks``.
+        """
         return {
             "best_class": self.best_class.to_dict(),
             "nontrivial_best_class": self.nontrivial_best_class.to_dict(),
+            "nontrivial_top3": None if self.nontrivial_top3 is None else self.nontrivial_top3.to_dict(),
             "forfeits": self.forfeits,
             "fallbacks": self.fallbacks,
         }
@@ -219,7 +225,8 @@ class SetGrade:
         """Read `to_dict`'s form back.
 
         Raises:
-            ValueError: not an object of two rates and counts of forfeits and fallbacks (absent: 0).
+            ValueError: not an object of two rates (and ``nontrivial_top3``: a rate, null or absent) and counts
+                of forfeits and fallbacks (absent: 0).
         """
         if not isinstance(data, dict):
             raise ValueError(f"{what} must be an object, got {data!r:.80}")
@@ -229,8 +236,11 @@ class SetGrade:
             if type(count) is not int or count < 0:
                 raise ValueError(f"{what}.{name} must be an integer >= 0, got {count!r:.40}")
             counts.append(count)
+        top3 = data.get("nontrivial_top3")
         return cls(
             Rate.from_dict(data.get("best_class"), f"{what}.best_class"),
             Rate.from_dict(data.get("nontrivial_best_class"), f"{what}.nontrivial_best_class"),
-            *counts,
+            forfeits=counts[0],
+            fallbacks=counts[1],
+            nontrivial_top3=None if top3 is None else Rate.from_dict(top3, f"{what}.nontrivial_top3"),
         )

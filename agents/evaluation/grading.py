@@ -223,6 +223,7 @@ def grade_test_sets(
             Rate(part.nontrivial_optimal_class, part.nontrivial),
             part.forfeits,
             part.fallbacks,
+            Rate(part.nontrivial_top3, part.nontrivial),
         )
         for name, part in report.per_set.items()
     }

@@ -144,3 +144,34 @@ def test_a_malformed_top3_share_is_refused_by_name(bad: object) -> None:
     data["top3"] = bad
     with pytest.raises(ValueError, match="games.top3"):
         GameGrade.from_dict(data)
+
+
+# -- per test set ---------------------------------------------------------------------------------------------
+def test_on_a_test_set_the_top3_share_counts_non_trivial_positions_and_a_forfeit_is_not_in_it() -> None:
+    from connect4_agents.evaluation.accuracy_report import SetAccuracy
+    from connect4_agents.evaluation.test_sets import Position
+
+    # X to move on 4x5: columns 0 and 4 lose, 1-3 draw (non-trivial); ranks 2, 1, 1, 1, 2
+    position = Position((), 4, 5, 4, (-1, 0, 0, 0, -1), 0)
+    assert position.nontrivial
+    counts = SetAccuracy()
+    for column in (0, 2, None):
+        counts.add(position, column)
+    assert counts.nontrivial == 3 and counts.nontrivial_optimal_class == 1
+    assert counts.nontrivial_top3 == 2  # the losing edge ranks 2, in the top 3; the forfeit is not
+    many = Position((), 1, 7, 4, (6, 5, 4, 3, 2, 1, 0), 6)  # seven distinct scores
+    counts = SetAccuracy()
+    counts.add(many, 3)
+    assert counts.nontrivial_top3 == 0 and counts.to_dict()["nontrivial_top3_rate"] == 0.0
+
+
+def test_a_set_grade_carries_the_top3_share_through_json_and_an_old_one_reads_as_not_measured() -> None:
+    from connect4_agents.evaluation.grades import SetGrade
+
+    grade = SetGrade(Rate(5, 10), Rate(3, 8), 0, 0, Rate(7, 8))
+    assert SetGrade.from_dict(json.loads(json.dumps(grade.to_dict())), "sets.x") == grade
+    old = grade.to_dict()
+    del old["nontrivial_top3"]
+    assert SetGrade.from_dict(old, "sets.x").nontrivial_top3 is None
+    with pytest.raises(ValueError, match="sets.x.nontrivial_top3"):
+        SetGrade.from_dict({**grade.to_dict(), "nontrivial_top3": {"count": 9, "n": 8}}, "sets.x")
