@@ -23,11 +23,14 @@ four in a row when the opening book is installed (the `book` extra), or a board 
 [`REWARD_CELLS`][connect4_agents.evaluation.rewards.REWARD_CELLS] cells, where the solver answers any position
 exactly in seconds at most; it refuses any other board when it is built, before training starts. It keeps the
 scores of the positions it has solved (most recently used first), so the completions of one prompt cost one
-solve.
+solve. [`solver_rubric`][connect4_agents.evaluation.rewards.solver_rubric] (the ``"solver"`` reward name) gives
+one rubric per board size per process, shared by every env that asks (a vector of text envs solves each
+position once, and keeps one solver table); a rubric is safe to share between threads.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,6 +45,7 @@ from connect4_env.validation import check_int
 __all__ = [
     "MoveGrade",
     "SolverRubric",
+    "solver_rubric",
     "grade_move",
     "score_ranks",
     "reward_supported",
@@ -159,6 +163,7 @@ class SolverRubric:
         self._solver = SolverAgent(node_budget=None)
         self._solver.bind(rules)
         self._cache: OrderedDict[tuple[int, int], tuple[int | None, ...]] = OrderedDict()
+        self._lock = threading.Lock()  # one search at a time: the solver's tables are not shared safely
 
     def __repr__(self) -> str:
         return f"SolverRubric({self.rules!r})"
@@ -172,15 +177,16 @@ class SolverRubric:
         if board.rules != self.rules:
             raise ValueError(f"this rubric grades {self.rules!r}, got a board of {board.rules!r}")
         key = (board.stones[0], board.stones[1])
-        cached = self._cache.get(key)
-        if cached is not None:
-            self._cache.move_to_end(key)
-            return cached
-        scores = tuple(self._solver.evaluate_board(board))
-        self._cache[key] = scores
-        if len(self._cache) > _CACHE_POSITIONS:
-            self._cache.popitem(last=False)
-        return scores
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return cached
+            scores = tuple(self._solver.evaluate_board(board))
+            self._cache[key] = scores
+            if len(self._cache) > _CACHE_POSITIONS:
+                self._cache.popitem(last=False)
+            return scores
 
     def grade(self, board: Board, column: int) -> MoveGrade:
         """Grade playing ``column`` on ``board`` (see `grade_move`).
@@ -193,3 +199,22 @@ class SolverRubric:
     def __call__(self, board: Board, column: int) -> float:
         """The reward of playing ``column`` on ``board`` for the player to move (see `grade`)."""
         return self.grade(board, column).reward
+
+
+_SHARED: dict[Rules, SolverRubric] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def solver_rubric(rules: Rules | None = None) -> SolverRubric:
+    """This process's `SolverRubric` for ``rules`` (default 6x7), made on first use and shared after: the
+    ``"solver"`` reward of ``Connect4Text-v0`` and the OpenEnv server.
+
+    Raises:
+        TypeError: ``rules`` is not a `Rules`.
+        ValueError: as `SolverRubric` (a board it cannot grade).
+    """
+    rules = check_rules(rules if rules is not None else Rules())
+    with _SHARED_LOCK:
+        if rules not in _SHARED:
+            _SHARED[rules] = SolverRubric(rules)
+        return _SHARED[rules]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cache
 
 import pytest
+from helpers.extras import needs_book
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,6 +16,7 @@ from connect4_agents.evaluation.rewards import (
     grade_move,
     reward_supported,
     score_ranks,
+    solver_rubric,
 )
 from connect4_env.core import Board
 from connect4_env.rules import Rules
@@ -96,6 +98,7 @@ def test_each_step_of_the_scale_on_a_board() -> None:
     assert score_ranks(scores) == [3, 4, 4, 1, 4, 2, None]
 
 
+@needs_book  # an early 6x7 position
 def test_the_top_three_counts_moves_that_throw_a_win_away_where_few_scores_are_distinct() -> None:
     board = Board.from_ascii(
         """
@@ -142,3 +145,37 @@ def test_the_completions_of_one_prompt_cost_one_solve() -> None:
     rubric._solver.last_nodes = -1
     assert [rubric(board, column) for column in range(5)] and rubric._solver.last_nodes == -1
     assert solved > 0
+
+
+def test_the_solver_reward_is_one_rubric_per_board_in_a_process_shared_by_every_env() -> None:
+    from connect4_env.rewards import make_move_rubric
+
+    rules = Rules(4, 5, 4)
+    shared = make_move_rubric("solver", rules)
+    assert shared is make_move_rubric("solver", rules) is solver_rubric(rules)
+    assert make_move_rubric("solver", SMALL) is not shared and solver_rubric(SMALL).rules == SMALL
+
+
+def test_threads_grading_with_one_rubric_get_what_one_thread_gets() -> None:
+    import threading
+
+    rules = Rules(4, 5, 4)
+    boards = [
+        Board.from_moves(moves, rules) for moves in ([], [2], [2, 2], [0, 4, 1], [1, 3, 2, 2], [4, 4, 4])
+    ]
+    expected = [SolverRubric(rules).scores(board) for board in boards]
+    shared, results, errors = SolverRubric(rules), {}, []
+
+    def grade(index: int) -> None:
+        try:
+            results[index] = [shared.scores(board) for board in boards[index % 2 :: 2]]
+        except Exception as error:  # reported below: a thread's exception is otherwise lost
+            errors.append(error)
+
+    threads = [threading.Thread(target=grade, args=(index,)) for index in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert all(results[index] == expected[index % 2 :: 2] for index in range(4))

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers.extras import heavy_without_numba
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -253,6 +254,7 @@ def nontrivial_errors(network: NTupleNetwork, name: str) -> float:
     return wrong / len(positions)
 
 
+@heavy_without_numba  # 20,000 games: three minutes in plain Python
 def test_self_play_learns_a_small_board() -> None:
     """4x4 with 3 in a row: 20,000 games of self-play (well under a second compiled) take the greedy network
     from about 60 % wrong moves on the shipped set's non-trivial positions to under a quarter."""
