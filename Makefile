@@ -139,11 +139,11 @@ test-openenv-core: $(OPENENV_CORE_STAMP)
 # its parsers import only chess, absl and open_spiel, the last two the openspiel extra's), and kaggle-environments'
 # connect_four harness file from .venv-kaggle (kaggle-environments itself pulls litellm; the file needs pyspiel).
 test-llm: $(STAMP) $(KAGGLE_STAMP)
-	$(PY) $(PIP_INSTALL) -e ".[llm]"
+	$(PY) $(PIP_INSTALL) -e ".[llm,trl]"
 	if $(PY) -c "import sys; sys.exit(sys.version_info < (3, 11))"; then \
 	  $(PY) $(PIP_INSTALL) --no-deps "game_arena==0.1.0" "chess>=1.10" && $(PY) -c "import game_arena.harness.parsers"; \
 	else echo "game_arena 0.1.0 needs Python 3.11+: DeepMind's parser agreement tests skip"; fi
-	$(PY) -m pytest -m llm -q -p no:cacheprovider tests/interop/test_hf_text.py
+	$(PY) -m pytest -m llm -q -p no:cacheprovider tests/interop/test_hf_text.py tests/interop/test_trl_rewards.py
 	KAGGLE_PYTHON=$(KAGGLE_VENV)/bin/python $(PY) -m pytest -q -p no:cacheprovider tests/env/envs/test_game_arena_parsers.py
 	$(PY) -m pytest -q -p no:cacheprovider tests/test_docs.py -k llm.md
 

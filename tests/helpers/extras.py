@@ -40,6 +40,8 @@ EXTRAS: dict[str, str] = {
     "open_spiel": "openspiel",
     "transformers": "llm",
     "tokenizers": "llm",
+    "trl": "trl",
+    "datasets": "trl",
 }
 # What each extra brings, and so what ``needs(extra)`` checks is importable.
 MODULES: dict[str, tuple[str, ...]] = {
