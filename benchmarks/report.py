@@ -37,6 +37,7 @@ COMMANDS: dict[str, list[str]] = {
     "alphazero_speed": ["benchmarks/alphazero_speed.py"],
     "selfplay_throughput": ["benchmarks/selfplay_throughput.py"],
     "openenv_latency": ["benchmarks/openenv_latency.py", "--steps", "1000"],
+    "reward_throughput": ["benchmarks/reward_throughput.py"],
     "qlearning_targets": ["benchmarks/qlearning_targets.py", "--episodes", "1000000"],
     "kaggle_cold_start": ["benchmarks/kaggle_cold_start.py", "--runs", "5", "--games", "1"],
     "pool_throughput": [

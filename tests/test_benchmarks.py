@@ -131,3 +131,17 @@ def test_ntuple_throughput_prints_transitions_per_second_against_pettingzoo() ->
     assert ours.startswith("n-tuple self-play, learning included:") and "transitions/s" in ours
     assert peer.startswith("PettingZoo connect_four_v3") and ratio.startswith("ratio: ")
     assert float(ratio.split()[1].rstrip("x")) > 0
+
+
+def test_reward_throughput_reports_the_reward_next_to_reading_alone() -> None:
+    done = run("benchmarks/reward_throughput.py", "--small", "--positions", "12", "--generations", "4")
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    for label in (
+        "solve per position",
+        "reward from the dataset's scores",
+        "reading alone",
+        "reward solved on the fly",
+    ):
+        assert any(line.startswith(label) and "p99" in line for line in lines), done.stdout
+    assert "grading's cost: the reward runs at" in done.stdout
