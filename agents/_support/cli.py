@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ipaddress
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -24,6 +26,9 @@ from connect4_env.extras import MissingExtraError
 from connect4_env.policy import did_you_mean, policy_names
 
 __all__ = [
+    "port_number",
+    "listen_host",
+    "is_host_spelling",
     "run_cli",
     "CommandParser",
     "command_parser",
@@ -322,3 +327,47 @@ def with_agent_specs(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     """
     parser.epilog = "\n\n".join(filter(None, [parser.epilog, agent_specs_help()]))
     return parser
+
+
+def port_number(text: str) -> int:
+    """A TCP port number for argparse: an integer in 0..65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0..65535)") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port number (0..65535)")
+    return value
+
+
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)\Z")
+
+
+def is_host_spelling(text: str) -> bool:
+    """Whether ``text`` can name an address to listen on, by its spelling alone (nothing is looked up): an
+    IPv4 or IPv6 address, or a host name of ASCII letters, digits and hyphens in dot-separated labels of at
+    most 63 characters (RFC 1123), whose last label is not all digits (``999.1.1.1`` is no address).
+    """
+    try:
+        ipaddress.ip_address(text)
+        return True
+    except ValueError:
+        pass
+    labels = text[:-1].split(".") if text.endswith(".") else text.split(".")
+    return (
+        0 < len(text) <= 253
+        and all(_HOST_LABEL.match(label) for label in labels)
+        and not labels[-1].isdigit()
+    )
+
+
+def listen_host(text: str) -> str:
+    """An address to listen on, for argparse: an IP address or a host name (see `is_host_spelling`); not empty
+    (an empty host listens on every interface; to do that on purpose, say ``--host 0.0.0.0``).
+    """
+    if not is_host_spelling(text):
+        raise argparse.ArgumentTypeError(
+            f"{text[:80]!r} is not an address: name an IP address such as 127.0.0.1 (local only) or 0.0.0.0 "
+            "(every interface), or a host name of letters, digits, hyphens and dots (localhost)"
+        )
+    return text

@@ -46,6 +46,7 @@ COMMANDS = (
     "make_test_sets",
     "mcts_vs_qlearning",
     "serve_openenv",
+    "serve_grader",
 )
 
 # the name each module answers to under ``connect4`` (the bundled MCTS vs Q-learning program is ``match``)

@@ -24,14 +24,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.metadata
-import ipaddress
 import math
 import re
 import sys
 from dataclasses import dataclass, field
 from typing import Literal
 
-from connect4_agents._support.cli import positive_int
+from connect4_agents._support.cli import listen_host, port_number, positive_int
 from connect4_agents._support.config_cli import config_parser, option, run_config
 from connect4_env.envs.dialects import DIALECTS, MAX_ANSWER_LENGTH
 from connect4_env.extras import MissingExtraError, require
@@ -44,46 +43,6 @@ __all__ = ["ServeOpenEnvConfig", "build_parser", "run", "main", "check_openenv",
 
 REWARD_CHOICES = (OUTCOME, "trajectory", *rubric_names())
 """``--reward``'s: the outcome, OpenEnv's trajectory rubric, and the per-move rubrics installed (``solver``)."""
-
-
-def _port(text: str) -> int:
-    """A TCP port number for argparse: an integer in 0..65535."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0..65535)") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"{value} is not a port number (0..65535)")
-    return value
-
-
-_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)\Z")
-
-
-def _is_host(text: str) -> bool:
-    """Whether ``text`` can name an address to listen on, by its spelling alone (nothing is looked up): an
-    IPv4 or IPv6 address, or a host name of ASCII letters, digits and hyphens in dot-separated labels of at
-    most 63 characters (RFC 1123), whose last label is not all digits (``999.1.1.1`` is no address).
-    """
-    try:
-        ipaddress.ip_address(text)
-        return True
-    except ValueError:
-        pass
-    labels = text[:-1].split(".") if text.endswith(".") else text.split(".")
-    return 0 < len(text) <= 253 and all(_LABEL.match(label) for label in labels) and not labels[-1].isdigit()
-
-
-def _host(text: str) -> str:
-    """An address to listen on, for argparse: an IP address or a host name (see `_is_host`); not empty
-    (an empty host listens on every interface; to do that on purpose, say ``--host 0.0.0.0``).
-    """
-    if not _is_host(text):
-        raise argparse.ArgumentTypeError(
-            f"{text[:80]!r} is not an address: name an IP address such as 127.0.0.1 (local only) or 0.0.0.0 "
-            "(every interface), or a host name of letters, digits, hyphens and dots (localhost)"
-        )
-    return text
 
 
 # OpenEnv's two distributions of the one `openenv` package, and the oldest release of each that works here
@@ -143,9 +102,9 @@ def check_openenv(installed: dict[str, str] | None = None) -> str | None:
 class ServeOpenEnvConfig:
     """The options of ``connect4 serve-openenv``."""
 
-    host: str = field(default="127.0.0.1", metadata=option(type=_host))
+    host: str = field(default="127.0.0.1", metadata=option(type=listen_host))
     """The address to listen on (``127.0.0.1``: this machine only; ``0.0.0.0``: every interface)."""
-    port: int = field(default=8000, metadata=option(type=_port))
+    port: int = field(default=8000, metadata=option(type=port_number))
     """The port, 0..65535 (0 picks a free one, printed once listening)."""
     opponent: str = "random"
     """The opponent's agent spec, or ``none``: the client plays both seats (each step is the move of the player

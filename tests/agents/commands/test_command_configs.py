@@ -66,6 +66,8 @@ SPELLINGS = {
     "make-test-sets": "--seed --sets --out",
     "serve-openenv": "--host --port --opponent --agent-first --invalid-answer --max-retries --rows --columns "
     "--win-length --max-sessions --session-timeout --session-rate --max-body-bytes --allow-origin",
+    "serve-grader": "--host --port --max-items --max-answer-length --max-pending --grade-timeout --request-timeout "
+    "--max-connections --allow-origin",
     "match mcts-vs-mcts": "--rows --columns --win-length --seed --playouts0 --playouts1 --c0 --c1 --games "
     "--games-out",
     "match train": "--rows --columns --win-length --seed --opponent --episodes --preset --alpha --gamma --epsilon "

@@ -228,6 +228,7 @@ def test_the_dispatcher_mounts_every_command_once_with_a_one_line_summary(
         "make-test-sets",
         "match",
         "serve-openenv",
+        "serve-grader",
     }
     with pytest.raises(SystemExit) as exit_info:
         commands.main(["--help"])
