@@ -42,7 +42,7 @@ TORCHRL_STAMP := $(TORCHRL_VENV)/.installed-stamp
 OPENENV_CORE_VENV := .venv-openenv-core
 OPENENV_CORE_STAMP := $(OPENENV_CORE_VENV)/.installed-stamp
 OPENENV_TESTS := tests/env/integrations/test_openenv_server.py tests/env/integrations/test_openenv_limits.py \
-    tests/env/integrations/test_openenv_games.py
+    tests/env/integrations/test_openenv_games.py tests/env/integrations/test_openenv_rewards.py
 
 .PHONY: run test test-slow test-rllib test-kaggle test-core test-lowest test-gymnasium-versions test-torchrl test-openenv-core test-llm lint type check format bench bench-report pictures clean install docs venvs
 
