@@ -35,7 +35,7 @@ from connect4_agents.interop.trl_rewards import position_dataset, solver_reward
 from connect4_env import Rules
 
 
-def setting(default: object, help: str) -> object:
+def setting(default: Any, help: str) -> Any:
     """A field of ``Args``: its default, and its help in ``--help`` (where argparse adds the default)."""
     return dataclasses.field(default=default, metadata={"help": help})
 
@@ -165,8 +165,8 @@ def main(argv: list[str] | None = None) -> None:
     log = RewardLog(out / "rewards.csv")
 
     class Logged(TrainerCallback):  # type: ignore[misc]
-        def on_log(self, arguments: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
-            log(state.global_step, logs or {})
+        def on_log(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            log(state.global_step, kwargs.get("logs") or {})
 
     config = GRPOConfig(
         output_dir=str(out / "trainer"),
