@@ -13,7 +13,8 @@ OpenEnv server take a reward by name or as such an object:
 `"solver"` is [`SolverRubric`][connect4_agents.evaluation.rewards.SolverRubric] (the `connect4_agents`
 package): +1.0 for a move with the best exact score, +0.5 for one that keeps the best outcome class (win, draw
 or loss), -0.5 for one that gives a class up, -1.0 for a win given up for a loss. It grades 6x7 boards with
-the opening book installed and boards of at most 30 cells, and refuses any other board when it is built.
+the opening book installed and boards of at most 30 cells whose empty board it solves within 20,000,000 nodes
+(4x7, 5x6, 6x5 and smaller with four in a row; not 3x10), and refuses any other board when it is built.
 
 Names resolve as agents' do (`connect4_env.policy`): installed packages declare theirs under the
 ``connect4_env.rewards`` entry-point group (``name = "module:attr"``), and `register_rubric` adds more at run

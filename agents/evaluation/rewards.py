@@ -21,7 +21,9 @@ holds losing moves beside winning ones, which the outcome classes never count as
 A [`SolverRubric`][connect4_agents.evaluation.rewards.SolverRubric] grades moves on one board size: 6x7 with
 four in a row when the opening book is installed (the `book` extra), or a board of at most
 [`REWARD_CELLS`][connect4_agents.evaluation.rewards.REWARD_CELLS] cells, where the solver answers any position
-exactly in seconds at most; it refuses any other board when it is built, before training starts. It keeps the
+exactly in seconds, and whose empty board it solves within
+[`REWARD_NODES`][connect4_agents.evaluation.rewards.REWARD_NODES] nodes when the rubric is built (3x10 with four
+in a row has 30 cells and does not); it refuses any other board when it is built, before training starts. It keeps the
 scores of the positions it has solved (most recently used first), so the completions of one prompt cost one
 solve. [`solver_rubric`][connect4_agents.evaluation.rewards.solver_rubric] (the ``"solver"`` reward name) gives
 one rubric per board size per process, shared by every env that asks (a vector of text envs solves each
@@ -36,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from connect4_agents.evaluation.test_sets import score_outcome
-from connect4_agents.solver.agent import SolverAgent
+from connect4_agents.solver.agent import SolverAgent, SolverBudgetExceeded
 from connect4_agents.solver.book import BOOK_RULES, book_available
 from connect4_env.core import Board
 from connect4_env.rules import Rules, check_rules
@@ -60,7 +62,10 @@ REWARD_SCALE = {"best": 1.0, "keeps": 0.5, "one_class": -0.5, "two_classes": -1.
 REJECTED_ANSWER_REWARD = -1.0
 """The reward of an answer the dialect rejects: that of the worst move."""
 REWARD_CELLS = 30
-"""The most cells of a board graded without the book: the solver answers its empty board in seconds."""
+"""The most cells of a board graded without the book."""
+REWARD_NODES = 20_000_000
+"""The solver nodes the empty board of a board graded without the book may take (a few seconds compiled): the
+rubric solves it when it is built, and refuses the board past this (3x10 and 2x15 with four in a row are)."""
 TOP_RANKS = 3
 """SPIN-Bench counts a move among the 3 best-ranked as good."""
 _CACHE_POSITIONS = 200_000  # positions whose scores a rubric keeps: a few hundred bytes each
@@ -160,10 +165,21 @@ class SolverRubric:
                 f"and the opening book, or at most {REWARD_CELLS} cells; {book}"
             )
         self.rules = rules
-        self._solver = SolverAgent(node_budget=None)
+        self._solver = SolverAgent(node_budget=None if rules == BOOK_RULES else REWARD_NODES)
         self._solver.bind(rules)
         self._cache: OrderedDict[tuple[int, int], tuple[int | None, ...]] = OrderedDict()
         self._lock = threading.Lock()  # one search at a time: the solver's tables are not shared safely
+        if rules != BOOK_RULES:  # the empty board, the hardest to solve, within the bound; then no bound
+            try:
+                self.scores(Board(rules))
+            except SolverBudgetExceeded:
+                raise ValueError(
+                    f"solver rewards need a board the solver answers exactly in seconds: the empty "
+                    f"{rules.rows}x{rules.columns} board with win_length {rules.win_length} needs more than "
+                    f"{REWARD_NODES:,} solver nodes (6x7 with four in a row and the opening book, 4x7, 5x6 or 6x5 "
+                    "with four in a row, and smaller boards, are within it)"
+                ) from None
+            self._solver.node_budget = None
 
     def __repr__(self) -> str:
         return f"SolverRubric({self.rules!r})"
@@ -202,6 +218,7 @@ class SolverRubric:
 
 
 _SHARED: dict[Rules, SolverRubric] = {}
+_REFUSED: dict[Rules, str] = {}  # boards refused, with why: asked again, refused at once
 _SHARED_LOCK = threading.Lock()
 
 
@@ -215,6 +232,12 @@ def solver_rubric(rules: Rules | None = None) -> SolverRubric:
     """
     rules = check_rules(rules if rules is not None else Rules())
     with _SHARED_LOCK:
+        if rules in _REFUSED:
+            raise ValueError(_REFUSED[rules])
         if rules not in _SHARED:
-            _SHARED[rules] = SolverRubric(rules)
+            try:
+                _SHARED[rules] = SolverRubric(rules)
+            except ValueError as error:
+                _REFUSED[rules] = str(error)
+                raise
         return _SHARED[rules]

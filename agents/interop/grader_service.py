@@ -19,7 +19,11 @@ Origin checks, a body bound (room for `max_items` answers of `max_answer_length`
 nesting, a deadline for each request to arrive and a cap on connections. Besides them: at most `max_items` items a
 request, at most `max_pending` requests graded or waiting at once (one more is answered 503 with `Retry-After`),
 and `grade_timeout` seconds of grading a request (past it, 503; the item under way finishes, the rest are not
-graded). Positions are solved one at a time, by the process's shared rubric for their board.
+graded, and the request's place is given back only then). Positions are solved one at a time, by the process's
+shared rubric for their board. The solver's compiled search holds Python's lock, so while one position is solved
+the server answers nothing else: each solve is bounded by the boards graded (6x7 with the book: at most about a
+second, the p99 a fraction of that; any other board's empty position within `REWARD_NODES` nodes, checked, and
+refused for good, at the first request on it), not by `grade_timeout`.
 """
 
 from __future__ import annotations
@@ -138,6 +142,10 @@ def _rules_of(request: _Board) -> Rules:
             f"the grader answers 6x7 with four in a row (with the opening book installed) or boards of at most "
             f"{REWARD_CELLS} cells; this {rules.rows}x{rules.columns} board has {rules.cells} cells",
         )
+    try:  # the first request on a board builds its rubric: the empty board solved within REWARD_NODES
+        solver_rubric(rules)
+    except ValueError as error:
+        raise _Refused(422, str(error)) from None
     return rules
 
 
@@ -175,14 +183,18 @@ class _Gate:
                 )
             self.pending += 1
         stop = threading.Event()
+        # the place is given back when the thread ends, not at the deadline: a solve under way is not interrupted
+        future = asyncio.ensure_future(asyncio.to_thread(work, stop, *args))
+        future.add_done_callback(lambda _: self._release())
         try:
-            return await asyncio.wait_for(asyncio.to_thread(work, stop, *args), self.timeout)
+            return await asyncio.wait_for(asyncio.shield(future), self.timeout)
         except asyncio.TimeoutError:
             stop.set()
             raise _Refused(503, f"grading took more than {self.timeout:g} s: send fewer items") from None
-        finally:
-            with self._lock:
-                self.pending -= 1
+
+    def _release(self) -> None:
+        with self._lock:
+            self.pending -= 1
 
 
 def _scores_work(

@@ -102,7 +102,7 @@ class Connect4TextEnv(gym.Env):
     ## Arguments
     | argument | default | meaning |
     |---|---|---|
-    | `reward` | `"outcome"` | `"outcome"`: the game's result at its end; `"solver"` (or another name registered under the `connect4_env.rewards` entry points): each move graded by perfect play, built here, so a board it cannot grade (`"solver"`: 6x7 without the `book` extra, or another board over 30 cells) raises `ValueError` now; or any `rubric(board, column) -> float` ([`connect4_env.rewards`][connect4_env.rewards]) |
+    | `reward` | `"outcome"` | `"outcome"`: the game's result at its end; `"solver"` (or another name registered under the `connect4_env.rewards` entry points): each move graded by perfect play, built here, so a board it cannot grade (`"solver"`: 6x7 without the `book` extra, another board over 30 cells, or one whose empty board needs over 20,000,000 solver nodes) raises `ValueError` now; or any `rubric(board, column) -> float` ([`connect4_env.rewards`][connect4_env.rewards]) |
     | `invalid_answer` | `"retry"` | `"retry"`: a rejected answer costs 0 and is explained in the next observation, up to `max_retries` times a move, then loses; `"lose"`: it loses at once |
     | `max_retries` | None | rejected answers forgiven per move under `"retry"` (at most 1,000,000); None: the dialect's rule (2 for `"connect4"`, 1 for `"game_arena"` and `"textarena"`, 3 for `"deepmind_game_arena"`, 0 for `"json"`) |
     | `dialect` | `"connect4"` | how the position is shown and the answer read: this package's own, or Game Arena's (Kaggle's harness or DeepMind's package), TextArena's or OpenEnv's JSON ([`connect4_env.envs.dialects`][connect4_env.envs.dialects]); the observation and the grammar described here are `"connect4"`'s |

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from helpers.extras import importorskip, needs_book
+from helpers.extras import heavy_without_numba, importorskip, needs_book
 from helpers.openenv_servers import http, stop
 
 from connect4_agents.evaluation.rewards import SolverRubric, score_ranks
@@ -185,10 +185,17 @@ def test_past_the_pending_limit_a_request_is_told_to_retry_and_past_the_deadline
             waiting.join(30)
             assert first[0][0] == 200
         release.clear()
-        with grader(grade_timeout=0.2) as url:
-            status, answer, _ = post(url, "/scores", {**SMALL, "items": [{"moves": []}]})
+        with grader(max_pending=1, grade_timeout=0.2) as url:
+            status, answer, _ = post(url, "/scores", body)
+            assert status == 503 and "grading took more than 0.2 s" in answer["detail"]
+            # its solve goes on: the place is still taken until the thread ends
+            assert post(url, "/scores", body)[0] == 503
             release.set()
-        assert status == 503 and "grading took more than 0.2 s" in answer["detail"]
+            for _ in range(300):
+                status = post(url, "/scores", body)[0]
+                if status == 200:
+                    break
+            assert status == 200
     finally:
         grader_service._scores_work = original  # type: ignore[assignment]
         release.set()
@@ -218,3 +225,13 @@ def command_grader(ready: str) -> Iterator[str]:
         yield line.split(" at ")[1].strip()
     finally:
         stop(process)
+
+
+@heavy_without_numba  # the refusal solves 3x10's empty board up to REWARD_NODES nodes: seconds compiled
+def test_a_board_within_30_cells_whose_empty_board_is_too_hard_is_refused_and_the_server_goes_on() -> None:
+    with grader() as url:
+        status, answer, _ = post(
+            url, "/scores", {"rows": 3, "columns": 10, "win_length": 4, "items": [{"moves": []}]}
+        )
+        assert status == 422 and "needs more than 20,000,000 solver nodes" in answer["detail"]
+        assert post(url, "/scores", {**SMALL, "items": [{"moves": []}]})[0] == 200

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 
 import pytest
-from helpers.extras import needs_book
+from helpers.extras import heavy_without_numba, needs_book
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -179,3 +179,16 @@ def test_threads_grading_with_one_rubric_get_what_one_thread_gets() -> None:
         thread.join()
     assert not errors
     assert all(results[index] == expected[index % 2 :: 2] for index in range(4))
+
+
+@heavy_without_numba  # 20,000,000 nodes of the empty 3x10 board: seconds compiled
+def test_a_board_whose_empty_position_is_past_the_node_bound_is_refused_once_and_then_at_once() -> None:
+    from connect4_agents.evaluation import rewards
+
+    wide = Rules(3, 10, 4)  # 30 cells, but four in a row along ten columns keeps the search wide open
+    assert reward_supported(wide)
+    with pytest.raises(ValueError, match="needs more than 20,000,000 solver nodes"):
+        solver_rubric(wide)
+    assert wide in rewards._REFUSED
+    with pytest.raises(ValueError, match="needs more than 20,000,000 solver nodes"):
+        solver_rubric(wide)  # from the refusals kept: no second search
