@@ -3,10 +3,11 @@ the registry of policies by name.
 
 The environments never import ``agents``: they call any object that follows `Policy`, and hand it
 the game's [`Rules`][connect4_env.rules.Rules] through `bind_policy` before it plays. Names such as
-``"mcts"`` resolve through a registry of string entry points (``"package.module:Class"``), as Gymnasium's registry
-does for envs: installed packages declare theirs under the ``connect4_env.policies`` entry-point
-group (this project's ``connect4_agents`` does, in ``pyproject.toml``, the only list of its names), and
-`register_policy` adds more at run time. Nothing is imported until a name is used.
+``"mcts"`` resolve through a registry of string entry points (``"package.module:Class"``, an
+[`EntryPointRegistry`][connect4_env.registry.EntryPointRegistry]), as Gymnasium's registry does for envs:
+installed packages declare theirs under the ``connect4_env.policies`` entry-point group (this project's
+``connect4_agents`` does, in ``pyproject.toml``, the only list of its names), and `register_policy` adds more
+at run time. Nothing is imported until a name is used.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import re
 import sys
 import unicodedata
 from collections.abc import Callable, Iterable
-from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
+from connect4_env.registry import EntryPointRegistry
 from connect4_env.rules import Rules
 
 __all__ = [
@@ -103,17 +104,12 @@ def bind_policy(policy: Any, rules: Rules) -> Any:
 
 
 # name -> a factory or "module:attr"; filled from the entry points on first use, then by register_policy.
+# _POLICIES looks this global up on each use (a test may swap it for a copy); _registry() is it, loaded.
 _REGISTRY: dict[str, str | Callable[..., Any]] = {}
-_LOADED_ENTRY_POINTS = False
 
 
 def _registry() -> dict[str, str | Callable[..., Any]]:
-    global _LOADED_ENTRY_POINTS
-    if not _LOADED_ENTRY_POINTS:
-        _LOADED_ENTRY_POINTS = True
-        for point in entry_points(group=ENTRY_POINT_GROUP):
-            _REGISTRY.setdefault(point.name, point.value)
-    return _REGISTRY
+    return _POLICIES.entries()
 
 
 def register_policy(name: str, entry_point: str | Callable[..., Any]) -> None:
@@ -125,22 +121,12 @@ def register_policy(name: str, entry_point: str | Callable[..., Any]) -> None:
         TypeError: ``name`` is not a string or ``entry_point`` neither a string nor callable.
         ValueError: an empty name, a name with ``":"``, or a string that is not ``"module:attr"``.
     """
-    if not isinstance(name, str):
-        raise TypeError(f"a policy name must be a string, got {name!r} ({type(name).__name__})")
-    if not name or ":" in name:
-        raise ValueError(f"policy name {name!r} must be non-empty and hold no ':'")
-    if isinstance(entry_point, str):
-        module, _, attr = entry_point.partition(":")
-        if not module or not attr:
-            raise ValueError(f"entry point {entry_point!r} must have the form 'module:attr'")
-    elif not callable(entry_point):
-        raise TypeError(f"entry_point must be a 'module:attr' string or callable, got {entry_point!r}")
-    _registry()[name] = entry_point
+    _POLICIES.register(name, entry_point)
 
 
 def policy_names() -> list[str]:
     """The names `make_policy` knows."""
-    return sorted(_registry())
+    return _POLICIES.names()
 
 
 def did_you_mean(typed: str, known: Iterable[str]) -> str:
@@ -214,35 +200,22 @@ def _current_folder_on_path() -> bool:
     return any(isinstance(entry, str) and os.path.abspath(entry) == here for entry in sys.path)
 
 
+_POLICIES: EntryPointRegistry[Callable[..., Any]] = EntryPointRegistry(
+    ENTRY_POINT_GROUP, "agent", importer=import_spec_module, table=lambda: _REGISTRY
+)
+
+
 def _factory(name: str) -> Callable[..., Any]:
-    registry = _registry()
     if not isinstance(name, str):
         raise TypeError(
             f"an agent name must be a str such as 'mcts', got {name!r:.80} ({type(name).__name__})"
         )
-    if name not in registry:
+    if name not in _POLICIES:
         raise ValueError(
             f"unknown agent {name!r:.80}{did_you_mean(name, policy_names())}; known agents: "
             f"{', '.join(policy_names())}"
         )
-    factory = registry[name]
-    if isinstance(factory, str):
-        module_name, _, attr = factory.partition(":")
-        try:
-            module = import_spec_module(module_name)
-        except ModuleNotFoundError as error:
-            missing = error.name or ""
-            if missing != module_name and not module_name.startswith(f"{missing}."):
-                raise  # the module is there; something it imports is not: its own message says what
-            raise ValueError(
-                f"agent {name!r} is registered as {factory!r}, but there is no module {module_name!r}: {error}"
-            ) from None
-        if not hasattr(module, attr):
-            raise ValueError(
-                f"agent {name!r} is registered as {factory!r}, but {module_name} has no {attr!r}"
-            )
-        factory = getattr(module, attr)
-    return factory
+    return _POLICIES.load(name)
 
 
 def make_policy(name: str, **kwargs: Any) -> Any:

@@ -28,16 +28,15 @@ beside the reward (the env's ``info["move_grade"]``).
 
 from __future__ import annotations
 
-import importlib
 import math
 import numbers
 import threading
 from collections.abc import Callable
-from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
 from connect4_env.core import Board
 from connect4_env.policy import did_you_mean
+from connect4_env.registry import EntryPointRegistry
 from connect4_env.rules import Rules
 
 __all__ = [
@@ -69,18 +68,16 @@ class MoveRubric(Protocol):
         ...
 
 
-# name -> a factory taking the Rules, or "module:attr"; filled from the entry points on first use
+# name -> a factory taking the Rules, or "module:attr"; filled from the entry points on first use.
+# _RUBRICS looks this global up on each use (a test may swap it for a copy); _registry() is it, loaded.
 _REGISTRY: dict[str, str | Callable[[Rules], Any]] = {}
-_LOADED_ENTRY_POINTS = False
+_RUBRICS: EntryPointRegistry[Callable[[Rules], Any]] = EntryPointRegistry(
+    ENTRY_POINT_GROUP, "reward", reserved=(OUTCOME,), table=lambda: _REGISTRY
+)
 
 
 def _registry() -> dict[str, str | Callable[[Rules], Any]]:
-    global _LOADED_ENTRY_POINTS
-    if not _LOADED_ENTRY_POINTS:
-        _LOADED_ENTRY_POINTS = True
-        for point in entry_points(group=ENTRY_POINT_GROUP):
-            _REGISTRY.setdefault(point.name, point.value)
-    return _REGISTRY
+    return _RUBRICS.entries()
 
 
 def register_rubric(name: str, factory: str | Callable[[Rules], Any]) -> None:
@@ -92,48 +89,17 @@ def register_rubric(name: str, factory: str | Callable[[Rules], Any]) -> None:
         ValueError: an empty name, a name with ``":"``, the name ``"outcome"``, or a string that is not
             ``"module:attr"``.
     """
-    if not isinstance(name, str):
-        raise TypeError(f"a reward name must be a str, got {name!r:.80} ({type(name).__name__})")
-    if not name or ":" in name or name == OUTCOME:
-        raise ValueError(f"reward name {name!r:.80} must be non-empty, hold no ':' and not be {OUTCOME!r}")
-    if isinstance(factory, str):
-        module, _, attr = factory.partition(":")
-        if not module or not attr:
-            raise ValueError(f"entry point {factory!r:.80} must have the form 'module:attr'")
-    elif not callable(factory):
-        raise TypeError(f"factory must be a 'module:attr' string or callable, got {factory!r:.80}")
-    _registry()[name] = factory
+    _RUBRICS.register(name, factory)
 
 
 def rubric_names() -> list[str]:
     """The registered rubrics' names (``"solver"`` with `connect4_agents` installed)."""
-    return sorted(_registry())
+    return _RUBRICS.names()
 
 
 def reward_names() -> list[str]:
     """Every reward a name may give: ``"outcome"``, then the registered rubrics."""
     return [OUTCOME, *rubric_names()]
-
-
-def _factory(name: str) -> Callable[[Rules], Any]:
-    factory = _registry()[name]
-    if isinstance(factory, str):
-        module_name, _, attr = factory.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as error:
-            missing = error.name or ""
-            if missing != module_name and not module_name.startswith(f"{missing}."):
-                raise  # the module is there; something it imports is not: its own message says what
-            raise ValueError(
-                f"reward {name!r} is registered as {factory!r}, but there is no module {module_name!r}: {error}"
-            ) from None
-        if not hasattr(module, attr):
-            raise ValueError(
-                f"reward {name!r} is registered as {factory!r}, but {module_name} has no {attr!r}"
-            )
-        factory = getattr(module, attr)
-    return factory
 
 
 def make_move_rubric(reward: Any, rules: Rules) -> MoveRubric | None:
@@ -149,12 +115,12 @@ def make_move_rubric(reward: Any, rules: Rules) -> MoveRubric | None:
     if isinstance(reward, str):
         if reward == OUTCOME:
             return None
-        if reward not in _registry():
+        if reward not in _RUBRICS:
             raise ValueError(
                 f"unknown reward {reward!r:.80}{did_you_mean(reward, reward_names())}; known rewards: "
                 f"{', '.join(reward_names())}, or a rubric(board, column) -> float"
             )
-        rubric = _factory(reward)(rules)
+        rubric = _RUBRICS.load(reward)(rules)
         if not callable(rubric):
             raise TypeError(
                 f"reward {reward!r}'s factory returned {rubric!r:.80}, not a rubric(board, column)"
