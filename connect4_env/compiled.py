@@ -6,7 +6,8 @@ or the agents' search kernels, which import their rule functions from `connect4_
 bitboards in that build. The plain build is the module itself. The compiled build is a second copy of the
 module's file in which every function is ``njit``-ed and every function it imports from another kernel module
 is replaced by that module's compiled version, *before* anything is called: numba resolves globals when it
-compiles, so the search kernels then call the compiled rules (one set of rules, compiled once).
+compiles, so the search kernels then call the compiled rules (one set of rules, compiled once). A module may
+ask for more of numba's options in a ``NUMBA_OPTIONS`` dict (the solver: ``nogil``, and no reference counting).
 
 numba is imported on first use of a compiled build only, so ``import connect4_env`` does not load it. The
 compiled code is cached on disk by numba (``cache=True``): the first use on a machine compiles it (seconds),
@@ -129,19 +130,35 @@ def compiled_module(name: str) -> types.ModuleType | None:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # numba's on-disk cache finds the module's globals by this name
     spec.loader.exec_module(module)
+    options = numba_options(plain)
     # Every function must be replaced *before* any is called: a call between them (the solver's recursion, the
     # searches' calls into the rules) then resolves to compiled code when numba compiles the caller.
     for attribute, value in list(vars(module).items()):
         if not inspect.isfunction(value):
             continue
         if value.__module__ == module.__name__:
-            setattr(module, attribute, numba.njit(cache=True)(value))
+            setattr(module, attribute, numba.njit(**options)(value))
         else:  # imported from another kernel module: take that module's compiled version
             source = compiled_module(value.__module__)
             if source is None:  # pragma: no cover - numba was importable a moment ago
                 return None
             setattr(module, attribute, getattr(source, value.__name__))
     return module
+
+
+def numba_options(plain: types.ModuleType) -> dict[str, Any]:
+    """``njit``'s options for the kernel module ``plain``: ``cache=True``, plus the module's ``NUMBA_OPTIONS`` (a
+    dict) that the installed numba knows (an option it dropped is left out, never an error).
+    """
+    asked = dict(getattr(plain, "NUMBA_OPTIONS", {}))
+    try:
+        from numba.core.cpu import CPUTargetOptions
+    except ImportError:  # pragma: no cover - numba moved its options: compile with the defaults
+        return {"cache": True}
+    return {
+        "cache": True,
+        **{name: value for name, value in asked.items() if hasattr(CPUTargetOptions, name)},
+    }
 
 
 def _drop_stale_cache(plain: types.ModuleType) -> None:

@@ -278,14 +278,24 @@ class SolverAgent(RulesBound):
         return result
 
     def evaluate_board(self, board: Board) -> list[int | None]:
-        """One score per column for the player to move (None for a full column); one node budget for all."""
+        """One score per column for the player to move (None for a full column); one node budget for all.
 
-        def score(stats: np.ndarray, opponent: int, mask: int, n_stones: int) -> int:
-            return -self._solve(board, opponent, mask, n_stones, stats)
+        One kernel call (`connect4_agents.solver.kernels.score_moves`): the position's own score first, which no
+        move exceeds, so each move's exact score is searched knowing that bound.
 
-        # a winning move's stone is the board's (ply + 1)-th
-        check_board(board)
-        return self._each_move(board, board.rules.cells - board.ply, score)
+        Raises:
+            ValueError: the game is over. SolverBudgetExceeded: more than ``node_budget`` nodes were needed.
+            MissingExtraError: an early 6x7 position without the opening book (see `check_book`).
+        """
+        if check_board(board).is_terminal:
+            raise ValueError("the game is over: there is nothing to evaluate")
+        legal = board.legal_moves()
+        if board.ply + 1 < board.rules.cells and len(board.winning_moves()) < len(legal):
+            self.check_book(board)  # some move needs a search
+        scores = np.zeros(board.rules.columns, dtype=np.int64)
+        stats = self._stats(board.rules)
+        self._run("score_moves", board, stats, board.stones[board.to_move], board.mask, board.ply, scores)
+        return [int(scores[column]) if column in legal else None for column in range(board.rules.columns)]
 
     def outcomes_board(self, board: Board) -> list[int | None]:
         """One outcome per column for the player to move: 1 the move wins, 0 draws, -1 loses (under perfect

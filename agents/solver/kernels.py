@@ -49,9 +49,17 @@ __all__ = [
     "book_score",
     "negamax",
     "solve",
+    "solve_above",
+    "score_moves",
     "value_at_most",
 ]
 
+# How `connect4_env.compiled` compiles this module. ``nogil``: a search runs without Python's lock, so a search of
+# seconds leaves other threads running (a server's event loop); one search per context at a time (SolverAgent's
+# tables are its own, SolverRubric holds a lock around its agent). ``_nrt`` False: no reference counting of the
+# arrays, which nothing here allocates; numba counted each read of an array from the context tuple, atomically,
+# and the searches ran about 1.4x as many nodes a second without it (the same answers).
+NUMBA_OPTIONS = {"nogil": True, "_nrt": False}
 UNKNOWN_SCORE = -1000  # "no score without a search": a position the book does not hold, and the like
 TT_NO_LOWER, TT_NO_UPPER = -32768, 32767  # the bounds of a transposition-table entry that knows nothing yet
 
@@ -209,8 +217,9 @@ def negamax(current, mask, n_stones, alpha, beta, ctx):
     After an abort (``ctx[CTX_STATS][2]`` set) the value returned is meaningless and nothing more is written to the
     transposition table, so the kept table stays true.
     """
-    # The arrays are read through ``ctx[...]`` at each use, not bound to locals: numba counts references to an
-    # array held in a local across branches and returns, which slows this hot loop (docs/design/notes.md).
+    # The arrays are read through ``ctx[...]`` at each use, not bound to locals: with reference counting on, numba
+    # counts references to an array held in a local across branches and returns, which slows this hot loop
+    # (docs/design/notes.md); NUMBA_OPTIONS turns the counting off, where numba allows it.
     ctx[CTX_STATS][0] += 1
     if ctx[CTX_STATS][2] != 0:
         return 0
@@ -348,11 +357,19 @@ def score_without_search(current, mask, n_stones, ctx):
 
 def solve(current, mask, n_stones, ctx):
     """The exact score of a position for the player to move (see ``negamax``), by null-window searches
-    (after an abort, ``stats[2]`` is set and the answer is void).
+    (after an abort, ``stats[2]`` is set and the answer is void): ``solve_above`` knowing nothing more.
+    """
+    return solve_above(current, mask, n_stones, UNKNOWN_SCORE, ctx)
 
-    One stone past the book, the bound its parents give (``book_lower_bound``) is tested first ("is the score
-    exactly this?"): it often is, when the last move was a best one, and one search then settles what the
-    binary search needs several for (a fifth fewer nodes on positions just past the book).
+
+def solve_above(current, mask, n_stones, floor, ctx):
+    """The exact score of a position known to score at least ``floor`` (``UNKNOWN_SCORE``: nothing known), by
+    null-window searches (after an abort, ``stats[2]`` is set and the answer is void).
+
+    The first search asks "is the score exactly ``floor``?": it often is, and one search then settles what the
+    binary search needs several for. ``floor`` is the best of the caller's and, one stone past the book, the
+    bound the book's parents give (``book_lower_bound``: a fifth fewer nodes on positions just past the book).
+    A caller scoring every move knows the position's own score, which bounds each move's from below.
     """
     known = score_without_search(current, mask, n_stones, ctx)
     if known != UNKNOWN_SCORE:
@@ -362,9 +379,13 @@ def solve(current, mask, n_stones, ctx):
     stats = ctx[CTX_STATS]
     low = -(cells - n_stones - 1)
     high = cells - n_stones - 2
-    floor = UNKNOWN_SCORE
     if n_stones == ctx[CTX_BOOK_PLY] + 1:
-        floor = book_lower_bound(current, mask, n_stones, geo, ctx[CTX_BOOK_CODES], ctx[CTX_BOOK_SCORES])
+        parents = book_lower_bound(current, mask, n_stones, geo, ctx[CTX_BOOK_CODES], ctx[CTX_BOOK_SCORES])
+        if parents > floor:
+            floor = parents
+    parity = (cells - n_stones) % 2
+    high = score_at_most(high, parity)
+    floor = score_at_least(floor, parity)
     if floor >= high:
         return high  # the score is at most ``high`` (no win before the (n_stones + 3)-th stone)
     if floor > low:
@@ -374,20 +395,80 @@ def solve(current, mask, n_stones, ctx):
         if result <= floor:
             return floor
         low = result
+    low = score_at_least(low, parity)
     while low < high:
         middle = low + (high - low) // 2
         if middle <= 0 and low // 2 < middle:
             middle = low // 2
         elif middle >= 0 and high // 2 > middle:
             middle = high // 2
+        # "at most ``middle``?" asks the same as "at most the highest possible score up to it"
+        middle = score_at_most(middle, parity)
         result = negamax(current, mask, n_stones, middle, middle + 1, ctx)
         if stats[2] != 0:
             return 0
         if result <= middle:
-            high = result
+            high = score_at_most(result, parity)
         else:
-            low = result
+            low = score_at_least(result, parity)
     return low
+
+
+def score_at_most(value, parity):
+    """The highest score a position can have that is at most ``value``; ``parity`` is ``(cells - n_stones) % 2``.
+
+    The mover wins with one of its own stones, the board's (n_stones + 1)-th, (n_stones + 3)-th, ..., so its
+    winning scores have the parity of ``cells - n_stones``; the opponent's wins score the other parity, as
+    negatives; a draw is 0. So half the values in a range cannot be a score, and the binary search skips them.
+    """
+    if value > 0:
+        if value % 2 != parity:
+            return value - 1
+    elif value < 0 and (value % 2) == parity:
+        return value - 1
+    return value
+
+
+def score_at_least(value, parity):
+    """The lowest score a position can have that is at least ``value`` (see ``score_at_most``)."""
+    if value > 0:
+        if value % 2 != parity:
+            return value + 1
+    elif value < 0 and (value % 2) == parity:
+        return value + 1
+    return value
+
+
+def score_moves(current, mask, n_stones, scores, ctx):
+    """Each move's exact score for the player to move, into ``scores`` (one per column; ``UNKNOWN_SCORE`` for a
+    full column), in one call (after an abort, ``stats[2]`` is set and the answer is void).
+
+    A move that wins at once scores ``cells - n_stones``, one that fills the board 0. The others: the
+    position's own score first (no move scores more), then each move's opponent score by ``solve_above``,
+    knowing it is at least that score's negative (where the best moves score, so one search settles each of
+    them).
+    """
+    geo = ctx[CTX_GEO]
+    cells = geo[CELLS]
+    possible = legal_bits(mask, ctx[CTX_BOARD_MASK], ctx[CTX_BOTTOM_MASK])
+    wins = threat_cells(current, mask, geo, ctx[CTX_BOARD_MASK]) & possible
+    best = UNKNOWN_SCORE
+    for column in range(geo[COLUMNS]):
+        bit = possible & column_bits(column, geo)
+        if bit == 0:
+            scores[column] = UNKNOWN_SCORE
+        elif (wins & bit) != 0:
+            scores[column] = cells - n_stones
+        elif n_stones + 1 == cells:
+            scores[column] = 0
+        else:
+            if best == UNKNOWN_SCORE:
+                best = solve(current, mask, n_stones, ctx)
+                if ctx[CTX_STATS][2] != 0:
+                    return
+            scores[column] = -solve_above(current ^ mask, mask | bit, n_stones + 1, -best, ctx)
+            if ctx[CTX_STATS][2] != 0:
+                return
 
 
 def value_at_most(current, mask, n_stones, bound, ctx):

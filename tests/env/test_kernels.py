@@ -25,6 +25,7 @@ from connect4_env.compiled import (
     compiled_module,
     kernel_geometry,
     kernels_for,
+    numba_options,
 )
 from connect4_env.core import Board
 from connect4_env.rules import Rules
@@ -201,6 +202,16 @@ def test_search_kernels_call_the_compiled_rules() -> None:
                 assert getattr(search, attribute) is getattr(rules_copy, attribute), (name, attribute)
     # the plain module still holds the plain functions
     assert kernels.has_won.__module__ == "connect4_env.kernels" and callable(kernels.has_won)
+
+
+def test_a_module_asks_for_numba_options_and_unknown_ones_are_left_out() -> None:
+    importorskip("numba")
+    import types
+
+    asking = types.ModuleType("asking")
+    asking.NUMBA_OPTIONS = {"nogil": True, "_nrt": False, "an_option_numba_never_had": 1}  # type: ignore[attr-defined]
+    assert numba_options(asking) == {"cache": True, "nogil": True, "_nrt": False}
+    assert numba_options(kernels) == {"cache": True}  # the rules ask for nothing
 
 
 def test_a_build_survives_pickling() -> None:

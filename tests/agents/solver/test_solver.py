@@ -435,3 +435,41 @@ def test_play_refuses_a_bookless_solver_before_the_first_move(
     assert main(["play", "--player0", "human", "--player1", "solver", "--ui", "terminal"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith(expected.format(first=BOOKLESS_FROM_PLY[installed("numba")])), err
+
+
+# -- the search's pieces --------------------------------------------------------------------------------------
+def possible_scores(cells: int, n_stones: int) -> list[int]:
+    """Every score a position of ``n_stones`` can have, by the definition: the mover wins with one of its own
+    stones (the board's n_stones + 1, + 3, ...), the opponent with one of theirs, or a draw.
+    """
+    mover = [cells + 1 - w for w in range(n_stones + 1, cells + 1, 2)]
+    opponent = [-(cells + 1 - w) for w in range(n_stones + 2, cells + 1, 2)]
+    return sorted({0, *mover, *opponent})
+
+
+@settings(max_examples=300, deadline=None)
+@given(cells=st.integers(4, 64), data=st.data())
+def test_the_binary_search_steps_over_impossible_scores(cells: int, data: st.DataObject) -> None:
+    from connect4_agents.solver import kernels
+
+    n_stones = data.draw(st.integers(0, cells - 2))
+    scores = possible_scores(cells, n_stones)
+    value = data.draw(st.integers(scores[0], scores[-1]))
+    parity = (cells - n_stones) % 2
+    assert kernels.score_at_most(value, parity) == max(s for s in scores if s <= value)
+    assert kernels.score_at_least(value, parity) == min(s for s in scores if s >= value)
+
+
+@needs("fast")
+def test_the_compiled_search_lets_other_threads_run() -> None:
+    # a search of seconds must not stop a server's event loop: the compiled solver releases Python's lock
+    from connect4_agents.solver import kernels
+    from connect4_env.compiled import kernels_for
+
+    build = kernels_for(kernels, Rules(), compiled=True)
+    assert build.compiled
+    for name in ("solve", "solve_above", "value_at_most", "negamax"):
+        assert getattr(build, name).targetoptions.get("nogil") is True, name
+        assert getattr(build, name).targetoptions.get("_nrt") is False, (
+            name
+        )  # nothing allocated, nothing counted
