@@ -46,19 +46,36 @@ def positions(per_set: int, games: int, seed: int) -> dict[str, list[tuple[int, 
     return chosen
 
 
-def timed(call: Callable[[], Any]) -> tuple[float, Any]:
+def timed(call: Callable[[], Any], nodes: Callable[[], int]) -> tuple[float, Any, int]:
     began = time.perf_counter()
     result = call()
-    return time.perf_counter() - began, result
+    return time.perf_counter() - began, result, nodes()
 
 
 def one_pass(
-    boards: dict[str, list[list[int]]], board_of: Callable[[list[int]], Any], call: Callable[[Any], Any]
-) -> dict[str, list[tuple[float, Any]]]:
-    """``call`` on every position (built by ``board_of`` from its moves), timed, by source: (seconds, result)."""
+    boards: dict[str, list[list[int]]],
+    board_of: Callable[[list[int]], Any],
+    call: Callable[[Any], Any],
+    nodes: Callable[[], int],
+) -> dict[str, list[tuple[float, Any, int]]]:
+    """``call`` on every position (built by ``board_of`` from its moves), timed, by source: (seconds, result,
+    the nodes it searched, as ``nodes()`` tells after the call).
+    """
     return {
-        source: [timed(partial(call, board_of(moves))) for moves in lists] for source, lists in boards.items()
+        source: [timed(partial(call, board_of(moves)), nodes) for moves in lists]
+        for source, lists in boards.items()
     }
+
+
+def node_counter(peer: Any) -> Callable[[], int]:
+    """bitbully's nodes since the last call of the returned function."""
+
+    def nodes() -> int:
+        count = int(peer.get_node_counter())
+        peer.reset_node_counter()
+        return count
+
+    return nodes
 
 
 def summary(seconds: list[float]) -> str:
@@ -119,39 +136,45 @@ def main() -> None:
         solver = SolverAgent()  # a fresh agent (and transposition table) for each pass
         solver.evaluate_board(Board.from_moves([3]))  # loads the kernels and the book: not timed
         call = solver.evaluate_board if kind == "evaluate" else partial(solver.best_columns, every=False)
-        runs = {"ours": one_pass(boards, Board.from_moves, call)}
+        runs = {"ours": one_pass(boards, Board.from_moves, call, partial(getattr, solver, "last_nodes"))}
         if other is not None:
             from bitbully import Board as PeerBoard
 
             other.reset_transposition_table()
             other.score_all_moves(PeerBoard.from_moves([3]))
             call = other.score_all_moves if kind == "evaluate" else other.best_move
-            runs["bitbully"] = one_pass(boards, PeerBoard.from_moves, call)
+            runs["bitbully"] = one_pass(boards, PeerBoard.from_moves, call, node_counter(other))
         for source, timings in runs["ours"].items():
             if not timings:
                 continue
-            line = f"  {kind:8} {source:14} {len(timings):4} positions  {summary([t for t, _ in timings])}"
+            line = f"  {kind:8} {source:14} {len(timings):4} positions  {summary([t for t, _, _ in timings])}"
             if other is not None:  # the peer on the same positions, and the ratio of the medians
-                theirs = [t for t, _ in runs["bitbully"][source]]
-                ratio = np.median([t for t, _ in timings]) / np.median(theirs)
+                theirs = [t for t, _, _ in runs["bitbully"][source]]
+                ratio = np.median([t for t, _, _ in timings]) / np.median(theirs)
                 line += f"  | bitbully {summary(theirs)}  | median ratio {ratio:5.1f}x"
             print(line)
-        sets = [t for source, part in runs["ours"].items() if source != "self-play" for t, _ in part]
+        sets = [t for source, part in runs["ours"].items() if source != "self-play" for t, _, _ in part]
         line = f"  {kind:8} {'six sets':14} {len(sets):4} positions  {summary(sets)}"
         if other is not None:
             theirs = [
-                t for source, part in runs["bitbully"].items() if source != "self-play" for t, _ in part
+                t for source, part in runs["bitbully"].items() if source != "self-play" for t, _, _ in part
             ]
             ratio = np.median(sets) / np.median(theirs)
             line += f"  | bitbully {summary(theirs)}  | median ratio {ratio:5.1f}x"
         print(line)
+        for name, by_source in runs.items():  # nodes: the search's work, whatever the machine's speed
+            counts = [n for source, part in by_source.items() if source != "self-play" for _, _, n in part]
+            print(
+                f"  {kind:8} {'six sets':14} nodes, {name:8}  total {sum(counts):12,}  "
+                f"median {np.median(counts):9,.0f}  p99 {np.percentile(counts, 99):11,.0f}"
+            )
         for name, by_source in runs.items():
             timings = [timing for part in by_source.values() for timing in part]
             label = "all" if name == "ours" else "bitbully, all"
-            print(f"  {kind:8} {label:14} {len(timings):4} positions  {summary([t for t, _ in timings])}")
-            medians.setdefault(name, {})[kind] = float(np.median([t for t, _ in timings]))
+            print(f"  {kind:8} {label:14} {len(timings):4} positions  {summary([t for t, _, _ in timings])}")
+            medians.setdefault(name, {})[kind] = float(np.median([t for t, _, _ in timings]))
             if kind == "evaluate":
-                scores[name] = [result for _, result in timings]
+                scores[name] = [result for _, result, _ in timings]
     if other is not None:
         disagree = sum(
             [int(np.sign(s)) for s in ours if s is not None]
