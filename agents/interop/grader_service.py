@@ -20,17 +20,18 @@ nesting, a deadline for each request to arrive and a cap on connections. Besides
 request, at most `max_pending` requests graded or waiting at once (one more is answered 503 with `Retry-After`),
 and `grade_timeout` seconds of grading a request (past it, 503; the item under way finishes, the rest are not
 graded, and the request's place is given back only then). Positions are solved one at a time, by the process's
-shared rubric for their board. The solver's compiled search holds Python's lock, so while one position is solved
-the server answers nothing else: each solve is bounded by the boards graded (6x7 with the book: at most about a
-second, the p99 a fraction of that; any other board's empty position within `REWARD_NODES` nodes, checked, and
-refused for good, at the first request on it), not by `grade_timeout`.
+shared rubric for their board, which the first request on a board builds in its own thread, not the event
+loop's (counted in its place and its `grade_timeout`); a request on a board already built does not queue
+behind that build. The solver's compiled search holds Python's lock, so while one position is solved the
+server answers nothing else: each solve is bounded by the boards graded (6x7 with the book: at most about a
+second, the p99 a fraction of that; any other board's empty position within `REWARD_NODES` nodes, checked,
+and refused for good, 422, at the first request on it), not by `grade_timeout`. The server is the OpenEnv
+server's (`connect4_env.integrations.openenv.server.build_server`), serving this app.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import socket
 import threading
 from typing import Any
 
@@ -43,6 +44,7 @@ from connect4_agents.evaluation.rewards import (
     REWARD_CELLS,
     REWARD_SCALE,
     MoveGrade,
+    SolverRubric,
     reward_supported,
     score_ranks,
     solver_rubric,
@@ -132,6 +134,7 @@ def _grade_dict(grade: MoveGrade) -> dict[str, Any]:
 
 
 def _rules_of(request: _Board) -> Rules:
+    """The request's board, refused (422) unless the solver rubric grades it: cheap, on the event loop."""
     try:
         rules = Rules(request.rows, request.columns, request.win_length)
     except ValueError as error:
@@ -142,11 +145,21 @@ def _rules_of(request: _Board) -> Rules:
             f"the grader answers 6x7 with four in a row (with the opening book installed) or boards of at most "
             f"{REWARD_CELLS} cells; this {rules.rows}x{rules.columns} board has {rules.cells} cells",
         )
-    try:  # the first request on a board builds its rubric: the empty board solved within REWARD_NODES
-        solver_rubric(rules)
-    except ValueError as error:
-        raise _Refused(422, str(error)) from None
     return rules
+
+
+def _rubric(rules: Rules, built: dict[Rules, SolverRubric]) -> SolverRubric:
+    """The shared rubric of ``rules``, in a request's thread: the first request on a board builds it (its
+    empty board solved within REWARD_NODES), a board refused is 422. ``built`` keeps the app's, so that a
+    request on one does not wait behind another board's build (`solver_rubric` builds under one lock).
+    """
+    rubric = built.get(rules)
+    if rubric is None:
+        try:
+            rubric = built[rules] = solver_rubric(rules)
+        except ValueError as error:
+            raise _Refused(422, str(error)) from None
+    return rubric
 
 
 def _board(rules: Rules, moves: list[int], item: int) -> Board:
@@ -190,7 +203,11 @@ class _Gate:
             return await asyncio.wait_for(asyncio.shield(future), self.timeout)
         except asyncio.TimeoutError:
             stop.set()
-            raise _Refused(503, f"grading took more than {self.timeout:g} s: send fewer items") from None
+            raise _Refused(
+                503,
+                f"grading took more than {self.timeout:g} s: send fewer items (a board's first request also "
+                "solves its empty board)",
+            ) from None
 
     def _release(self) -> None:
         with self._lock:
@@ -198,9 +215,13 @@ class _Gate:
 
 
 def _scores_work(
-    stop: threading.Event, rules: Rules, boards: list[Board], columns: list[int | None]
+    stop: threading.Event,
+    built: dict[Rules, SolverRubric],
+    rules: Rules,
+    boards: list[Board],
+    columns: list[int | None],
 ) -> list[dict[str, Any]]:
-    rubric, results = solver_rubric(rules), []
+    rubric, results = _rubric(rules, built), []
     for board, column in zip(boards, columns):
         if stop.is_set():
             break
@@ -214,13 +235,14 @@ def _scores_work(
 
 def _grade_work(
     stop: threading.Event,
+    built: dict[Rules, SolverRubric],
     rules: Rules,
     boards: list[Board],
     answers: list[str],
     dialect: Any,
     max_length: int,
 ) -> list[dict[str, Any]]:
-    rubric, results = solver_rubric(rules), []
+    rubric, results = _rubric(rules, built), []
     rejected = float(getattr(dialect, "rejected_answer_reward", REJECTED_ANSWER_REWARD))
     for board, answer in zip(boards, answers):
         if stop.is_set():
@@ -266,6 +288,7 @@ def create_grader_app(
     body_bytes = max_items * (hardening.BYTES_PER_CHARACTER * max_answer_length + 64 + 4 * _MOST_MOVES) + 4096
     app = FastAPI(title="connect4 grader", description="Moves and answers graded by perfect play.")
     gate = _Gate(max_pending, grade_timeout)
+    built: dict[Rules, SolverRubric] = {}  # the rubrics of the boards graded, for `_rubric`
 
     def counted(count: int) -> None:
         if count > max_items:
@@ -302,7 +325,7 @@ def create_grader_app(
         for index, (board, column) in enumerate(zip(boards, columns)):
             if column is not None and not board.is_legal(column):
                 raise _Refused(422, f"items[{index}].column = {column} is not a legal move there")
-        return {"results": await gate.run(_scores_work, rules, boards, columns)}
+        return {"results": await gate.run(_scores_work, built, rules, boards, columns)}
 
     @app.post("/grade")
     async def grade(request: GradeRequest) -> dict[str, Any]:
@@ -311,10 +334,26 @@ def create_grader_app(
         boards = [_board(rules, item.moves, index) for index, item in enumerate(request.items)]
         answers = [item.answer for item in request.items]
         dialect = get_dialect(request.dialect)
-        results = await gate.run(_grade_work, rules, boards, answers, dialect, max_answer_length)
+        results = await gate.run(_grade_work, built, rules, boards, answers, dialect, max_answer_length)
         return {"dialect": request.dialect, "results": results}
 
     return hardening.HostCheck(hardening.BodyLimit(app, body_bytes), allowed_hosts, allowed_origins)
+
+
+def _server_options(
+    request_timeout: float = 30.0, max_connections: int | None = None, **app_kwargs: Any
+) -> dict[str, Any]:
+    """`build_server`'s arguments that serve `create_grader_app(**app_kwargs)`, sized by ``max_pending``."""
+
+    def app(allowed_hosts: tuple[str, ...] | None) -> Any:
+        return create_grader_app(allowed_hosts=allowed_hosts, **app_kwargs)
+
+    return {
+        "request_timeout": request_timeout,
+        "max_connections": max_connections,
+        "app": app,
+        "max_sessions": app_kwargs.get("max_pending", MAX_PENDING),
+    }
 
 
 def build_grader_server(
@@ -325,9 +364,10 @@ def build_grader_server(
     max_connections: int | None = None,
     **app_kwargs: Any,
 ) -> tuple[Any, Any, str]:
-    """The uvicorn server of `create_grader_app` (``app_kwargs``), its socket bound and listening, with the
-    OpenEnv server's connection limits: each request must arrive within ``request_timeout`` seconds, at most
-    ``max_connections`` at once (see `connect4_env.integrations.openenv.connections.uvicorn_config`). Bound to a
+    """The uvicorn server of `create_grader_app` (``app_kwargs``), its socket bound and listening: the
+    OpenEnv server's (`connect4_env.integrations.openenv.server.build_server`, which loads OpenEnv), with
+    its connection limits: each request must arrive within ``request_timeout`` seconds, at most
+    ``max_connections`` at once (by default the larger of 256 and twice ``max_pending``). Bound to a
     loopback address, it answers only requests to a loopback name; ``port=0`` picks a free port.
 
     Returns:
@@ -338,46 +378,20 @@ def build_grader_server(
         TypeError: an argument of the wrong type.
         ValueError: an argument out of range.
     """
-    import uvicorn
+    from connect4_env.integrations.openenv.server import build_server  # OpenEnv loads only here
 
-    from connect4_env.integrations.openenv.connections import uvicorn_config
-
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        address, bound = sock.getsockname()[:2]
-        loopback = ipaddress.ip_address(address.split("%")[0]).is_loopback
-        app = create_grader_app(
-            allowed_hosts=(*hardening.LOOPBACK_HOSTS, host, address) if loopback else None, **app_kwargs
-        )
-        config = uvicorn_config(
-            app,
-            request_timeout=request_timeout,
-            max_connections=max_connections,
-            max_sessions=app_kwargs.get("max_pending", MAX_PENDING),
-            log_level="warning",
-        )
-        sock.listen(128)
-    except BaseException:
-        sock.close()
-        raise
-    return uvicorn.Server(config), sock, f"http://{f'[{host}]' if ':' in host else host}:{bound}"
+    return build_server(host, port, **_server_options(request_timeout, max_connections, **app_kwargs))
 
 
 def serve_grader(host: str = "127.0.0.1", port: int = 8010, *, on_ready: Any = None, **kwargs: Any) -> None:
-    """Serve `build_grader_server`'s server (``kwargs``) until interrupted (Ctrl-C or SIGTERM);
-    ``on_ready(url)`` is called once the socket listens.
+    """Serve `build_grader_server`'s server (``kwargs``) until interrupted (Ctrl-C or SIGTERM), by the OpenEnv
+    server's `serve`; ``on_ready(url)`` is called once the socket listens.
 
     Raises:
         OSError: the address cannot be bound.
         TypeError: an argument of the wrong type.
         ValueError: an argument out of range.
     """
-    server, sock, url = build_grader_server(host, port, **kwargs)
-    try:
-        if on_ready is not None:
-            on_ready(url)
-        server.run(sockets=[sock])
-    finally:
-        sock.close()
+    from connect4_env.integrations.openenv.server import serve  # OpenEnv loads only here
+
+    serve(host, port, on_ready=on_ready, **_server_options(**kwargs))

@@ -201,6 +201,57 @@ def test_past_the_pending_limit_a_request_is_told_to_retry_and_past_the_deadline
         release.set()
 
 
+def test_a_boards_first_rubric_is_built_off_the_event_loop_while_built_boards_are_answered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first request on a board builds its rubric (solves its empty board) in the request's thread: while
+    that build is under way (held by an event, under `solver_rubric`'s lock), the server answers `/health`
+    and requests on a board it has graded; a board the build refuses is 422 from that thread."""
+    from connect4_agents.evaluation import rewards
+
+    entered, release = threading.Event(), threading.Event()
+    slow, refused = Rules(2, 5, 3), Rules(3, 3, 3)
+
+    class HeldRubric(rewards.SolverRubric):
+        def __init__(self, rules: Rules | None = None) -> None:
+            if rules == slow:
+                entered.set()
+                release.wait(60)
+            elif rules == refused:
+                raise ValueError("this board is refused by the test")
+            super().__init__(rules)
+
+    # a fresh process-wide table of rubrics, so that this test's boards are built (and refused) here only
+    monkeypatch.setattr(rewards, "_SHARED", {})
+    monkeypatch.setattr(rewards, "_REFUSED", {})
+    monkeypatch.setattr(rewards, "SolverRubric", HeldRubric)
+    small = {**SMALL, "items": [{"moves": []}]}
+    held: list[Any] = []
+    with grader() as url:
+        assert post(url, "/scores", small)[0] == 200  # SMALL's rubric is built
+        waiting = threading.Thread(
+            target=lambda: held.append(
+                post(url, "/scores", {**small, "rows": 2, "columns": 5, "win_length": 3})
+            )
+        )
+        waiting.start()
+        try:
+            assert entered.wait(60)  # the slow board's build is under way
+            assert http(url + "/health")[0] == 200
+            status, answer, _ = post(
+                url, "/grade", {**SMALL, "items": [{"moves": [], "answer": "<answer>3</answer>"}]}
+            )
+            assert status == 200 and answer["results"][0]["grade"] is not None
+            assert post(url, "/scores", {**small, "items": [{"moves": [2], "column": 1}]})[0] == 200
+            assert not held and waiting.is_alive()  # answered while the build was still held
+        finally:
+            release.set()
+            waiting.join(60)
+        assert held[0][0] == 200 and len(held[0][1]["results"][0]["scores"]) == 5
+        status, answer, _ = post(url, "/scores", {**small, "rows": 3, "columns": 3, "win_length": 3})
+        assert status == 422 and answer["detail"] == "this board is refused by the test"
+
+
 def test_the_command_serves_and_stops() -> None:
     with command_grader("grading moves by perfect play at http://127.0.0.1:") as url:
         status, answer, _ = post(url, "/scores", {**SMALL, "items": [{"moves": [2]}]})

@@ -369,10 +369,13 @@ def build_server(
     request_timeout: float = connections.REQUEST_TIMEOUT,
     max_connections: int | None = None,
     log_level: str = "warning",
+    app: Callable[[tuple[str, ...] | None], Any] | None = None,
     **app_kwargs: Any,
 ) -> tuple[uvicorn.Server, socket.socket, str]:
     """The uvicorn server for [`create_app`][connect4_env.integrations.openenv.server.create_app]
-    (`app_kwargs`), its socket bound and listening (connections wait in the backlog until it runs).
+    (`app_kwargs`), its socket bound and listening (connections wait in the backlog until it runs). Or for
+    `app(allowed_hosts)`: another ASGI app served under these limits (`connect4 serve-grader`'s), given the
+    host names it answers (None: any); `app_kwargs` are then at most `max_sessions`, its requests at once.
 
     Bound to a loopback address, the app answers only requests to a loopback name, `host` or that address;
     otherwise any `Host`. `port=0` picks a free port. Each request's headers and body must arrive within
@@ -403,15 +406,14 @@ def build_server(
             ) from None
         address, bound_port = sock.getsockname()[:2]
         loopback = ipaddress.ip_address(address.split("%")[0]).is_loopback
-        app = create_app(
-            max_body_bytes=max_body_bytes,
-            max_answer_length=max_answer_length,
-            allowed_hosts=(*hardening.LOOPBACK_HOSTS, host, address) if loopback else None,
-            **app_kwargs,
-        )
+        hosts = (*hardening.LOOPBACK_HOSTS, host, address) if loopback else None
+        if app is not None and (extra := sorted(set(app_kwargs) - {"max_sessions"})):
+            raise TypeError(f"with app given, build_server takes no app arguments but max_sessions: {extra}")
+        options = {"max_body_bytes": max_body_bytes, "max_answer_length": max_answer_length, **app_kwargs}
+        served = create_app(allowed_hosts=hosts, **options) if app is None else app(hosts)
         body_bytes = max_body_bytes or hardening.body_limit(max_answer_length)  # as create_app checked them
         config = connections.uvicorn_config(
-            app,
+            served,
             request_timeout=request_timeout,
             max_connections=max_connections,
             max_sessions=app_kwargs.get("max_sessions", MAX_SESSIONS),
@@ -429,9 +431,10 @@ def build_server(
 def serve(
     host: str = "127.0.0.1", port: int = 8000, *, on_ready: Callable[[str], None] | None = None, **kwargs: Any
 ) -> None:
-    """Serve [`create_app`][connect4_env.integrations.openenv.server.create_app] until interrupted (Ctrl-C or
-    SIGTERM stop it cleanly), with [`build_server`][connect4_env.integrations.openenv.server.build_server]'s
-    arguments; `on_ready(url)` is called once the socket is bound.
+    """Serve [`create_app`][connect4_env.integrations.openenv.server.create_app] (or `app`) until interrupted
+    (Ctrl-C or SIGTERM stop it cleanly), with
+    [`build_server`][connect4_env.integrations.openenv.server.build_server]'s arguments; `on_ready(url)` is
+    called once the socket is bound.
 
     Raises:
         OSError: the address cannot be bound.
