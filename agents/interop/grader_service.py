@@ -22,8 +22,8 @@ and `grade_timeout` seconds of grading a request (past it, 503; the item under w
 graded, and the request's place is given back only then). Positions are solved one at a time, by the process's
 shared rubric for their board, which the first request on a board builds in its own thread, not the event
 loop's (counted in its place and its `grade_timeout`); a request on a board already built does not queue
-behind that build. The solver's compiled search holds Python's lock, so while one position is solved the
-server answers nothing else: each solve is bounded by the boards graded (6x7 with the book: at most about a
+behind that build. The solver's compiled search runs without Python's lock, so the event loop answers other
+requests during a solve. Each solve is bounded by the boards graded (6x7 with the book: at most about a
 second, the p99 a fraction of that; any other board's empty position within `REWARD_NODES` nodes, checked,
 and refused for good, 422, at the first request on it), not by `grade_timeout`. The server is the OpenEnv
 server's (`connect4_env.integrations.openenv.server.build_server`), serving this app.
