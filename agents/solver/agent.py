@@ -242,10 +242,12 @@ class SolverAgent(RulesBound):
         current: int,
         mask: int,
         n_stones: int,
-        *bound: int,
+        *more: Any,
     ) -> Any:
-        """Call the search kernel ``kernel`` (``solve`` or ``value_at_most``) with the kept tables. The caller
-        has passed ``board`` (the position asked about) through `check_book`, once per public call.
+        """Call the search kernel ``kernel`` (``solve``, ``solve_above``, ``score_moves`` or ``value_at_most``)
+        with the kept tables; ``more``: its arguments between the position and the context (a bound, an array to
+        fill). The caller has passed ``board`` (the position asked about) through `check_book`, once per public
+        call.
         """
         rules = board.rules
         build, geometry, (order, table, moves, scores) = self._kernel(rules)
@@ -260,7 +262,7 @@ class SolverAgent(RulesBound):
             scores,
             *self._book_arrays(rules, n_stones),
         )
-        result = getattr(build, kernel)(current, mask, n_stones, *bound, context)
+        result = getattr(build, kernel)(current, mask, n_stones, *more, context)
         self.last_nodes = int(stats[0])
         if stats[2]:
             book_hint = (

@@ -1,4 +1,8 @@
-"""The exact solver's hot loops (alpha-beta negamax, the opening-book lookup), in the numba subset.
+"""The exact solver's search in the numba subset; one job: all that a search node calls, compiled together.
+
+The search (alpha-beta negamax, exact scores), its transposition table and the opening-book lookup stay in
+one module: numba compiles them together without reference counting (``NUMBA_OPTIONS``), which is safe only
+when every function handed the search's arrays is compiled so.
 
 `connect4_env.compiled` builds this module twice (see there): plain Python for any board, and numba-compiled
 for boards up to 63 bits, where the rule functions imported from `connect4_env.kernels` are the compiled
