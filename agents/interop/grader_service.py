@@ -25,8 +25,8 @@ loop's (counted in its place and its `grade_timeout`); a request on a board alre
 behind that build. The solver's compiled search runs without Python's lock, so the event loop answers other
 requests during a solve. Each solve is bounded by the boards graded (6x7 with the book: at most about a
 second, the p99 a fraction of that; any other board's empty position within `REWARD_NODES` nodes, checked,
-and refused for good, 422, at the first request on it), not by `grade_timeout`. The server is the OpenEnv
-server's (`connect4_env.integrations.openenv.server.build_server`), serving this app.
+and refused for good, 422, at the first request on it), not by `grade_timeout`. The server is bound and run as
+the OpenEnv server is (`connect4_env.integrations.openenv.connections.bind_server`), without loading OpenEnv.
 """
 
 from __future__ import annotations
@@ -340,19 +340,12 @@ def create_grader_app(
     return hardening.HostCheck(hardening.BodyLimit(app, body_bytes), allowed_hosts, allowed_origins)
 
 
-def _server_options(
-    request_timeout: float = 30.0, max_connections: int | None = None, **app_kwargs: Any
-) -> dict[str, Any]:
-    """`build_server`'s arguments that serve `create_grader_app(**app_kwargs)`, sized by ``max_pending``."""
-
-    def app(allowed_hosts: tuple[str, ...] | None) -> Any:
-        return create_grader_app(allowed_hosts=allowed_hosts, **app_kwargs)
-
+def _limits(request_timeout: float, max_connections: int | None, max_pending: int) -> dict[str, Any]:
+    """`bind_server`'s connection limits for the grader: the connection cap sized by ``max_pending``."""
     return {
         "request_timeout": request_timeout,
         "max_connections": max_connections,
-        "app": app,
-        "max_sessions": app_kwargs.get("max_pending", MAX_PENDING),
+        "max_sessions": max_pending,
     }
 
 
@@ -364,9 +357,9 @@ def build_grader_server(
     max_connections: int | None = None,
     **app_kwargs: Any,
 ) -> tuple[Any, Any, str]:
-    """The uvicorn server of `create_grader_app` (``app_kwargs``), its socket bound and listening: the
-    OpenEnv server's (`connect4_env.integrations.openenv.server.build_server`, which loads OpenEnv), with
-    its connection limits: each request must arrive within ``request_timeout`` seconds, at most
+    """The uvicorn server of `create_grader_app` (``app_kwargs``), its socket bound and listening, by
+    `connect4_env.integrations.openenv.connections.bind_server` (as the OpenEnv server is), with the OpenEnv
+    server's connection limits: each request must arrive within ``request_timeout`` seconds, at most
     ``max_connections`` at once (by default the larger of 256 and twice ``max_pending``). Bound to a
     loopback address, it answers only requests to a loopback name; ``port=0`` picks a free port.
 
@@ -378,20 +371,24 @@ def build_grader_server(
         TypeError: an argument of the wrong type.
         ValueError: an argument out of range.
     """
-    from connect4_env.integrations.openenv.server import build_server  # OpenEnv loads only here
+    from connect4_env.integrations.openenv.connections import bind_server  # uvicorn loads only here
 
-    return build_server(host, port, **_server_options(request_timeout, max_connections, **app_kwargs))
+    def app(allowed_hosts: tuple[str, ...] | None) -> Any:
+        return create_grader_app(allowed_hosts=allowed_hosts, **app_kwargs)
+
+    limits = _limits(request_timeout, max_connections, app_kwargs.get("max_pending", MAX_PENDING))
+    return bind_server(host, port, app, **limits)
 
 
 def serve_grader(host: str = "127.0.0.1", port: int = 8010, *, on_ready: Any = None, **kwargs: Any) -> None:
-    """Serve `build_grader_server`'s server (``kwargs``) until interrupted (Ctrl-C or SIGTERM), by the OpenEnv
-    server's `serve`; ``on_ready(url)`` is called once the socket listens.
+    """Serve `build_grader_server`'s server (``kwargs``) until interrupted (Ctrl-C or SIGTERM stop it cleanly);
+    ``on_ready(url)`` is called once the socket listens.
 
     Raises:
         OSError: the address cannot be bound.
         TypeError: an argument of the wrong type.
         ValueError: an argument out of range.
     """
-    from connect4_env.integrations.openenv.server import serve  # OpenEnv loads only here
+    from connect4_env.integrations.openenv.connections import run_server
 
-    serve(host, port, on_ready=on_ready, **_server_options(**kwargs))
+    run_server(*build_grader_server(host, port, **kwargs), on_ready=on_ready)

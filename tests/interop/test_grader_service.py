@@ -286,3 +286,20 @@ def test_a_board_within_30_cells_whose_empty_board_is_too_hard_is_refused_and_th
         )
         assert status == 422 and "needs more than 20,000,000 solver nodes" in answer["detail"]
         assert post(url, "/scores", {**SMALL, "items": [{"moves": []}]})[0] == 200
+
+
+def test_the_grading_server_starts_without_loading_openenv() -> None:
+    # it shares the OpenEnv server's socket and connection limits, not OpenEnv itself (seconds of imports)
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from connect4_agents.interop.grader_service import build_grader_server\n"
+        "server, sock, url = build_grader_server('127.0.0.1', 0)\n"
+        "sock.close()\n"
+        "print(url.startswith('http://127.0.0.1:'), sorted(m for m in ('openenv', 'gradio') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "[]"], done.stdout

@@ -11,8 +11,10 @@ once a minute.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import logging
+import socket
 import time
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +23,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from connect4_env.integrations.openenv.hardening import LOOPBACK_HOSTS
 from connect4_env.validation import check_int, check_number
 
 try:
@@ -231,3 +234,58 @@ def uvicorn_config(
     protocol = guarded_protocol(timeout, connection_limit(max_connections, max_sessions, files))
     install_log_filters(files)
     return uvicorn.Config(app, http=protocol, lifespan="on", **options)
+
+
+def bind_server(
+    host: str, port: int, app: Callable[[tuple[str, ...] | None], Any], **limits: Any
+) -> tuple[uvicorn.Server, socket.socket, str]:
+    """The uvicorn server of ``app(allowed_hosts)`` under `uvicorn_config`'s ``limits``, its socket bound and
+    listening (connections wait in the backlog until it runs): the servers of `connect4 serve-openenv` and
+    `connect4 serve-grader`, without loading OpenEnv. Bound to a loopback address, the app is given the names
+    it may answer to (a loopback name, `host` or that address); otherwise None (any `Host`). `port=0` picks a
+    free port.
+
+    Returns:
+        `(server, sock, url)`: run it with `run_server`, or `server.run(sockets=[sock])` (stop it with
+        `server.should_exit = True`) and then close `sock`; `url` is `http://host:port` with the port bound.
+
+    Raises:
+        OSError: the address cannot be bound (a host name that does not resolve is named).
+        TypeError: `host` is not a str; bad limits.
+        ValueError: bad limits (see `uvicorn_config`).
+    """
+    if not isinstance(host, str):
+        raise TypeError(f"host must be a str such as '127.0.0.1', got {host!r:.80} ({type(host).__name__})")
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except socket.gaierror as error:  # a name the resolver does not know: say which
+            raise OSError(
+                f"cannot listen on host {host!r}: {error.strerror} (name a local address such as 127.0.0.1, or "
+                "0.0.0.0 for every interface)"
+            ) from None
+        address, bound_port = sock.getsockname()[:2]
+        loopback = ipaddress.ip_address(address.split("%")[0]).is_loopback
+        config = uvicorn_config(app((*LOOPBACK_HOSTS, host, address) if loopback else None), **limits)
+        sock.listen(128)  # connections made from now on wait in the backlog until uvicorn accepts them
+    except BaseException:
+        sock.close()
+        raise
+    shown = f"[{host}]" if ":" in host else host
+    return uvicorn.Server(config), sock, f"http://{shown}:{bound_port}"
+
+
+def run_server(
+    server: uvicorn.Server, sock: socket.socket, url: str, on_ready: Callable[[str], None] | None = None
+) -> None:
+    """Run `bind_server`'s server until interrupted (Ctrl-C or SIGTERM stop it cleanly), calling
+    ``on_ready(url)`` first; the socket is closed at the end, whatever happens.
+    """
+    try:
+        if on_ready is not None:
+            on_ready(url)
+        server.run(sockets=[sock])
+    finally:
+        sock.close()

@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import functools
 import inspect
-import ipaddress
 import json
 import logging
 import math
@@ -369,13 +368,11 @@ def build_server(
     request_timeout: float = connections.REQUEST_TIMEOUT,
     max_connections: int | None = None,
     log_level: str = "warning",
-    app: Callable[[tuple[str, ...] | None], Any] | None = None,
     **app_kwargs: Any,
 ) -> tuple[uvicorn.Server, socket.socket, str]:
     """The uvicorn server for [`create_app`][connect4_env.integrations.openenv.server.create_app]
-    (`app_kwargs`), its socket bound and listening (connections wait in the backlog until it runs). Or for
-    `app(allowed_hosts)`: another ASGI app served under these limits (`connect4 serve-grader`'s), given the
-    host names it answers (None: any); `app_kwargs` are then at most `max_sessions`, its requests at once.
+    (`app_kwargs`), its socket bound and listening (connections wait in the backlog until it runs), by
+    [`bind_server`][connect4_env.integrations.openenv.connections.bind_server].
 
     Bound to a loopback address, the app answers only requests to a loopback name, `host` or that address;
     otherwise any `Host`. `port=0` picks a free port. Each request's headers and body must arrive within
@@ -392,59 +389,34 @@ def build_server(
         TypeError: `host` is not a str; bad app or connection arguments.
         ValueError: bad app or connection arguments (`max_connections` beyond the limit of open files).
     """
-    if not isinstance(host, str):
-        raise TypeError(f"host must be a str such as '127.0.0.1', got {host!r:.80} ({type(host).__name__})")
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except socket.gaierror as error:  # a name the resolver does not know: say which
-            raise OSError(
-                f"cannot listen on host {host!r}: {error.strerror} (name a local address such as 127.0.0.1, or "
-                "0.0.0.0 for every interface)"
-            ) from None
-        address, bound_port = sock.getsockname()[:2]
-        loopback = ipaddress.ip_address(address.split("%")[0]).is_loopback
-        hosts = (*hardening.LOOPBACK_HOSTS, host, address) if loopback else None
-        if app is not None and (extra := sorted(set(app_kwargs) - {"max_sessions"})):
-            raise TypeError(f"with app given, build_server takes no app arguments but max_sessions: {extra}")
-        options = {"max_body_bytes": max_body_bytes, "max_answer_length": max_answer_length, **app_kwargs}
-        served = create_app(allowed_hosts=hosts, **options) if app is None else app(hosts)
-        body_bytes = max_body_bytes or hardening.body_limit(max_answer_length)  # as create_app checked them
-        config = connections.uvicorn_config(
-            served,
-            request_timeout=request_timeout,
-            max_connections=max_connections,
-            max_sessions=app_kwargs.get("max_sessions", MAX_SESSIONS),
-            log_level=log_level,
-            ws_max_size=WS_HARD_LIMIT_FACTOR * body_bytes,
-        )
-        sock.listen(128)  # connections made from now on wait in the backlog until uvicorn accepts them
-    except BaseException:
-        sock.close()
-        raise
-    shown = f"[{host}]" if ":" in host else host
-    return uvicorn.Server(config), sock, f"http://{shown}:{bound_port}"
+    options = {"max_body_bytes": max_body_bytes, "max_answer_length": max_answer_length, **app_kwargs}
+    body_bytes = max_body_bytes or hardening.body_limit(max_answer_length)  # as create_app checks them
+    return connections.bind_server(
+        host,
+        port,
+        functools.partial(_app_for_hosts, options),
+        request_timeout=request_timeout,
+        max_connections=max_connections,
+        max_sessions=app_kwargs.get("max_sessions", MAX_SESSIONS),
+        log_level=log_level,
+        ws_max_size=WS_HARD_LIMIT_FACTOR * body_bytes,
+    )
+
+
+def _app_for_hosts(options: dict[str, Any], allowed_hosts: tuple[str, ...] | None) -> Any:
+    return create_app(allowed_hosts=allowed_hosts, **options)
 
 
 def serve(
     host: str = "127.0.0.1", port: int = 8000, *, on_ready: Callable[[str], None] | None = None, **kwargs: Any
 ) -> None:
-    """Serve [`create_app`][connect4_env.integrations.openenv.server.create_app] (or `app`) until interrupted
-    (Ctrl-C or SIGTERM stop it cleanly), with
-    [`build_server`][connect4_env.integrations.openenv.server.build_server]'s arguments; `on_ready(url)` is
-    called once the socket is bound.
+    """Serve [`create_app`][connect4_env.integrations.openenv.server.create_app] until interrupted (Ctrl-C or
+    SIGTERM stop it cleanly), with [`build_server`][connect4_env.integrations.openenv.server.build_server]'s
+    arguments; `on_ready(url)` is called once the socket is bound.
 
     Raises:
         OSError: the address cannot be bound.
         TypeError: `host` is not a str; bad app arguments.
         ValueError: bad app arguments.
     """
-    server, sock, url = build_server(host, port, **kwargs)
-    try:
-        if on_ready is not None:
-            on_ready(url)
-        server.run(sockets=[sock])
-    finally:
-        sock.close()
+    connections.run_server(*build_server(host, port, **kwargs), on_ready=on_ready)
