@@ -340,15 +340,6 @@ def create_grader_app(
     return hardening.HostCheck(hardening.BodyLimit(app, body_bytes), allowed_hosts, allowed_origins)
 
 
-def _limits(request_timeout: float, max_connections: int | None, max_pending: int) -> dict[str, Any]:
-    """`bind_server`'s connection limits for the grader: the connection cap sized by ``max_pending``."""
-    return {
-        "request_timeout": request_timeout,
-        "max_connections": max_connections,
-        "max_sessions": max_pending,
-    }
-
-
 def build_grader_server(
     host: str = "127.0.0.1",
     port: int = 8010,
@@ -371,13 +362,19 @@ def build_grader_server(
         TypeError: an argument of the wrong type.
         ValueError: an argument out of range.
     """
-    from connect4_env.integrations.openenv.connections import bind_server  # uvicorn loads only here
+    # uvicorn loads only here
+    from connect4_env.integrations.openenv.connections import bind_server, uvicorn_config
 
-    def app(allowed_hosts: tuple[str, ...] | None) -> Any:
-        return create_grader_app(allowed_hosts=allowed_hosts, **app_kwargs)
+    def config(allowed_hosts: tuple[str, ...] | None) -> Any:
+        return uvicorn_config(
+            create_grader_app(allowed_hosts=allowed_hosts, **app_kwargs),
+            request_timeout=request_timeout,
+            max_connections=max_connections,
+            max_sessions=app_kwargs.get("max_pending", MAX_PENDING),
+            log_level="warning",
+        )
 
-    limits = _limits(request_timeout, max_connections, app_kwargs.get("max_pending", MAX_PENDING))
-    return bind_server(host, port, app, **limits)
+    return bind_server(host, port, config)
 
 
 def serve_grader(host: str = "127.0.0.1", port: int = 8010, *, on_ready: Any = None, **kwargs: Any) -> None:

@@ -237,13 +237,13 @@ def uvicorn_config(
 
 
 def bind_server(
-    host: str, port: int, app: Callable[[tuple[str, ...] | None], Any], **limits: Any
+    host: str, port: int, config: Callable[[tuple[str, ...] | None], uvicorn.Config]
 ) -> tuple[uvicorn.Server, socket.socket, str]:
-    """The uvicorn server of ``app(allowed_hosts)`` under `uvicorn_config`'s ``limits``, its socket bound and
-    listening (connections wait in the backlog until it runs): the servers of `connect4 serve-openenv` and
-    `connect4 serve-grader`, without loading OpenEnv. Bound to a loopback address, the app is given the names
-    it may answer to (a loopback name, `host` or that address); otherwise None (any `Host`). `port=0` picks a
-    free port.
+    """A uvicorn server, its socket bound and listening (connections wait in the backlog until it runs): the
+    servers of `connect4 serve-openenv` and `connect4 serve-grader`, without loading OpenEnv. ``config(hosts)``
+    builds the server's config (its app and `uvicorn_config`'s limits) once the socket is bound: bound to a
+    loopback address, ``hosts`` are the names the app may answer to (a loopback name, `host` or that address);
+    otherwise None (any `Host`). `port=0` picks a free port.
 
     Returns:
         `(server, sock, url)`: run it with `run_server`, or `server.run(sockets=[sock])` (stop it with
@@ -251,8 +251,8 @@ def bind_server(
 
     Raises:
         OSError: the address cannot be bound (a host name that does not resolve is named).
-        TypeError: `host` is not a str; bad limits.
-        ValueError: bad limits (see `uvicorn_config`).
+        TypeError: `host` is not a str; what ``config`` raises.
+        ValueError: what ``config`` raises (bad app arguments or limits, see `uvicorn_config`).
     """
     if not isinstance(host, str):
         raise TypeError(f"host must be a str such as '127.0.0.1', got {host!r:.80} ({type(host).__name__})")
@@ -268,13 +268,13 @@ def bind_server(
             ) from None
         address, bound_port = sock.getsockname()[:2]
         loopback = ipaddress.ip_address(address.split("%")[0]).is_loopback
-        config = uvicorn_config(app((*LOOPBACK_HOSTS, host, address) if loopback else None), **limits)
+        built = config((*LOOPBACK_HOSTS, host, address) if loopback else None)
         sock.listen(128)  # connections made from now on wait in the backlog until uvicorn accepts them
     except BaseException:
         sock.close()
         raise
     shown = f"[{host}]" if ":" in host else host
-    return uvicorn.Server(config), sock, f"http://{shown}:{bound_port}"
+    return uvicorn.Server(built), sock, f"http://{shown}:{bound_port}"
 
 
 def run_server(

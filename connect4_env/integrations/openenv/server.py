@@ -389,22 +389,25 @@ def build_server(
         TypeError: `host` is not a str; bad app or connection arguments.
         ValueError: bad app or connection arguments (`max_connections` beyond the limit of open files).
     """
-    options = {"max_body_bytes": max_body_bytes, "max_answer_length": max_answer_length, **app_kwargs}
-    body_bytes = max_body_bytes or hardening.body_limit(max_answer_length)  # as create_app checks them
-    return connections.bind_server(
-        host,
-        port,
-        functools.partial(_app_for_hosts, options),
-        request_timeout=request_timeout,
-        max_connections=max_connections,
-        max_sessions=app_kwargs.get("max_sessions", MAX_SESSIONS),
-        log_level=log_level,
-        ws_max_size=WS_HARD_LIMIT_FACTOR * body_bytes,
-    )
 
+    def config(allowed_hosts: tuple[str, ...] | None) -> uvicorn.Config:
+        app = create_app(
+            max_body_bytes=max_body_bytes,
+            max_answer_length=max_answer_length,
+            allowed_hosts=allowed_hosts,
+            **app_kwargs,
+        )
+        body_bytes = max_body_bytes or hardening.body_limit(max_answer_length)  # as create_app checked them
+        return connections.uvicorn_config(
+            app,
+            request_timeout=request_timeout,
+            max_connections=max_connections,
+            max_sessions=app_kwargs.get("max_sessions", MAX_SESSIONS),
+            log_level=log_level,
+            ws_max_size=WS_HARD_LIMIT_FACTOR * body_bytes,
+        )
 
-def _app_for_hosts(options: dict[str, Any], allowed_hosts: tuple[str, ...] | None) -> Any:
-    return create_app(allowed_hosts=allowed_hosts, **options)
+    return connections.bind_server(host, port, config)
 
 
 def serve(

@@ -412,6 +412,7 @@ def test_the_body_limits_follow_the_answer_length_and_an_explicit_limit_wins() -
         ({"max_answer_length": 1_000_001}, ValueError, "max_answer_length must be an integer in 1..1000000"),
         ({"max_answer_length": 0}, ValueError, "max_answer_length must be an integer in 1..1000000"),
         ({"max_answer_length": 40.5}, TypeError, "max_answer_length must be an integer"),
+        ({"max_answer_length": "long"}, TypeError, "max_answer_length must be an integer"),
         ({"max_body_bytes": "big"}, TypeError, "max_body_bytes must be an integer"),
     ],
 )
