@@ -10,7 +10,6 @@ Scores are from the view of the player to move: a win whose winning stone is the
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -312,20 +311,6 @@ class SolverAgent(RulesBound):
             ValueError: the game is over. SolverBudgetExceeded: more than ``node_budget`` nodes were needed.
             MissingExtraError: an early 6x7 position without the opening book (see `check_book`).
         """
-
-        def outcome(stats: np.ndarray, opponent: int, mask: int, n_stones: int) -> int:
-            if not self._run("value_at_most", board, stats, opponent, mask, n_stones, 0):
-                return -1  # the opponent's score after the move is above 0: it wins
-            return 1 if self._run("value_at_most", board, stats, opponent, mask, n_stones, -1) else 0
-
-        return self._each_move(board, 1, outcome)
-
-    def _each_move(
-        self, board: Board, win: int, value: Callable[[np.ndarray, int, int, int], int]
-    ) -> list[int | None]:
-        """``win`` for a move that wins at once, 0 for one that fills the board, else ``value(stats, opponent's
-        stones, mask, stones)`` of the position after it; None for a full column. One node budget for all.
-        """
         if check_board(board).is_terminal:
             raise ValueError("the game is over: there is nothing to evaluate")
         rules = board.rules
@@ -339,14 +324,18 @@ class SolverAgent(RulesBound):
                 continue
             bit = rules.stone_bit(column, board.heights[column])
             if rules.has_won(current | bit):
-                result.append(win)
+                result.append(1)
             elif board.ply + 1 == rules.cells:
                 result.append(0)
             else:
                 if not checked:
                     self.check_book(board)
                     checked = True
-                result.append(value(stats, current ^ mask, mask | bit, board.ply + 1))
+                after = (current ^ mask, mask | bit, board.ply + 1)
+                if not self._run("value_at_most", board, stats, *after, 0):
+                    result.append(-1)  # the opponent's score after the move is above 0: it wins
+                else:
+                    result.append(1 if self._run("value_at_most", board, stats, *after, -1) else 0)
         return result
 
     def evaluate(self, observation: Any, action_mask: Any = None) -> list[int | None]:
