@@ -219,25 +219,41 @@ class SolverRubric:
 
 _SHARED: dict[Rules, SolverRubric] = {}
 _REFUSED: dict[Rules, str] = {}  # boards refused, with why: asked again, refused at once
-_SHARED_LOCK = threading.Lock()
+_SHARED_LOCK = threading.Lock()  # guards the tables above and _BUILDING, never held during a build
+_BUILDING: dict[Rules, threading.Lock] = {}  # one build at a time per board; other boards do not wait for it
+
+
+def _known_rubric(rules: Rules) -> SolverRubric | None:
+    """The rubric already built for ``rules``, or None; a board refused before raises its ValueError again."""
+    with _SHARED_LOCK:
+        if rules in _REFUSED:
+            raise ValueError(_REFUSED[rules])
+        return _SHARED.get(rules)
 
 
 def solver_rubric(rules: Rules | None = None) -> SolverRubric:
     """This process's `SolverRubric` for ``rules`` (default 6x7), made on first use and shared after: the
-    ``"solver"`` reward of ``Connect4Text-v0`` and the OpenEnv server.
+    ``"solver"`` reward of ``Connect4Text-v0``, the OpenEnv server and the grading service. A board's first
+    use builds it (solving its empty board, seconds at most); meanwhile a caller on another board is not held.
 
     Raises:
         TypeError: ``rules`` is not a `Rules`.
         ValueError: as `SolverRubric` (a board it cannot grade).
     """
     rules = check_rules(rules if rules is not None else Rules())
+    if (rubric := _known_rubric(rules)) is not None:
+        return rubric
     with _SHARED_LOCK:
-        if rules in _REFUSED:
-            raise ValueError(_REFUSED[rules])
-        if rules not in _SHARED:
-            try:
-                _SHARED[rules] = SolverRubric(rules)
-            except ValueError as error:
+        building = _BUILDING.setdefault(rules, threading.Lock())
+    with building:
+        if (rubric := _known_rubric(rules)) is not None:  # built while this call waited
+            return rubric
+        try:
+            rubric = SolverRubric(rules)
+        except ValueError as error:
+            with _SHARED_LOCK:
                 _REFUSED[rules] = str(error)
-                raise
-        return _SHARED[rules]
+            raise
+        with _SHARED_LOCK:
+            _SHARED[rules] = rubric
+        return rubric

@@ -148,18 +148,14 @@ def _rules_of(request: _Board) -> Rules:
     return rules
 
 
-def _rubric(rules: Rules, built: dict[Rules, SolverRubric]) -> SolverRubric:
-    """The shared rubric of ``rules``, in a request's thread: the first request on a board builds it (its
-    empty board solved within REWARD_NODES), a board refused is 422. ``built`` keeps the app's, so that a
-    request on one does not wait behind another board's build (`solver_rubric` builds under one lock).
+def _rubric(rules: Rules) -> SolverRubric:
+    """The shared rubric of ``rules``, in a request's thread: the first request on a board builds it (its empty
+    board solved within REWARD_NODES); a board refused is 422.
     """
-    rubric = built.get(rules)
-    if rubric is None:
-        try:
-            rubric = built[rules] = solver_rubric(rules)
-        except ValueError as error:
-            raise _Refused(422, str(error)) from None
-    return rubric
+    try:
+        return solver_rubric(rules)
+    except ValueError as error:
+        raise _Refused(422, str(error)) from None
 
 
 def _board(rules: Rules, moves: list[int], item: int) -> Board:
@@ -216,12 +212,11 @@ class _Gate:
 
 def _scores_work(
     stop: threading.Event,
-    built: dict[Rules, SolverRubric],
     rules: Rules,
     boards: list[Board],
     columns: list[int | None],
 ) -> list[dict[str, Any]]:
-    rubric, results = _rubric(rules, built), []
+    rubric, results = _rubric(rules), []
     for board, column in zip(boards, columns):
         if stop.is_set():
             break
@@ -235,14 +230,13 @@ def _scores_work(
 
 def _grade_work(
     stop: threading.Event,
-    built: dict[Rules, SolverRubric],
     rules: Rules,
     boards: list[Board],
     answers: list[str],
     dialect: Any,
     max_length: int,
 ) -> list[dict[str, Any]]:
-    rubric, results = _rubric(rules, built), []
+    rubric, results = _rubric(rules), []
     rejected = float(getattr(dialect, "rejected_answer_reward", REJECTED_ANSWER_REWARD))
     for board, answer in zip(boards, answers):
         if stop.is_set():
@@ -288,7 +282,6 @@ def create_grader_app(
     body_bytes = max_items * (hardening.BYTES_PER_CHARACTER * max_answer_length + 64 + 4 * _MOST_MOVES) + 4096
     app = FastAPI(title="connect4 grader", description="Moves and answers graded by perfect play.")
     gate = _Gate(max_pending, grade_timeout)
-    built: dict[Rules, SolverRubric] = {}  # the rubrics of the boards graded, for `_rubric`
 
     def counted(count: int) -> None:
         if count > max_items:
@@ -325,7 +318,7 @@ def create_grader_app(
         for index, (board, column) in enumerate(zip(boards, columns)):
             if column is not None and not board.is_legal(column):
                 raise _Refused(422, f"items[{index}].column = {column} is not a legal move there")
-        return {"results": await gate.run(_scores_work, built, rules, boards, columns)}
+        return {"results": await gate.run(_scores_work, rules, boards, columns)}
 
     @app.post("/grade")
     async def grade(request: GradeRequest) -> dict[str, Any]:
@@ -334,7 +327,7 @@ def create_grader_app(
         boards = [_board(rules, item.moves, index) for index, item in enumerate(request.items)]
         answers = [item.answer for item in request.items]
         dialect = get_dialect(request.dialect)
-        results = await gate.run(_grade_work, built, rules, boards, answers, dialect, max_answer_length)
+        results = await gate.run(_grade_work, rules, boards, answers, dialect, max_answer_length)
         return {"dialect": request.dialect, "results": results}
 
     return hardening.HostCheck(hardening.BodyLimit(app, body_bytes), allowed_hosts, allowed_origins)

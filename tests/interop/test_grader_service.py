@@ -205,7 +205,7 @@ def test_a_boards_first_rubric_is_built_off_the_event_loop_while_built_boards_ar
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The first request on a board builds its rubric (solves its empty board) in the request's thread: while
-    that build is under way (held by an event, under `solver_rubric`'s lock), the server answers `/health`
+    that build is under way (held by an event, under that board's build lock), the server answers `/health`
     and requests on a board it has graded; a board the build refuses is 422 from that thread."""
     from connect4_agents.evaluation import rewards
 
