@@ -31,7 +31,7 @@ import numpy as np
 from connect4_agents.alphazero.config import AlphaZeroTrainConfig
 from connect4_agents.alphazero.selfplay import join_parts
 from connect4_agents.evaluation.backends import WorkerPool, run_batches
-from connect4_agents.evaluation.test_set_generation import _position_key
+from connect4_agents.evaluation.test_set_generation import position_key
 from connect4_agents.evaluation.test_sets import load_test_set, test_set_names
 from connect4_agents.solver import SolverAgent
 from connect4_env.core import Board
@@ -48,7 +48,7 @@ def held_out_keys(rules: Rules) -> frozenset[tuple[int, int]]:
     for name in test_set_names():
         positions = load_test_set(name)
         if positions and positions[0].rules == rules:
-            keys.update(_position_key(position.board()) for position in positions)
+            keys.update(position_key(position.board()) for position in positions)
     return frozenset(keys)
 
 
@@ -76,7 +76,7 @@ def teacher_games(
             outcomes = solver.outcomes_board(board)
             best = max(o for o in outcomes if o is not None)
             best_moves = [c for c, o in enumerate(outcomes) if o == best]
-            key = _position_key(board)
+            key = position_key(board)
             if key not in held_out and key not in seen:
                 seen.add(key)
                 target = np.zeros(rules.columns, np.float32)

@@ -27,10 +27,10 @@ from connect4_agents.solver.agent import SolverAgent, plies_to_end
 from connect4_env import Board
 from connect4_env.validation import check_int
 
-__all__ = ["generate_test_set", "write_test_set", "encode_positions"]
+__all__ = ["generate_test_set", "write_test_set", "encode_positions", "position_key"]
 
 
-def _position_key(board: Board) -> tuple[int, int]:
+def position_key(board: Board) -> tuple[int, int]:
     """The same for a position, its transpositions and its mirror image."""
     rules = board.rules
     mover, mask = board.stones[board.to_move], board.mask
@@ -69,7 +69,7 @@ def generate_test_set(
             moves.append(column)
         if board.is_terminal or board.ply != target or board.winning_moves():
             continue
-        key = _position_key(board)
+        key = position_key(board)
         if key in seen:
             continue
         seen.add(key)

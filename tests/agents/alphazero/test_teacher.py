@@ -17,7 +17,7 @@ from connect4_agents.alphazero.config import AlphaZeroTrainConfig  # noqa: E402
 from connect4_agents.alphazero.files import load_model, save_model  # noqa: E402
 from connect4_agents.alphazero.network import PolicyValueNet  # noqa: E402
 from connect4_agents.alphazero.teacher import held_out_keys, teacher_games  # noqa: E402
-from connect4_agents.evaluation.test_set_generation import _position_key  # noqa: E402
+from connect4_agents.evaluation.test_set_generation import position_key  # noqa: E402
 from connect4_agents.evaluation.test_sets import load_test_set  # noqa: E402
 from connect4_env import Board, Rules  # noqa: E402
 from connect4_env.encoding import observation_planes  # noqa: E402
@@ -95,14 +95,14 @@ def test_test_set_positions_are_never_stored(name: str) -> None:
     positions = load_test_set(name)
     rules = positions[0].rules
     keys = held_out_keys(rules)
-    assert {_position_key(p.board()) for p in positions} <= keys
+    assert {position_key(p.board()) for p in positions} <= keys
     if rules != Rules(4, 5, 4):
         return  # 6x7 games need the book and take seconds; the key set is what they consult
     config = AlphaZeroTrainConfig(4, 5, 4, teacher="solver")
     planes, *_ = teacher_games(config, 30, np.random.default_rng(1))
     for board_planes in planes:
         _, board = _reference_of(board_planes, rules)
-        assert _position_key(board) not in keys
+        assert position_key(board) not in keys
 
 
 def test_a_position_past_the_solvers_budget_stops_the_games() -> None:

@@ -5,10 +5,10 @@ share, reading it back, and reading an old report without it."""
 from __future__ import annotations
 
 import json
-from functools import cache
 from pathlib import Path
 
 import pytest
+from helpers.reference import ReferenceGame, reference_scores
 
 from connect4_agents import RandomAgent
 from connect4_agents.evaluation.arena import play_game
@@ -18,7 +18,7 @@ from connect4_agents.evaluation.grading import grade_games
 from connect4_agents.evaluation.records import GameLog
 from connect4_agents.evaluation.rewards import grade_move, score_ranks
 from connect4_agents.evaluation.verdicts import move_verdicts
-from connect4_env import Board, Rules
+from connect4_env import Rules
 
 # One row of four cells, two in a row wins. X 0 gives up the win for a draw, O 2 the draw for a loss, X 3 the
 # win for a loss (1 wins at once), O 1 wins:
@@ -66,36 +66,22 @@ def test_the_top3_share_counts_mistakes_the_outcome_class_does_not() -> None:
     assert second.best_class == Rate(1, 2) and second.top3 == Rate(2, 2)
 
 
-# A slow, obviously correct reference: plain negamax, a move's value for its mover +(cells + 1 - end) for a win
-# ending after `end` stones, the negation for a loss, 0 a draw: the order of the solver's scores.
-@cache
-def _position_value(rules: Rules, first: int, second: int) -> int:
-    board = Board.from_stones(rules, first, second)
-    return max(_move_value(board, column) for column in board.legal_moves())
-
-
-def _move_value(board: Board, column: int) -> int:
-    after = board.copy()
-    after.play(column)
-    if after.is_terminal:
-        return 0 if after.winner is None else after.rules.cells + 1 - after.ply
-    return -_position_value(after.rules, after.stones[0], after.stones[1])
-
-
 def test_the_top3_share_agrees_with_ranks_from_a_brute_force_reference() -> None:
     games = [
         play_game([RandomAgent(seed=2 * k), RandomAgent(seed=2 * k + 1)], WIDE, names=("a", "b"))
         for k in range(8)
     ]
     in_top3 = total = 0
+    memo: dict = {}
     for game in games:
-        board = Board(WIDE)
+        reference = ReferenceGame(WIDE.rows, WIDE.columns, WIDE.win_length)
         for ply, column in enumerate(game.moves):
             if ply % 2 == 0:  # a's moves
-                values = sorted({_move_value(board, c) for c in board.legal_moves()}, reverse=True)
-                in_top3 += values.index(_move_value(board, column)) < 3
+                scores = reference_scores(reference, memo)
+                values = sorted({s for s in scores if s is not None}, reverse=True)
+                in_top3 += values.index(scores[column]) < 3
                 total += 1
-            board.play(column)
+            reference.play(column)
     graded = grade_games(games, "a")
     assert graded.top3 == Rate(in_top3, total)
     assert 0 < in_top3 < total  # random play leaves the top 3 here: the test compares real counts

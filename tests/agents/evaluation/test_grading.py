@@ -7,13 +7,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from helpers.extras import installed, needs
+from helpers.reference import ReferenceGame, reference_scores
 
 from connect4_agents import RandomAgent, SolverAgent
 from connect4_agents.commands import grade as grade_command
@@ -31,7 +31,7 @@ from connect4_agents.evaluation.grading import (
 from connect4_agents.evaluation.records import GameLog, read_games
 from connect4_agents.evaluation.test_sets import load_test_set
 from connect4_agents.interop.text import TextPolicy
-from connect4_env import Board, Rules
+from connect4_env import Rules
 from connect4_env.policy import Forfeit
 
 # One row of four cells, two in a row wins: X wins at once from the middle (two threats), draws from a corner.
@@ -116,34 +116,26 @@ class _Scripted:
         return self.columns.pop(0)
 
 
-# A slow, obviously correct reference: plain negamax over every continuation, a move's value for its mover is
-# +(cells + 1 - end) for a win ending after `end` stones (sooner is better), the negation for a loss, 0 a draw.
-@cache
-def _position_value(rules: Rules, first: int, second: int) -> int:
-    board = Board.from_stones(rules, first, second)
-    return max(_move_value(board, column) for column in board.legal_moves())
-
-
-def _move_value(board: Board, column: int) -> int:
-    after = board.copy()
-    after.play(column)
-    if after.is_terminal:
-        return 0 if after.winner is None else after.rules.cells + 1 - after.ply
-    return -_position_value(after.rules, after.stones[0], after.stones[1])
+_MEMOS: dict[Rules, dict] = {}  # the reference's solved positions, per board
 
 
 def _reference_verdicts(game: GameLog) -> list[tuple[str, bool]]:
     """``(verdict, non-trivial)`` of every move, from the reference."""
-    board = Board(game.rules)
+    rules = game.rules
+    reference = ReferenceGame(rules.rows, rules.columns, rules.win_length)
     found = []
     for column in game.moves:
-        values = {c: _move_value(board, c) for c in board.legal_moves()}
+        values = {
+            c: s
+            for c, s in enumerate(reference_scores(reference, _MEMOS.setdefault(rules, {})))
+            if s is not None
+        }
         best = max(values.values())
         sign = np.sign(best)
         played = values[column]
         verdict = "best" if played == best else "keeps" if np.sign(played) == sign else "mistake"
         found.append((verdict, any(np.sign(v) < sign for v in values.values())))
-        board.play(column)
+        reference.play(column)
     return found
 
 
