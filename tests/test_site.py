@@ -128,10 +128,11 @@ def fetch(url: str) -> str:
         return response.read().decode("utf-8", errors="replace")
 
 
-def broken_links(page_url: str, dom: str, base: str) -> list[str]:
-    """Every link or resource of the page on our server that does not answer, or whose #anchor is missing."""
+def broken_links(page_url: str, dom: str, base: str, pages: dict[str, Links] | None = None) -> list[str]:
+    """Every link or resource of the page on our server that does not answer, or whose #anchor is missing
+    (``pages``: the targets already fetched, shared between the pages of one check)."""
     broken = []
-    pages: dict[str, Links] = {}
+    pages = {} if pages is None else pages
     for target in set(parse(dom).targets):
         url = urllib.parse.urljoin(page_url, target)
         if not url.startswith(base):
@@ -179,10 +180,11 @@ def test_no_broken_internal_link_in_the_browser(base: str, page: str) -> None:
 def test_no_broken_internal_link_on_any_page(site: Path, base: str) -> None:
     # the same check without the browser, on every page of the built site
     broken = []
+    pages: dict[str, Links] = {}  # each target fetched and parsed once, not once for every page linking it
     for html_file in sorted(site.rglob("index.html")):
         relative = html_file.parent.relative_to(site).as_posix()
         url = base + (relative + "/" if relative != "." else "")
-        broken += [f"{relative}: {b}" for b in broken_links(url, html_file.read_text(), base)]
+        broken += [f"{relative}: {b}" for b in broken_links(url, html_file.read_text(), base, pages)]
     assert broken == []
 
 

@@ -415,7 +415,6 @@ def test_a_submissions_code_names_its_own_packages_only(tmp_path: Path) -> None:
                     ), (name, value)
 
 
-@pytest.mark.slow  # over 6 s on 2 cores: make test-slow (CI runs it)
 @pytest.mark.parametrize(
     ("tail", "size", "simulations"),
     [("{model}", (5, 6, 3), 200), ("{model}:7", (5, 6, 3), 7), ("7", (6, 7, 4), 7)],  # "7": the shipped 6x7
@@ -429,7 +428,10 @@ def test_an_alphazero_submission_plays_the_model_and_the_simulations_its_spec_na
     from connect4_env.rules import Rules
 
     model = AlphaZeroAgent(PolicyValueNet(8, 1), rules=Rules(5, 6, 3)).save(tmp_path / "small 5x6.zip")
-    path = write_kaggle_submission("alphazero:" + tail.format(model=model), tmp_path / "main.py")
+    # a tenth of a second a move: the cold moves MCTS plays while torch loads would take half the run's minute
+    path = write_kaggle_submission(
+        "alphazero:" + tail.format(model=model), tmp_path / "main.py", move_seconds=0.1
+    )
     (result,) = run_submissions(path, size=size)
     # the model named plays its board (the shipped 6x7 one could not play 5x6: MCTS would move, a fallback)
     assert result["policy"] == "AlphaZeroAgent" and result["loaded"], result
@@ -657,7 +659,9 @@ def test_a_submission_refuses_human_and_text_and_names_what_it_can_play(
         assert not (tmp_path / "main.py").exists()
     with pytest.raises(TypeError, match="agent spec such as 'mcts'"):
         write_kaggle_submission(Stubborn(), tmp_path / "main.py")  # type: ignore[arg-type]
-    path = write_kaggle_submission("random", tmp_path / "main.py", seed=0)  # weak, but it plays
+    # weak, but it plays (a tenth of a second a move: the cold move MCTS plays meanwhile would take half the
+    # minute this run allows)
+    path = write_kaggle_submission("random", tmp_path / "main.py", seed=0, move_seconds=0.1)
     (result,) = run_submissions(path)
     assert result["policy"] == "RandomAgent" and result["second"] in range(7)
 
