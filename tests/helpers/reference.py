@@ -6,6 +6,8 @@ checking every cell and direction for ``win_length`` equal stones. No bit tricks
 
 from __future__ import annotations
 
+import functools
+
 
 class ReferenceGame:
     def __init__(self, rows: int, columns: int, win_length: int) -> None:
@@ -97,3 +99,27 @@ def random_board(rng, plies: int, rows: int = 6, columns: int = 7, win_length: i
         legal = board.legal_moves()
         board.play(legal[int(rng.integers(len(legal)))])
     return board
+
+
+def board_move_values(board) -> dict[int, int]:
+    """Every legal column's exact score for the player to move on a ``connect4_env.Board``, scored as
+    ``reference_scores`` scores them, by the same plain negamax over the whole game tree but on the package's own
+    rules (themselves tested against ``ReferenceGame``): five times faster, for the tests of code above the rules.
+    Only for small boards."""
+    return {column: _board_move_value(board, column) for column in board.legal_moves()}
+
+
+def _board_move_value(board, column: int) -> int:
+    after = board.copy()
+    after.play(column)
+    if after.is_terminal:
+        return 0 if after.winner is None else after.rules.cells + 1 - after.ply
+    return -_board_position_value(after.rules, after.stones[0], after.stones[1])
+
+
+@functools.cache
+def _board_position_value(rules, first: int, second: int) -> int:
+    from connect4_env import Board
+
+    board = Board.from_stones(rules, first, second)
+    return max(_board_move_value(board, column) for column in board.legal_moves())

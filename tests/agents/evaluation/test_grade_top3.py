@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.reference import ReferenceGame, reference_scores
+from helpers.reference import board_move_values
 
 from connect4_agents import RandomAgent
 from connect4_agents.evaluation.arena import play_game
@@ -18,7 +18,7 @@ from connect4_agents.evaluation.grading import grade_games
 from connect4_agents.evaluation.records import GameLog
 from connect4_agents.evaluation.rewards import grade_move, score_ranks
 from connect4_agents.evaluation.verdicts import move_verdicts
-from connect4_env import Rules
+from connect4_env import Board, Rules
 
 # One row of four cells, two in a row wins. X 0 gives up the win for a draw, O 2 the draw for a loss, X 3 the
 # win for a loss (1 wins at once), O 1 wins:
@@ -72,16 +72,14 @@ def test_the_top3_share_agrees_with_ranks_from_a_brute_force_reference() -> None
         for k in range(8)
     ]
     in_top3 = total = 0
-    memo: dict = {}
     for game in games:
-        reference = ReferenceGame(WIDE.rows, WIDE.columns, WIDE.win_length)
+        board = Board(WIDE)
         for ply, column in enumerate(game.moves):
             if ply % 2 == 0:  # a's moves
-                scores = reference_scores(reference, memo)
-                values = sorted({s for s in scores if s is not None}, reverse=True)
-                in_top3 += values.index(scores[column]) < 3
+                scores = board_move_values(board)
+                in_top3 += sorted(set(scores.values()), reverse=True).index(scores[column]) < 3
                 total += 1
-            reference.play(column)
+            board.play(column)
     graded = grade_games(games, "a")
     assert graded.top3 == Rate(in_top3, total)
     assert 0 < in_top3 < total  # random play leaves the top 3 here: the test compares real counts

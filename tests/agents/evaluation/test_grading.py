@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from helpers.extras import installed, needs
-from helpers.reference import ReferenceGame, reference_scores
+from helpers.reference import board_move_values
 
 from connect4_agents import RandomAgent, SolverAgent
 from connect4_agents.commands import grade as grade_command
@@ -31,7 +31,7 @@ from connect4_agents.evaluation.grading import (
 from connect4_agents.evaluation.records import GameLog, read_games
 from connect4_agents.evaluation.test_sets import load_test_set
 from connect4_agents.interop.text import TextPolicy
-from connect4_env import Rules
+from connect4_env import Board, Rules
 from connect4_env.policy import Forfeit
 
 # One row of four cells, two in a row wins: X wins at once from the middle (two threats), draws from a corner.
@@ -116,26 +116,18 @@ class _Scripted:
         return self.columns.pop(0)
 
 
-_MEMOS: dict[Rules, dict] = {}  # the reference's solved positions, per board
-
-
 def _reference_verdicts(game: GameLog) -> list[tuple[str, bool]]:
     """``(verdict, non-trivial)`` of every move, from the reference."""
-    rules = game.rules
-    reference = ReferenceGame(rules.rows, rules.columns, rules.win_length)
+    board = Board(game.rules)
     found = []
     for column in game.moves:
-        values = {
-            c: s
-            for c, s in enumerate(reference_scores(reference, _MEMOS.setdefault(rules, {})))
-            if s is not None
-        }
+        values = board_move_values(board)
         best = max(values.values())
         sign = np.sign(best)
         played = values[column]
         verdict = "best" if played == best else "keeps" if np.sign(played) == sign else "mistake"
         found.append((verdict, any(np.sign(v) < sign for v in values.values())))
-        reference.play(column)
+        board.play(column)
     return found
 
 
