@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from functools import cache
-
 import pytest
 from helpers.extras import heavy_without_numba, needs_book
+from helpers.reference import board_move_values
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,28 +25,10 @@ SMALL_RUBRIC = SolverRubric(SMALL)
 
 
 def slow_scores(moves: tuple[int, ...], rules: Rules = SMALL) -> tuple[int | None, ...]:
-    """Every column's exact score by plain negamax over the whole tree: a win by the board's w-th stone
-    scores cells + 1 - w for its player, a draw 0, a loss the negative of the opponent's win."""
-    return _slow_scores(Board.from_moves(moves, rules))
-
-
-@cache
-def _slow_scores(board: Board) -> tuple[int | None, ...]:
-    rules = board.rules
-    result: list[int | None] = []
-    for column in range(rules.columns):
-        if not board.is_legal(column):
-            result.append(None)
-            continue
-        after = board.copy()
-        after.play(column)
-        if after.winner is not None:
-            result.append(rules.cells + 1 - after.ply)
-        elif after.ply == rules.cells:
-            result.append(0)
-        else:
-            result.append(-max(s for s in _slow_scores(after) if s is not None))
-    return tuple(result)
+    """Every column's exact score by plain negamax over the whole tree (``board_move_values``), None where the
+    column is not a legal move."""
+    values = board_move_values(Board.from_moves(moves, rules))
+    return tuple(values.get(column) for column in range(rules.columns))
 
 
 def random_position(data: st.DataObject, rules: Rules) -> tuple[int, ...]:
