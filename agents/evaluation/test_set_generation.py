@@ -31,8 +31,11 @@ __all__ = ["generate_test_set", "write_test_set", "encode_positions", "position_
 
 
 def position_key(board: Board) -> tuple[int, int]:
-    """A key for the position to move: equal for every move order that reaches it and for its mirror image (the
-    test sets keep one position per key, and the AlphaZero teacher leaves them out of its training positions)."""
+    """A key for a position, the same for its mirror image and for every move order that reaches it.
+
+    The test sets keep one position per key; the AlphaZero teacher leaves the test sets' keys out of its
+    training positions.
+    """
     rules = board.rules
     mover, mask = board.stones[board.to_move], board.mask
     return min((mover, mask), (rules.mirror(mover), rules.mirror(mask)))
