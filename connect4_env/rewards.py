@@ -28,6 +28,7 @@ beside the reward (the env's ``info["move_grade"]``).
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import threading
@@ -108,7 +109,8 @@ def make_move_rubric(reward: Any, rules: Rules) -> MoveRubric | None:
     callable object.
 
     Raises:
-        TypeError: ``reward`` is neither a str nor callable.
+        TypeError: ``reward`` is neither a str nor callable, is a class, or cannot be called as
+            ``rubric(board, column)`` (nor has a ``grade`` method that can).
         ValueError: an unknown name (the message lists the known ones), a registered one whose module or
             attribute is missing, or a rubric that cannot grade ``rules`` (its factory's own error).
     """
@@ -127,11 +129,35 @@ def make_move_rubric(reward: Any, rules: Rules) -> MoveRubric | None:
             )
         return rubric  # type: ignore[no-any-return]
     if callable(reward):
+        _check_rubric_signature(reward)
         return reward  # type: ignore[no-any-return]
     raise TypeError(
         f"reward must be a name, one of {reward_names()}, or a rubric(board, column) -> float; got "
         f"{reward!r:.80} ({type(reward).__name__})"
     )
+
+
+def _check_rubric_signature(reward: Any) -> None:
+    """Refuse, when the env is built, a rubric object that its first step could not call.
+
+    The env calls ``rubric(board, column)``, or ``rubric.grade(board, column)`` where it has that method: a class,
+    or a callable that cannot take those two arguments, would fail mid-training.
+    """
+    if isinstance(reward, type):
+        raise TypeError(f"reward must be a rubric object, not the class {reward.__name__}: pass an instance")
+    grade = getattr(reward, "grade", None)
+    function = grade if callable(grade) else reward
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # a builtin or C callable without a signature: called as it is
+        return
+    try:
+        signature.bind(None, 0)
+    except TypeError:
+        raise TypeError(
+            f"reward {reward!r:.80} must be called as rubric(board, column) -> float; its signature is "
+            f"{signature}"
+        ) from None
 
 
 def grade_report(rubric: MoveRubric, board: Board, column: int) -> dict[str, Any]:

@@ -295,6 +295,8 @@ def grade_match(
         check_int("sample", sample, 1)
     agent, name = _player(player, "player", seed, rules)
     rival, rival_name = _player(opponent, "opponent", seed + 1, rules)
+    if rival_name == name:  # the same spec on both sides: the records must tell the graded seat apart
+        rival_name += " (opponent)"
     names = (name, rival_name)
     result = MatchResult()
     # opened before any game is played, so an unwritable path costs no model call

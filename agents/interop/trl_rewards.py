@@ -160,6 +160,30 @@ def completion_text(completion: Any) -> str:
     return ""
 
 
+_NEEDED_COLUMNS = ("moves", "rows", "columns", "win_length", "dialect")
+
+
+def _check_batch(prompts: Any, completions: Any, columns: dict[str, Any]) -> None:
+    """A trainer's batch lines up: one prompt and one entry of every column read per completion."""
+    for name, value in (("prompts", prompts), ("completions", completions)):
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            raise TypeError(f"{name} must be a list, one entry per completion, got {type(value).__name__}")
+    missing = [name for name in _NEEDED_COLUMNS if name not in columns]
+    if missing:
+        raise KeyError(
+            f"solver_reward needs the dataset columns {', '.join(_NEEDED_COLUMNS)} (position_dataset's): "
+            f"{', '.join(missing)} missing"
+        )
+    read = {
+        "prompts": prompts,
+        **{name: columns[name] for name in (*_NEEDED_COLUMNS, "scores") if name in columns},
+    }
+    for name, value in read.items():
+        if not isinstance(value, Sequence) or len(value) != len(completions):
+            length = len(value) if isinstance(value, Sequence) else type(value).__name__
+            raise ValueError(f"{name} has {length} entries for {len(completions)} completions: one each")
+
+
 def solver_reward(prompts: Sequence[Any], completions: Sequence[Any], **columns: Any) -> list[float]:
     """TRL's reward function: each completion's reward for the move it names, by perfect play.
 
@@ -169,8 +193,11 @@ def solver_reward(prompts: Sequence[Any], completions: Sequence[Any], **columns:
     ``rejected_answer_reward``.
 
     Raises:
+        TypeError: ``prompts`` or ``completions`` is a string, or not a sequence.
         KeyError: a column the reward needs is missing (the dataset is not `position_dataset`'s).
+        ValueError: ``prompts`` or a column the reward reads has another length than ``completions``.
     """
+    _check_batch(prompts, completions, columns)
     scores_column = columns.get("scores")
     rewards = []
     for index, completion in enumerate(completions):

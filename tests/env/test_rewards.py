@@ -77,6 +77,41 @@ def test_a_bad_registration_is_refused(
     assert "fine" not in registry
 
 
+class _Graded:
+    def grade(self, board: Board, column: int) -> float:
+        return 1.0
+
+    def __call__(self) -> float:  # never called: the env calls grade
+        return 0.0
+
+
+@pytest.mark.parametrize(
+    ("reward", "message"),
+    [
+        (lambda board: 0.0, r"rubric\(board, column\) -> float; its signature is \(board\)"),
+        (lambda board, column, extra: 0.0, "its signature is"),
+        (str, "not the class str: pass an instance"),
+        (_Graded, "not the class _Graded"),
+    ],
+)
+def test_a_rubric_that_cannot_take_a_board_and_a_column_is_refused_when_built(
+    reward: Any, message: str
+) -> None:
+    """It was accepted and failed at the first step, mid-training."""
+    with pytest.raises(TypeError, match=message):
+        make_move_rubric(reward, RULES)
+
+
+def test_rubrics_that_can_take_a_board_and_a_column_are_kept() -> None:
+    for reward in (
+        lambda board, column: 0.0,
+        lambda *args: 0.0,
+        lambda board, column=0, scale=1: 0.0,
+        _Graded(),
+    ):
+        assert make_move_rubric(reward, RULES) is reward
+
+
 def test_the_report_has_the_solvers_grade_beside_the_reward() -> None:
     solver = make_move_rubric("solver", RULES)
     assert solver is not None

@@ -370,6 +370,27 @@ def test_the_command_plays_grades_and_writes_its_files(
     assert (out / "report.png").exists() == installed("matplotlib")
 
 
+def test_the_same_spec_on_both_sides_grades_the_players_games_only(tmp_path: Path) -> None:
+    """Both seats named "random" made the records unable to tell them apart: the grade counted 8 games of 4."""
+    report = grade_match(
+        "random",
+        "random",
+        games=4,
+        rules=Rules(4, 5, 4),
+        sets=[],
+        progress=False,
+        games_out=tmp_path / "g.jsonl",
+    )
+    assert report.opponent == "random (opponent)" and report.games.games == 4
+    games = read_games(tmp_path / "g.jsonl")
+    assert [g.players for g in games] == [
+        ("random", "random (opponent)"),
+        ("random (opponent)", "random"),
+    ] * 2
+    assert report.games == grade_games(games, "random")
+    assert report.games.moves == sum((len(g.moves) + (seat == 0)) // 2 for g, seat in zip(games, [0, 1] * 2))
+
+
 def test_the_command_says_when_no_move_could_be_judged(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
