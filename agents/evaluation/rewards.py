@@ -51,6 +51,7 @@ __all__ = [
     "grade_move",
     "score_ranks",
     "reward_supported",
+    "unsupported_board",
     "REWARD_SCALE",
     "REJECTED_ANSWER_REWARD",
     "REWARD_CELLS",
@@ -136,6 +137,20 @@ def reward_supported(rules: Rules) -> bool:
     return (rules == BOOK_RULES and book_available()) or rules.cells <= REWARD_CELLS
 
 
+def unsupported_board(rules: Rules) -> str:
+    """Why `reward_supported` refuses ``rules``: the boards the rubric grades, then what this one lacks."""
+    if rules == BOOK_RULES:
+        lacks = "the 6x7 board needs the opening book: pip install -e '.[book]'"
+    elif (rules.rows, rules.columns) == (BOOK_RULES.rows, BOOK_RULES.columns):
+        lacks = f"this 6x7 board has {rules.win_length} in a row, and the opening book is for four"
+    else:
+        lacks = f"this {rules.rows}x{rules.columns} board has {rules.cells} cells"
+    return (
+        f"a board the solver answers exactly in seconds: 6x7 with four in a row and the opening book, or at most "
+        f"{REWARD_CELLS} cells; {lacks}"
+    )
+
+
 class SolverRubric:
     """Per-move rewards by perfect play on one board size (see the module docstring for the scale).
 
@@ -155,15 +170,7 @@ class SolverRubric:
     def __init__(self, rules: Rules | None = None) -> None:
         rules = check_rules(rules if rules is not None else Rules())
         if not reward_supported(rules):
-            book = (
-                "the 6x7 board needs the opening book: pip install -e '.[book]'"
-                if rules == BOOK_RULES
-                else f"this {rules.rows}x{rules.columns} board has {rules.cells} cells"
-            )
-            raise ValueError(
-                f"solver rewards need a board the solver answers exactly in seconds: 6x7 with four in a row "
-                f"and the opening book, or at most {REWARD_CELLS} cells; {book}"
-            )
+            raise ValueError(f"solver rewards need {unsupported_board(rules)}")
         self.rules = rules
         self._solver = SolverAgent(node_budget=None if rules == BOOK_RULES else REWARD_NODES)
         self._solver.bind(rules)

@@ -48,6 +48,7 @@ from connect4_agents.evaluation.rewards import (
     reward_supported,
     score_ranks,
     solver_rubric,
+    unsupported_board,
 )
 from connect4_env.core import Board
 from connect4_env.envs.dialects import DIALECTS, MAX_ANSWER_LENGTH, get_dialect
@@ -140,11 +141,7 @@ def _rules_of(request: _Board) -> Rules:
     except ValueError as error:
         raise _Refused(422, str(error)) from None
     if not reward_supported(rules):
-        raise _Refused(
-            422,
-            f"the grader answers 6x7 with four in a row (with the opening book installed) or boards of at most "
-            f"{REWARD_CELLS} cells; this {rules.rows}x{rules.columns} board has {rules.cells} cells",
-        )
+        raise _Refused(422, f"the grader answers {unsupported_board(rules)}")
     return rules
 
 

@@ -122,6 +122,11 @@ def test_health_names_the_scale_the_dialects_and_the_limits() -> None:
             "items[0].column = 0 is not a legal move",
         ),
         ({"rows": 5, "columns": 7, "items": [{"moves": []}]}, 422, "this 5x7 board has 35 cells"),
+        (
+            {"rows": 6, "columns": 7, "win_length": 5, "items": [{"moves": []}]},
+            422,
+            "has 5 in a row, and the",
+        ),
         ({**SMALL, "items": [{"moves": ["3"]}]}, 422, "valid integer"),
         ({**SMALL, "items": []}, 422, "at least 1 item"),
         ({**SMALL, "items": [{"moves": []}], "extra": 1}, 422, "Extra inputs"),

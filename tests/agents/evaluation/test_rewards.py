@@ -103,6 +103,8 @@ def test_a_board_the_solver_cannot_answer_in_seconds_is_refused_when_the_rubric_
     assert reward_supported(Rules(5, 6, 4)) and not reward_supported(Rules(5, 7, 4))
     with pytest.raises(ValueError, match=f"at most {REWARD_CELLS} cells; this 5x7 board has 35 cells"):
         SolverRubric(Rules(5, 7, 4))
+    with pytest.raises(ValueError, match="this 6x7 board has 5 in a row, and the opening book is for four"):
+        SolverRubric(Rules(6, 7, 5))  # the reason is the win length, not the 42 cells
     with pytest.raises(TypeError):
         SolverRubric("6x7")  # type: ignore[arg-type]
 
