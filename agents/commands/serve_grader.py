@@ -25,6 +25,8 @@ from connect4_agents._support.cli import listen_host, port_number, positive_int
 from connect4_agents._support.config_cli import config_parser, option, run_config
 from connect4_env.extras import require
 
+GRADE_TIMEOUT_CEILING = 86_400.0  # the grading service's own bound, checked here so the flag is named
+
 __all__ = ["ServeGraderConfig", "build_parser", "run", "main"]
 
 
@@ -43,7 +45,8 @@ class ServeGraderConfig:
     max_pending: int = field(default=8, metadata=option(type=positive_int))
     """Requests graded or waiting at once, up to 10,000; one more is answered 503 with Retry-After."""
     grade_timeout: float = 30.0
-    """Seconds of grading a request may take; past them it is answered 503 (the rest of its items ungraded)."""
+    """Seconds of grading a request may take, up to 86,400 (a day); past them it is answered 503 (the rest of its
+    items ungraded)."""
     request_timeout: float = 30.0
     """Seconds a request's headers and body may take to arrive; a connection that sends nothing, or too
     slowly, is closed (408)."""
@@ -67,6 +70,10 @@ class ServeGraderConfig:
         ):
             if not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{flag} must be a finite number of seconds > 0, got {value}")
+        if self.grade_timeout > GRADE_TIMEOUT_CEILING:
+            raise ValueError(
+                f"--grade-timeout must be at most {GRADE_TIMEOUT_CEILING:,.0f} seconds (a day), got {self.grade_timeout:,}"
+            )
         for flag, value, ceiling in (
             ("--max-items", self.max_items, 10_000),
             ("--max-pending", self.max_pending, 10_000),

@@ -308,3 +308,21 @@ def test_the_grading_server_starts_without_loading_openenv() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["True", "[]"], done.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--grade-timeout", "100000"], "--grade-timeout must be at most 86,400 seconds (a day), got 100,000"),
+        (["--grade-timeout", "0"], "--grade-timeout must be a finite number of seconds > 0"),
+        (["--max-items", "10001"], "--max-items must be at most 10,000"),
+    ],
+)
+def test_the_command_names_the_flag_a_bad_value_came_in(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A grade timeout past the service's day was refused by its Python name, grade_timeout."""
+    from connect4_agents.commands import serve_grader
+
+    assert serve_grader.main(argv) == 2
+    assert message in capsys.readouterr().err
