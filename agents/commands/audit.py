@@ -62,6 +62,7 @@ def run(config: AuditConfig) -> int:
 
     Raises:
         FileNotFoundError: a records file is missing.
+        IsADirectoryError: a records path is a folder (the message names its games.jsonl when it holds one).
         ValueError: a malformed records file, or one without games.
         OSError: an unreadable records file or an unwritable ``--json``.
     """
@@ -71,6 +72,10 @@ def run(config: AuditConfig) -> int:
     games: list[GameLog] = []
     labels: list[str] = []
     for path in config.records:
+        if Path(path).is_dir():
+            inside = Path(path) / "games.jsonl"
+            hint = f": did you mean {inside}?" if inside.is_file() else " (give the records file in it)"
+            raise IsADirectoryError(f"{path} is a folder, not a game records file{hint}")
         if not Path(path).is_file():
             raise FileNotFoundError(
                 f"no game records file at {path} (connect4 grade --out DIR writes DIR/games.jsonl; "

@@ -43,7 +43,7 @@ _ATTEMPTS_PER_POSITION = 100  # random openings tried per position asked for, be
 
 
 def draw_positions(
-    rules: Rules | None = None, n: int = 256, seed: int = 0, max_plies: int | None = None
+    rules: Rules | None = None, n: int = 256, seed: int | None = 0, max_plies: int | None = None
 ) -> list[tuple[int, ...]]:
     """``n`` distinct non-trivial positions as move lists (0-based columns), drawn as random openings.
 
@@ -51,7 +51,7 @@ def draw_positions(
         rules: the board (default 6x7, four in a row): one the solver rubric grades
             ([`reward_supported`][connect4_agents.evaluation.rewards.reward_supported]).
         n: positions, 1 to `MAX_POSITIONS`.
-        seed: the seed of the draw: the same seed gives the same positions.
+        seed: the seed of the draw: the same seed gives the same positions (None: a fresh draw each call).
         max_plies: the most stones on a drawn board (None: half the cells, rounded down).
 
     Raises:
@@ -95,7 +95,7 @@ def position_dataset(
     rules: Rules | None = None,
     n: int = 256,
     dialect: str = "connect4",
-    seed: int = 0,
+    seed: int | None = 0,
     max_plies: int | None = None,
     chat: bool = False,
 ) -> Any:

@@ -225,3 +225,19 @@ def test_the_command_runs_as_a_program_with_json_on_standard_output(records: Pat
         ("model-b", "game_arena"): 1,
         ("random", None): 5,
     }
+
+
+def test_a_folder_is_refused_with_the_records_file_it_holds(
+    records: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`connect4 grade --out DIR` writes DIR/games.jsonl: auditing DIR said there was no file at DIR."""
+    folder = tmp_path / "grade"
+    folder.mkdir()
+    assert commands.main(["audit", str(folder)]) == 2
+    assert (
+        capsys.readouterr().err.strip()
+        == f"error: {folder} is a folder, not a game records file (give the records file in it)"
+    )
+    (folder / "games.jsonl").write_bytes(records.read_bytes())
+    assert commands.main(["audit", str(folder)]) == 2
+    assert f"did you mean {folder / 'games.jsonl'}?" in capsys.readouterr().err
