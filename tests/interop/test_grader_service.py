@@ -313,7 +313,10 @@ def test_the_grading_server_starts_without_loading_openenv() -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--grade-timeout", "100000"], "--grade-timeout must be at most 86,400 seconds (a day), got 100,000"),
+        (
+            ["--grade-timeout", "100000"],
+            "--grade-timeout must be at most 86,400 seconds (a day), got 100,000",
+        ),
         (["--grade-timeout", "0"], "--grade-timeout must be a finite number of seconds > 0"),
         (["--max-items", "10001"], "--max-items must be at most 10,000"),
     ],
