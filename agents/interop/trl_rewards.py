@@ -163,22 +163,18 @@ def completion_text(completion: Any) -> str:
 _NEEDED_COLUMNS = ("moves", "rows", "columns", "win_length", "dialect")
 
 
-def _check_batch(prompts: Any, completions: Any, columns: dict[str, Any]) -> None:
-    """A trainer's batch lines up: one prompt and one entry of every column read per completion."""
-    for name, value in (("prompts", prompts), ("completions", completions)):
-        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-            raise TypeError(f"{name} must be a list, one entry per completion, got {type(value).__name__}")
+def _check_batch(completions: Any, columns: dict[str, Any]) -> None:
+    """A trainer's batch lines up: one entry of every column read per completion (the prompts are not read)."""
+    if isinstance(completions, (str, bytes)) or not isinstance(completions, Sequence):
+        raise TypeError(f"completions must be a list, one per row, got {type(completions).__name__}")
     missing = [name for name in _NEEDED_COLUMNS if name not in columns]
     if missing:
         raise KeyError(
             f"solver_reward needs the dataset columns {', '.join(_NEEDED_COLUMNS)} (position_dataset's): "
             f"{', '.join(missing)} missing"
         )
-    read = {
-        "prompts": prompts,
-        **{name: columns[name] for name in (*_NEEDED_COLUMNS, "scores") if name in columns},
-    }
-    for name, value in read.items():
+    for name in (*_NEEDED_COLUMNS, "scores"):
+        value = columns.get(name, completions)
         if not isinstance(value, Sequence) or len(value) != len(completions):
             length = len(value) if isinstance(value, Sequence) else type(value).__name__
             raise ValueError(f"{name} has {length} entries for {len(completions)} completions: one each")
@@ -193,11 +189,12 @@ def solver_reward(prompts: Sequence[Any], completions: Sequence[Any], **columns:
     ``rejected_answer_reward``.
 
     Raises:
-        TypeError: ``prompts`` or ``completions`` is a string, or not a sequence.
+        TypeError: ``completions`` is a string, or not a sequence.
         KeyError: a column the reward needs is missing (the dataset is not `position_dataset`'s).
-        ValueError: ``prompts`` or a column the reward reads has another length than ``completions``.
+        ValueError: a column the reward reads has another length than ``completions`` (``prompts`` is not
+            read: TRL passes it, a caller may pass ``[]``).
     """
-    _check_batch(prompts, completions, columns)
+    _check_batch(completions, columns)
     scores_column = columns.get("scores")
     rewards = []
     for index, completion in enumerate(completions):

@@ -116,7 +116,7 @@ def test_a_batch_that_does_not_line_up_is_refused_by_name() -> None:
     """A programmer's mistake, not a model's output: one completion graded out of three, an IndexError, or a
     string graded character by character were what these calls gave."""
     three = {k: v * 3 for k, v in columns_of(moves_of(WIN_NOW)).items()}
-    with pytest.raises(ValueError, match="prompts has 3 entries for 1 completions"):
+    with pytest.raises(ValueError, match="moves has 3 entries for 1 completions"):
         solver_reward([""] * 3, ["3"], **three)
     with pytest.raises(ValueError, match="moves has 1 entries for 3 completions"):
         solver_reward([""] * 3, ["3"] * 3, **{**three, "moves": three["moves"][:1]})
@@ -127,6 +127,7 @@ def test_a_batch_that_does_not_line_up_is_refused_by_name() -> None:
     with pytest.raises(KeyError, match="dialect missing"):
         solver_reward([""] * 3, ["3"] * 3, **{k: v for k, v in three.items() if k != "dialect"})
     assert solver_reward([""] * 3, ["3"] * 3, **three, trainer_state=object()) == [1.0] * 3  # TRL's extras
+    assert solver_reward([], ["3"] * 3, **three) == [1.0] * 3  # the prompts are not read
 
 
 def test_conversational_completions_are_read_from_their_last_message() -> None:
