@@ -28,8 +28,11 @@ RUNS = {
     "alphazero.py": (["--generations", "2", "--table-episodes", "2000"], ["alphazero-curve.svg"]),
     "play_and_watch.py": ([], ["board.svg", "rgb_array.png", "search.png", "window.png", "replay.png"]),
     "docs_site.py": ([], ["site-index.png", "site-mcts-tutorial.png"]),
-    "selfplay.py": (["--cpu-minutes", "0.3"], ["selfplay-curve.svg", "selfplay-league.svg"]),
-    "ntuple.py": (["--cpu-minutes", "0.05", "--curve-games", "1"], ["ntuple-tuples.svg", "ntuple-curve.svg"]),
+    "selfplay.py": (
+        ["--timesteps", "6000", "--snapshot-freq", "2000"],
+        ["selfplay-curve.svg", "selfplay-league.svg"],
+    ),
+    "ntuple.py": (["--games", "2000", "--curve-games", "1"], ["ntuple-tuples.svg", "ntuple-curve.svg"]),
 }
 
 

@@ -2,6 +2,7 @@
 
     .venv/bin/python tools/pictures/ntuple.py --run runs/ntuple   # from a finished connect4 train-ntuple run
     .venv/bin/python tools/pictures/ntuple.py                     # trains the page's run first (60 CPU-minutes)
+    .venv/bin/python tools/pictures/ntuple.py --games 2000        # a short run, by games
 
 Writes docs/tutorials/img/ntuple-tuples.svg (six of the shipped network's tuples drawn on the board, and how
 many tuples cover each cell) and ntuple-curve.svg (the run's test-set errors on the non-trivial positions, and
@@ -107,20 +108,29 @@ def main() -> None:
     )
     parser.add_argument("--run", type=Path, help="a finished train-ntuple run folder (default: train one)")
     parser.add_argument("--cpu-minutes", type=float, default=60.0, help="the run's budget when training one")
+    parser.add_argument("--games", type=int, help="train for these self-play games instead (by count)")
     parser.add_argument(
         "--curve-games", type=int, default=20, help="games against perfect play a curve point"
     )
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "tutorials" / "img")
     args = parser.parse_args()
-    run = args.run
-    if run is None:
-        run = Path(tempfile.mkdtemp()) / "ntuple"
-        train_ntuple(
-            NTupleTrainConfig(cpu_minutes=args.cpu_minutes, out=str(run), progress=False, final_games=0)
-        )
     args.out.mkdir(parents=True, exist_ok=True)
-    tuples_picture(args.out / "ntuple-tuples.svg")
-    curve_picture(run, args.out / "ntuple-curve.svg")
+    with tempfile.TemporaryDirectory() as scratch:  # a run trained here is removed once drawn
+        run = args.run
+        if run is None:
+            run = Path(scratch) / "ntuple"
+            train_ntuple(
+                NTupleTrainConfig(
+                    cpu_minutes=None if args.games else args.cpu_minutes,
+                    games=args.games,
+                    curve_games=args.curve_games,
+                    out=str(run),
+                    progress=False,
+                    final_games=0,
+                )
+            )
+        tuples_picture(args.out / "ntuple-tuples.svg")
+        curve_picture(run, args.out / "ntuple-curve.svg")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
     .venv/bin/python tools/pictures/selfplay.py --run runs/league   # from a finished league run
     .venv/bin/python tools/pictures/selfplay.py                     # trains the page's run first (60 CPU-minutes)
+    .venv/bin/python tools/pictures/selfplay.py --timesteps 6000 --snapshot-freq 2000   # a short run, by steps
 
 Writes docs/tutorials/img/selfplay-curve.svg (the learner's score against ``mcts:100`` and random play at each
 evaluation, by CPU-minutes) and selfplay-league.svg (the members' Elo on the project's ladder, and the payoff
@@ -26,14 +27,17 @@ WIDTH_INCHES = 7.1  # the docs' content column (see alphazero.py): text of 9 poi
 SMALL, NORMAL = 9.0, 10.0
 
 
-def train(folder: Path, cpu_minutes: float) -> None:
-    """The page's run: ``connect4 train-sb3 --league --cpu-minutes <m> --eval-freq 250000``."""
+def train(folder: Path, cpu_minutes: float, timesteps: int | None, snapshot_freq: int) -> None:
+    """The page's run: ``connect4 train-sb3 --league --cpu-minutes <m> --eval-freq 250000``; with ``timesteps``,
+    a run ended by its learner steps alone (no CPU budget), so that what it draws does not depend on the machine.
+    """
     train_baseline(
         SB3TrainConfig(
             league=True,
-            timesteps=10**11,
-            cpu_minutes=cpu_minutes,
-            eval_freq=250_000,
+            timesteps=timesteps or 10**11,
+            cpu_minutes=0.0 if timesteps else cpu_minutes,
+            eval_freq=min(250_000, timesteps or 250_000),
+            snapshot_freq=snapshot_freq,
             out=str(folder),
             progress=False,
         )
@@ -62,6 +66,8 @@ def curve(run: Path, path: Path) -> None:
 
 def league(run: Path, path: Path, shown: int = 8) -> None:
     data = json.loads((run / "league.json").read_text())
+    if data["ratings"] is None:
+        raise SystemExit(f"{run / 'league.json'} has no ratings: the run added no snapshot; train it longer")
     elo = {name: value["elo"] for name, value in data["ratings"].items()}
     fixed = list(data["settings"]["fixed"])
     snapshots = [s["name"] for s in data["snapshots"]]
@@ -101,6 +107,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", help="a finished league run folder (default: train one)")
     parser.add_argument("--cpu-minutes", type=float, default=60.0, help="the run's budget when training")
+    parser.add_argument("--timesteps", type=int, help="end the run after these learner steps instead")
+    parser.add_argument(
+        "--snapshot-freq", type=int, default=25_000, help="the league's steps between snapshots"
+    )
     parser.add_argument("--out", default=str(ROOT / "docs" / "tutorials" / "img"))
     args = parser.parse_args()
     out = Path(args.out)
@@ -108,7 +118,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         run = Path(args.run) if args.run else Path(scratch) / "league"
         if not args.run:
-            train(run, args.cpu_minutes)
+            train(run, args.cpu_minutes, args.timesteps, args.snapshot_freq)
         curve(run, out / "selfplay-curve.svg")
         league(run, out / "selfplay-league.svg")
     print(f"wrote {out / 'selfplay-curve.svg'} and {out / 'selfplay-league.svg'}")
