@@ -23,9 +23,18 @@ from dataclasses import dataclass, field
 
 from connect4_agents._support.cli import listen_host, port_number, positive_int
 from connect4_agents._support.config_cli import config_parser, option, run_config
+from connect4_agents.interop.grader_limits import (
+    ANSWER_LENGTH,
+    ANSWER_LENGTH_CEILING,
+    GRADE_TIMEOUT,
+    GRADE_TIMEOUT_CEILING,
+    ITEMS_CEILING,
+    MAX_ITEMS,
+    MAX_PENDING,
+    PENDING_CEILING,
+)
 from connect4_env.extras import require
-
-GRADE_TIMEOUT_CEILING = 86_400.0  # the grading service's own bound, checked here so the flag is named
+from connect4_env.integrations.openenv.hardening import REQUEST_TIMEOUT, REQUEST_TIMEOUT_CEILING
 
 __all__ = ["ServeGraderConfig", "build_parser", "run", "main"]
 
@@ -38,18 +47,18 @@ class ServeGraderConfig:
     """The address to listen on (``127.0.0.1``: this machine only; ``0.0.0.0``: every interface)."""
     port: int = field(default=8010, metadata=option(type=port_number))
     """The port, 0..65535 (0 picks a free one, printed once listening)."""
-    max_items: int = field(default=64, metadata=option(type=positive_int))
+    max_items: int = field(default=MAX_ITEMS, metadata=option(type=positive_int))
     """Items (positions or answers) a request may hold, up to 10,000."""
-    max_answer_length: int = field(default=4096, metadata=option(type=positive_int))
+    max_answer_length: int = field(default=ANSWER_LENGTH, metadata=option(type=positive_int))
     """The longest answer read, in characters, up to 1,000,000; a longer one is a rejected answer."""
-    max_pending: int = field(default=8, metadata=option(type=positive_int))
+    max_pending: int = field(default=MAX_PENDING, metadata=option(type=positive_int))
     """Requests graded or waiting at once, up to 10,000; one more is answered 503 with Retry-After."""
-    grade_timeout: float = 30.0
+    grade_timeout: float = GRADE_TIMEOUT
     """Seconds of grading a request may take, up to 86,400 (a day); past them it is answered 503 (the rest of its
     items ungraded)."""
-    request_timeout: float = 30.0
-    """Seconds a request's headers and body may take to arrive; a connection that sends nothing, or too
-    slowly, is closed (408)."""
+    request_timeout: float = REQUEST_TIMEOUT
+    """Seconds a request's headers and body may take to arrive, up to 3,600; a connection that sends
+    nothing, or too slowly, is closed (408)."""
     max_connections: int | None = field(
         default=None,
         metadata=option(type=positive_int, shown_default="the larger of 256 and 2 x --max-pending"),
@@ -64,20 +73,18 @@ class ServeGraderConfig:
         Raises:
             ValueError: a time that is not a finite number above 0, or a count past its ceiling.
         """
-        for flag, value in (
-            ("--grade-timeout", self.grade_timeout),
-            ("--request-timeout", self.request_timeout),
+        for flag, value, ceiling in (
+            ("--grade-timeout", self.grade_timeout, GRADE_TIMEOUT_CEILING),
+            ("--request-timeout", self.request_timeout, REQUEST_TIMEOUT_CEILING),
         ):
             if not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{flag} must be a finite number of seconds > 0, got {value}")
-        if self.grade_timeout > GRADE_TIMEOUT_CEILING:
-            raise ValueError(
-                f"--grade-timeout must be at most {GRADE_TIMEOUT_CEILING:,.0f} seconds (a day), got {self.grade_timeout:,}"
-            )
+            if value > ceiling:
+                raise ValueError(f"{flag} must be at most {ceiling:,.0f} seconds, got {value:,}")
         for flag, value, ceiling in (
-            ("--max-items", self.max_items, 10_000),
-            ("--max-pending", self.max_pending, 10_000),
-            ("--max-answer-length", self.max_answer_length, 1_000_000),
+            ("--max-items", self.max_items, ITEMS_CEILING),
+            ("--max-pending", self.max_pending, PENDING_CEILING),
+            ("--max-answer-length", self.max_answer_length, ANSWER_LENGTH_CEILING),
         ):
             if value > ceiling:
                 raise ValueError(f"{flag} must be at most {ceiling:,}, got {value:,}")

@@ -36,7 +36,12 @@ from connect4_env.envs.dialects import DIALECTS, MAX_ANSWER_LENGTH
 from connect4_env.extras import MissingExtraError, require
 
 # the standard library's only: no OpenEnv loaded here
-from connect4_env.integrations.openenv.hardening import BYTES_PER_CHARACTER, FRAME_BYTES
+from connect4_env.integrations.openenv.hardening import (
+    BYTES_PER_CHARACTER,
+    FRAME_BYTES,
+    REQUEST_TIMEOUT,
+    REQUEST_TIMEOUT_CEILING,
+)
 from connect4_env.rewards import OUTCOME, rubric_names
 
 __all__ = ["ServeOpenEnvConfig", "build_parser", "run", "main", "check_openenv", "OPENENV_DISTRIBUTIONS"]
@@ -151,9 +156,9 @@ class ServeOpenEnvConfig:
     """Idle seconds before a session is dropped."""
     session_rate: float = 20.0
     """New sessions a second, on average."""
-    request_timeout: float = 30.0
+    request_timeout: float = REQUEST_TIMEOUT
     """Seconds a request's headers and body may take to arrive (from the connection's start or the previous
-    answer); a connection that sends nothing, or too slowly, is closed (408)."""
+    answer), up to 3,600; a connection that sends nothing, or too slowly, is closed (408)."""
     max_connections: int | None = field(
         default=None,
         metadata=option(type=positive_int, shown_default="the larger of 256 and 2 x --max-sessions"),
@@ -189,6 +194,10 @@ class ServeOpenEnvConfig:
         ):
             if not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{flag} must be a finite number of {unit} > 0, got {value}")
+        if self.request_timeout > REQUEST_TIMEOUT_CEILING:
+            raise ValueError(
+                f"--request-timeout must be at most {REQUEST_TIMEOUT_CEILING:,.0f} seconds, got {self.request_timeout:,}"
+            )
 
 
 CONFIG = ServeOpenEnvConfig  # the options (see connect4_agents.commands)

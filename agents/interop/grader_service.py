@@ -50,8 +50,18 @@ from connect4_agents.evaluation.rewards import (
     solver_rubric,
     unsupported_board,
 )
+from connect4_agents.interop.grader_limits import (
+    ANSWER_LENGTH,
+    ANSWER_LENGTH_CEILING,
+    GRADE_TIMEOUT,
+    GRADE_TIMEOUT_CEILING,
+    ITEMS_CEILING,
+    MAX_ITEMS,
+    MAX_PENDING,
+    PENDING_CEILING,
+)
 from connect4_env.core import Board
-from connect4_env.envs.dialects import DIALECTS, MAX_ANSWER_LENGTH, get_dialect
+from connect4_env.envs.dialects import DIALECTS, get_dialect
 from connect4_env.integrations.openenv import hardening
 from connect4_env.rules import Rules
 from connect4_env.validation import check_int, check_number
@@ -60,20 +70,8 @@ __all__ = [
     "create_grader_app",
     "build_grader_server",
     "serve_grader",
-    "MAX_ITEMS",
-    "ANSWER_LENGTH",
-    "MAX_PENDING",
-    "GRADE_TIMEOUT",
 ]
 
-MAX_ITEMS = 64
-"""Items a request may hold, by default."""
-ANSWER_LENGTH = 4096
-"""The longest answer read, by default (a longer one is rejected unread, as the text env rejects it)."""
-MAX_PENDING = 8
-"""Requests graded or waiting at once, by default."""
-GRADE_TIMEOUT = 30.0
-"""Seconds of grading a request may take, by default."""
 _MOST_MOVES = 42  # the most moves of a position on any board graded (6x7)
 
 
@@ -272,10 +270,10 @@ def create_grader_app(
         TypeError: an argument of the wrong type.
         ValueError: an argument out of range.
     """
-    max_items = check_int("max_items", max_items, 1, 10_000)
-    max_answer_length = check_int("max_answer_length", max_answer_length, 1, MAX_ANSWER_LENGTH)
-    max_pending = check_int("max_pending", max_pending, 1, 10_000)
-    grade_timeout = check_number("grade_timeout", grade_timeout, 0, 86_400.0, above_minimum=True)
+    max_items = check_int("max_items", max_items, 1, ITEMS_CEILING)
+    max_answer_length = check_int("max_answer_length", max_answer_length, 1, ANSWER_LENGTH_CEILING)
+    max_pending = check_int("max_pending", max_pending, 1, PENDING_CEILING)
+    grade_timeout = check_number("grade_timeout", grade_timeout, 0, GRADE_TIMEOUT_CEILING, above_minimum=True)
     body_bytes = max_items * (hardening.BYTES_PER_CHARACTER * max_answer_length + 64 + 4 * _MOST_MOVES) + 4096
     app = FastAPI(title="connect4 grader", description="Moves and answers graded by perfect play.")
     gate = _Gate(max_pending, grade_timeout)
@@ -334,7 +332,7 @@ def build_grader_server(
     host: str = "127.0.0.1",
     port: int = 8010,
     *,
-    request_timeout: float = 30.0,
+    request_timeout: float = hardening.REQUEST_TIMEOUT,
     max_connections: int | None = None,
     **app_kwargs: Any,
 ) -> tuple[Any, Any, str]:

@@ -315,8 +315,9 @@ def test_the_grading_server_starts_without_loading_openenv() -> None:
     [
         (
             ["--grade-timeout", "100000"],
-            "--grade-timeout must be at most 86,400 seconds (a day), got 100,000",
+            "--grade-timeout must be at most 86,400 seconds, got 100,000",
         ),
+        (["--request-timeout", "3601"], "--request-timeout must be at most 3,600 seconds, got 3,601"),
         (["--grade-timeout", "0"], "--grade-timeout must be a finite number of seconds > 0"),
         (["--max-items", "10001"], "--max-items must be at most 10,000"),
     ],

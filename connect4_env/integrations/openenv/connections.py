@@ -23,7 +23,11 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from connect4_env.integrations.openenv.hardening import LOOPBACK_HOSTS
+from connect4_env.integrations.openenv.hardening import (
+    LOOPBACK_HOSTS,
+    REQUEST_TIMEOUT,
+    REQUEST_TIMEOUT_CEILING,
+)
 from connect4_env.validation import check_int, check_number
 
 try:
@@ -35,8 +39,6 @@ __all__ = ["uvicorn_config", "GuardedH11Protocol", "connection_limit", "QuietLog
 
 logger = logging.getLogger(__name__)
 
-REQUEST_TIMEOUT = 30.0
-"""Seconds a request's headers and body may take to arrive: room for the largest body over a slow link."""
 MAX_CONNECTIONS = 256
 """Connections at once by default (or twice ``max_sessions``, if more): each WebSocket session holds one."""
 RESERVED_FILES = 64
@@ -224,10 +226,10 @@ def uvicorn_config(
 
     Raises:
         TypeError: `request_timeout` or `max_connections` of the wrong type.
-        ValueError: a `request_timeout` that is not a finite number above 0, or a `max_connections` that does
-            not fit (see `connection_limit`).
+        ValueError: a `request_timeout` that is not a number above 0 and at most `REQUEST_TIMEOUT_CEILING` (an
+            hour), or a `max_connections` that does not fit (see `connection_limit`).
     """
-    timeout = check_number("request_timeout", request_timeout, 0, above_minimum=True)
+    timeout = check_number("request_timeout", request_timeout, 0, REQUEST_TIMEOUT_CEILING, above_minimum=True)
     if max_connections is not None:
         check_int("max_connections", max_connections)
     files = file_limit()

@@ -32,7 +32,17 @@ try:
 except ImportError:  # Windows: no limit to read
     resource = None  # type: ignore[assignment]
 
-__all__ = ["Sessions", "HostCheck", "BodyLimit", "read_frame", "body_limit", "LOOPBACK_HOSTS", "FRAME_BYTES"]
+__all__ = [
+    "Sessions",
+    "HostCheck",
+    "BodyLimit",
+    "read_frame",
+    "body_limit",
+    "LOOPBACK_HOSTS",
+    "FRAME_BYTES",
+    "REQUEST_TIMEOUT",
+    "REQUEST_TIMEOUT_CEILING",
+]
 
 logger = logging.getLogger(__name__)
 GameT = TypeVar("GameT")
@@ -48,6 +58,12 @@ emoji as two of them."""
 FRAME_BYTES = 4096
 """Room for the JSON around an answer: the frame's type, the action's `metadata`, a reset's fields."""
 MESSAGE_TYPES = ("reset", "step", "state", "close")
+REQUEST_TIMEOUT = 30.0
+"""Seconds a request's headers and body may take to arrive, by default: room for the largest body over a slow
+link (`connections.uvicorn_config` enforces it)."""
+REQUEST_TIMEOUT_CEILING = 3600.0
+"""The most seconds a request may be given to arrive (an hour): past it a connection that sends nothing holds its
+file for as long as the server runs."""
 
 
 def body_limit(max_answer_length: int) -> int:

@@ -365,7 +365,7 @@ def build_server(
     *,
     max_body_bytes: int | None = None,
     max_answer_length: int = MAX_ANSWER_LENGTH,
-    request_timeout: float = connections.REQUEST_TIMEOUT,
+    request_timeout: float = hardening.REQUEST_TIMEOUT,
     max_connections: int | None = None,
     log_level: str = "warning",
     **app_kwargs: Any,

@@ -169,6 +169,7 @@ def test_ctrl_c_in_training_saves_the_table(tmp_path: Path) -> None:
         (["--port", "70000"], "70000 is not a port number"),
         (["--session-timeout", "nan"], "--session-timeout must be a finite number of seconds > 0, got nan"),
         (["--session-timeout", "inf"], "must be a finite number"),
+        (["--request-timeout", "3601"], "--request-timeout must be at most 3,600 seconds, got 3,601"),
         (["--host", ""], "'' is not an address"),  # an empty host would listen on every interface
         (["--host", "bad host"], "is not an address"),
     ],
@@ -178,7 +179,7 @@ def test_serve_openenv_refuses_a_bad_port_or_timeout_before_serving(
 ) -> None:
     from connect4_agents.commands import serve_openenv
 
-    if args[0] == "--session-timeout":
+    if args[0] in ("--session-timeout", "--request-timeout"):
         importorskip("openenv")  # checked after the extra is found
     try:
         code = serve_openenv.main(args)

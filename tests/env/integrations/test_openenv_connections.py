@@ -114,6 +114,27 @@ def test_the_connection_cap_fits_the_file_limit_and_an_explicit_one_that_cannot_
         connection_limit(0, 64, None)
 
 
+@pytest.mark.parametrize(
+    ("timeout", "error"),
+    [
+        (0, ValueError),
+        (3600.5, ValueError),
+        (float("inf"), ValueError),
+        (float("nan"), ValueError),
+        ("30", TypeError),
+    ],
+)
+def test_a_request_timeout_past_an_hour_or_not_above_zero_is_refused(timeout: object, error: type) -> None:
+    """A connection that sends nothing holds a file for the whole request timeout: it had no ceiling."""
+    from connect4_env.integrations.openenv.connections import uvicorn_config
+
+    with pytest.raises(error, match="request_timeout"):
+        uvicorn_config(object(), request_timeout=timeout, max_connections=None, max_sessions=8)  # type: ignore[arg-type]
+    assert (
+        uvicorn_config(object(), request_timeout=3600, max_connections=None, max_sessions=8).http is not None
+    )
+
+
 def test_a_server_out_of_files_says_so_once_a_minute_not_every_second() -> None:
     from connect4_env.integrations.openenv.connections import OncePerInterval, QuietLog
 
