@@ -11,6 +11,7 @@ and the league's rating matches). Each final model (greedy, no search) is then s
 References in the same table: random play and ``mcts:100`` on the same positions.
 
     python benchmarks/selfplay_league.py --cpu-minutes 60 [--modes random self league] [--out runs/bench]
+    python benchmarks/selfplay_league.py --timesteps 2048 --games 4     # each run ended by its steps instead
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ from connect4_agents.sb3.train import SB3TrainConfig, train_baseline
 SETS = ["6x7"]
 
 
-def train(mode: str, minutes: float, out: Path, games: int, seed: int) -> tuple[Path, dict, int]:
+def train(
+    mode: str, minutes: float, out: Path, games: int, seed: int, timesteps: int | None = None
+) -> tuple[Path, dict, int]:
     config = SB3TrainConfig(
         opponent="self" if mode == "self" else "random",
         league=mode == "league",
-        timesteps=10**11,
-        cpu_minutes=minutes,
+        timesteps=timesteps or 10**11,
+        cpu_minutes=0.0 if timesteps else minutes,  # 0: no CPU budget, the steps end the run
         eval_freq=10**11,  # one evaluation, at the end
         eval_games=games,
         eval_opponents=("mcts:100",),
@@ -57,6 +60,7 @@ def errors(report) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cpu-minutes", type=float, default=60.0)
+    parser.add_argument("--timesteps", type=int, help="end each run after these learner steps instead")
     parser.add_argument("--modes", nargs="+", default=["random", "self", "league"])
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
@@ -66,7 +70,7 @@ def main() -> None:
     out = Path(args.out)
     rows = []
     for mode in args.modes:
-        model, final, steps = train(mode, args.cpu_minutes, out, args.games, args.seed)
+        model, final, steps = train(mode, args.cpu_minutes, out, args.games, args.seed, args.timesteps)
         report = evaluate_agents([f"sb3:{model}"], SETS, workers=args.workers, progress=False)[0]
         score = (final["wins"] + 0.5 * final["draws"]) / final["games"]
         rows.append(
@@ -75,9 +79,8 @@ def main() -> None:
         print(f"{mode}: {steps:,} steps, vs mcts:100 {rows[-1][3]} (W/D/L)", flush=True)
     references = evaluate_agents(["random", "mcts:100"], SETS, workers=args.workers, progress=False)
     sets = list(rows[0][2]) if rows else []
-    print(
-        f"\nnon-trivial errors (%) per 6x7 test set, {args.cpu_minutes:g} CPU-minutes each; vs mcts:100 over {args.games} games"
-    )
+    budget = f"{args.timesteps:,} steps" if args.timesteps else f"{args.cpu_minutes:g} CPU-minutes"
+    print(f"\nnon-trivial errors (%) per 6x7 test set, {budget} each; vs mcts:100 over {args.games} games")
     header = (
         f"{'run':<10}{'steps':>12}  "
         + "  ".join(f"{s.replace('6x7-', ''):>13}" for s in sets)

@@ -112,9 +112,7 @@ def test_pool_throughput_compares_four_members_with_one_and_finds_no_episode_mee
 @needs_book  # scores the models on the six 6x7 sets
 def test_selfplay_league_trains_each_mode_and_scores_it_per_set(tmp_path: Path) -> None:
     importorskip("sb3_contrib")
-    done = run(
-        "benchmarks/selfplay_league.py", "--cpu-minutes", "0.05", "--games", "4", "--out", str(tmp_path)
-    )
+    done = run("benchmarks/selfplay_league.py", "--timesteps", "2048", "--games", "4", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     table = done.stdout.split("non-trivial errors (%)")[1].splitlines()
     assert table[1].split()[:2] == ["run", "steps"] and table[1].split()[-2:] == ["vs", "mcts:100"]
