@@ -79,17 +79,6 @@ def test_dicts_structs_and_objects_give_the_same_move(wrap: Any) -> None:
     assert isinstance(column, int) and agent.fallbacks == 0
 
 
-def test_a_bare_mcts_spec_searches_for_the_whole_move_and_a_count_caps_it() -> None:
-    observation = {"board": kaggle_board(EARLY), "mark": 2}
-    bare = make_kaggle_agent("mcts", seed=0, move_seconds=0.2, endgame=False, background=False)
-    bare(observation, CONFIG)
-    policy = bare.policy_for(Board.from_ascii(EARLY).rules)
-    assert policy.playouts is None and policy.time_limit == pytest.approx(0.2, abs=0.01)
-    counted = make_kaggle_agent("mcts:300", seed=0, move_seconds=0.2, background=False)
-    counted(observation, CONFIG)
-    assert counted.policy_for(Board.from_ascii(EARLY).rules).playouts == 300
-
-
 class CountingClock:
     """A clock that moves ``step`` seconds each time it is read: a move's measured time is a count of reads,
     the same on any machine and under any load."""
@@ -100,6 +89,18 @@ class CountingClock:
     def __call__(self) -> float:
         self.now += self.step
         return self.now
+
+
+def test_a_bare_mcts_spec_searches_for_the_whole_move_and_a_count_caps_it() -> None:
+    observation = {"board": kaggle_board(EARLY), "mark": 2}
+    bare = make_kaggle_agent("mcts", seed=0, move_seconds=0.2, endgame=False, background=False)
+    bare.clock = CountingClock(0.0)  # the move measures no time before its search: all 0.2 s are the search's
+    bare(observation, CONFIG)
+    policy = bare.policy_for(Board.from_ascii(EARLY).rules)
+    assert policy.playouts is None and policy.time_limit == 0.2
+    counted = make_kaggle_agent("mcts:300", seed=0, move_seconds=0.2, background=False)
+    counted(observation, CONFIG)
+    assert counted.policy_for(Board.from_ascii(EARLY).rules).playouts == 300
 
 
 def test_a_bare_alphazero_sizes_its_simulations_to_the_move_time() -> None:
@@ -428,9 +429,11 @@ def test_an_alphazero_submission_plays_the_model_and_the_simulations_its_spec_na
     from connect4_env.rules import Rules
 
     model = AlphaZeroAgent(PolicyValueNet(8, 1), rules=Rules(5, 6, 3)).save(tmp_path / "small 5x6.zip")
-    # a tenth of a second a move: the cold moves MCTS plays while torch loads would take half the run's minute
+    # a second a move: the simulations the spec names end each search long before the move's time, which no move
+    # of theirs then overruns (an overrun would halve them) however busy the machine; a longer move would lengthen
+    # the cold first move (up to half of it plain-Python MCTS while torch loads)
     path = write_kaggle_submission(
-        "alphazero:" + tail.format(model=model), tmp_path / "main.py", move_seconds=0.1
+        "alphazero:" + tail.format(model=model), tmp_path / "main.py", move_seconds=1.0
     )
     (result,) = run_submissions(path, size=size)
     # the model named plays its board (the shipped 6x7 one could not play 5x6: MCTS would move, a fallback)
@@ -528,12 +531,17 @@ def assert_cold_start_waited_for_nothing(result: dict[str, Any], policy: str) ->
         assert loaded["loaded"] and loaded["policy"] == policy, loaded
 
 
-# seconds a move (None: Kaggle's actTimeout less the margin): short budgets keep CI quick. AlphaZero plays a fixed
-# 200 simulations a move (its default), so that its games do not depend on the machine's speed; a bare "alphazero"
-# would size them to the time instead (more than 200 on Kaggle's 1.6 s). Before the endgame solver, alphazero
-# won 94 to 98 of 100 (draws, and losses at 1.0 s on a machine at half speed): it let late wins slip.
-SUBMISSIONS = {"mcts": 0.2, "solver": 0.2, "alphazero:200": None}
-POLICIES = {"mcts": "MCTSAgent", "solver": "SolverAgent", "alphazero:200": "AlphaZeroAgent"}
+# seconds a move (None: Kaggle's actTimeout less the margin). MCTS and AlphaZero search a fixed count a move, 10,000
+# playouts (about 30 ms compiled) and 200 simulations (AlphaZero's default), so that their games do not depend on
+# the machine's speed or load: the move's time only bounds a search that a machine many times slower would not end
+# by its count (a bare "mcts" would search the whole move, a bare "alphazero" size its simulations to it). The
+# endgame solver's node budget is a count too (a share of the move's seconds). The solver's own early moves, which
+# it cannot prove without the opening book, are still the clock's: the agent's fallback MCTS searches what is left
+# of the move after the solver's node budget, and half a second leaves it about ten times the 10,000 playouts that
+# win here. Before the endgame solver, alphazero won 94 to 98 of 100 (draws, and losses at 1.0 s on a machine at
+# half speed): it let late wins slip.
+SUBMISSIONS = {"mcts:10000": 0.5, "solver": 0.5, "alphazero:200": None}
+POLICIES = {"mcts:10000": "MCTSAgent", "solver": "SolverAgent", "alphazero:200": "AlphaZeroAgent"}
 
 
 @pytest.mark.kaggle
@@ -789,7 +797,10 @@ def test_until_the_kernels_load_plain_python_mcts_plays_for_half_the_move(
     )
     release.set()
     assert loader.wait(60)
-    agent(observation, CONFIG)  # the kernels are loaded: the policy plays, compiled where it can
+    # the kernels are loaded: the policy plays, compiled where it can, and its 300 playouts end the search, not
+    # the clock (a minute a move; in plain Python, without numba, they take a tenth of a second)
+    agent.move_seconds = None
+    agent(observation, {**CONFIG, "actTimeout": 60})
     assert agent.cold_moves == 1 and policy.last_search is not None and policy.last_search.playouts == 300
     assert policy.compiled is None and "warm after 1 cold moves" in capsys.readouterr().err
 
@@ -844,8 +855,11 @@ def test_a_cold_move_first_waits_for_mctss_kernels_and_plays_warm_when_they_load
     finally:  # a failed assertion must not leave the loading thread waiting (it would mark the process loading)
         solver_stage.set()
     assert loader.wait(60)
+    # the move's time by counted reads of the clock: the solver's kernels, compiled on their first call where no
+    # earlier test in this process called them (most of a second), take none of it
+    agent.clock = CountingClock(0.001)
     agent(observation, CONFIG)
-    assert agent._endgame.solvers[rules].compiled is None and policy.time_limit > 0.1
+    assert agent._endgame.solvers[rules].compiled is None and policy.time_limit > 0.1  # the whole move
 
 
 def test_a_policy_built_in_the_background_is_replaced_by_mcts_until_it_is_built(
@@ -923,6 +937,9 @@ def test_another_agents_loading_in_the_process_makes_an_unbounded_networks_move_
     assert elsewhere.wait(60) and not elsewhere.thread.connect4_kaggle_loading  # type: ignore[attr-defined]
     agent(observation, CONFIG)
     assert agent.cold_moves == 1 and network.moves == 1
+    # the move's time by counted reads of the clock: the endgame solver's search before it (plain Python where the
+    # compiled kernels are not loaded) takes none of it
+    searcher.clock = CountingClock(0.001)
     searcher(observation, CONFIG)
     assert policy.time_limit > 0.1  # nothing loads: the whole move
     timed.clock = CountingClock(0.001)  # the move's time by counted reads of the clock
