@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ipaddress
+import math
 import os
 import re
 import signal
@@ -327,6 +328,18 @@ def with_agent_specs(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     """
     parser.epilog = "\n\n".join(filter(None, [parser.epilog, agent_specs_help()]))
     return parser
+
+
+def check_positive_flag(flag: str, value: float, unit: str, ceiling: float | None = None) -> None:
+    """Check a command's number ``value``, given as ``flag``: finite, above 0 and at most ``ceiling``.
+
+    Raises:
+        ValueError: one that is not, naming ``flag``, its ``unit`` and what is allowed.
+    """
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{flag} must be a finite number of {unit} > 0, got {value}")
+    if ceiling is not None and value > ceiling:
+        raise ValueError(f"{flag} must be at most {ceiling:,.0f} {unit}, got {value:,}")
 
 
 def port_number(text: str) -> int:

@@ -18,21 +18,11 @@ within --request-timeout seconds. Ctrl-C or SIGTERM stops it.
 from __future__ import annotations
 
 import argparse
-import math
 from dataclasses import dataclass, field
 
-from connect4_agents._support.cli import listen_host, port_number, positive_int
+from connect4_agents._support.cli import check_positive_flag, listen_host, port_number, positive_int
 from connect4_agents._support.config_cli import config_parser, option, run_config
-from connect4_agents.interop.grader_limits import (
-    ANSWER_LENGTH,
-    ANSWER_LENGTH_CEILING,
-    GRADE_TIMEOUT,
-    GRADE_TIMEOUT_CEILING,
-    ITEMS_CEILING,
-    MAX_ITEMS,
-    MAX_PENDING,
-    PENDING_CEILING,
-)
+from connect4_agents.interop import grader_limits as limits
 from connect4_env.extras import require
 from connect4_env.integrations.openenv.hardening import REQUEST_TIMEOUT, REQUEST_TIMEOUT_CEILING
 
@@ -47,13 +37,13 @@ class ServeGraderConfig:
     """The address to listen on (``127.0.0.1``: this machine only; ``0.0.0.0``: every interface)."""
     port: int = field(default=8010, metadata=option(type=port_number))
     """The port, 0..65535 (0 picks a free one, printed once listening)."""
-    max_items: int = field(default=MAX_ITEMS, metadata=option(type=positive_int))
+    max_items: int = field(default=limits.MAX_ITEMS, metadata=option(type=positive_int))
     """Items (positions or answers) a request may hold, up to 10,000."""
-    max_answer_length: int = field(default=ANSWER_LENGTH, metadata=option(type=positive_int))
+    max_answer_length: int = field(default=limits.ANSWER_LENGTH, metadata=option(type=positive_int))
     """The longest answer read, in characters, up to 1,000,000; a longer one is a rejected answer."""
-    max_pending: int = field(default=MAX_PENDING, metadata=option(type=positive_int))
+    max_pending: int = field(default=limits.MAX_PENDING, metadata=option(type=positive_int))
     """Requests graded or waiting at once, up to 10,000; one more is answered 503 with Retry-After."""
-    grade_timeout: float = GRADE_TIMEOUT
+    grade_timeout: float = limits.GRADE_TIMEOUT
     """Seconds of grading a request may take, up to 86,400 (a day); past them it is answered 503 (the rest of its
     items ungraded)."""
     request_timeout: float = REQUEST_TIMEOUT
@@ -73,18 +63,12 @@ class ServeGraderConfig:
         Raises:
             ValueError: a time that is not a finite number above 0, or a count past its ceiling.
         """
+        check_positive_flag("--grade-timeout", self.grade_timeout, "seconds", limits.GRADE_TIMEOUT_CEILING)
+        check_positive_flag("--request-timeout", self.request_timeout, "seconds", REQUEST_TIMEOUT_CEILING)
         for flag, value, ceiling in (
-            ("--grade-timeout", self.grade_timeout, GRADE_TIMEOUT_CEILING),
-            ("--request-timeout", self.request_timeout, REQUEST_TIMEOUT_CEILING),
-        ):
-            if not math.isfinite(value) or value <= 0:
-                raise ValueError(f"{flag} must be a finite number of seconds > 0, got {value}")
-            if value > ceiling:
-                raise ValueError(f"{flag} must be at most {ceiling:,.0f} seconds, got {value:,}")
-        for flag, value, ceiling in (
-            ("--max-items", self.max_items, ITEMS_CEILING),
-            ("--max-pending", self.max_pending, PENDING_CEILING),
-            ("--max-answer-length", self.max_answer_length, ANSWER_LENGTH_CEILING),
+            ("--max-items", self.max_items, limits.ITEMS_CEILING),
+            ("--max-pending", self.max_pending, limits.PENDING_CEILING),
+            ("--max-answer-length", self.max_answer_length, limits.ANSWER_LENGTH_CEILING),
         ):
             if value > ceiling:
                 raise ValueError(f"{flag} must be at most {ceiling:,}, got {value:,}")

@@ -24,13 +24,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.metadata
-import math
 import re
 import sys
 from dataclasses import dataclass, field
 from typing import Literal
 
-from connect4_agents._support.cli import listen_host, port_number, positive_int
+from connect4_agents._support.cli import check_positive_flag, listen_host, port_number, positive_int
 from connect4_agents._support.config_cli import config_parser, option, run_config
 from connect4_env.envs.dialects import DIALECTS, MAX_ANSWER_LENGTH
 from connect4_env.extras import MissingExtraError, require
@@ -185,19 +184,11 @@ class ServeOpenEnvConfig:
         """Check the times and the rate (the rest is read by its option's type, or checked by the server).
 
         Raises:
-            ValueError: a time or rate that is not a finite number above 0.
+            ValueError: a time or rate that is not a finite number above 0, or a request timeout past its ceiling.
         """
-        for flag, value, unit in (
-            ("--session-timeout", self.session_timeout, "seconds"),
-            ("--request-timeout", self.request_timeout, "seconds"),
-            ("--session-rate", self.session_rate, "sessions a second"),
-        ):
-            if not math.isfinite(value) or value <= 0:
-                raise ValueError(f"{flag} must be a finite number of {unit} > 0, got {value}")
-        if self.request_timeout > REQUEST_TIMEOUT_CEILING:
-            raise ValueError(
-                f"--request-timeout must be at most {REQUEST_TIMEOUT_CEILING:,.0f} seconds, got {self.request_timeout:,}"
-            )
+        check_positive_flag("--session-timeout", self.session_timeout, "seconds")
+        check_positive_flag("--request-timeout", self.request_timeout, "seconds", REQUEST_TIMEOUT_CEILING)
+        check_positive_flag("--session-rate", self.session_rate, "sessions a second")
 
 
 CONFIG = ServeOpenEnvConfig  # the options (see connect4_agents.commands)
